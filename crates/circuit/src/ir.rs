@@ -1,0 +1,213 @@
+//! Core data types: gates, layouts, circuits, and the streaming [`GateSource`] interface
+//! that the garbler, evaluator and protocol consume.
+
+use std::ops::Range;
+
+/// Index of a wire (or of a reusable wire slot). `u32` keeps a gate record at 16 bytes.
+pub type WireId = u32;
+
+/// Gate operation. AND is the only non-free gate in garbling (free-XOR, free INV).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Op {
+    /// `out = a ^ b`
+    Xor = 0,
+    /// `out = a & b`
+    And = 1,
+    /// `out = !a` (`b` unused, 0)
+    Inv = 2,
+    /// `out = a` (Bristol `EQW`; `b` unused, 0)
+    Copy = 3,
+    /// `out = constant` where the constant is the field `a` (0 or 1; Bristol `EQ`; `b` unused, 0)
+    Const = 4,
+}
+
+impl Op {
+    /// Canonical Bristol name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Xor => "XOR",
+            Op::And => "AND",
+            Op::Inv => "INV",
+            Op::Copy => "EQW",
+            Op::Const => "EQ",
+        }
+    }
+}
+
+/// One gate: 16 bytes. For `Const`, `a` holds the constant bit, not a wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct Gate {
+    pub op: Op,
+    pub a: WireId,
+    pub b: WireId,
+    pub out: WireId,
+}
+
+impl Gate {
+    pub const fn and(a: WireId, b: WireId, out: WireId) -> Gate {
+        Gate { op: Op::And, a, b, out }
+    }
+    pub const fn xor(a: WireId, b: WireId, out: WireId) -> Gate {
+        Gate { op: Op::Xor, a, b, out }
+    }
+    pub const fn inv(a: WireId, out: WireId) -> Gate {
+        Gate { op: Op::Inv, a, b: 0, out }
+    }
+    pub const fn copy(a: WireId, out: WireId) -> Gate {
+        Gate { op: Op::Copy, a, b: 0, out }
+    }
+    pub const fn constant(value: bool, out: WireId) -> Gate {
+        Gate { op: Op::Const, a: value as WireId, b: 0, out }
+    }
+
+    /// The wires this gate reads (none for constants, one for INV/copy, two otherwise).
+    pub fn inputs(&self) -> &[WireId] {
+        match self.op {
+            Op::And | Op::Xor => self.two_inputs(),
+            Op::Inv | Op::Copy => std::slice::from_ref(&self.a),
+            Op::Const => &[],
+        }
+    }
+
+    fn two_inputs(&self) -> &[WireId] {
+        // SAFETY: `Gate` is `repr(C)` with `a: u32` immediately followed by `b: u32` (both
+        // 4-byte aligned, no padding between them), so the two fields form a `[u32; 2]`
+        // that lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(&self.a as *const WireId, 2) }
+    }
+
+    /// Canonical 13-byte encoding (op, a, b, out little-endian), used for fingerprints and
+    /// pgc's binary format so that padding never leaks into either.
+    pub fn to_bytes(&self) -> [u8; 13] {
+        let mut out = [0u8; 13];
+        out[0] = self.op as u8;
+        out[1..5].copy_from_slice(&self.a.to_le_bytes());
+        out[5..9].copy_from_slice(&self.b.to_le_bytes());
+        out[9..13].copy_from_slice(&self.out.to_le_bytes());
+        out
+    }
+}
+
+/// Everything about a circuit except its gates: wire count, input and output values.
+///
+/// Input value `i` occupies wires `input_range(i)` (consecutive, starting at wire 0).
+/// Output value `j` is the wires `output_wires_of(j)`, in the value's bit order.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Layout {
+    /// Number of wire ids (or slots) in use: every gate's wires are `< num_wires`.
+    pub num_wires: u32,
+    /// Width in bits of each input value.
+    pub input_widths: Vec<u32>,
+    /// Width in bits of each output value.
+    pub output_widths: Vec<u32>,
+    /// The wires holding the outputs, `sum(output_widths)` of them, value by value.
+    pub output_wires: Vec<WireId>,
+}
+
+impl Layout {
+    pub fn num_input_wires(&self) -> u32 {
+        self.input_widths.iter().sum()
+    }
+    pub fn num_output_wires(&self) -> u32 {
+        self.output_widths.iter().sum()
+    }
+    /// Wires of input value `i`.
+    pub fn input_range(&self, i: usize) -> Range<WireId> {
+        let start: u32 = self.input_widths[..i].iter().sum();
+        start..start + self.input_widths[i]
+    }
+    /// Wires of output value `j`.
+    pub fn output_wires_of(&self, j: usize) -> &[WireId] {
+        let start: u32 = self.output_widths[..j].iter().sum();
+        &self.output_wires[start as usize..(start + self.output_widths[j]) as usize]
+    }
+    /// Canonical bytes for fingerprints.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        let mut put = |x: u32| v.extend_from_slice(&x.to_le_bytes());
+        put(self.num_wires);
+        put(self.input_widths.len() as u32);
+        self.input_widths.iter().for_each(|&w| put(w));
+        put(self.output_widths.len() as u32);
+        self.output_widths.iter().for_each(|&w| put(w));
+        self.output_wires.iter().for_each(|&w| put(w));
+        v
+    }
+}
+
+/// A circuit held in memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Circuit {
+    pub layout: Layout,
+    pub gates: Vec<Gate>,
+}
+
+/// How many gates [`Circuit`]'s [`GateSource`] implementation hands out per chunk.
+pub const CHUNK_GATES: usize = 1 << 14;
+
+/// A stream of gates with a fixed layout, consumed chunk by chunk so that a circuit never
+/// has to be held whole (files, generators and compact circuits all implement it).
+///
+/// Both parties of a protocol build the same source and must see the same gate sequence;
+/// the [`fingerprint`](GateSource::fingerprint) lets them check that at the handshake.
+pub trait GateSource: Sync {
+    fn layout(&self) -> &Layout;
+    fn gate_count(&self) -> u64;
+    fn and_count(&self) -> u64;
+    /// 32-byte digest identifying layout and gate sequence.
+    fn fingerprint(&self) -> [u8; 32];
+    /// Calls `f` on consecutive chunks of gates, in order, until the stream ends or `f`
+    /// fails. Chunk boundaries carry no meaning.
+    fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E>;
+}
+
+impl Circuit {
+    pub fn and_count(&self) -> u64 {
+        self.gates.iter().filter(|g| g.op == Op::And).count() as u64
+    }
+}
+
+impl GateSource for Circuit {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    fn gate_count(&self) -> u64 {
+        self.gates.len() as u64
+    }
+    fn and_count(&self) -> u64 {
+        Circuit::and_count(self)
+    }
+    fn fingerprint(&self) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(b"pgc circuit v1\0");
+        h.update(&self.layout.to_bytes());
+        h.update(&(self.gates.len() as u64).to_le_bytes());
+        for g in &self.gates {
+            h.update(&g.to_bytes());
+        }
+        *h.finalize().as_bytes()
+    }
+    fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
+        self.gates.chunks(CHUNK_GATES).try_for_each(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Gate>(), 16);
+    }
+
+    #[test]
+    fn gate_inputs() {
+        assert_eq!(Gate::and(3, 4, 5).inputs(), &[3, 4]);
+        assert_eq!(Gate::xor(1, 2, 5).inputs(), &[1, 2]);
+        assert_eq!(Gate::inv(7, 8).inputs(), &[7]);
+        assert!(Gate::constant(true, 8).inputs().is_empty());
+    }
+}
