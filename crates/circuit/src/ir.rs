@@ -47,19 +47,44 @@ pub struct Gate {
 
 impl Gate {
     pub const fn and(a: WireId, b: WireId, out: WireId) -> Gate {
-        Gate { op: Op::And, a, b, out }
+        Gate {
+            op: Op::And,
+            a,
+            b,
+            out,
+        }
     }
     pub const fn xor(a: WireId, b: WireId, out: WireId) -> Gate {
-        Gate { op: Op::Xor, a, b, out }
+        Gate {
+            op: Op::Xor,
+            a,
+            b,
+            out,
+        }
     }
     pub const fn inv(a: WireId, out: WireId) -> Gate {
-        Gate { op: Op::Inv, a, b: 0, out }
+        Gate {
+            op: Op::Inv,
+            a,
+            b: 0,
+            out,
+        }
     }
     pub const fn copy(a: WireId, out: WireId) -> Gate {
-        Gate { op: Op::Copy, a, b: 0, out }
+        Gate {
+            op: Op::Copy,
+            a,
+            b: 0,
+            out,
+        }
     }
     pub const fn constant(value: bool, out: WireId) -> Gate {
-        Gate { op: Op::Const, a: value as WireId, b: 0, out }
+        Gate {
+            op: Op::Const,
+            a: value as WireId,
+            b: 0,
+            out,
+        }
     }
 
     /// The wires this gate reads (none for constants, one for INV/copy, two otherwise).

@@ -2,6 +2,12 @@
 //! portable fallback), the tweakable circular-correlation-robust hash used by half-gates and
 //! OT extension, and OS-seeded pseudorandom generators.
 
+pub mod aes;
 pub mod block;
+pub mod hash;
+pub mod prg;
 
+pub use aes::Aes128;
 pub use block::Block;
+pub use hash::TccrHash;
+pub use prg::{Prg, os_random_block};

@@ -55,7 +55,10 @@ pub trait Channel: Send {
         self.recv(&mut len)?;
         let len = u32::from_le_bytes(len) as usize;
         if len > max_len {
-            return Err(NetError::FrameTooLarge { len: len as u64, max: max_len });
+            return Err(NetError::FrameTooLarge {
+                len: len as u64,
+                max: max_len,
+            });
         }
         buf.clear();
         buf.resize(len, 0);
