@@ -4,6 +4,12 @@
 
 use thiserror::Error;
 
+pub mod memory;
+pub mod tcp;
+
+pub use memory::MemoryChannel;
+pub use tcp::{TcpChannel, TcpListenerHandle};
+
 /// Largest frame a peer may announce unless a caller asks for less. Keeps a broken or
 /// hostile peer from making us allocate gigabytes.
 pub const DEFAULT_MAX_FRAME: usize = 64 << 20;
@@ -19,6 +25,32 @@ pub enum NetError {
     FrameTooLarge { len: u64, max: usize },
     #[error("network error: {0}")]
     Io(#[from] std::io::Error),
+    #[error("could not connect to {addr}: {source}")]
+    Connect {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("nobody accepted a connection at {addr} within {waited:?} (last error: {last_error})")]
+    ConnectTimeout {
+        addr: String,
+        waited: std::time::Duration,
+        last_error: std::io::Error,
+    },
+    #[error("could not listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("error while waiting for a connection on {addr}: {source}")]
+    Accept {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("no peer connected to {addr} within {waited:?}")]
+    AcceptTimeout {
+        addr: String,
+        waited: std::time::Duration,
+    },
 }
 
 /// Bytes moved over a channel so far.
@@ -60,8 +92,13 @@ pub trait Channel: Send {
                 max: max_len,
             });
         }
-        buf.clear();
-        buf.resize(len, 0);
+        // Only newly grown bytes need initializing: `recv` overwrites all of them, and a
+        // large buffer reused for every message is not zeroed again each time.
+        if buf.len() > len {
+            buf.truncate(len);
+        } else {
+            buf.resize(len, 0);
+        }
         self.recv(buf)
     }
 
