@@ -6,7 +6,26 @@
 //! wires (see [`Layout`]). Wire ids may be *slots* that are written more than once (a slot
 //! is reused once the wire it held is dead), which keeps label memory at the peak number of
 //! live wires instead of the number of wires.
+//!
+//! Modules: [`value`] (numbers as text <-> wire bits), [`eval`] (bit-sliced cleartext
+//! evaluation), [`bristol`] (Bristol Fashion / old Bristol files), [`analysis`]
+//! (validation, AND-level ordering, slot assignment, statistics), [`builder`] (circuits
+//! in code, AES-128), [`generate`] (synthetic circuits), and (hidden) `testdata` (the
+//! shared test circuits, for tests).
 
+pub mod analysis;
+pub mod bristol;
+pub mod builder;
+pub mod eval;
+pub mod generate;
 pub mod ir;
+#[doc(hidden)]
+pub mod testdata;
+pub mod value;
 
+pub use analysis::{CircuitError, CircuitStats, assign_slots, levelize, stats, validate};
+pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_bristol_fashion};
+pub use builder::{Builder, millionaires_circuit};
+pub use eval::{eval_bits, eval_bitsliced};
 pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId};
+pub use value::{BitOrder, ValueError, decode_outputs, encode_inputs, format_value, parse_value};
