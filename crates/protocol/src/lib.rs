@@ -1,1 +1,16 @@
-//! placeholder; being written.
+//! The two-party protocols of pgc, over any [`pgc_net::Channel`].
+//!
+//! [`yao`] is semi-honest Yao: party A garbles, party B evaluates. Each party learns the
+//! outputs and nothing else about the other's inputs, provided both follow the protocol
+//! (semi-honest, a.k.a. honest-but-curious, security). A party that deviates can learn or
+//! change more; nothing here protects against that.
+
+pub mod handshake;
+pub mod local;
+pub mod yao;
+
+pub use handshake::{Hello, PROTOCOL_VERSION};
+pub use local::{run_local_tcp, split_inputs};
+pub use yao::{
+    Outcome, Party, ProtocolError, RunStats, check_own_inputs, run_evaluator, run_garbler,
+};

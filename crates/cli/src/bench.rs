@@ -1,0 +1,243 @@
+//! `pgc bench`: throughput of garbling, OT extension and the whole protocol, on circuits
+//! generated on the fly (no files needed). Every benchmark also checks its own result.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use pgc_circuit::GateSource;
+use pgc_circuit::eval::eval_bits;
+use pgc_circuit::generate::RandomLayered;
+use pgc_crypto::{Block, Prg};
+use pgc_garble::{Evaluator, Garbler, random_delta};
+use pgc_net::TcpChannel;
+use pgc_ot::{IknpReceiver, IknpSender};
+use pgc_protocol::{Party, run_local_tcp};
+use serde_json::json;
+
+use crate::progress::Progress;
+use crate::report::{self, per_sec};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchKind,
+    /// Print the figures as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum BenchKind {
+    /// Garble and evaluate in memory, one thread, no network: the raw half-gates speed.
+    Garble {
+        /// AND gates to garble (rounded up to whole levels).
+        #[arg(long, default_value_t = 20_000_000)]
+        ands: u64,
+        /// AND gates per level of the generated circuit.
+        #[arg(long, default_value_t = 4096)]
+        width: u32,
+    },
+    /// IKNP correlated OT extension between two threads over loopback TCP.
+    Ot {
+        /// Number of correlated OTs.
+        #[arg(long, default_value_t = 1 << 23)]
+        ots: usize,
+    },
+    /// The whole protocol, both parties over loopback TCP, on a streamed generated circuit.
+    Run {
+        /// AND gates in the generated circuit (rounded up to whole levels).
+        #[arg(long, default_value_t = 52_000_000)]
+        ands: u64,
+        /// AND gates per level of the generated circuit.
+        #[arg(long, default_value_t = 4096)]
+        width: u32,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
+pub fn bench(args: BenchArgs) -> Result<()> {
+    match args.what {
+        BenchKind::Garble { ands, width } => bench_garble(ands, width, args.json),
+        BenchKind::Ot { ots } => bench_ot(ots, args.json),
+        BenchKind::Run { ands, width, quiet } => {
+            bench_run(ands, width, quiet || args.json, args.json)
+        }
+    }
+}
+
+fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
+    if width == 0 || ands == 0 {
+        bail!("--ands and --width must be positive");
+    }
+    let depth = ands.div_ceil(width as u64);
+    let depth = u32::try_from(depth)
+        .map_err(|_| anyhow::anyhow!("--ands is too large for --width {width}"))?;
+    Ok(RandomLayered {
+        width,
+        depth,
+        seed: 0x9e37_79b9,
+    })
+}
+
+fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {
+    (0..n).map(|_| prg.random_bool()).collect()
+}
+
+fn bench_garble(ands: u64, width: u32, json: bool) -> Result<()> {
+    let circuit = generated(ands, width)?;
+    let layout = circuit.layout().clone();
+    let mut prg = Prg::from_os_entropy();
+    let delta = random_delta(&mut prg);
+    let mut garbler = Garbler::new(layout.num_wires as usize, delta);
+    let mut evaluator = Evaluator::new(layout.num_wires as usize);
+    let inputs = random_bits(&mut prg, layout.num_input_wires() as usize);
+    for (w, &bit) in inputs.iter().enumerate() {
+        let zero = prg.random_block();
+        garbler.set_zero_label(w as u32, zero);
+        evaluator.set_label(w as u32, zero ^ delta.select(bit));
+    }
+    let mut tables: Vec<Block> = Vec::new();
+    let (mut garbling, mut evaluating) = (Duration::ZERO, Duration::ZERO);
+    circuit.for_each_chunk(&mut |gates| -> Result<()> {
+        tables.clear();
+        let t = Instant::now();
+        garbler.garble(gates, &mut tables);
+        garbling += t.elapsed();
+        let t = Instant::now();
+        evaluator.evaluate(gates, &tables)?;
+        evaluating += t.elapsed();
+        Ok(())
+    })?;
+    let decoding = garbler.decoding_bits(&layout.output_wires);
+    if evaluator.decode(&layout.output_wires, &decoding) != eval_bits(&circuit, &inputs) {
+        bail!("garbled evaluation disagrees with cleartext evaluation; this is a bug in pgc");
+    }
+    let n = circuit.and_count();
+    let g = report::rate(n, garbling.as_secs_f64());
+    let e = report::rate(n, evaluating.as_secs_f64());
+    if json {
+        println!(
+            "{}",
+            json!({ "garble_and_per_sec": g, "eval_and_per_sec": e, "and_gates": n,
+                    "garble_seconds": garbling.as_secs_f64(), "eval_seconds": evaluating.as_secs_f64() })
+        );
+    } else {
+        println!(
+            "half-gates on one thread, {} AND gates ({} per level), in memory:",
+            report::group(n),
+            width
+        );
+        println!("  garbler    {}", per_sec(g, "AND/s"));
+        println!("  evaluator  {}", per_sec(e, "AND/s"));
+    }
+    Ok(())
+}
+
+fn bench_ot(n: usize, json: bool) -> Result<()> {
+    if n == 0 {
+        bail!("--ots must be positive");
+    }
+    let listener = TcpChannel::listen("127.0.0.1:0")?;
+    let addr = listener.local_addr().to_string();
+    let timeout = Duration::from_secs(60);
+    let mut prg = Prg::from_os_entropy();
+    let choices = random_bits(&mut prg, n);
+    let (sent, received) = std::thread::scope(|s| -> Result<_> {
+        let sender = s.spawn(|| -> Result<_> {
+            let mut ch = listener.accept(timeout)?;
+            let mut prg = Prg::from_os_entropy();
+            let delta = random_delta(&mut prg);
+            let t = Instant::now();
+            let mut ot = IknpSender::setup(&mut ch, delta, &mut prg)?;
+            let setup = t.elapsed();
+            let t = Instant::now();
+            let x0 = ot.send_correlated(&mut ch, n)?;
+            Ok((x0, delta, setup, t.elapsed()))
+        });
+        let mut ch = TcpChannel::connect(&addr, timeout)?;
+        let mut prg = Prg::from_os_entropy();
+        let t = Instant::now();
+        let mut ot = IknpReceiver::setup(&mut ch, &mut prg)?;
+        let setup = t.elapsed();
+        let t = Instant::now();
+        let r = ot.receive_correlated(&mut ch, &choices)?;
+        let received = (r, setup, t.elapsed());
+        let sent = sender
+            .join()
+            .map_err(|_| anyhow::anyhow!("OT sender thread panicked"))??;
+        Ok((sent, received))
+    })?;
+    let (x0, delta, setup_s, ext_s) = sent;
+    let (r, setup_r, ext_r) = received;
+    if (0..n).any(|j| r[j] != x0[j] ^ delta.select(choices[j])) {
+        bail!("correlated OT outputs are wrong; this is a bug in pgc");
+    }
+    let ext = ext_s.max(ext_r).as_secs_f64();
+    let rate = report::rate(n as u64, ext);
+    let setup = setup_s.max(setup_r).as_secs_f64();
+    if json {
+        println!(
+            "{}",
+            json!({ "ots_per_sec": rate, "ots": n, "extension_seconds": ext, "base_ot_seconds": setup })
+        );
+    } else {
+        println!(
+            "IKNP correlated OT over loopback TCP, {} OTs:",
+            report::group(n as u64)
+        );
+        println!("  base OTs (128, Ristretto)  {:.1} ms", setup * 1e3);
+        println!("  extension                  {}", per_sec(rate, "OT/s"));
+    }
+    Ok(())
+}
+
+fn bench_run(ands: u64, width: u32, quiet: bool, json: bool) -> Result<()> {
+    let circuit = generated(ands, width)?;
+    let layout = circuit.layout().clone();
+    let owners = [Party::A, Party::B];
+    let mut prg = Prg::from_os_entropy();
+    let a = vec![random_bits(&mut prg, layout.input_widths[0] as usize)];
+    let b = vec![random_bits(&mut prg, layout.input_widths[1] as usize)];
+    let mut progress = Progress::new(circuit.and_count(), quiet);
+    let result = run_local_tcp(
+        &circuit,
+        &owners,
+        &a,
+        &b,
+        Duration::from_secs(60),
+        &mut |n| progress.set(n),
+    );
+    progress.finish();
+    let (oa, ob) = result?;
+    let all: Vec<bool> = a.iter().chain(&b).flatten().copied().collect();
+    let expect = eval_bits(&circuit, &all);
+    let got: Vec<bool> = ob.outputs.iter().flatten().copied().collect();
+    if got != expect || oa.outputs != ob.outputs {
+        bail!("the protocol's outputs disagree with cleartext evaluation; this is a bug in pgc");
+    }
+    let s = &ob.stats;
+    let rate = report::rate(s.and_gates, s.seconds);
+    if json {
+        println!(
+            "{}",
+            json!({ "and_gates": s.and_gates, "seconds": s.seconds, "and_per_sec": rate,
+                    "bytes_a_to_b": oa.stats.bytes_sent, "bytes_b_to_a": ob.stats.bytes_sent })
+        );
+    } else {
+        println!(
+            "semi-honest Yao, both parties on this machine over loopback TCP, {} AND gates:",
+            report::group(s.and_gates)
+        );
+        println!(
+            "  {:.2} s end to end, {}",
+            s.seconds,
+            per_sec(rate, "AND/s")
+        );
+        println!("  {}", report::stats_line("party A (garbler)", &oa.stats));
+        println!("  {}", report::stats_line("party B (evaluator)", &ob.stats));
+    }
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! A progress bar for long runs: it appears only after a second, only on a terminal, and
+//! never with `--quiet` or `--json`.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub struct Progress {
+    bar: ProgressBar,
+    start: Instant,
+    enabled: bool,
+    shown: bool,
+}
+
+impl Progress {
+    /// A bar counting AND gates up to `total`.
+    pub fn new(total: u64, quiet: bool) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} AND gates ({per_sec}, {eta} left)",
+            )
+            .expect("valid template"),
+        );
+        Progress {
+            bar,
+            start: Instant::now(),
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    pub fn set(&mut self, ands_done: u64) {
+        if self.enabled && !self.shown && self.start.elapsed() > Duration::from_secs(1) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+        self.bar.set_position(ands_done);
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

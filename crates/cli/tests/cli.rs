@@ -1,0 +1,361 @@
+//! The `pgc` binary as a user runs it: real processes, real sockets, the shared Bristol
+//! circuits and their known-answer vectors as the oracle.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use pgc_circuit::testdata::{VectorFile, load_vectors, shared_circuits_dir};
+use serde_json::Value;
+
+fn pgc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pgc"))
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("pgc starts");
+    assert!(
+        out.status.success(),
+        "pgc failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn bit_order(f: &VectorFile) -> &'static str {
+    match f.bit_order {
+        pgc_circuit::value::BitOrder::Lsb0 => "lsb0",
+        pgc_circuit::value::BitOrder::Msb0 => "msb0",
+    }
+}
+
+fn file(rel: &str) -> VectorFile {
+    load_vectors()
+        .into_iter()
+        .find(|f| f.rel == rel)
+        .unwrap_or_else(|| panic!("{rel} not in vectors.json"))
+}
+
+/// A free loopback port (bound then released; good enough for a test on one machine).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn eval_and_local_agree_with_every_shared_vector_file() {
+    for f in load_vectors() {
+        let v = &f.vectors[0];
+        let path = f.path.to_str().unwrap();
+        let mut eval = pgc();
+        eval.args(["eval", path, "--bit-order", bit_order(&f), "--json"]);
+        for i in &v.inputs {
+            eval.args(["--input", i]);
+        }
+        let out = json_of(&run_ok(&mut eval));
+        assert_eq!(
+            out["outputs"],
+            serde_json::json!(v.outputs),
+            "eval {}",
+            f.rel
+        );
+
+        let mut local = pgc();
+        local.args([
+            "local",
+            path,
+            "--bit-order",
+            bit_order(&f),
+            "--json",
+            "--quiet",
+        ]);
+        local.args(["--a", &v.inputs[0]]);
+        for i in &v.inputs[1..] {
+            local.args(["--b", i]);
+        }
+        let out = json_of(&run_ok(&mut local));
+        assert_eq!(
+            out["outputs"],
+            serde_json::json!(v.outputs),
+            "local {}",
+            f.rel
+        );
+    }
+}
+
+fn spawn_party(args: &[&str]) -> Child {
+    pgc()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pgc starts")
+}
+
+fn finish(child: Child) -> Output {
+    child.wait_with_output().expect("pgc finishes")
+}
+
+#[test]
+fn two_separate_processes_run_aes_over_tcp() {
+    let f = file("bristol_fashion/aes_128.txt");
+    let v = &f.vectors[0];
+    let addr = format!("127.0.0.1:{}", free_port());
+    let path = f.path.to_str().unwrap();
+    let a = spawn_party(&[
+        "run",
+        path,
+        "--party",
+        "a",
+        "--listen",
+        &addr,
+        "--input",
+        &v.inputs[0],
+        "--json",
+    ]);
+    let b = spawn_party(&[
+        "run",
+        path,
+        "--party",
+        "b",
+        "--connect",
+        &addr,
+        "--input",
+        &v.inputs[1],
+        "--json",
+    ]);
+    for (who, out) in [("a", finish(a)), ("b", finish(b))] {
+        assert!(out.status.success(), "party {who}: {}", stderr(&out));
+        let j = json_of(&out);
+        assert_eq!(j["outputs"], serde_json::json!(v.outputs), "party {who}");
+    }
+}
+
+#[test]
+fn inputs_of_a_moves_ownership() {
+    // ModAdd512 has three inputs; give A values 0 and 2.
+    let f = file("bristol_fashion/ModAdd512.txt");
+    let v = &f.vectors[0];
+    let out = run_ok(pgc().args([
+        "local",
+        f.path.to_str().unwrap(),
+        "--inputs-of-a",
+        "0,2",
+        "--json",
+        "--quiet",
+        "--a",
+        &v.inputs[0],
+        "--a",
+        &v.inputs[2],
+        "--b",
+        &v.inputs[1],
+    ]));
+    assert_eq!(json_of(&out)["outputs"], serde_json::json!(v.outputs));
+}
+
+#[test]
+fn different_circuits_stop_both_parties_with_a_clear_error() {
+    let add = file("bristol_fashion/adder64.txt");
+    let sub = file("bristol_fashion/sub64.txt");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let a = spawn_party(&[
+        "run",
+        add.path.to_str().unwrap(),
+        "--party",
+        "a",
+        "--listen",
+        &addr,
+        "--input",
+        "1",
+    ]);
+    let b = spawn_party(&[
+        "run",
+        sub.path.to_str().unwrap(),
+        "--party",
+        "b",
+        "--connect",
+        &addr,
+        "--input",
+        "2",
+    ]);
+    for out in [finish(a), finish(b)] {
+        assert!(!out.status.success());
+        let e = stderr(&out);
+        assert!(e.contains("circuits differ"), "{e}");
+    }
+}
+
+#[test]
+fn a_peer_killed_mid_protocol_makes_the_other_exit_nonzero_quickly() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    // ~33 M AND gates: long enough to still be running when B is killed.
+    let circuit = "builtin:random:4096x8000";
+    let a = spawn_party(&[
+        "run", circuit, "--party", "a", "--listen", &addr, "--input", "0", "--quiet",
+    ]);
+    let mut b = spawn_party(&[
+        "run",
+        circuit,
+        "--party",
+        "b",
+        "--connect",
+        &addr,
+        "--input",
+        "0",
+        "--quiet",
+    ]);
+    std::thread::sleep(Duration::from_millis(700));
+    b.kill().unwrap();
+    let _ = b.wait();
+    let start = Instant::now();
+    let out = finish(a);
+    assert!(!out.status.success(), "A must fail when B dies");
+    assert!(start.elapsed() < Duration::from_secs(15));
+    let e = stderr(&out);
+    assert!(
+        e.contains("closed") || e.contains("reset") || e.contains("network"),
+        "{e}"
+    );
+}
+
+#[test]
+fn garbage_bytes_on_the_socket_are_refused() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let f = file("bristol_fashion/adder64.txt");
+    let a = spawn_party(&[
+        "run",
+        f.path.to_str().unwrap(),
+        "--party",
+        "a",
+        "--listen",
+        &addr,
+        "--input",
+        "1",
+        "--timeout",
+        "10",
+    ]);
+    let start = Instant::now();
+    let mut s = loop {
+        match TcpStream::connect(&addr) {
+            Ok(s) => break s,
+            Err(_) if start.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => panic!("party A never listened: {e}"),
+        }
+    };
+    s.write_all(&[0x13, 0x00, 0x00, 0x00]).unwrap();
+    s.write_all(b"this is not pgc talk").unwrap();
+    let out = finish(a);
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(e.contains("not a pgc hello"), "{e}");
+}
+
+#[test]
+fn malformed_circuit_files_name_the_line() {
+    let dir = std::env::temp_dir().join(format!("pgc-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "2 5\n2 1 1\n1 1\n\n2 1 0 1 2 AND\n2 1 2 9 4 XOR\n").unwrap();
+    let out = pgc()
+        .args(["info", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(e.contains("line 6"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn wrong_input_count_and_width_are_clear_errors() {
+    let f = file("bristol_fashion/adder64.txt");
+    let p = f.path.to_str().unwrap();
+    let out = pgc().args(["eval", p, "--input", "1"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("2 input value(s)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = pgc()
+        .args(["eval", p, "--input", "1", "--input", "0x1ffffffffffffffff"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("does not fit in 64 bits"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn info_json_has_the_documented_keys() {
+    let f = file("bristol_fashion/aes_128.txt");
+    let j = json_of(&run_ok(pgc().args([
+        "info",
+        f.path.to_str().unwrap(),
+        "--json",
+    ])));
+    assert_eq!(j["and_gates"], 6400);
+    assert_eq!(j["xor_gates"], 28176);
+    assert_eq!(j["inv_gates"], 2087);
+    assert_eq!(j["wires"], 36919);
+    assert_eq!(j["and_depth"], 60);
+    assert!(j["peak_live_wires"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bench_json_has_the_documented_keys() {
+    let j = json_of(&run_ok(
+        pgc().args(["bench", "garble", "--ands", "200000", "--json"]),
+    ));
+    assert!(j["garble_and_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(j["eval_and_per_sec"].as_f64().unwrap() > 0.0);
+    let j = json_of(&run_ok(
+        pgc().args(["bench", "ot", "--ots", "10000", "--json"]),
+    ));
+    assert!(j["ots_per_sec"].as_f64().unwrap() > 0.0);
+    let j = json_of(&run_ok(
+        pgc().args(["bench", "run", "--ands", "200000", "--json"]),
+    ));
+    assert_eq!(j["and_gates"], 200704);
+    assert!(j["seconds"].as_f64().unwrap() > 0.0);
+    assert!(j["and_per_sec"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn demo_runs_and_checks_itself() {
+    let out = run_ok(pgc().arg("demo"));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("0x69c4e0d86a7b0430d8cdb78070b4c55a"), "{s}");
+    assert!(s.contains("All results correct"), "{s}");
+}
+
+#[test]
+fn shared_dir_is_present() {
+    assert!(shared_circuits_dir().join("vectors.json").exists());
+}

@@ -1,0 +1,228 @@
+//! The first message of every run: both parties send a [`Hello`] at once, read the peer's,
+//! and stop with the same clear error on any mismatch (wrong program, version, circuit,
+//! input assignment or roles) before any secret-dependent message is sent.
+
+use pgc_net::Channel;
+
+use crate::yao::{Party, ProtocolError};
+
+/// Bumped whenever the messages of the protocol change.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+const MAGIC: &[u8; 8] = b"pgc-yao\0";
+/// A hello is small; a peer announcing more is not a pgc party.
+const MAX_HELLO: usize = 1 << 20;
+
+/// What a party states about itself and the computation before anything else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hello {
+    pub version: u32,
+    pub party: Party,
+    /// Digest of the circuit's layout and gate sequence.
+    pub fingerprint: [u8; 32],
+    /// Owner of each input value, in circuit order.
+    pub input_owners: Vec<Party>,
+    pub input_widths: Vec<u32>,
+    pub output_widths: Vec<u32>,
+}
+
+impl Hello {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(64 + 5 * self.input_widths.len());
+        v.extend_from_slice(MAGIC);
+        v.extend_from_slice(&self.version.to_le_bytes());
+        v.push(self.party as u8);
+        v.extend_from_slice(&self.fingerprint);
+        v.extend_from_slice(&(self.input_widths.len() as u32).to_le_bytes());
+        for (w, o) in self.input_widths.iter().zip(&self.input_owners) {
+            v.extend_from_slice(&w.to_le_bytes());
+            v.push(*o as u8);
+        }
+        v.extend_from_slice(&(self.output_widths.len() as u32).to_le_bytes());
+        for w in &self.output_widths {
+            v.extend_from_slice(&w.to_le_bytes());
+        }
+        v
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Hello, ProtocolError> {
+        let garbage = || {
+            ProtocolError::Handshake(
+                "the peer's first message is not a pgc hello (is the other side a pgc party \
+                 of a compatible version?)"
+                    .into(),
+            )
+        };
+        let mut r = Reader { bytes, pos: 0 };
+        if r.take(8).ok_or_else(garbage)? != MAGIC {
+            return Err(garbage());
+        }
+        let version = r.u32().ok_or_else(garbage)?;
+        if version != PROTOCOL_VERSION {
+            return Err(ProtocolError::Handshake(format!(
+                "the peer speaks pgc protocol version {version}, this build speaks version \
+                 {PROTOCOL_VERSION}: run the same pgc version on both sides"
+            )));
+        }
+        let party = Party::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
+        let fingerprint: [u8; 32] = r.take(32).ok_or_else(garbage)?.try_into().unwrap();
+        let n_in = r.u32().ok_or_else(garbage)? as usize;
+        if n_in > bytes.len() {
+            return Err(garbage());
+        }
+        let mut input_widths = Vec::with_capacity(n_in);
+        let mut input_owners = Vec::with_capacity(n_in);
+        for _ in 0..n_in {
+            input_widths.push(r.u32().ok_or_else(garbage)?);
+            input_owners.push(Party::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?);
+        }
+        let n_out = r.u32().ok_or_else(garbage)? as usize;
+        if n_out > bytes.len() {
+            return Err(garbage());
+        }
+        let output_widths = (0..n_out)
+            .map(|_| r.u32().ok_or_else(garbage))
+            .collect::<Result<_, _>>()?;
+        if r.pos != bytes.len() {
+            return Err(garbage());
+        }
+        Ok(Hello {
+            version,
+            party,
+            fingerprint,
+            input_owners,
+            input_widths,
+            output_widths,
+        })
+    }
+
+    /// Checks that `peer` describes the same computation from the other side. The check is
+    /// symmetric, so both parties reach the same verdict.
+    pub fn check_peer(&self, peer: &Hello) -> Result<(), ProtocolError> {
+        let fail = |m: String| Err(ProtocolError::Handshake(m));
+        if peer.party == self.party {
+            return fail(format!(
+                "both parties chose to be party {}: one must run with --party a and the other \
+                 with --party b",
+                self.party.letter()
+            ));
+        }
+        if peer.input_widths != self.input_widths || peer.output_widths != self.output_widths {
+            return fail(format!(
+                "the circuits differ: this side has input widths {:?} and output widths {:?}, \
+                 the peer {:?} and {:?}",
+                self.input_widths, self.output_widths, peer.input_widths, peer.output_widths
+            ));
+        }
+        if peer.fingerprint != self.fingerprint {
+            return fail(format!(
+                "the circuits differ: fingerprint {} here, {} at the peer (both sides must load \
+                 the same circuit file)",
+                hex(&self.fingerprint[..8]),
+                hex(&peer.fingerprint[..8])
+            ));
+        }
+        if peer.input_owners != self.input_owners {
+            let show = |o: &[Party]| {
+                o.iter()
+                    .map(|p| p.letter().to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            return fail(format!(
+                "the parties disagree on who owns which input: here [{}], at the peer [{}] \
+                 (use the same --inputs-of-a on both sides)",
+                show(&self.input_owners),
+                show(&peer.input_owners)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Sends our hello, reads the peer's and checks it.
+pub fn exchange(ch: &mut impl Channel, ours: &Hello) -> Result<Hello, ProtocolError> {
+    ch.send_frame(&ours.to_bytes())?;
+    ch.flush()?;
+    let bytes = ch.recv_frame(MAX_HELLO).map_err(|e| match e {
+        pgc_net::NetError::FrameTooLarge { .. } => ProtocolError::Handshake(
+            "the peer's first message is not a pgc hello (is the other side a pgc party?)".into(),
+        ),
+        e => e.into(),
+    })?;
+    let peer = Hello::from_bytes(&bytes)?;
+    ours.check_peer(&peer)?;
+    Ok(peer)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.bytes.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello(party: Party) -> Hello {
+        Hello {
+            version: PROTOCOL_VERSION,
+            party,
+            fingerprint: [7; 32],
+            input_owners: vec![Party::A, Party::B],
+            input_widths: vec![64, 64],
+            output_widths: vec![64],
+        }
+    }
+
+    #[test]
+    fn round_trip_and_checks() {
+        let a = hello(Party::A);
+        assert_eq!(Hello::from_bytes(&a.to_bytes()).unwrap(), a);
+        let b = hello(Party::B);
+        a.check_peer(&b).unwrap();
+        b.check_peer(&a).unwrap();
+        let e = a.check_peer(&hello(Party::A)).unwrap_err().to_string();
+        assert!(e.contains("both parties chose to be party A"), "{e}");
+        let mut other = hello(Party::B);
+        other.fingerprint[0] = 1;
+        let e = a.check_peer(&other).unwrap_err().to_string();
+        assert!(e.contains("circuits differ"), "{e}");
+        let mut other = hello(Party::B);
+        other.input_owners = vec![Party::A, Party::A];
+        let e = a.check_peer(&other).unwrap_err().to_string();
+        assert!(e.contains("who owns which input"), "{e}");
+    }
+
+    #[test]
+    fn garbage_is_refused_not_panicking() {
+        let good = hello(Party::A).to_bytes();
+        for cut in 0..good.len() {
+            assert!(Hello::from_bytes(&good[..cut]).is_err());
+        }
+        assert!(Hello::from_bytes(b"GET / HTTP/1.1\r\n\r\n").is_err());
+        let mut v = good.clone();
+        v[8] = 9; // version
+        let e = Hello::from_bytes(&v).unwrap_err().to_string();
+        assert!(e.contains("protocol version 9"), "{e}");
+    }
+}

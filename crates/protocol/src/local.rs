@@ -1,0 +1,54 @@
+//! Both parties in one process, talking over a real loopback TCP connection: for `pgc local`,
+//! `pgc demo`, benchmarks and tests.
+
+use std::time::Duration;
+
+use pgc_circuit::GateSource;
+use pgc_net::{NetError, TcpChannel};
+
+use crate::yao::{Outcome, Party, ProtocolError, run_evaluator, run_garbler};
+
+/// Runs the garbler and the evaluator on two threads connected through 127.0.0.1.
+/// `progress` follows the evaluator. Returns (A's outcome, B's outcome).
+pub fn run_local_tcp<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    a_inputs: &[Vec<bool>],
+    b_inputs: &[Vec<bool>],
+    timeout: Duration,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<(Outcome, Outcome), ProtocolError> {
+    let listener = TcpChannel::listen("127.0.0.1:0")?;
+    let addr = listener.local_addr().to_string();
+    std::thread::scope(|s| {
+        let garbler = s.spawn(|| -> Result<Outcome, ProtocolError> {
+            let mut ch = listener.accept(timeout)?;
+            ch.set_timeout(Some(timeout))?;
+            run_garbler(&mut ch, circuit, owners, a_inputs, &mut |_| {})
+        });
+        let evaluated = (|| -> Result<Outcome, ProtocolError> {
+            let mut ch = TcpChannel::connect(&addr, timeout)?;
+            ch.set_timeout(Some(timeout))?;
+            run_evaluator(&mut ch, circuit, owners, b_inputs, progress)
+        })();
+        let garbled = garbler
+            .join()
+            .unwrap_or_else(|_| Err(ProtocolError::Peer("the garbler thread panicked".into())));
+        match (garbled, evaluated) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            // Report the cause, not the other side's "peer closed the connection".
+            (Err(e), Err(ProtocolError::Net(NetError::Closed))) | (Err(e), Ok(_)) => Err(e),
+            (_, Err(e)) => Err(e),
+        }
+    })
+}
+
+/// Input values owned by `party`, picked from all values in circuit order.
+pub fn split_inputs(owners: &[Party], values: &[Vec<bool>], party: Party) -> Vec<Vec<bool>> {
+    owners
+        .iter()
+        .zip(values)
+        .filter(|(o, _)| **o == party)
+        .map(|(_, v)| v.clone())
+        .collect()
+}

@@ -1,0 +1,430 @@
+//! Semi-honest Yao: party A garbles, party B evaluates.
+//!
+//! Message flow, after the [handshake](crate::handshake):
+//! 1. A → B: the labels of A's input bits (A's zero-labels XOR bit·Δ).
+//! 2. A ⇄ B: IKNP correlated OT with correlation Δ gives B the labels of its input bits
+//!    without A learning them (A's zero-labels are the OT's x0 outputs).
+//! 3. A → B: the garbled tables, streamed in frames while B evaluates them, so neither side
+//!    ever holds more than a frame of tables (memory is bounded whatever the circuit size).
+//! 4. A → B: the output decoding bits; B decodes and sends the output bits back to A, so both
+//!    parties learn the outputs (and only the outputs, when both follow the protocol).
+
+use std::time::Instant;
+
+use pgc_circuit::{GateSource, Layout, WireId};
+use pgc_crypto::{Block, Prg};
+use pgc_garble::{Evaluator, GarbleError, Garbler, and_count, random_delta};
+use pgc_net::{Channel, NetError};
+use pgc_ot::{IknpReceiver, IknpSender, OtError};
+use thiserror::Error;
+
+use crate::handshake::{self, Hello, PROTOCOL_VERSION};
+
+/// The two parties. A garbles, B evaluates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Party {
+    A = 0,
+    B = 1,
+}
+
+impl Party {
+    pub fn from_byte(b: u8) -> Option<Party> {
+        match b {
+            0 => Some(Party::A),
+            1 => Some(Party::B),
+            _ => None,
+        }
+    }
+    pub fn letter(self) -> char {
+        match self {
+            Party::A => 'A',
+            Party::B => 'B',
+        }
+    }
+    pub fn other(self) -> Party {
+        match self {
+            Party::A => Party::B,
+            Party::B => Party::A,
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ProtocolError {
+    #[error("handshake failed: {0}")]
+    Handshake(String),
+    #[error(transparent)]
+    Net(#[from] NetError),
+    #[error("oblivious transfer failed: {0}")]
+    Ot(#[from] OtError),
+    #[error("the peer sent a malformed message: {0}")]
+    Peer(String),
+    #[error("{0}")]
+    Input(String),
+    #[error("garbled evaluation failed: {0}")]
+    Garble(#[from] GarbleError),
+}
+
+/// Figures a run measured about itself.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunStats {
+    pub gates: u64,
+    pub and_gates: u64,
+    /// Whole run, handshake to outputs.
+    pub seconds: f64,
+    /// Handshake, input labels and OT.
+    pub input_seconds: f64,
+    /// Streaming the garbled tables (garbling or evaluating).
+    pub circuit_seconds: f64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+/// What a run produced: every output value (wire bits, in the value's wire order) and stats.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub outputs: Vec<Vec<bool>>,
+    pub stats: RunStats,
+}
+
+/// Garbled tables per frame: 1 MiB, large enough to amortise the per-frame cost, small enough
+/// to keep memory bounded and the evaluator busy early.
+const TABLE_FRAME_BLOCKS: usize = 1 << 16;
+/// The largest table frame the evaluator accepts (a peer announcing more is broken).
+const MAX_TABLE_FRAME_BYTES: usize = 16 << 20;
+
+/// Party A: garbles `circuit` and streams it to the evaluator over `ch`.
+///
+/// `owners[i]` owns input value `i`; `inputs` holds the bits of A's own input values, in
+/// circuit order. `progress` is called with the number of AND gates done so far.
+pub fn run_garbler<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    inputs: &[Vec<bool>],
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
+    let start = Instant::now();
+    let layout = circuit.layout();
+    check_own_inputs(layout, owners, Party::A, inputs)?;
+    let counts0 = ch.counts();
+    handshake::exchange(ch, &hello(circuit, owners, Party::A))?;
+
+    let mut prg = Prg::from_os_entropy();
+    let delta = random_delta(&mut prg);
+    let mut garbler = Garbler::new(layout.num_wires as usize, delta);
+
+    // Input labels: A's are sent as they are, B's come out of correlated OT.
+    let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
+    let mut zero = vec![Block::ZERO; a_wires.len()];
+    prg.fill_blocks(&mut zero);
+    let a_bits = inputs.iter().flatten();
+    let mut active = Vec::with_capacity(a_wires.len());
+    for ((&w, &z), &bit) in a_wires.iter().zip(&zero).zip(a_bits) {
+        garbler.set_zero_label(w, z);
+        active.push(z ^ delta.select(bit));
+    }
+    ch.send_frame(Block::slice_as_bytes(&active))?;
+    ch.flush()?;
+    drop(active);
+    if !b_wires.is_empty() {
+        let mut ot = IknpSender::setup(ch, delta, &mut prg)?;
+        let x0 = ot.send_correlated(ch, b_wires.len())?;
+        for (&w, &z) in b_wires.iter().zip(&x0) {
+            garbler.set_zero_label(w, z);
+        }
+    }
+    ch.flush()?;
+    let input_done = Instant::now();
+
+    // Garbled tables, streamed.
+    let mut tables: Vec<Block> =
+        Vec::with_capacity(TABLE_FRAME_BLOCKS + 2 * pgc_circuit::ir::CHUNK_GATES);
+    circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
+        garbler.garble(gates, &mut tables);
+        if tables.len() >= TABLE_FRAME_BLOCKS {
+            ch.send_frame(Block::slice_as_bytes(&tables))?;
+            tables.clear();
+        }
+        progress(garbler.and_gates_done());
+        Ok(())
+    })?;
+    if !tables.is_empty() {
+        ch.send_frame(Block::slice_as_bytes(&tables))?;
+    }
+    let circuit_done = Instant::now();
+
+    // Outputs: decoding bits to B, output bits back from B.
+    let decoding = garbler.decoding_bits(&layout.output_wires);
+    ch.send_frame(&pack_bits(&decoding))?;
+    ch.flush()?;
+    let n_out = layout.output_wires.len();
+    let packed = ch.recv_frame(n_out.div_ceil(8))?;
+    let out_bits = unpack_bits(&packed, n_out).ok_or_else(|| {
+        ProtocolError::Peer(format!(
+            "expected {} bytes of output bits, got {}",
+            n_out.div_ceil(8),
+            packed.len()
+        ))
+    })?;
+    Ok(outcome(
+        layout,
+        out_bits,
+        ch,
+        counts0,
+        start,
+        input_done,
+        circuit_done,
+        circuit,
+    ))
+}
+
+/// Party B: evaluates the garbled circuit streamed by the garbler over `ch`.
+///
+/// `inputs` holds the bits of B's own input values, in circuit order.
+pub fn run_evaluator<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    inputs: &[Vec<bool>],
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
+    let start = Instant::now();
+    let layout = circuit.layout();
+    check_own_inputs(layout, owners, Party::B, inputs)?;
+    let counts0 = ch.counts();
+    handshake::exchange(ch, &hello(circuit, owners, Party::B))?;
+
+    let mut evaluator = Evaluator::new(layout.num_wires as usize);
+    let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
+    let mut active = vec![Block::ZERO; a_wires.len()];
+    recv_blocks_exact(ch, &mut active, "the garbler's input labels")?;
+    for (&w, &l) in a_wires.iter().zip(&active) {
+        evaluator.set_label(w, l);
+    }
+    drop(active);
+    if !b_wires.is_empty() {
+        let choices: Vec<bool> = inputs.iter().flatten().copied().collect();
+        let mut ot = IknpReceiver::setup(ch, &mut Prg::from_os_entropy())?;
+        let labels = ot.receive_correlated(ch, &choices)?;
+        for (&w, &l) in b_wires.iter().zip(&labels) {
+            evaluator.set_label(w, l);
+        }
+    }
+    ch.flush()?;
+    let input_done = Instant::now();
+
+    let mut reader = TableReader::default();
+    circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
+        let tables = reader.take(ch, 2 * and_count(gates))?;
+        evaluator.evaluate(gates, tables)?;
+        progress(evaluator.and_gates_done());
+        Ok(())
+    })?;
+    if reader.remaining() != 0 {
+        return Err(ProtocolError::Peer(
+            "the garbler sent more garbled tables than the circuit has AND gates".into(),
+        ));
+    }
+    let circuit_done = Instant::now();
+
+    let n_out = layout.output_wires.len();
+    let packed = ch.recv_frame(n_out.div_ceil(8))?;
+    let decoding = unpack_bits(&packed, n_out).ok_or_else(|| {
+        ProtocolError::Peer(format!(
+            "expected {} bytes of output decoding bits, got {}",
+            n_out.div_ceil(8),
+            packed.len()
+        ))
+    })?;
+    let out_bits = evaluator.decode(&layout.output_wires, &decoding);
+    ch.send_frame(&pack_bits(&out_bits))?;
+    ch.flush()?;
+    Ok(outcome(
+        layout,
+        out_bits,
+        ch,
+        counts0,
+        start,
+        input_done,
+        circuit_done,
+        circuit,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn outcome<S: GateSource>(
+    layout: &Layout,
+    out_bits: Vec<bool>,
+    ch: &impl Channel,
+    counts0: pgc_net::ByteCounts,
+    start: Instant,
+    input_done: Instant,
+    circuit_done: Instant,
+    circuit: &S,
+) -> Outcome {
+    let counts = ch.counts();
+    let mut outputs = Vec::with_capacity(layout.output_widths.len());
+    let mut bits = out_bits.into_iter();
+    for &w in &layout.output_widths {
+        outputs.push(bits.by_ref().take(w as usize).collect());
+    }
+    Outcome {
+        outputs,
+        stats: RunStats {
+            gates: circuit.gate_count(),
+            and_gates: circuit.and_count(),
+            seconds: start.elapsed().as_secs_f64(),
+            input_seconds: (input_done - start).as_secs_f64(),
+            circuit_seconds: (circuit_done - input_done).as_secs_f64(),
+            bytes_sent: counts.sent - counts0.sent,
+            bytes_received: counts.received - counts0.received,
+        },
+    }
+}
+
+fn hello<S: GateSource>(circuit: &S, owners: &[Party], party: Party) -> Hello {
+    let layout = circuit.layout();
+    Hello {
+        version: PROTOCOL_VERSION,
+        party,
+        fingerprint: circuit.fingerprint(),
+        input_owners: owners.to_vec(),
+        input_widths: layout.input_widths.clone(),
+        output_widths: layout.output_widths.clone(),
+    }
+}
+
+/// Checks the input assignment and this party's own input values before anything is sent.
+pub fn check_own_inputs(
+    layout: &Layout,
+    owners: &[Party],
+    me: Party,
+    inputs: &[Vec<bool>],
+) -> Result<(), ProtocolError> {
+    if owners.len() != layout.input_widths.len() {
+        return Err(ProtocolError::Input(format!(
+            "the circuit has {} input values but an owner was given for {}",
+            layout.input_widths.len(),
+            owners.len()
+        )));
+    }
+    let mine: Vec<usize> = (0..owners.len()).filter(|&i| owners[i] == me).collect();
+    if mine.len() != inputs.len() {
+        return Err(ProtocolError::Input(format!(
+            "party {} owns {} input value(s) of this circuit (value(s) {}), but {} were given",
+            me.letter(),
+            mine.len(),
+            mine.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            inputs.len()
+        )));
+    }
+    for (&i, v) in mine.iter().zip(inputs) {
+        if v.len() != layout.input_widths[i] as usize {
+            return Err(ProtocolError::Input(format!(
+                "input value {i} is {} bits wide, but {} bits were given",
+                layout.input_widths[i],
+                v.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Input wires of A and of B, each in circuit order.
+fn input_wires_by_owner(layout: &Layout, owners: &[Party]) -> (Vec<WireId>, Vec<WireId>) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (i, owner) in owners.iter().enumerate() {
+        let dst = if *owner == Party::A { &mut a } else { &mut b };
+        dst.extend(layout.input_range(i));
+    }
+    (a, b)
+}
+
+fn recv_blocks_exact(
+    ch: &mut impl Channel,
+    out: &mut [Block],
+    what: &str,
+) -> Result<(), ProtocolError> {
+    let bytes = ch.recv_frame(out.len() * 16)?;
+    if bytes.len() != out.len() * 16 {
+        return Err(ProtocolError::Peer(format!(
+            "expected {} bytes of {what}, got {}",
+            out.len() * 16,
+            bytes.len()
+        )));
+    }
+    Block::slice_as_bytes_mut(out).copy_from_slice(&bytes);
+    Ok(())
+}
+
+/// Buffers the garbled-table frames and hands out exactly the tables each gate chunk needs,
+/// whatever the frame boundaries.
+#[derive(Default)]
+struct TableReader {
+    buf: Vec<Block>,
+    pos: usize,
+}
+
+impl TableReader {
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn take(&mut self, ch: &mut impl Channel, n: usize) -> Result<&[Block], ProtocolError> {
+        if self.remaining() < n {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            while self.buf.len() < n {
+                let mut len = [0u8; 4];
+                ch.recv(&mut len)?;
+                let len = u32::from_le_bytes(len) as usize;
+                if len == 0 || len % 16 != 0 || len > MAX_TABLE_FRAME_BYTES {
+                    return Err(ProtocolError::Peer(format!(
+                        "a garbled-table frame of {len} bytes (must be a non-zero multiple of \
+                         16, at most {MAX_TABLE_FRAME_BYTES})"
+                    )));
+                }
+                let old = self.buf.len();
+                self.buf.resize(old + len / 16, Block::ZERO);
+                ch.recv(Block::slice_as_bytes_mut(&mut self.buf[old..]))?;
+            }
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+}
+
+pub(crate) fn pack_bits(bits: &[bool]) -> Vec<u8> {
+    let mut v = vec![0u8; bits.len().div_ceil(8)];
+    for (i, &b) in bits.iter().enumerate() {
+        v[i / 8] |= (b as u8) << (i % 8);
+    }
+    v
+}
+
+pub(crate) fn unpack_bits(bytes: &[u8], n: usize) -> Option<Vec<bool>> {
+    if bytes.len() != n.div_ceil(8) {
+        return None;
+    }
+    Some((0..n).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bit_packing_round_trips() {
+        for n in [0, 1, 7, 8, 9, 100] {
+            let bits: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+            assert_eq!(unpack_bits(&pack_bits(&bits), n).unwrap(), bits);
+        }
+        assert!(unpack_bits(&[0, 0], 3).is_none());
+    }
+}

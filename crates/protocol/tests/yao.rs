@@ -1,0 +1,293 @@
+//! The semi-honest Yao protocol against outside oracles: every Bristol circuit and
+//! known-answer vector in ../shared/circuits, over the in-memory channel and over TCP, plus
+//! random circuits against cleartext evaluation and the failure cases a user can run into.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use pgc_circuit::analysis::{assign_slots, levelize};
+use pgc_circuit::bristol::read_circuit_file;
+use pgc_circuit::eval::eval_bits;
+use pgc_circuit::generate::random_circuit;
+use pgc_circuit::testdata::load_vectors;
+use pgc_circuit::value::{format_value, parse_value};
+use pgc_circuit::{Circuit, GateSource};
+use pgc_net::{Channel, MemoryChannel, TcpChannel};
+use pgc_protocol::{
+    Outcome, Party, ProtocolError, run_evaluator, run_garbler, run_local_tcp, split_inputs,
+};
+
+/// Runs both parties over an in-memory channel on two threads.
+fn run_in_memory<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    values: &[Vec<bool>],
+) -> (
+    Result<Outcome, ProtocolError>,
+    Result<Outcome, ProtocolError>,
+) {
+    let (mut ca, mut cb) = MemoryChannel::pair();
+    let a = split_inputs(owners, values, Party::A);
+    let b = split_inputs(owners, values, Party::B);
+    std::thread::scope(|s| {
+        let ga = s.spawn(move || run_garbler(&mut ca, circuit, owners, &a, &mut |_| {}));
+        let rb = run_evaluator(&mut cb, circuit, owners, &b, &mut |_| {});
+        drop(cb);
+        (ga.join().unwrap(), rb)
+    })
+}
+
+fn default_owners(n: usize) -> Vec<Party> {
+    (0..n)
+        .map(|i| if i == 0 { Party::A } else { Party::B })
+        .collect()
+}
+
+fn prepared(c: &Circuit) -> Circuit {
+    assign_slots(&levelize(c).unwrap())
+}
+
+#[test]
+fn every_shared_circuit_and_vector_over_memory_channel() {
+    let files = load_vectors();
+    assert!(
+        files.len() >= 58,
+        "expected the full shared circuit set, found {}",
+        files.len()
+    );
+    let mut runs = 0;
+    for f in &files {
+        let c = prepared(&read_circuit_file(&f.path, Some(f.format)).unwrap());
+        let owners = default_owners(c.layout.input_widths.len());
+        for v in &f.vectors {
+            let values: Vec<Vec<bool>> = v
+                .inputs
+                .iter()
+                .zip(&c.layout.input_widths)
+                .map(|(t, &w)| parse_value(t, w, f.bit_order).unwrap())
+                .collect();
+            let (a, b) = run_in_memory(&c, &owners, &values);
+            let (a, b) = (a.unwrap(), b.unwrap());
+            let got: Vec<String> = b
+                .outputs
+                .iter()
+                .map(|o| format_value(o, f.bit_order))
+                .collect();
+            assert_eq!(got, v.outputs, "{} on inputs {:?}", f.rel, v.inputs);
+            assert_eq!(
+                a.outputs, b.outputs,
+                "{}: both parties learn the same outputs",
+                f.rel
+            );
+            runs += 1;
+        }
+    }
+    assert!(runs >= 400, "only {runs} vectors ran");
+}
+
+#[test]
+fn shared_circuits_over_loopback_tcp() {
+    for f in load_vectors().iter().filter(|f| {
+        [
+            "bristol_fashion/aes_128.txt",
+            "bristol_fashion_mand/sha256.txt",
+            "bristol_format/AES-non-expanded.txt",
+            "bristol_fashion/ModAdd512.txt",
+        ]
+        .contains(&f.rel.as_str())
+    }) {
+        let c = prepared(&read_circuit_file(&f.path, Some(f.format)).unwrap());
+        let owners = default_owners(c.layout.input_widths.len());
+        let v = &f.vectors[0];
+        let values: Vec<Vec<bool>> = v
+            .inputs
+            .iter()
+            .zip(&c.layout.input_widths)
+            .map(|(t, &w)| parse_value(t, w, f.bit_order).unwrap())
+            .collect();
+        let a = split_inputs(&owners, &values, Party::A);
+        let b = split_inputs(&owners, &values, Party::B);
+        let (oa, ob) =
+            run_local_tcp(&c, &owners, &a, &b, Duration::from_secs(30), &mut |_| {}).unwrap();
+        let got: Vec<String> = ob
+            .outputs
+            .iter()
+            .map(|o| format_value(o, f.bit_order))
+            .collect();
+        assert_eq!(got, v.outputs, "{}", f.rel);
+        assert_eq!(oa.outputs, ob.outputs);
+        assert!(
+            ob.stats.bytes_received >= 32 * c.and_count(),
+            "tables were streamed"
+        );
+    }
+}
+
+#[test]
+fn random_circuits_match_cleartext_evaluation() {
+    for seed in 0..40u64 {
+        let c = random_circuit(seed, 2 + (seed % 7) as u32, 50 + (seed as usize * 37) % 400);
+        for (label, circuit) in [
+            ("as generated", c.clone()),
+            ("levelized+slots", prepared(&c)),
+        ] {
+            let n_values = circuit.layout.input_widths.len();
+            // Alternate ownership patterns, including all inputs to one party.
+            let owners: Vec<Party> = (0..n_values)
+                .map(|i| {
+                    if (i as u64 + seed) % 3 == 0 {
+                        Party::A
+                    } else {
+                        Party::B
+                    }
+                })
+                .collect();
+            let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let values: Vec<Vec<bool>> = circuit
+                .layout
+                .input_widths
+                .iter()
+                .map(|&w| {
+                    (0..w)
+                        .map(|_| {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            x & 1 == 1
+                        })
+                        .collect()
+                })
+                .collect();
+            let all: Vec<bool> = values.iter().flatten().copied().collect();
+            let expect = eval_bits(&circuit, &all);
+            let (a, b) = run_in_memory(&circuit, &owners, &values);
+            let got: Vec<bool> = b.unwrap().outputs.concat();
+            assert_eq!(got, expect, "seed {seed} ({label})");
+            assert_eq!(a.unwrap().outputs.concat(), expect);
+        }
+    }
+}
+
+fn adder() -> Circuit {
+    let f = load_vectors()
+        .into_iter()
+        .find(|f| f.rel == "bristol_fashion/adder64.txt")
+        .unwrap();
+    prepared(&read_circuit_file(&f.path, Some(f.format)).unwrap())
+}
+
+#[test]
+fn different_circuits_are_refused_at_the_handshake_on_both_sides() {
+    let add = adder();
+    let f = load_vectors()
+        .into_iter()
+        .find(|f| f.rel == "bristol_fashion/sub64.txt")
+        .unwrap();
+    let sub = prepared(&read_circuit_file(&f.path, Some(f.format)).unwrap());
+    let owners = [Party::A, Party::B];
+    let (mut ca, mut cb) = MemoryChannel::pair();
+    let zero = vec![vec![false; 64]];
+    let (ra, rb) = std::thread::scope(|s| {
+        let h = s.spawn(|| run_garbler(&mut ca, &add, &owners, &zero, &mut |_| {}));
+        let rb = run_evaluator(&mut cb, &sub, &owners, &zero, &mut |_| {});
+        (h.join().unwrap(), rb)
+    });
+    for r in [ra, rb] {
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("handshake failed") && e.contains("circuits differ"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn both_parties_as_a_is_refused() {
+    let add = adder();
+    let owners = [Party::A, Party::B];
+    let (mut ca, mut cb) = MemoryChannel::pair();
+    let zero = vec![vec![false; 64]];
+    let (ra, rb) = std::thread::scope(|s| {
+        let h = s.spawn(|| run_garbler(&mut ca, &add, &owners, &zero, &mut |_| {}));
+        let rb = run_garbler(&mut cb, &add, &owners, &zero, &mut |_| {});
+        (h.join().unwrap(), rb)
+    });
+    for r in [ra, rb] {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("both parties chose to be party A"), "{e}");
+    }
+}
+
+#[test]
+fn wrong_input_count_or_width_is_refused_before_sending_anything() {
+    let add = adder();
+    let owners = [Party::A, Party::B];
+    let (mut ca, _cb) = MemoryChannel::pair();
+    let e = run_garbler(&mut ca, &add, &owners, &[], &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("party A owns 1 input value(s)") && e.contains("0 were given"),
+        "{e}"
+    );
+    let e = run_garbler(&mut ca, &add, &owners, &[vec![true; 63]], &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("64 bits wide") && e.contains("63 bits"), "{e}");
+    assert_eq!(
+        ca.counts().sent,
+        0,
+        "nothing may be sent before the inputs are checked"
+    );
+}
+
+#[test]
+fn peer_disconnecting_mid_protocol_ends_the_run_quickly() {
+    // The garbler's peer completes the handshake, then vanishes.
+    let add = adder();
+    let owners = [Party::A, Party::B];
+    let (mut ca, mut cb) = MemoryChannel::pair();
+    let start = Instant::now();
+    let r = std::thread::scope(|s| {
+        let h = s.spawn(|| run_garbler(&mut ca, &add, &owners, &[vec![true; 64]], &mut |_| {}));
+        let hello = pgc_protocol::Hello {
+            version: pgc_protocol::PROTOCOL_VERSION,
+            party: Party::B,
+            fingerprint: add.fingerprint(),
+            input_owners: owners.to_vec(),
+            input_widths: add.layout.input_widths.clone(),
+            output_widths: add.layout.output_widths.clone(),
+        };
+        cb.send_frame(&hello.to_bytes()).unwrap();
+        cb.flush().unwrap();
+        let _ = cb.recv_frame(1 << 20);
+        drop(cb);
+        h.join().unwrap()
+    });
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("closed"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn garbage_on_the_socket_is_refused_with_a_clear_error() {
+    let add = adder();
+    let owners = [Party::A, Party::B];
+    let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr();
+    let r = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let mut ch = listener.accept(Duration::from_secs(10)).unwrap();
+            ch.set_timeout(Some(Duration::from_secs(10))).unwrap();
+            run_garbler(&mut ch, &add, &owners, &[vec![false; 64]], &mut |_| {})
+        });
+        let mut raw = std::net::TcpStream::connect(addr).unwrap();
+        raw.write_all(b"GET / HTTP/1.1\r\nHost: example\r\n\r\n")
+            .unwrap();
+        let r = h.join().unwrap();
+        drop(raw);
+        r
+    });
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("not a pgc hello"), "{e}");
+}
