@@ -7,7 +7,7 @@ pub mod block;
 pub mod hash;
 pub mod prg;
 
-pub use aes::Aes128;
+pub use aes::{Aes128, AesKernel};
 pub use block::Block;
 pub use hash::TccrHash;
 pub use prg::{Prg, os_random_block};
