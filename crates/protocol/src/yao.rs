@@ -383,7 +383,7 @@ impl TableReader {
                 let mut len = [0u8; 4];
                 ch.recv(&mut len)?;
                 let len = u32::from_le_bytes(len) as usize;
-                if len == 0 || len % 16 != 0 || len > MAX_TABLE_FRAME_BYTES {
+                if len == 0 || !len.is_multiple_of(16) || len > MAX_TABLE_FRAME_BYTES {
                     return Err(ProtocolError::Peer(format!(
                         "a garbled-table frame of {len} bytes (must be a non-zero multiple of \
                          16, at most {MAX_TABLE_FRAME_BYTES})"

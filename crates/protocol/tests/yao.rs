@@ -135,7 +135,7 @@ fn random_circuits_match_cleartext_evaluation() {
             // Alternate ownership patterns, including all inputs to one party.
             let owners: Vec<Party> = (0..n_values)
                 .map(|i| {
-                    if (i as u64 + seed) % 3 == 0 {
+                    if (i as u64 + seed).is_multiple_of(3) {
                         Party::A
                     } else {
                         Party::B
