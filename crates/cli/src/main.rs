@@ -28,6 +28,24 @@ Try it on one machine:  pgc demo
 Circuits: Bristol Fashion (basic and MAND) and the old Bristol format, or builtin:NAME
 (builtin:millionaires, builtin:aes128, builtin:random:WIDTHxDEPTH).";
 
+const RUN_EXAMPLES: &str = "\
+Examples:
+  # A holds the key, B the plaintext of a Bristol Fashion AES-128 circuit:
+  pgc run aes_128.txt --party a --listen 0.0.0.0:7000 --input 0x000102030405060708090a0b0c0d0e0f
+  pgc run aes_128.txt --party b --connect hostA:7000 --input 0x00112233445566778899aabbccddeeff
+
+  # A owns input values 0 and 2 of a three-input circuit (both sides pass the same flag):
+  pgc run ModAdd512.txt --party a --inputs-of-a 0,2 --listen 0.0.0.0:7000 --input 5 --input 97
+  pgc run ModAdd512.txt --party b --inputs-of-a 0,2 --connect hostA:7000 --input 9
+
+Either side may start first: --connect retries until --timeout. Both sides must load the same
+circuit; a different file, version or input assignment stops both with an error.";
+
+const LOCAL_EXAMPLES: &str = "\
+Examples:
+  pgc local builtin:millionaires --a 5000000 --b 7250000
+  pgc local sha256.txt --a 0x61626380...18 --b 0x6a09e667...5be0cd19 --json";
+
 #[derive(Parser)]
 #[command(name = "pgc", version, about = "Secure two-party computation with garbled circuits",
     long_about = ABOUT, after_help = AFTER_HELP)]
@@ -43,8 +61,10 @@ enum Command {
     /// Evaluate a circuit in the clear on all its inputs (no security; for checking).
     Eval(commands::EvalArgs),
     /// Run one party of the secure protocol against a peer on the network.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(commands::RunArgs),
     /// Run both parties on this machine over loopback TCP (for trying things out).
+    #[command(after_help = LOCAL_EXAMPLES)]
     Local(commands::LocalArgs),
     /// Measure garbling, OT and end-to-end protocol speed on generated circuits.
     Bench(bench::BenchArgs),
