@@ -67,8 +67,7 @@ pub enum GenerateError {
 
 /// A random layered circuit of `depth` layers, each `width` ANDs wide, generated on the fly
 /// chunk by chunk: memory stays O(width) for any depth, so it can feed garbling benchmarks
-/// of billions of gates. Build it as a literal or with [`RandomLayered::new`], which also
-/// checks the width.
+/// of billions of gates. Build it with [`RandomLayered::new`], which checks the width.
 ///
 /// Structure: two input values of `width` bits (party A's and party B's). Wire ids are
 /// slots in a ring of three regions of `width` slots; the inputs start in regions 0 and 1.
@@ -78,21 +77,16 @@ pub enum GenerateError {
 /// every 16th slot. The ANDs of a layer read only the previous layer, so each layer's ANDs
 /// are one independent run. Outputs: the first `min(width, 128)` wires of the last layer
 /// (of input A if `depth = 0`). `width = 0` is the empty circuit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RandomLayered {
     pub width: u32,
     pub depth: u32,
     pub seed: u64,
+    layout: Layout,
 }
 
 /// Every 16th slot of a layer also gets an INV.
 const INV_STRIDE: u32 = 16;
-
-/// Layouts handed out by [`RandomLayered::layout`], one per (width, output region). A
-/// layout must outlive `&self` and the struct has only its three parameters, so layouts are
-/// interned for the life of the process; there are at most three per width used.
-type LayoutCache = std::sync::Mutex<std::collections::HashMap<(u32, u32), &'static Layout>>;
-static LAYOUTS: std::sync::OnceLock<LayoutCache> = std::sync::OnceLock::new();
 
 impl RandomLayered {
     /// Largest supported width: the `3 * width` wire slots must fit in 32-bit ids.
@@ -100,27 +94,24 @@ impl RandomLayered {
 
     /// A checked constructor: `width` must be in `1..=MAX_WIDTH`.
     pub fn new(width: u32, depth: u32, seed: u64) -> Result<Self, GenerateError> {
-        let g = RandomLayered { width, depth, seed };
-        g.check()?;
-        Ok(g)
-    }
-
-    /// Checks the parameters (see [`RandomLayered::new`]).
-    pub fn check(&self) -> Result<(), GenerateError> {
-        match self.width {
-            0 => Err(GenerateError::ZeroWidth),
-            w if w > Self::MAX_WIDTH => Err(GenerateError::WidthTooLarge(w)),
-            _ => Ok(()),
+        match width {
+            0 => return Err(GenerateError::ZeroWidth),
+            w if w > Self::MAX_WIDTH => return Err(GenerateError::WidthTooLarge(w)),
+            _ => {}
         }
-    }
-
-    /// Region holding the outputs: that of the last layer, or input A's without layers.
-    fn output_region(&self) -> u32 {
-        if self.depth == 0 {
+        // Outputs live in the last layer's region, or in input A's without layers.
+        let output_region = if depth == 0 {
             0
         } else {
-            Self::dst_region(self.depth - 1)
-        }
+            Self::dst_region(depth - 1)
+        };
+        let layout = Self::make_layout(width, output_region);
+        Ok(RandomLayered {
+            width,
+            depth,
+            seed,
+            layout,
+        })
     }
 
     fn make_layout(width: u32, region: u32) -> Layout {
@@ -150,19 +141,8 @@ impl RandomLayered {
 }
 
 impl GateSource for RandomLayered {
-    /// # Panics
-    /// If `width > MAX_WIDTH` (see [`RandomLayered::check`]).
     fn layout(&self) -> &Layout {
-        if self.width > Self::MAX_WIDTH {
-            panic!("{}", GenerateError::WidthTooLarge(self.width));
-        }
-        let key = (self.width, self.output_region());
-        let cache = LAYOUTS.get_or_init(Default::default);
-        let mut map = cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        map.entry(key)
-            .or_insert_with(|| Box::leak(Box::new(Self::make_layout(key.0, key.1))))
+        &self.layout
     }
 
     fn gate_count(&self) -> u64 {
@@ -398,25 +378,10 @@ mod tests {
     }
 
     #[test]
-    fn layered_literal_and_empty_width() {
-        let lit = RandomLayered {
-            width: 10,
-            depth: 4,
-            seed: 3,
-        };
-        assert_eq!(
-            collect(&lit),
-            collect(&RandomLayered::new(10, 4, 3).unwrap())
-        );
-        assert_eq!(lit.layout().output_wires, (20..30).collect::<Vec<_>>());
-        let empty = RandomLayered {
-            width: 0,
-            depth: 5,
-            seed: 0,
-        };
-        assert_eq!(empty.gate_count(), 0);
-        assert!(collect(&empty).is_empty());
-        assert_eq!(empty.layout().num_wires, 0);
+    fn layered_output_wires_are_the_last_layer() {
+        let g = RandomLayered::new(10, 4, 3).unwrap();
+        assert_eq!(g.layout().output_wires, (20..30).collect::<Vec<_>>());
+        assert_eq!(collect(&g).len() as u64, g.gate_count());
     }
 
     #[test]

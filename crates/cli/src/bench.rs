@@ -75,11 +75,7 @@ fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
     let depth = ands.div_ceil(width as u64);
     let depth = u32::try_from(depth)
         .map_err(|_| anyhow::anyhow!("--ands is too large for --width {width}"))?;
-    Ok(RandomLayered {
-        width,
-        depth,
-        seed: 0x9e37_79b9,
-    })
+    Ok(RandomLayered::new(width, depth, 0x9e37_79b9)?)
 }
 
 fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {

@@ -87,11 +87,7 @@ fn builtin(name: &str) -> Result<Loaded> {
                 "builtin:random:{dims}: expected WIDTHxDEPTH with positive numbers, e.g. builtin:random:4096x1000"
             );
         };
-        return Ok(Loaded::Generated(RandomLayered {
-            width,
-            depth,
-            seed: 1,
-        }));
+        return Ok(Loaded::Generated(RandomLayered::new(width, depth, 1)?));
     }
     Ok(Loaded::Memory(match name {
         "millionaires" => builder::millionaires_circuit(32),

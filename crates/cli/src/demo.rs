@@ -63,11 +63,7 @@ pub fn demo(json: bool) -> Result<()> {
     results.push(json!({"name": "aes128", "ciphertext": ct, "correct": true, "stats": report::stats_json(&ob.stats)}));
 
     // 3. Throughput on a larger generated circuit, checked against cleartext evaluation.
-    let g = RandomLayered {
-        width: 4096,
-        depth: 2500,
-        seed: 2026,
-    };
+    let g = RandomLayered::new(4096, 2500, 2026)?;
     say(format!(
         "3. Throughput: a generated circuit of {} AND gates, streamed",
         report::group(g.and_count())
