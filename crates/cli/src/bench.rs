@@ -87,8 +87,9 @@ fn bench_garble(ands: u64, width: u32, json: bool) -> Result<()> {
     let layout = circuit.layout().clone();
     let mut prg = Prg::from_os_entropy();
     let delta = random_delta(&mut prg);
-    let mut garbler = Garbler::new(layout.num_wires as usize, delta);
-    let mut evaluator = Evaluator::new(layout.num_wires as usize);
+    let hash_key = prg.random_block();
+    let mut garbler = Garbler::new(layout.num_wires as usize, delta, hash_key);
+    let mut evaluator = Evaluator::new(layout.num_wires as usize, hash_key);
     let inputs = random_bits(&mut prg, layout.num_input_wires() as usize);
     for (w, &bit) in inputs.iter().enumerate() {
         let zero = prg.random_block();

@@ -1,6 +1,6 @@
-//! Cryptographic primitives of pgc: 128-bit blocks, fixed-key AES (AES-NI / VAES-512 with a
-//! portable fallback), the tweakable circular-correlation-robust hash used by half-gates and
-//! OT extension, and OS-seeded pseudorandom generators.
+//! Cryptographic primitives of pgc: 128-bit blocks, AES-128 (AES-NI / VAES-512 with a
+//! portable fallback), the tweakable circular-correlation-robust hash (TMMO) used by
+//! half-gates and OT extension, and OS-seeded pseudorandom generators.
 
 pub mod aes;
 pub mod block;

@@ -1,16 +1,18 @@
 //! Half-gates garbling (Zahur, Rosulek, Evans, EUROCRYPT 2015) with free XOR and
 //! point-and-permute, sans IO: the [`Garbler`] turns gates into garbled tables (2 blocks
-//! per AND) and the [`Evaluator`] consumes them; moving tables and labels between the
-//! parties is the protocol layer's job.
+//! per AND) and the [`Evaluator`] consumes them; moving tables, labels and the hash key
+//! between the parties is the protocol layer's job.
 //!
 //! # Conventions both parties share
 //!
 //! - Every wire has a *zero-label* W⁰ known to the garbler; the label of value v is
 //!   W⁰ ⊕ v·Δ, where Δ (the garbler's secret) has lsb 1, so the lsb of a label is its
 //!   value masked by the lsb of W⁰ (the point-and-permute bit; [`Garbler::decoding_bits`]).
-//! - The hash is [`TccrHash`] under the public key [`GARBLE_HASH_KEY`]. The j-th AND gate
-//!   overall (counted from 0 across all calls) uses tweak 2j for the garbler half-gate and
-//!   2j + 1 for the evaluator half-gate, and its table is `[T_G, T_E]`:
+//! - The hash H is [`TccrHash`] (TMMO, tweakable circular correlation robust) under a
+//!   public key the garbler draws at random for each run and sends to the evaluator (see
+//!   `pgc_crypto::hash` for why the key is per run). The j-th AND gate overall (counted
+//!   from 0 across all calls) uses tweak 2j for the garbler half-gate and 2j + 1 for the
+//!   evaluator half-gate, and its table is `[T_G, T_E]`:
 //!   - T_G = H(A⁰, 2j) ⊕ H(A¹, 2j) ⊕ p_b·Δ,
 //!   - T_E = H(B⁰, 2j+1) ⊕ H(B¹, 2j+1) ⊕ A⁰,
 //!   - C⁰ = H(A^{p_a}, 2j) ⊕ H(B^{p_b}, 2j+1) ⊕ p_a·p_b·Δ (with p_a, p_b the lsbs of
@@ -28,28 +30,22 @@
 //!
 //! # Speed
 //!
-//! Runs of AND gates are hashed in batches of up to [`AND_BATCH`] gates (4 hash blocks per
-//! AND for the garbler, 2 for the evaluator) so that the wide AES kernels run on long
-//! inputs. A gate's input labels are gathered when it is queued and its output is written
-//! when the batch is flushed. XOR, INV, Copy and Const gates run in order as they come.
-//! Every wire with a queued, unwritten output is marked; a gate that reads such a wire, or
-//! a non-AND gate that writes one, flushes the batch first. So every read sees the value
-//! the gate sequence defines and the last writer of a wire wins, whatever the order of the
-//! caller's gates; circuits whose ANDs do not read each other within a batch never flush
-//! early. Each call to [`Garbler::garble`] or [`Evaluator::evaluate`] ends with a flush, so
-//! no state is pending between calls.
+//! Gates run in order as they come, and each AND is hashed at once. On CPUs with VAES the
+//! hash (8 AES calls per AND for the garbler, 4 for the evaluator) runs in vector registers
+//! fused with the table and label arithmetic (`wide`), and the out-of-order core overlaps
+//! the AES chains of successive ANDs with each other and with the label traffic of the
+//! gates in between; elsewhere the batch functions of [`TccrHash`] hash one AND's blocks
+//! per call. Nothing is queued across gates, so every read sees the value the gate sequence
+//! defines, whatever the order and slot reuse of the caller's gates, and no state is
+//! pending between calls. One pass over each call's gates (4 per instruction with
+//! AVX-512) bounds all wire ids and counts the ANDs up front, so the gate loops test
+//! nothing per gate unless that pass flags the call.
 
-mod combine;
+#[cfg(target_arch = "x86_64")]
+mod wide;
 
 use pgc_circuit::{Gate, Op, WireId};
 use pgc_crypto::{Block, Prg, TccrHash};
-
-/// The public AES key of the garbling hash (distinct from the key any other layer uses, so
-/// their tweak spaces never meet). ASCII "pgc half-gates\0\0".
-pub const GARBLE_HASH_KEY: Block = Block(u128::from_le_bytes(*b"pgc half-gates\0\0"));
-
-/// Most AND gates hashed in one batch.
-pub const AND_BATCH: usize = 512;
 
 /// Errors of [`Evaluator::evaluate`]. Messages name the problem but never a label.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,106 +78,254 @@ pub fn and_count(gates: &[Gate]) -> usize {
     gates.iter().filter(|g| g.op == Op::And).count()
 }
 
-/// The AND gates queued for hashing, and which wires they will write.
-struct AndQueue {
-    /// Input labels of each queued AND, (A, B) in turn.
-    pairs: Vec<Block>,
-    outs: Vec<WireId>,
-    len: usize,
-    /// `marks[w] == generation` iff a queued AND writes wire w; advancing the generation
-    /// clears every mark at once.
-    marks: Vec<u32>,
-    generation: u32,
+/// The code that hashes AND gates: the fastest the CPU runs is chosen when a garbler or
+/// evaluator is made (tests may pick another).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    /// 512-bit VAES (garbler only: see `wide`).
+    Zmm,
+    /// 256-bit VAES.
+    Ymm,
+    /// The batch functions of [`TccrHash`], on any CPU.
+    Portable,
 }
 
-impl AndQueue {
-    fn new(num_wires: usize) -> AndQueue {
-        AndQueue {
-            pairs: vec![Block::ZERO; 2 * AND_BATCH],
-            outs: vec![0; AND_BATCH],
-            len: 0,
-            marks: vec![0; num_wires],
-            generation: 1,
+impl Kernel {
+    fn is_available(self) -> bool {
+        match self {
+            Kernel::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Zmm => pgc_crypto::AesKernel::Vaes512.is_available(),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Ymm => {
+                std::arch::is_x86_feature_detected!("aes")
+                    && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("vaes")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
         }
     }
 
-    fn clear(&mut self) {
-        self.len = 0;
-        if self.generation == u32::MAX {
-            self.marks.fill(0);
-            self.generation = 0;
+    /// The first of `preference` the CPU runs.
+    fn first_available(preference: &[Kernel]) -> Kernel {
+        preference
+            .iter()
+            .copied()
+            .find(|k| k.is_available())
+            .unwrap_or(Kernel::Portable)
+    }
+}
+
+/// What one pass over a call's gates finds before the gate loop runs.
+pub(crate) struct GateScan {
+    /// The largest `a`, `b` or `out` field of any gate (0 if none). Below `num_wires`, it
+    /// proves every gate's wires in range, so the loops skip the per-gate test (a Const's
+    /// `a` is a bit, 0 or 1, so this fails for valid gates only when `num_wires < 2`; then
+    /// the loops test each gate, which finds the gate at fault or none).
+    max_field: u64,
+    and_gates: usize,
+}
+
+impl GateScan {
+    fn of(gates: &[Gate]) -> GateScan {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+        {
+            // SAFETY: the CPU has AVX-512F and AVX-512BW (just checked).
+            return unsafe { wide::scan_gates(gates) };
         }
-        self.generation += 1;
+        GateScan::scalar(gates)
     }
-}
 
-/// What the gate loops keep in registers about the queue: its generation and the range
-/// `low..=low + span` of the queued outputs, so that most checks are a subtraction and a
-/// compare, with `marks` consulted only inside the range. (Kept out of `AndQueue`, whose
-/// fields the compiler would load and store at every gate.)
-#[derive(Clone, Copy)]
-struct Pending {
-    generation: u32,
-    low: u32,
-    high: u32,
-    span: u32,
-}
-
-impl Pending {
-    /// Nothing queued: `in_range` holds only for u32::MAX, which no valid wire reaches.
-    #[inline(always)]
-    fn empty(generation: u32) -> Pending {
-        Pending {
-            generation,
-            low: u32::MAX,
-            high: 0,
-            span: 0,
+    fn scalar(gates: &[Gate]) -> GateScan {
+        let mut scan = GateScan {
+            max_field: 0,
+            and_gates: 0,
+        };
+        for g in gates {
+            scan.note(g);
         }
+        scan
     }
 
     #[inline(always)]
-    fn in_range(self, wire: WireId) -> bool {
-        wire.wrapping_sub(self.low) <= self.span
+    fn note(&mut self, g: &Gate) {
+        self.max_field = self.max_field.max(g.a.max(g.b).max(g.out) as u64);
+        self.and_gates += (g.op == Op::And) as usize;
     }
 
-    #[inline(always)]
-    fn is_pending(self, marks: &[u32], wire: WireId) -> bool {
-        self.in_range(wire) && marks[wire as usize] == self.generation
-    }
-
-    /// Whether a gate touching these wires must flush first (inputs written by a queued
-    /// AND, or an output a queued AND will overwrite).
-    #[inline(always)]
-    fn conflicts(self, marks: &[u32], w1: WireId, w2: WireId, w3: WireId) -> bool {
-        (self.in_range(w1) | self.in_range(w2) | self.in_range(w3))
-            && (self.is_pending(marks, w1)
-                || self.is_pending(marks, w2)
-                || self.is_pending(marks, w3))
-    }
-
-    #[inline(always)]
-    fn note(&mut self, out: WireId) {
-        self.low = self.low.min(out);
-        self.high = self.high.max(out);
-        self.span = self.high - self.low;
+    fn all_wires_below(&self, num_wires: usize) -> bool {
+        self.max_field < num_wires as u64
     }
 }
 
-/// Queues an AND (input labels `a`, `b`, output `out`) at position `len`.
+/// Whether the wires a gate uses are below `num_wires` (Const's `a` is a bit, not a wire).
 #[inline(always)]
-fn enqueue(
-    queue: &mut AndQueue,
-    pending: &mut Pending,
-    len: usize,
-    a: Block,
-    b: Block,
-    out: WireId,
-) {
-    queue.pairs[2 * len] = a;
-    queue.pairs[2 * len + 1] = b;
-    queue.outs[len] = out;
-    queue.marks[out as usize] = pending.generation;
-    pending.note(out);
+fn gate_wires_ok(g: &Gate, num_wires: usize) -> bool {
+    let highest = match g.op {
+        Op::Xor | Op::And => g.a.max(g.b).max(g.out),
+        Op::Inv | Op::Copy => g.a.max(g.out),
+        Op::Const => g.out,
+    };
+    (highest as usize) < num_wires
+}
+
+/// `labels[out] = labels[a] ⊕ labels[b]` through a vector register (the compiler would
+/// move each label through two general registers).
+///
+/// # Safety
+/// The three wires are below the length of `labels`.
+#[inline(always)]
+unsafe fn xor_labels(labels: *mut Block, a: WireId, b: WireId, out: WireId) {
+    // SAFETY: per the caller; SSE2 is part of the x86-64 baseline.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::*;
+        let load = |w: WireId| _mm_loadu_si128(labels.add(w as usize) as *const __m128i);
+        _mm_storeu_si128(
+            labels.add(out as usize) as *mut __m128i,
+            _mm_xor_si128(load(a), load(b)),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    unsafe {
+        *labels.add(out as usize) = *labels.add(a as usize) ^ *labels.add(b as usize);
+    }
+}
+
+/// Garbles one AND gate at a time.
+trait GarbleAnd {
+    /// Garbles the next AND (the kernel counts them, for the tweaks): zero-labels at `a`,
+    /// `b`; writes `[T_G, T_E]` to `rows[0..2]` and C⁰ to `out`.
+    ///
+    /// # Safety
+    /// The pointers are valid for their blocks (`a`, `b`, `out` may coincide).
+    unsafe fn garble_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *mut Block,
+        out: *mut Block,
+    );
+}
+
+/// Evaluates one AND gate at a time.
+trait EvaluateAnd {
+    /// Evaluates the next AND: labels at `a`, `b`, tables at `rows` (2 blocks); writes
+    /// the output label to `out`.
+    ///
+    /// # Safety
+    /// The pointers are valid for their blocks.
+    unsafe fn evaluate_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *const Block,
+        out: *mut Block,
+    );
+}
+
+/// Any CPU: the hash's batch functions (on the fastest AES kernel the CPU has) on the 4
+/// blocks of a garbled AND or the 2 of an evaluated one.
+struct Portable<'a> {
+    hash: &'a TccrHash,
+    delta: Block,
+    and_index: u64,
+}
+
+impl GarbleAnd for Portable<'_> {
+    unsafe fn garble_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *mut Block,
+        out: *mut Block,
+    ) {
+        // SAFETY: per the trait contract.
+        let (a0, b0) = unsafe { (*a, *b) };
+        let mut h = [Block::ZERO; 4];
+        self.hash
+            .tccr_batch_seq_pairs(&[a0, b0], self.delta, 2 * self.and_index, &mut h);
+        self.and_index += 1;
+        let (p_a, p_b) = (a0.lsb(), b0.lsb());
+        let t_g = h[0] ^ h[1] ^ self.delta.select(p_b);
+        let t_e = h[2] ^ h[3] ^ a0;
+        // C⁰ = H(A^{p_a}) ⊕ p_a·p_b·Δ ⊕ H(B^{p_b}) = (H(A⁰) ⊕ p_a·T_G) ⊕ H(B^{p_b}).
+        let c = h[0] ^ t_g.select(p_a) ^ if p_b { h[3] } else { h[2] };
+        // SAFETY: per the trait contract.
+        unsafe {
+            *rows = t_g;
+            *rows.add(1) = t_e;
+            *out = c;
+        }
+    }
+}
+
+impl EvaluateAnd for Portable<'_> {
+    unsafe fn evaluate_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *const Block,
+        out: *mut Block,
+    ) {
+        // SAFETY: per the trait contract.
+        let (a, b, t_g, t_e) = unsafe { (*a, *b, *rows, *rows.add(1)) };
+        let mut h = [Block::ZERO; 2];
+        self.hash
+            .tccr_batch_seq(&[a, b], 2 * self.and_index, &mut h);
+        self.and_index += 1;
+        let c = h[0] ^ t_g.select(a.lsb()) ^ h[1] ^ (t_e ^ a).select(b.lsb());
+        // SAFETY: per the trait contract.
+        unsafe { *out = c };
+    }
+}
+
+// SAFETY (the three impls below): these kernels are only made, and their methods only
+// inlined, in the functions that run after detecting their CPU features and are compiled
+// with them (`garble_zmm`, `garble_ymm`, `evaluate_ymm`).
+#[cfg(target_arch = "x86_64")]
+impl GarbleAnd for wide::GarbleZmm {
+    #[inline(always)]
+    unsafe fn garble_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *mut Block,
+        out: *mut Block,
+    ) {
+        unsafe { wide::GarbleZmm::garble_and(self, a, b, rows, out) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl GarbleAnd for wide::GarbleYmm {
+    #[inline(always)]
+    unsafe fn garble_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *mut Block,
+        out: *mut Block,
+    ) {
+        unsafe { wide::GarbleYmm::garble_and(self, a, b, rows, out) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl EvaluateAnd for wide::EvaluateYmm {
+    #[inline(always)]
+    unsafe fn evaluate_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *const Block,
+        out: *mut Block,
+    ) {
+        unsafe { wide::EvaluateYmm::evaluate_and(self, a, b, rows, out) }
+    }
 }
 
 /// The garbler: holds Δ and every wire's zero-label.
@@ -190,15 +334,15 @@ pub struct Garbler {
     delta: Block,
     hash: TccrHash,
     and_gates_done: u64,
-    queue: AndQueue,
-    /// H(A⁰), H(A¹), H(B⁰), H(B¹) of each queued AND.
-    hashes: Vec<Block>,
+    kernel: Kernel,
 }
 
 impl Garbler {
-    /// A garbler for `num_wires` wires (all zero-labels 0 until set). Panics if the lsb of
+    /// A garbler for `num_wires` wires (all zero-labels 0 until set), with global offset
+    /// `delta` and the public key `hash_key` of the garbling hash. Both must be fresh and
+    /// random for each run: Δ secret, the key sent to the evaluator. Panics if the lsb of
     /// `delta` is 0.
-    pub fn new(num_wires: usize, delta: Block) -> Garbler {
+    pub fn new(num_wires: usize, delta: Block, hash_key: Block) -> Garbler {
         assert!(
             delta.lsb(),
             "the garbler's Δ must have lsb 1 (point-and-permute)"
@@ -206,10 +350,9 @@ impl Garbler {
         Garbler {
             zero_labels: vec![Block::ZERO; num_wires],
             delta,
-            hash: TccrHash::new(GARBLE_HASH_KEY),
+            hash: TccrHash::new(hash_key),
             and_gates_done: 0,
-            queue: AndQueue::new(num_wires),
-            hashes: vec![Block::ZERO; 4 * AND_BATCH],
+            kernel: Kernel::first_available(&[Kernel::Zmm, Kernel::Ymm]),
         }
     }
 
@@ -232,72 +375,108 @@ impl Garbler {
     /// If a gate uses a wire at or above `num_wires` (a malformed circuit; the garbler's
     /// own input, so a bug rather than a peer's doing).
     pub fn garble(&mut self, gates: &[Gate], tables: &mut Vec<Block>) {
-        let delta = self.delta;
-        // Locals, so the loop keeps them in registers across gates.
-        let labels = &mut self.zero_labels[..];
-        let queue = &mut self.queue;
-        let mut flush = |queue: &mut AndQueue, labels: &mut [Block]| {
-            garbler_flush(
-                &self.hash,
-                delta,
-                &mut self.and_gates_done,
-                queue,
-                &mut self.hashes,
-                labels,
-                tables,
-            )
+        let scan = GateScan::of(gates);
+        // Room for every row up front, so the loop never checks.
+        tables.reserve(2 * scan.and_gates);
+        let checked = !scan.all_wires_below(self.zero_labels.len());
+        match self.kernel {
+            // SAFETY (both arms): the kernel was chosen because the CPU has its features.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Zmm => unsafe { self.garble_zmm(gates, tables, checked) },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Ymm => unsafe { self.garble_ymm(gates, tables, checked) },
+            _ => {
+                let hash = self.hash.clone();
+                let mut kernel = Portable {
+                    hash: &hash,
+                    delta: self.delta,
+                    and_index: self.and_gates_done,
+                };
+                self.garble_with::<_, true>(&mut kernel, gates, tables);
+            }
+        }
+    }
+
+    /// # Safety
+    /// The CPU has AES-NI, AVX-512F and VAES.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "aes,avx512f,vaes")]
+    unsafe fn garble_zmm(&mut self, gates: &[Gate], tables: &mut Vec<Block>, checked: bool) {
+        // SAFETY: the caller checked the CPU, and this function has its features.
+        let mut kernel = unsafe {
+            let keys = pgc_crypto::aes::wide::RoundKeys512::new(self.hash.permutation());
+            wide::GarbleZmm::new(keys, self.delta, self.and_gates_done)
         };
-        // The queue is empty between calls; `len` and `pending` live in registers.
-        let mut len = 0;
-        let mut pending = Pending::empty(queue.generation);
-        macro_rules! flush_now {
-            () => {{
-                queue.len = len;
-                flush(queue, labels);
-                len = 0;
-                pending = Pending::empty(queue.generation);
-            }};
+        if checked {
+            self.garble_with::<_, true>(&mut kernel, gates, tables);
+        } else {
+            self.garble_with::<_, false>(&mut kernel, gates, tables);
         }
-        for g in gates {
-            // XOR first, outside the `match`: it is the commonest gate, and a predictable
-            // branch is cheaper than the jump table a `match` compiles to.
-            if g.op == Op::Xor {
-                if pending.conflicts(&queue.marks, g.a, g.b, g.out) {
-                    flush_now!();
-                }
-                labels[g.out as usize] = labels[g.a as usize] ^ labels[g.b as usize];
-                continue;
+    }
+
+    /// # Safety
+    /// The CPU has AES-NI, AVX2 and VAES.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "aes,avx2,vaes")]
+    unsafe fn garble_ymm(&mut self, gates: &[Gate], tables: &mut Vec<Block>, checked: bool) {
+        // SAFETY: the caller checked the CPU, and this function has its features.
+        let mut kernel = unsafe {
+            let keys = pgc_crypto::aes::wide::RoundKeys256::new(self.hash.permutation());
+            wide::GarbleYmm::new(keys, self.delta, self.and_gates_done)
+        };
+        if checked {
+            self.garble_with::<_, true>(&mut kernel, gates, tables);
+        } else {
+            self.garble_with::<_, false>(&mut kernel, gates, tables);
+        }
+    }
+
+    /// The gate loop. `tables` must have room for 2 blocks per AND of `gates`; without
+    /// `CHECKED`, every wire of `gates` must be known to be below `num_wires`.
+    #[inline(always)]
+    fn garble_with<K: GarbleAnd, const CHECKED: bool>(
+        &mut self,
+        kernel: &mut K,
+        gates: &[Gate],
+        tables: &mut Vec<Block>,
+    ) {
+        let num_wires = self.zero_labels.len();
+        let delta = self.delta;
+        let labels = self.zero_labels.as_mut_ptr();
+        let first_row = tables.len();
+        // SAFETY: within the capacity reserved by the caller.
+        let mut rows = unsafe { tables.as_mut_ptr().add(first_row) };
+        let mut ands = 0;
+        for (index, g) in gates.iter().enumerate() {
+            let Gate { op, a, b, out } = *g;
+            if CHECKED && !gate_wires_ok(g, num_wires) {
+                wire_panic(index, g, num_wires);
             }
-            match g.op {
-                Op::Xor => unreachable!("handled above"),
-                Op::And => {
-                    if pending.conflicts(&queue.marks, g.a, g.b, g.a) {
-                        flush_now!();
-                    }
-                    let (a, b) = (labels[g.a as usize], labels[g.b as usize]);
-                    enqueue(queue, &mut pending, len, a, b, g.out);
-                    len += 1;
-                    if len == AND_BATCH {
-                        flush_now!();
-                    }
-                }
-                Op::Inv | Op::Copy => {
-                    if pending.conflicts(&queue.marks, g.a, g.out, g.out) {
-                        flush_now!();
-                    }
-                    let flip = delta.select(g.op == Op::Inv);
-                    labels[g.out as usize] = labels[g.a as usize] ^ flip;
-                }
-                Op::Const => {
-                    if pending.conflicts(&queue.marks, g.out, g.out, g.out) {
-                        flush_now!();
-                    }
-                    labels[g.out as usize] = delta.select(g.a != 0);
+            // SAFETY (all arms): the gate's wires are below num_wires, the length of the
+            // labels: checked just above or, without CHECKED, for all gates by the caller.
+            // `rows` has room for 2 blocks per AND (reserved by the caller).
+            unsafe {
+                // If-else rather than `match`: XOR and AND are the common gates, and two
+                // predictable branches are cheaper than the jump a `match` compiles to.
+                if op == Op::Xor {
+                    xor_labels(labels, a, b, out);
+                } else if op == Op::And {
+                    let at = |w: WireId| labels.add(w as usize);
+                    kernel.garble_and(at(a), at(b), rows, at(out));
+                    rows = rows.add(2);
+                    ands += 1;
+                } else {
+                    let value = match op {
+                        Op::Const => delta.select(a != 0),
+                        _ => *labels.add(a as usize) ^ delta.select(op == Op::Inv),
+                    };
+                    *labels.add(out as usize) = value;
                 }
             }
         }
-        queue.len = len;
-        flush(queue, labels);
+        // SAFETY: the kernel wrote both rows of each of the `ands` ANDs.
+        unsafe { tables.set_len(first_row + 2 * ands) };
+        self.and_gates_done += ands as u64;
     }
 
     /// The lsb of each wire's zero-label: the evaluator decodes a label L as lsb(L) ⊕ bit.
@@ -311,61 +490,23 @@ impl Garbler {
     }
 }
 
-/// Hashes the queued ANDs, appends their tables and writes their output zero-labels in
-/// gate order.
-#[inline(never)]
-fn garbler_flush(
-    hash: &TccrHash,
-    delta: Block,
-    and_gates_done: &mut u64,
-    queue: &mut AndQueue,
-    hashes: &mut [Block],
-    labels: &mut [Block],
-    tables: &mut Vec<Block>,
-) {
-    let n = queue.len;
-    if n == 0 {
-        return;
-    }
-    let hashes = &mut hashes[..4 * n];
-    hash.tccr_batch_seq_pairs(&queue.pairs[..2 * n], delta, 2 * *and_gates_done, hashes);
-    let start = tables.len();
-    tables.reserve(2 * n);
-    let rows = &mut tables.spare_capacity_mut()[..2 * n];
-    combine::garble_ands(
-        delta,
-        &queue.pairs[..2 * n],
-        hashes,
-        &queue.outs[..n],
-        rows,
-        labels,
-    );
-    // SAFETY: `garble_ands` wrote all 2n reserved slots after `start` (2 rows for each of
-    // the n queued ANDs).
-    unsafe { tables.set_len(start + 2 * n) };
-    *and_gates_done += n as u64;
-    queue.clear();
-}
-
 /// The evaluator: holds one label per wire.
 pub struct Evaluator {
     labels: Vec<Block>,
     hash: TccrHash,
     and_gates_done: u64,
-    queue: AndQueue,
-    /// H(A, 2j), H(B, 2j + 1) of each queued AND.
-    hashes: Vec<Block>,
+    kernel: Kernel,
 }
 
 impl Evaluator {
-    /// An evaluator for `num_wires` wires (all labels 0 until set).
-    pub fn new(num_wires: usize) -> Evaluator {
+    /// An evaluator for `num_wires` wires (all labels 0 until set), hashing with the
+    /// public key `hash_key` the garbler chose for this run.
+    pub fn new(num_wires: usize, hash_key: Block) -> Evaluator {
         Evaluator {
             labels: vec![Block::ZERO; num_wires],
-            hash: TccrHash::new(GARBLE_HASH_KEY),
+            hash: TccrHash::new(hash_key),
             and_gates_done: 0,
-            queue: AndQueue::new(num_wires),
-            hashes: vec![Block::ZERO; 2 * AND_BATCH],
+            kernel: Kernel::first_available(&[Kernel::Ymm]),
         }
     }
 
@@ -380,104 +521,97 @@ impl Evaluator {
     /// Evaluates `gates` in order with their garbled `tables`, which must hold exactly 2
     /// blocks per AND in `gates`.
     ///
-    /// Errors are found as evaluation goes (a separate pass would cost a tenth of the
-    /// time): after an error the labels are unspecified and the evaluator must be dropped,
-    /// as the protocol aborts anyway.
+    /// The table count is checked before any gate runs. A wire out of range is reported
+    /// when its gate is reached: after that error the labels are unspecified and the
+    /// evaluator must be dropped, as the protocol aborts anyway.
     pub fn evaluate(&mut self, gates: &[Gate], tables: &[Block]) -> Result<(), GarbleError> {
-        let num_wires = self.labels.len();
-        let labels = &mut self.labels[..];
-        let queue = &mut self.queue;
-        // Tables of the queued ANDs start at `first_table`; the next AND's at `next_table`.
-        let mut first_table = 0;
-        let mut next_table = 0;
-        let mut flush = |queue: &mut AndQueue, labels: &mut [Block], first_table: usize| {
-            evaluator_flush(
-                &self.hash,
-                &mut self.and_gates_done,
-                queue,
-                &mut self.hashes,
-                labels,
-                &tables[first_table..],
-            )
-        };
-        // The queue is empty between calls; `len` and `pending` live in registers.
-        let mut len = 0;
-        let mut pending = Pending::empty(queue.generation);
-        macro_rules! flush_now {
-            () => {{
-                queue.len = len;
-                flush(queue, labels, first_table);
-                len = 0;
-                pending = Pending::empty(queue.generation);
-            }};
+        let scan = GateScan::of(gates);
+        if tables.len() != 2 * scan.and_gates {
+            return Err(GarbleError::TableCountMismatch {
+                and_gates: scan.and_gates,
+                expected: 2 * scan.and_gates,
+                got: tables.len(),
+            });
         }
-        macro_rules! fail {
-            ($e:expr) => {{
-                queue.len = len;
-                queue.clear();
-                return Err($e);
-            }};
-        }
-        for (index, g) in gates.iter().enumerate() {
-            let (a, b, out) = (g.a as usize, g.b as usize, g.out as usize);
-            // Each arm checks the wires it uses: a bad gate is an error, not a panic.
-            macro_rules! check_wires {
-                ($($w:expr),+) => {
-                    if 0 $(.max($w))+ >= num_wires {
-                        fail!(wire_error(index, g, num_wires));
-                    }
+        let checked = !scan.all_wires_below(self.labels.len());
+        match self.kernel {
+            // SAFETY: the kernel was chosen because the CPU has its features.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Ymm => unsafe { self.evaluate_ymm(gates, tables, checked) },
+            _ => {
+                let hash = self.hash.clone();
+                let mut kernel = Portable {
+                    hash: &hash,
+                    delta: Block::ZERO,
+                    and_index: self.and_gates_done,
                 };
+                self.evaluate_with::<_, true>(&mut kernel, gates, tables)
             }
-            // XOR first, as in `Garbler::garble`.
-            if g.op == Op::Xor {
-                check_wires!(a, b, out);
-                if pending.conflicts(&queue.marks, g.a, g.b, g.out) {
-                    flush_now!();
-                }
-                labels[out] = labels[a] ^ labels[b];
-                continue;
+        }
+    }
+
+    /// # Safety
+    /// The CPU has AES-NI, AVX2 and VAES.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "aes,avx2,vaes")]
+    unsafe fn evaluate_ymm(
+        &mut self,
+        gates: &[Gate],
+        tables: &[Block],
+        checked: bool,
+    ) -> Result<(), GarbleError> {
+        // SAFETY: the caller checked the CPU, and this function has its features.
+        let mut kernel = unsafe {
+            let keys = pgc_crypto::aes::wide::RoundKeys256::new(self.hash.permutation());
+            wide::EvaluateYmm::new(keys, self.and_gates_done)
+        };
+        if checked {
+            self.evaluate_with::<_, true>(&mut kernel, gates, tables)
+        } else {
+            self.evaluate_with::<_, false>(&mut kernel, gates, tables)
+        }
+    }
+
+    /// The gate loop. `tables` must hold exactly 2 blocks per AND of `gates`; without
+    /// `CHECKED`, every wire of `gates` must be known to be below `num_wires`.
+    #[inline(always)]
+    fn evaluate_with<K: EvaluateAnd, const CHECKED: bool>(
+        &mut self,
+        kernel: &mut K,
+        gates: &[Gate],
+        tables: &[Block],
+    ) -> Result<(), GarbleError> {
+        let num_wires = self.labels.len();
+        let labels = self.labels.as_mut_ptr();
+        let mut rows = tables.as_ptr();
+        for (index, g) in gates.iter().enumerate() {
+            let Gate { op, a, b, out } = *g;
+            // A bad gate is an error, not a panic.
+            if CHECKED && !gate_wires_ok(g, num_wires) {
+                return Err(wire_error(index, g, num_wires));
             }
-            match g.op {
-                Op::Xor => unreachable!("handled above"),
-                Op::And => {
-                    check_wires!(a, b, out);
-                    if next_table + 2 > tables.len() {
-                        fail!(table_count_error(gates, tables));
-                    }
-                    if pending.conflicts(&queue.marks, g.a, g.b, g.a) {
-                        flush_now!();
-                    }
-                    if len == 0 {
-                        first_table = next_table;
-                    }
-                    next_table += 2;
-                    enqueue(queue, &mut pending, len, labels[a], labels[b], g.out);
-                    len += 1;
-                    if len == AND_BATCH {
-                        flush_now!();
-                    }
-                }
-                Op::Inv | Op::Copy => {
-                    check_wires!(a, out);
-                    if pending.conflicts(&queue.marks, g.a, g.out, g.out) {
-                        flush_now!();
-                    }
-                    labels[out] = labels[a];
-                }
-                Op::Const => {
-                    check_wires!(out);
-                    if pending.conflicts(&queue.marks, g.out, g.out, g.out) {
-                        flush_now!();
-                    }
-                    labels[out] = Block::ZERO;
+            // SAFETY (all arms): the gate's wires are below num_wires, the length of the
+            // labels: checked just above or, without CHECKED, for all gates by the caller.
+            // `rows` points at this AND's 2 blocks: the caller checked there are 2 per AND.
+            unsafe {
+                // If-else rather than `match`, as in `Garbler::garble_with`.
+                if op == Op::Xor {
+                    xor_labels(labels, a, b, out);
+                } else if op == Op::And {
+                    let at = |w: WireId| labels.add(w as usize);
+                    kernel.evaluate_and(at(a), at(b), rows, at(out));
+                    rows = rows.add(2);
+                } else {
+                    // INV and Copy copy the label; Const's is the public 0.
+                    let value = match op {
+                        Op::Const => Block::ZERO,
+                        _ => *labels.add(a as usize),
+                    };
+                    *labels.add(out as usize) = value;
                 }
             }
         }
-        if next_table != tables.len() {
-            fail!(table_count_error(gates, tables));
-        }
-        queue.len = len;
-        flush(queue, labels, first_table);
+        self.and_gates_done += (tables.len() / 2) as u64;
         Ok(())
     }
 
@@ -507,44 +641,6 @@ impl Evaluator {
     }
 }
 
-/// Hashes the queued ANDs, whose tables start `rows`, and writes their output labels in
-/// gate order.
-#[inline(never)]
-fn evaluator_flush(
-    hash: &TccrHash,
-    and_gates_done: &mut u64,
-    queue: &mut AndQueue,
-    hashes: &mut [Block],
-    labels: &mut [Block],
-    rows: &[Block],
-) {
-    let n = queue.len;
-    if n == 0 {
-        return;
-    }
-    let hashes = &mut hashes[..2 * n];
-    hash.tccr_batch_seq(&queue.pairs[..2 * n], 2 * *and_gates_done, hashes);
-    combine::evaluate_ands(
-        &queue.pairs[..2 * n],
-        hashes,
-        &rows[..2 * n],
-        &queue.outs[..n],
-        labels,
-    );
-    *and_gates_done += n as u64;
-    queue.clear();
-}
-
-#[cold]
-fn table_count_error(gates: &[Gate], tables: &[Block]) -> GarbleError {
-    let and_gates = and_count(gates);
-    GarbleError::TableCountMismatch {
-        and_gates,
-        expected: 2 * and_gates,
-        got: tables.len(),
-    }
-}
-
 #[cold]
 fn wire_error(gate_index: usize, g: &Gate, num_wires: usize) -> GarbleError {
     let used: &[WireId] = match g.op {
@@ -562,5 +658,114 @@ fn wire_error(gate_index: usize, g: &Gate, num_wires: usize) -> GarbleError {
         op: g.op.name(),
         wire,
         num_wires,
+    }
+}
+
+/// The garbler's circuit is its own input: a bad wire is a bug, reported like an index
+/// out of bounds.
+#[cold]
+#[inline(never)]
+fn wire_panic(gate_index: usize, g: &Gate, num_wires: usize) -> ! {
+    panic!(
+        "{} (index out of bounds)",
+        wire_error(gate_index, g, num_wires)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random gates over few wires (every gate a hazard for the next) or many.
+    fn random_gates(prg: &mut Prg, num_wires: usize, count: usize) -> Vec<Gate> {
+        let below = |prg: &mut Prg, n: usize| (prg.random_u64() % n as u64) as WireId;
+        (0..count)
+            .map(|_| {
+                let (a, b, out) = (
+                    below(prg, num_wires),
+                    below(prg, num_wires),
+                    below(prg, num_wires),
+                );
+                match below(prg, 10) {
+                    0..=4 => Gate::and(a, b, out),
+                    5..=7 => Gate::xor(a, b, out),
+                    8 => Gate::inv(a, out),
+                    _ => Gate::constant(prg.random_bool(), out),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_available_kernel_gives_the_same_tables_and_labels() {
+        let garblers = [Kernel::Zmm, Kernel::Ymm, Kernel::Portable];
+        let garblers: Vec<Kernel> = garblers.into_iter().filter(|k| k.is_available()).collect();
+        let evaluators: Vec<Kernel> = [Kernel::Ymm, Kernel::Portable]
+            .into_iter()
+            .filter(|k| k.is_available())
+            .collect();
+        let mut prg = Prg::from_seed(Block(0xfa57));
+        for (num_wires, count) in [(3usize, 300usize), (40, 500), (5000, 6000)] {
+            let gates = random_gates(&mut prg, num_wires, count);
+            let (delta, key) = (random_delta(&mut prg), prg.random_block());
+            let labels: Vec<Block> = (0..num_wires).map(|_| prg.random_block()).collect();
+            // Calls of 37 gates: the AND counter (tweaks) carries across calls.
+            let chunks: Vec<&[Gate]> = gates.chunks(37).collect();
+            let mut results = Vec::new();
+            for &kernel in &garblers {
+                let mut garbler = Garbler::new(num_wires, delta, key);
+                garbler.kernel = kernel;
+                for (w, &l) in labels.iter().enumerate() {
+                    garbler.set_zero_label(w as WireId, l);
+                }
+                let mut tables = Vec::new();
+                for chunk in &chunks {
+                    garbler.garble(chunk, &mut tables);
+                }
+                results.push((tables, garbler.zero_labels));
+            }
+            for (k, result) in results.iter().enumerate() {
+                assert_eq!(result, &results[0], "{:?}, {num_wires} wires", garblers[k]);
+            }
+            let tables = &results[0].0;
+            let mut evaluated = Vec::new();
+            for &kernel in &evaluators {
+                let mut evaluator = Evaluator::new(num_wires, key);
+                evaluator.kernel = kernel;
+                for (w, &l) in labels.iter().enumerate() {
+                    evaluator.set_label(w as WireId, l);
+                }
+                let mut used = 0;
+                for chunk in &chunks {
+                    let n = 2 * and_count(chunk);
+                    evaluator
+                        .evaluate(chunk, &tables[used..used + n])
+                        .expect("tables fit");
+                    used += n;
+                }
+                evaluated.push(evaluator.labels);
+            }
+            for (k, labels) in evaluated.iter().enumerate() {
+                assert_eq!(
+                    labels, &evaluated[0],
+                    "{:?}, {num_wires} wires",
+                    evaluators[k]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_gate_scan_counts_ands_and_bounds_wires() {
+        let mut prg = Prg::from_seed(Block(0x5ca9));
+        for count in [0usize, 1, 3, 4, 5, 63, 64, 65, 1000] {
+            let gates = random_gates(&mut prg, 1 << 20, count);
+            let highest = gates.iter().map(|g| g.a.max(g.b).max(g.out)).max();
+            // The scan this CPU runs (4 gates at a time with AVX-512BW) and the scalar one.
+            for scan in [GateScan::of(&gates), GateScan::scalar(&gates)] {
+                assert_eq!(scan.and_gates, and_count(&gates), "{count} gates");
+                assert_eq!(scan.max_field, highest.unwrap_or(0) as u64, "{count} gates");
+            }
+        }
     }
 }

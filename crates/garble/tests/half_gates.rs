@@ -1,9 +1,9 @@
 //! Garbling then evaluating must agree with cleartext evaluation on every wire, whatever
-//! the gate order, slot reuse, batch boundaries and call boundaries.
+//! the gate order, slot reuse and call boundaries.
 
 use pgc_circuit::{Gate, Op, WireId};
 use pgc_crypto::{Block, Prg};
-use pgc_garble::{AND_BATCH, Evaluator, GarbleError, Garbler, and_count, random_delta};
+use pgc_garble::{Evaluator, GarbleError, Garbler, and_count, random_delta};
 
 /// The cleartext semantics of a gate sequence (the reference for every test).
 fn eval_clear(values: &mut [bool], gates: &[Gate]) {
@@ -30,8 +30,9 @@ struct Pair {
 impl Pair {
     fn new(prg: &mut Prg, num_wires: usize) -> Pair {
         let delta = random_delta(prg);
-        let mut garbler = Garbler::new(num_wires, delta);
-        let mut evaluator = Evaluator::new(num_wires);
+        let hash_key = prg.random_block();
+        let mut garbler = Garbler::new(num_wires, delta, hash_key);
+        let mut evaluator = Evaluator::new(num_wires, hash_key);
         let mut values = Vec::with_capacity(num_wires);
         for w in 0..num_wires as WireId {
             let zero = prg.random_block();
@@ -134,7 +135,7 @@ fn random_circuits_match_cleartext() {
 
 #[test]
 fn large_random_circuits_with_many_slots() {
-    // Many slots, so batches grow long before a hazard flushes them.
+    // Many slots: long runs of ANDs that do not read each other.
     let mut prg = Prg::from_seed(Block(0xb16));
     for trial in 0..4 {
         let num_wires = 20_000;
@@ -146,7 +147,7 @@ fn large_random_circuits_with_many_slots() {
 }
 
 /// Layers of `width` ANDs and `width` other gates, interleaved, reading only the previous
-/// layer and writing a ring of slots (what a levelized circuit looks like): batches fill.
+/// layer and writing a ring of slots (what a levelized circuit looks like).
 fn layered_gates(prg: &mut Prg, width: usize, layers: usize, ring_layers: usize) -> Vec<Gate> {
     let per_layer = 2 * width;
     let base = |layer: usize| ((layer % ring_layers) * per_layer) as WireId;
@@ -170,9 +171,10 @@ fn layered_gates(prg: &mut Prg, width: usize, layers: usize, ring_layers: usize)
 }
 
 #[test]
-fn layered_circuits_fill_batches() {
+fn layered_circuits_match_cleartext() {
     let mut prg = Prg::from_seed(Block(0x1a7e));
-    let width = AND_BATCH + AND_BATCH / 2 + 3;
+    // Odd, so that layers and the calls below do not line up.
+    let width = 771;
     let ring_layers = 3;
     let gates = layered_gates(&mut prg, width, 7, ring_layers);
     let mut pair = Pair::new(&mut prg, 2 * width * ring_layers);
@@ -201,14 +203,14 @@ fn tables_do_not_depend_on_call_boundaries() {
 }
 
 #[test]
-fn hazards_between_queued_ands_and_other_gates() {
+fn ordering_between_ands_and_other_gates() {
     let cases: Vec<(&str, Vec<Gate>)> = vec![
         (
             "AND reads the previous AND",
             vec![Gate::and(0, 1, 2), Gate::and(2, 1, 3), Gate::and(3, 2, 3)],
         ),
         (
-            "XOR overwrites a queued AND's output",
+            "XOR overwrites an AND's output",
             vec![Gate::and(0, 1, 2), Gate::xor(3, 4, 2), Gate::and(2, 0, 5)],
         ),
         (
@@ -216,11 +218,11 @@ fn hazards_between_queued_ands_and_other_gates() {
             vec![Gate::and(0, 1, 2), Gate::and(3, 4, 2), Gate::xor(2, 0, 6)],
         ),
         (
-            "XOR overwrites a queued AND's input",
+            "XOR overwrites an AND's input",
             vec![Gate::and(0, 1, 2), Gate::xor(3, 4, 0), Gate::and(0, 2, 7)],
         ),
         (
-            "constant overwrites a queued output",
+            "constant overwrites an AND's output",
             vec![
                 Gate::and(0, 1, 2),
                 Gate::constant(true, 2),
@@ -228,7 +230,7 @@ fn hazards_between_queued_ands_and_other_gates() {
             ],
         ),
         (
-            "INV and copy read a queued output",
+            "INV and copy read an AND's output",
             vec![
                 Gate::and(0, 1, 2),
                 Gate::inv(2, 3),
@@ -274,12 +276,13 @@ fn constants_use_public_label_zero() {
 fn wrong_table_count_is_an_error() {
     let gates = [Gate::and(0, 1, 2), Gate::xor(2, 0, 3), Gate::and(3, 1, 0)];
     let mut prg = Prg::from_seed(Block(11));
-    let mut garbler = Garbler::new(4, random_delta(&mut prg));
+    let key = prg.random_block();
+    let mut garbler = Garbler::new(4, random_delta(&mut prg), key);
     let mut tables = Vec::new();
     garbler.garble(&gates, &mut tables);
     assert_eq!(tables.len(), 4);
     for bad in [0usize, 1, 3, 5, 8] {
-        let mut evaluator = Evaluator::new(4);
+        let mut evaluator = Evaluator::new(4, key);
         let mut wrong = tables.clone();
         wrong.resize(bad, Block::ONES);
         let err = evaluator.evaluate(&gates, &wrong).unwrap_err();
@@ -294,7 +297,7 @@ fn wrong_table_count_is_an_error() {
         assert!(err.to_string().contains("need 4"), "{err}");
     }
     // No ANDs: tables must be empty.
-    let mut evaluator = Evaluator::new(4);
+    let mut evaluator = Evaluator::new(4, key);
     assert!(
         evaluator
             .evaluate(&[Gate::xor(0, 1, 2)], &[Block::ZERO])
@@ -305,7 +308,7 @@ fn wrong_table_count_is_an_error() {
 
 #[test]
 fn out_of_range_wires_are_an_error_for_the_evaluator() {
-    let mut evaluator = Evaluator::new(4);
+    let mut evaluator = Evaluator::new(4, Block(5));
     let gates = [Gate::xor(0, 1, 2), Gate::inv(9, 3)];
     let err = evaluator.evaluate(&gates, &[]).unwrap_err();
     assert_eq!(
@@ -325,13 +328,13 @@ fn out_of_range_wires_are_an_error_for_the_evaluator() {
 #[test]
 #[should_panic(expected = "out of bounds")]
 fn out_of_range_wires_panic_in_the_garbler() {
-    Garbler::new(2, Block(1)).garble(&[Gate::and(0, 1, 2)], &mut Vec::new());
+    Garbler::new(2, Block(1), Block(5)).garble(&[Gate::and(0, 1, 2)], &mut Vec::new());
 }
 
 #[test]
 #[should_panic(expected = "lsb 1")]
 fn delta_with_lsb_zero_is_refused() {
-    Garbler::new(2, Block(2));
+    Garbler::new(2, Block(2), Block(5));
 }
 
 #[test]
@@ -359,8 +362,9 @@ fn tables_change_with_delta_and_never_contain_it() {
     let gates = layered_gates(&mut prg, 64, 6, 2);
     let num_wires = 2 * 64 * 2;
     let labels: Vec<Block> = (0..num_wires).map(|_| prg.random_block()).collect();
+    let key = prg.random_block();
     let garble_with = |delta: Block| {
-        let mut garbler = Garbler::new(num_wires, delta);
+        let mut garbler = Garbler::new(num_wires, delta, key);
         for (w, &l) in labels.iter().enumerate() {
             garbler.set_zero_label(w as WireId, l);
         }
@@ -390,4 +394,23 @@ fn and_count_counts_ands_only() {
     ];
     assert_eq!(and_count(&gates), 2);
     assert_eq!(and_count(&[]), 0);
+}
+
+#[test]
+fn evaluation_needs_the_garblers_hash_key() {
+    let mut prg = Prg::from_seed(Block(0x4e7));
+    let gates = random_gates(&mut prg, 50, 400);
+    let mut pair = Pair::new(&mut prg, 50);
+    // An evaluator holding the same labels, with another hash key.
+    let mut stranger = Evaluator::new(50, prg.random_block());
+    for w in 0..50 {
+        stranger.set_label(w, pair.evaluator.label(w));
+    }
+    let tables = pair.run(&gates);
+    pair.check_all_wires("right key");
+    stranger.evaluate(&gates, &tables).expect("tables fit");
+    let wrong = (0..50)
+        .filter(|&w| stranger.label(w) != pair.evaluator.label(w))
+        .count();
+    assert!(wrong > 0, "a wrong key must change the AND outputs");
 }

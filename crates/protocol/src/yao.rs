@@ -113,7 +113,10 @@ pub fn run_garbler<S: GateSource>(
 
     let mut prg = Prg::from_os_entropy();
     let delta = random_delta(&mut prg);
-    let mut garbler = Garbler::new(layout.num_wires as usize, delta);
+    // The garbling hash's key: public, but fresh each run, so that no attack work carries
+    // over between runs (see pgc_crypto::hash).
+    let hash_key = prg.random_block();
+    let mut garbler = Garbler::new(layout.num_wires as usize, delta, hash_key);
 
     // Input labels: A's are sent as they are, B's come out of correlated OT.
     let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
@@ -125,6 +128,7 @@ pub fn run_garbler<S: GateSource>(
         garbler.set_zero_label(w, z);
         active.push(z ^ delta.select(bit));
     }
+    ch.send_frame(Block::slice_as_bytes(&[hash_key]))?;
     ch.send_frame(Block::slice_as_bytes(&active))?;
     ch.flush()?;
     drop(active);
@@ -196,7 +200,10 @@ pub fn run_evaluator<S: GateSource>(
     let counts0 = ch.counts();
     handshake::exchange(ch, &hello(circuit, owners, Party::B))?;
 
-    let mut evaluator = Evaluator::new(layout.num_wires as usize);
+    // The garbler's hash key for this run, then its input labels.
+    let mut hash_key = [Block::ZERO];
+    recv_blocks_exact(ch, &mut hash_key, "the garbling hash key")?;
+    let mut evaluator = Evaluator::new(layout.num_wires as usize, hash_key[0]);
     let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
     let mut active = vec![Block::ZERO; a_wires.len()];
     recv_blocks_exact(ch, &mut active, "the garbler's input labels")?;

@@ -48,8 +48,10 @@ pub fn period_gates() -> Vec<Gate> {
 /// inputs (so the evaluation is a real one).
 pub fn fresh_parties(seed: u128) -> (Garbler, Evaluator) {
     let mut prg = Prg::from_seed(Block(seed));
-    let mut garbler = Garbler::new(NUM_WIRES, random_delta(&mut prg));
-    let mut evaluator = Evaluator::new(NUM_WIRES);
+    let delta = random_delta(&mut prg);
+    let hash_key = prg.random_block();
+    let mut garbler = Garbler::new(NUM_WIRES, delta, hash_key);
+    let mut evaluator = Evaluator::new(NUM_WIRES, hash_key);
     for w in 0..NUM_WIRES as WireId {
         let label = prg.random_block();
         garbler.set_zero_label(w, label);

@@ -1,0 +1,297 @@
+//! Half-gates hashing and arithmetic in vector registers, on CPUs with VAES.
+//!
+//! Each AND is hashed as soon as its gate comes: both calls of π of TMMO run on the
+//! AND's blocks in registers (a chain of 20 dependent rounds, π(x) kept in registers),
+//! then the tables or the output label are computed from the hashes still in registers.
+//! One AND's chain alone would leave the AES units idle most of the time, but the gate
+//! loop issues the next ANDs' chains right behind it and the out-of-order core runs
+//! several of them at once, overlapped with the label loads and stores of the gates in
+//! between. So nothing is queued across gates and no hazard between gates needs tracking.
+//!
+//! - Garbler, [`GarbleZmm`]: one 512-bit register `[A⁰, A⁰ ⊕ Δ, B⁰, B⁰ ⊕ Δ]` per AND.
+//!   512-bit VAES runs on one port and takes the vector half of a second one; that leaves
+//!   the integer ports to the gate loop, and 8 AES calls per AND keep that one port busy.
+//! - Garbler, [`GarbleYmm`]: two 256-bit registers `[A⁰, A¹]`, `[B⁰, B¹]` per AND, for CPUs
+//!   with VAES but without AVX-512 (on this crate's test machine it is a quarter slower).
+//! - Evaluator, [`EvaluateYmm`]: one 256-bit register `[A, B]` per AND. 256-bit VAES runs
+//!   on two ports, the same blocks per cycle as 512-bit VAES on one; with no 512-bit
+//!   instruction in its loop the evaluator keeps both, and hashing each AND alone costs it
+//!   no bookkeeping (pairing ANDs in 512-bit registers measured slower, for the tests that
+//!   pairing needs at every gate).
+//!
+//! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
+//! [`GarbleZmm`], `aes,avx2,vaes` for the others; [`scan_gates`] its own); they are
+//! `#[inline(always)]` and only inlined into functions compiled with those features,
+//! after run-time detection.
+
+use pgc_circuit::{Gate, Op};
+use pgc_crypto::Block;
+use pgc_crypto::aes::wide::{RoundKeys256, RoundKeys512, Zmm};
+use std::arch::x86_64::*;
+
+#[inline(always)]
+unsafe fn load(p: *const Block) -> __m128i {
+    unsafe { _mm_loadu_si128(p as *const __m128i) }
+}
+
+#[inline(always)]
+unsafe fn store(p: *mut Block, v: __m128i) {
+    unsafe { _mm_storeu_si128(p as *mut __m128i, v) }
+}
+
+/// 64-byte aligned room for the four hashes of an AND, read back by lane at addresses
+/// computed from the point-and-permute bits.
+#[repr(C, align(64))]
+struct Lanes([Block; 4]);
+
+/// The garbler's half-gate arithmetic from the four hashes `H(A⁰), H(A¹), H(B⁰), H(B¹)`
+/// stored in `lanes` (`g` = `H(A⁰) ⊕ H(A¹)`, `e` = `H(B⁰) ⊕ H(B¹)`): writes
+/// `T_G = g ⊕ p_b·Δ`, `T_E = e ⊕ A⁰` to `rows[0..2]` and
+/// `C⁰ = H(A^{p_a}) ⊕ H(B^{p_b}) ⊕ p_a·p_b·Δ` to `out`. The selections by p_a, p_b are
+/// loads at computed addresses (forwarded from the stores of the hashes), which leaves the
+/// vector ports to AES.
+///
+/// # Safety
+/// The pointers are valid for their blocks; `a` holds A⁰ (read again for p_a), `b` B⁰.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn garbler_outputs(
+    lanes: &Lanes,
+    g: __m128i,
+    e: __m128i,
+    a0: __m128i,
+    zero_delta: &[Block; 2],
+    a: *const Block,
+    b: *const Block,
+    rows: *mut Block,
+    out: *mut Block,
+) {
+    unsafe {
+        let p_a = (*(a as *const u64) & 1) as usize;
+        let p_b = (*(b as *const u64) & 1) as usize;
+        let delta_if = |bit: usize| load(&zero_delta[bit]);
+        store(rows, _mm_xor_si128(g, delta_if(p_b)));
+        store(rows.add(1), _mm_xor_si128(e, a0));
+        let c = _mm_xor_si128(load(&lanes.0[p_a]), load(&lanes.0[2 + p_b]));
+        store(out, _mm_xor_si128(c, delta_if(p_a & p_b)));
+    }
+}
+
+/// The garbler on 512-bit registers (see the module doc).
+pub(crate) struct GarbleZmm {
+    keys: RoundKeys512,
+    /// `[0, Δ, 0, Δ]`
+    odd_delta: Zmm,
+    /// `[0, Δ]`: `zero_delta[bit]` is bit·Δ.
+    zero_delta: [Block; 2],
+    /// `[2j, 2j, 2j + 1, 2j + 1]` for the next AND j (each in the low half of its block).
+    tweaks: Zmm,
+    lanes: Lanes,
+}
+
+impl GarbleZmm {
+    /// # Safety
+    /// AES-NI, AVX-512F and VAES.
+    #[inline(always)]
+    pub(crate) unsafe fn new(keys: RoundKeys512, delta: Block, and_index: u64) -> GarbleZmm {
+        let t = and_index.wrapping_mul(2);
+        let (t0, t1) = (t as i64, t.wrapping_add(1) as i64);
+        unsafe {
+            GarbleZmm {
+                keys,
+                // The mask selects 32-bit words: those of blocks 1 and 3.
+                odd_delta: _mm512_maskz_broadcast_i32x4(0b1111_0000_1111_0000, load(&delta)),
+                zero_delta: [Block::ZERO, delta],
+                tweaks: _mm512_set_epi64(0, t1, 0, t1, 0, t0, 0, t0),
+                lanes: Lanes([Block::ZERO; 4]),
+            }
+        }
+    }
+
+    /// Garbles the next AND: input zero-labels at `a`, `b`; writes `[T_G, T_E]` to
+    /// `rows[0..2]` and C⁰ to `out`.
+    ///
+    /// # Safety
+    /// AES-NI, AVX-512F and VAES; the pointers are valid for their blocks (`a`, `b`, `out`
+    /// may coincide).
+    #[inline(always)]
+    pub(crate) unsafe fn garble_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *mut Block,
+        out: *mut Block,
+    ) {
+        unsafe {
+            let a0 = load(a);
+            // [A⁰, A⁰, B⁰, B⁰] (the mask selects the 32-bit words of blocks 2, 3), ⊕ Δ in
+            // the odd blocks.
+            let x = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(a0), 0xff00, load(b));
+            let [h] = self
+                .keys
+                .tmmo([_mm512_xor_si512(x, self.odd_delta)], [self.tweaks]);
+            let step = _mm512_set_epi64(0, 2, 0, 2, 0, 2, 0, 2);
+            self.tweaks = _mm512_add_epi64(self.tweaks, step);
+            _mm512_store_si512(self.lanes.0.as_mut_ptr() as *mut __m512i, h);
+            // [H(A⁰) ⊕ H(A¹), ·, H(B⁰) ⊕ H(B¹), ·]
+            let folded = _mm512_xor_si512(h, _mm512_shuffle_i64x2::<0b10_11_00_01>(h, h));
+            let g = _mm512_castsi512_si128(folded);
+            let e = _mm512_extracti32x4_epi32::<2>(folded);
+            garbler_outputs(&self.lanes, g, e, a0, &self.zero_delta, a, b, rows, out);
+        }
+    }
+}
+
+/// The garbler on 256-bit registers (see the module doc).
+pub(crate) struct GarbleYmm {
+    keys: RoundKeys256,
+    /// `[0, Δ]` as a register and as blocks.
+    odd_delta: __m256i,
+    zero_delta: [Block; 2],
+    /// `[2j, 2j]` for the next AND j.
+    tweaks: __m256i,
+    lanes: Lanes,
+}
+
+impl GarbleYmm {
+    /// # Safety
+    /// AES-NI, AVX2 and VAES.
+    #[inline(always)]
+    pub(crate) unsafe fn new(keys: RoundKeys256, delta: Block, and_index: u64) -> GarbleYmm {
+        let t = and_index.wrapping_mul(2) as i64;
+        unsafe {
+            GarbleYmm {
+                keys,
+                odd_delta: _mm256_inserti128_si256::<1>(_mm256_setzero_si256(), load(&delta)),
+                zero_delta: [Block::ZERO, delta],
+                tweaks: _mm256_set_epi64x(0, t, 0, t),
+                lanes: Lanes([Block::ZERO; 4]),
+            }
+        }
+    }
+
+    /// As [`GarbleZmm::garble_and`].
+    ///
+    /// # Safety
+    /// AES-NI, AVX2 and VAES; the pointers are valid for their blocks.
+    #[inline(always)]
+    pub(crate) unsafe fn garble_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *mut Block,
+        out: *mut Block,
+    ) {
+        unsafe {
+            let a0 = load(a);
+            let xa = _mm256_xor_si256(_mm256_broadcastsi128_si256(a0), self.odd_delta);
+            let xb = _mm256_xor_si256(_mm256_broadcastsi128_si256(load(b)), self.odd_delta);
+            let b_tweaks = _mm256_add_epi64(self.tweaks, _mm256_set_epi64x(0, 1, 0, 1));
+            let [ha, hb] = self.keys.tmmo([xa, xb], [self.tweaks, b_tweaks]);
+            self.tweaks = _mm256_add_epi64(self.tweaks, _mm256_set_epi64x(0, 2, 0, 2));
+            let lanes = self.lanes.0.as_mut_ptr();
+            _mm256_store_si256(lanes as *mut __m256i, ha);
+            _mm256_store_si256(lanes.add(2) as *mut __m256i, hb);
+            let fold = |h: __m256i| {
+                _mm_xor_si128(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h))
+            };
+            let (g, e) = (fold(ha), fold(hb));
+            garbler_outputs(&self.lanes, g, e, a0, &self.zero_delta, a, b, rows, out);
+        }
+    }
+}
+
+/// The evaluator on 256-bit registers (see the module doc).
+pub(crate) struct EvaluateYmm {
+    keys: RoundKeys256,
+    /// `[2j, 2j + 1]` for the next AND j.
+    tweaks: __m256i,
+}
+
+impl EvaluateYmm {
+    /// # Safety
+    /// AES-NI, AVX2 and VAES.
+    #[inline(always)]
+    pub(crate) unsafe fn new(keys: RoundKeys256, and_index: u64) -> EvaluateYmm {
+        let t = and_index.wrapping_mul(2);
+        let tweaks = unsafe { _mm256_set_epi64x(0, t.wrapping_add(1) as i64, 0, t as i64) };
+        EvaluateYmm { keys, tweaks }
+    }
+
+    /// Evaluates the next AND: labels at `a`, `b`, tables `[T_G, T_E]` at `rows`; writes
+    /// C = H(A) ⊕ lsb(A)·T_G ⊕ H(B) ⊕ lsb(B)·(T_E ⊕ A) to `out`.
+    ///
+    /// # Safety
+    /// AES-NI, AVX2 and VAES; the pointers are valid for their blocks (`rows` for 2).
+    #[inline(always)]
+    pub(crate) unsafe fn evaluate_and(
+        &mut self,
+        a: *const Block,
+        b: *const Block,
+        rows: *const Block,
+        out: *mut Block,
+    ) {
+        unsafe {
+            let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(load(a)), load(b));
+            let [h] = self.keys.tmmo([x], [self.tweaks]);
+            self.tweaks = _mm256_add_epi64(self.tweaks, _mm256_set_epi64x(0, 2, 0, 2));
+            // [T_G, T_E ⊕ A] (the permute puts A in the high half, zero in the low).
+            let a_high = _mm256_permute2x128_si256::<0x08>(x, x);
+            let t = _mm256_xor_si256(_mm256_loadu_si256(rows as *const __m256i), a_high);
+            // All ones in the half whose label has lsb 1.
+            let lsb = _mm256_and_si256(
+                _mm256_shuffle_epi32::<0b01_00_01_00>(x),
+                _mm256_set1_epi64x(1),
+            );
+            let mask = _mm256_sub_epi64(_mm256_setzero_si256(), lsb);
+            let w = _mm256_xor_si256(h, _mm256_and_si256(t, mask));
+            let c = _mm_xor_si128(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            store(out, c);
+        }
+    }
+}
+
+/// One pass over the gates, 4 per step: the largest `a`, `b` or `out` field, and the
+/// number of ANDs (see `GateScan`).
+///
+/// # Safety
+/// The CPU has AVX-512F and AVX-512BW.
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn scan_gates(gates: &[Gate]) -> crate::GateScan {
+    // Bit k of the mask is byte k of the 64 bytes of 4 gates: byte 0 of each, `op`.
+    const OP_BYTES: u64 = 0x0001_0001_0001_0001;
+    const _: () = assert!(
+        size_of::<Gate>() == 16
+            && std::mem::offset_of!(Gate, op) == 0
+            && std::mem::offset_of!(Gate, a) == 4
+            && std::mem::offset_of!(Gate, b) == 8
+            && std::mem::offset_of!(Gate, out) == 12
+    );
+    let chunks = gates.chunks_exact(4);
+    let rest = chunks.remainder();
+    let mut highest = _mm512_setzero_si512();
+    let and_op = _mm512_set1_epi8(Op::And as i8);
+    let mut and_gates = 0;
+    for four in chunks {
+        let p = four.as_ptr();
+        // SAFETY: 64 readable bytes. Only the 32-bit words at offsets 4, 8, 12 of each gate
+        // (a, b, out) and the byte at offset 0 (op) are loaded: the masked-out padding
+        // bytes after `op` are never read.
+        let (fields, ops) = unsafe {
+            (
+                _mm512_maskz_loadu_epi32(0xeeee, p as *const i32),
+                _mm512_maskz_loadu_epi8(OP_BYTES, p as *const i8),
+            )
+        };
+        highest = _mm512_max_epu32(highest, fields);
+        and_gates += _mm512_mask_cmpeq_epi8_mask(OP_BYTES, ops, and_op).count_ones() as usize;
+    }
+    let mut scan = crate::GateScan {
+        max_field: _mm512_reduce_max_epu32(highest) as u64,
+        and_gates,
+    };
+    for g in rest {
+        scan.note(g);
+    }
+    scan
+}
