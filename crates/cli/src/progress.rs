@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 pub struct Progress {
     bar: ProgressBar,
@@ -19,9 +19,12 @@ impl Progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} AND gates ({per_sec}, {eta} left)",
+                "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} AND gates ({rate}, {eta} left)",
             )
-            .expect("valid template"),
+            .expect("valid template")
+            .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1} M AND/s", state.per_sec() / 1e6);
+            }),
         );
         Progress {
             bar,
