@@ -146,7 +146,7 @@ pub fn parse_values(
         .enumerate()
         .map(|(i, (t, &w))| {
             pgc_circuit::value::parse_value(t, w, order)
-                .with_context(|| format!("{who}'s input value {} ", i + 1))
+                .with_context(|| format!("{who}'s input value {}", i + 1))
         })
         .collect()
 }
