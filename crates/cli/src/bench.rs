@@ -31,12 +31,17 @@ pub struct BenchArgs {
 enum BenchKind {
     /// Garble and evaluate in memory, one thread, no network: the raw half-gates speed.
     Garble {
-        /// AND gates to garble (rounded up to whole levels).
+        /// AND gates to garble (rounded up to whole levels, or to whole repetitions of
+        /// --circuit).
         #[arg(long, default_value_t = 20_000_000)]
         ands: u64,
         /// AND gates per level of the generated circuit.
         #[arg(long, default_value_t = 4096)]
         width: u32,
+        /// Garble this circuit (a file or builtin:NAME) again and again instead of a
+        /// generated one, e.g. a Bristol AES or SHA-256 file.
+        #[arg(long, value_name = "CIRCUIT")]
+        circuit: Option<String>,
     },
     /// IKNP correlated OT extension between two threads over loopback TCP.
     Ot {
@@ -60,7 +65,24 @@ enum BenchKind {
 
 pub fn bench(args: BenchArgs) -> Result<()> {
     match args.what {
-        BenchKind::Garble { ands, width } => bench_garble(ands, width, args.json),
+        BenchKind::Garble {
+            ands,
+            width,
+            circuit: None,
+        } => {
+            let circuit = generated(ands, width)?;
+            let what = format!("{width} ANDs per level, random wiring");
+            bench_garble(&circuit, 1, &what, args.json)
+        }
+        BenchKind::Garble {
+            ands,
+            circuit: Some(spec),
+            ..
+        } => {
+            let circuit = crate::circuits::load_for_run(&spec, None)?;
+            let per_run = circuit.and_count().max(1);
+            bench_garble(&circuit, ands.div_ceil(per_run), &spec, args.json)
+        }
         BenchKind::Ot { ots } => bench_ot(ots, args.json),
         BenchKind::Run { ands, width, quiet } => {
             bench_run(ands, width, quiet || args.json, args.json)
@@ -82,8 +104,9 @@ fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {
     (0..n).map(|_| prg.random_bool()).collect()
 }
 
-fn bench_garble(ands: u64, width: u32, json: bool) -> Result<()> {
-    let circuit = generated(ands, width)?;
+/// Garbles and evaluates `circuit` `repeats` times in memory, timing each side alone, and
+/// checks the last evaluation against cleartext evaluation.
+fn bench_garble<S: GateSource>(circuit: &S, repeats: u64, what: &str, json: bool) -> Result<()> {
     let layout = circuit.layout().clone();
     let mut prg = Prg::from_os_entropy();
     let delta = random_delta(&mut prg);
@@ -91,28 +114,31 @@ fn bench_garble(ands: u64, width: u32, json: bool) -> Result<()> {
     let mut garbler = Garbler::new(layout.num_wires as usize, delta, hash_key);
     let mut evaluator = Evaluator::new(layout.num_wires as usize, hash_key);
     let inputs = random_bits(&mut prg, layout.num_input_wires() as usize);
-    for (w, &bit) in inputs.iter().enumerate() {
-        let zero = prg.random_block();
-        garbler.set_zero_label(w as u32, zero);
-        evaluator.set_label(w as u32, zero ^ delta.select(bit));
-    }
+    let zero_labels: Vec<Block> = inputs.iter().map(|_| prg.random_block()).collect();
     let mut tables: Vec<Block> = Vec::new();
     let (mut garbling, mut evaluating) = (Duration::ZERO, Duration::ZERO);
-    circuit.for_each_chunk(&mut |gates| -> Result<()> {
-        tables.clear();
-        let t = Instant::now();
-        garbler.garble(gates, &mut tables);
-        garbling += t.elapsed();
-        let t = Instant::now();
-        evaluator.evaluate(gates, &tables)?;
-        evaluating += t.elapsed();
-        Ok(())
-    })?;
+    for _ in 0..repeats {
+        // Input slots may be reused by later gates, so every repetition starts afresh.
+        for (w, (&bit, &zero)) in inputs.iter().zip(&zero_labels).enumerate() {
+            garbler.set_zero_label(w as u32, zero);
+            evaluator.set_label(w as u32, zero ^ delta.select(bit));
+        }
+        circuit.for_each_chunk(&mut |gates| -> Result<()> {
+            tables.clear();
+            let t = Instant::now();
+            garbler.garble(gates, &mut tables);
+            garbling += t.elapsed();
+            let t = Instant::now();
+            evaluator.evaluate(gates, &tables)?;
+            evaluating += t.elapsed();
+            Ok(())
+        })?;
+    }
     let decoding = garbler.decoding_bits(&layout.output_wires);
-    if evaluator.decode(&layout.output_wires, &decoding) != eval_bits(&circuit, &inputs) {
+    if evaluator.decode(&layout.output_wires, &decoding) != eval_bits(circuit, &inputs) {
         bail!("garbled evaluation disagrees with cleartext evaluation; this is a bug in pgc");
     }
-    let n = circuit.and_count();
+    let n = circuit.and_count() * repeats;
     let g = report::rate(n, garbling.as_secs_f64());
     let e = report::rate(n, evaluating.as_secs_f64());
     if json {
@@ -123,9 +149,8 @@ fn bench_garble(ands: u64, width: u32, json: bool) -> Result<()> {
         );
     } else {
         println!(
-            "half-gates on one thread, {} AND gates ({} per level), in memory:",
-            report::group(n),
-            width
+            "half-gates on one thread, {} AND gates ({what}), in memory:",
+            report::group(n)
         );
         println!("  garbler    {}", per_sec(g, "AND/s"));
         println!("  evaluator  {}", per_sec(e, "AND/s"));
