@@ -335,6 +335,19 @@ fn bench_json_has_the_documented_keys() {
     ));
     assert!(j["garble_and_per_sec"].as_f64().unwrap() > 0.0);
     assert!(j["eval_and_per_sec"].as_f64().unwrap() > 0.0);
+    let j = json_of(&run_ok(pgc().args([
+        "bench",
+        "garble",
+        "--circuit",
+        "builtin:aes128",
+        "--ands",
+        "12800",
+        "--json",
+    ])));
+    assert_eq!(
+        j["and_gates"], 12800,
+        "two repetitions of the 6,400-AND AES circuit"
+    );
     let j = json_of(&run_ok(
         pgc().args(["bench", "ot", "--ots", "10000", "--json"]),
     ));
