@@ -105,11 +105,8 @@ pub fn run_garbler<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    let start = Instant::now();
+    let (start, counts0) = begin(ch, circuit, owners, Party::A, inputs)?;
     let layout = circuit.layout();
-    check_own_inputs(layout, owners, Party::A, inputs)?;
-    let counts0 = ch.counts();
-    handshake::exchange(ch, &hello(circuit, owners, Party::A))?;
 
     let mut prg = Prg::from_os_entropy();
     let delta = random_delta(&mut prg);
@@ -194,11 +191,8 @@ pub fn run_evaluator<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    let start = Instant::now();
+    let (start, counts0) = begin(ch, circuit, owners, Party::B, inputs)?;
     let layout = circuit.layout();
-    check_own_inputs(layout, owners, Party::B, inputs)?;
-    let counts0 = ch.counts();
-    handshake::exchange(ch, &hello(circuit, owners, Party::B))?;
 
     // The garbler's hash key for this run, then its input labels.
     let mut hash_key = [Block::ZERO];
@@ -289,6 +283,22 @@ fn outcome<S: GateSource>(
             bytes_received: counts.received - counts0.received,
         },
     }
+}
+
+/// What both parties do first: check this party's inputs (before anything is sent), then
+/// the handshake. Returns when the run started and the channel's counts at that point.
+fn begin<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    me: Party,
+    inputs: &[Vec<bool>],
+) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
+    let start = Instant::now();
+    check_own_inputs(circuit.layout(), owners, me, inputs)?;
+    let counts = ch.counts();
+    handshake::exchange(ch, &hello(circuit, owners, me))?;
+    Ok((start, counts))
 }
 
 fn hello<S: GateSource>(circuit: &S, owners: &[Party], party: Party) -> Hello {
