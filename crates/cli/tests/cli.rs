@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use pgc_circuit::testdata::{VectorFile, load_vectors, shared_circuits_dir};
+use pgc_circuit::testdata::{VectorFile, load_vectors, shared_circuits_dir, vector_file};
 use serde_json::Value;
 
 fn pgc() -> Command {
@@ -43,13 +43,6 @@ fn bit_order(f: &VectorFile) -> &'static str {
         pgc_circuit::value::BitOrder::Lsb0 => "lsb0",
         pgc_circuit::value::BitOrder::Msb0 => "msb0",
     }
-}
-
-fn file(rel: &str) -> VectorFile {
-    load_vectors()
-        .into_iter()
-        .find(|f| f.rel == rel)
-        .unwrap_or_else(|| panic!("{rel} not in vectors.json"))
 }
 
 /// A free loopback port (bound then released; good enough for a test on one machine).
@@ -117,7 +110,7 @@ fn finish(child: Child) -> Output {
 
 #[test]
 fn two_separate_processes_run_aes_over_tcp() {
-    let f = file("bristol_fashion/aes_128.txt");
+    let f = vector_file("bristol_fashion/aes_128.txt");
     let v = &f.vectors[0];
     let addr = format!("127.0.0.1:{}", free_port());
     let path = f.path.to_str().unwrap();
@@ -153,7 +146,7 @@ fn two_separate_processes_run_aes_over_tcp() {
 #[test]
 fn inputs_of_a_moves_ownership() {
     // ModAdd512 has three inputs; give A values 0 and 2.
-    let f = file("bristol_fashion/ModAdd512.txt");
+    let f = vector_file("bristol_fashion/ModAdd512.txt");
     let v = &f.vectors[0];
     let out = run_ok(pgc().args([
         "local",
@@ -174,8 +167,8 @@ fn inputs_of_a_moves_ownership() {
 
 #[test]
 fn different_circuits_stop_both_parties_with_a_clear_error() {
-    let add = file("bristol_fashion/adder64.txt");
-    let sub = file("bristol_fashion/sub64.txt");
+    let add = vector_file("bristol_fashion/adder64.txt");
+    let sub = vector_file("bristol_fashion/sub64.txt");
     let addr = format!("127.0.0.1:{}", free_port());
     let a = spawn_party(&[
         "run",
@@ -240,7 +233,7 @@ fn a_peer_killed_mid_protocol_makes_the_other_exit_nonzero_quickly() {
 #[test]
 fn garbage_bytes_on_the_socket_are_refused() {
     let addr = format!("127.0.0.1:{}", free_port());
-    let f = file("bristol_fashion/adder64.txt");
+    let f = vector_file("bristol_fashion/adder64.txt");
     let a = spawn_party(&[
         "run",
         f.path.to_str().unwrap(),
@@ -291,7 +284,7 @@ fn malformed_circuit_files_name_the_line() {
 
 #[test]
 fn wrong_input_count_and_width_are_clear_errors() {
-    let f = file("bristol_fashion/adder64.txt");
+    let f = vector_file("bristol_fashion/adder64.txt");
     let p = f.path.to_str().unwrap();
     let out = pgc().args(["eval", p, "--input", "1"]).output().unwrap();
     assert!(!out.status.success());
@@ -314,7 +307,7 @@ fn wrong_input_count_and_width_are_clear_errors() {
 
 #[test]
 fn info_json_has_the_documented_keys() {
-    let f = file("bristol_fashion/aes_128.txt");
+    let f = vector_file("bristol_fashion/aes_128.txt");
     let j = json_of(&run_ok(pgc().args([
         "info",
         f.path.to_str().unwrap(),

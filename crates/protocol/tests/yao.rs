@@ -9,7 +9,7 @@ use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::bristol::read_circuit_file;
 use pgc_circuit::eval::eval_bits;
 use pgc_circuit::generate::random_circuit;
-use pgc_circuit::testdata::load_vectors;
+use pgc_circuit::testdata::{load_vectors, vector_file};
 use pgc_circuit::value::{format_value, parse_value};
 use pgc_circuit::{Circuit, GateSource};
 use pgc_net::{Channel, MemoryChannel, TcpChannel};
@@ -168,22 +168,20 @@ fn random_circuits_match_cleartext_evaluation() {
     }
 }
 
-fn adder() -> Circuit {
-    let f = load_vectors()
-        .into_iter()
-        .find(|f| f.rel == "bristol_fashion/adder64.txt")
-        .unwrap();
+/// A shared Bristol file, levelized and slotted as `pgc run` prepares it.
+fn shared(rel: &str) -> Circuit {
+    let f = vector_file(rel);
     prepared(&read_circuit_file(&f.path, Some(f.format)).unwrap())
+}
+
+fn adder() -> Circuit {
+    shared("bristol_fashion/adder64.txt")
 }
 
 #[test]
 fn different_circuits_are_refused_at_the_handshake_on_both_sides() {
     let add = adder();
-    let f = load_vectors()
-        .into_iter()
-        .find(|f| f.rel == "bristol_fashion/sub64.txt")
-        .unwrap();
-    let sub = prepared(&read_circuit_file(&f.path, Some(f.format)).unwrap());
+    let sub = shared("bristol_fashion/sub64.txt");
     let owners = [Party::A, Party::B];
     let (mut ca, mut cb) = MemoryChannel::pair();
     let zero = vec![vec![false; 64]];
