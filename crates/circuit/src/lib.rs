@@ -19,6 +19,8 @@ pub mod builder;
 pub mod eval;
 pub mod generate;
 pub mod ir;
+pub mod netlist;
+pub mod ports;
 #[doc(hidden)]
 pub mod testdata;
 pub mod value;
@@ -28,4 +30,6 @@ pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_br
 pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};
 pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId};
+pub use netlist::{Gates, Lit, OptimizeFor};
+pub use ports::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
 pub use value::{BitOrder, ValueError, decode_outputs, encode_inputs, format_value, parse_value};
