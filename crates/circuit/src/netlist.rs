@@ -88,3 +88,925 @@ pub trait Gates {
         OptimizeFor::Size
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// NetBuilder: a structurally hashed gate graph with dead-gate elimination at the end.
+// ---------------------------------------------------------------------------------------
+
+use crate::ir::{Circuit, Gate, Layout};
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// How many gates each simplification rule avoided or removed while building
+/// (what `pgc compile --stats` prints).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BuildStats {
+    /// Gates with a constant operand that folded away (`x&0`, `x&1`, `x^0`, `x^1`).
+    pub constant_folded: u64,
+    /// Gates with equal or complementary operands that folded away (`x^x`, `x^!x`, `x&x`, `x&!x`).
+    pub algebraic: u64,
+    /// Gates not emitted because an identical gate already existed (structural hashing).
+    pub structural_hashing: u64,
+    /// Emitted gates removed because no output depends on them.
+    pub dead_removed: u64,
+    /// The ANDs among `dead_removed`.
+    pub and_dead_removed: u64,
+    /// AND and XOR gates emitted (before dead-gate elimination).
+    pub gates_emitted: u64,
+    /// Gates of the final circuit, including the INV and constant gates added at the end.
+    pub gates_final: u64,
+    /// ANDs of the final circuit.
+    pub and_final: u64,
+}
+
+/// Why a [`NetBuilder`] could not produce its circuit.
+#[derive(Debug, thiserror::Error)]
+pub enum NetlistError {
+    #[error("the netlist needs more than 2^32 - 2 nodes (inputs and emitted gates)")]
+    TooManyNodes,
+    #[error("the final circuit would need {wires} wires, more than 32-bit wire ids can name")]
+    TooManyWires { wires: u64 },
+    #[error("netlist spill file {path}: {source}")]
+    Spill {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// One node of the graph, 16 bytes, the operation implied by the operand order:
+/// an input bit is `(0, 0)`; an AND is `(a, b)` with `a < b` (raw literals, complements
+/// allowed); an XOR is `(a, b)` with `a > b` (both uncomplemented: complements are pushed to
+/// the XOR's result). Constants never occur as operands, so `0` marks inputs unambiguously.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Node {
+    a: u64,
+    b: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NodeKind {
+    Input,
+    And,
+    Xor,
+}
+
+impl Node {
+    const INPUT: Node = Node { a: 0, b: 0 };
+
+    fn kind(self) -> NodeKind {
+        if self.a == 0 {
+            NodeKind::Input
+        } else if self.a < self.b {
+            NodeKind::And
+        } else {
+            NodeKind::Xor
+        }
+    }
+
+    fn to_bytes(self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&self.a.to_le_bytes());
+        out[8..].copy_from_slice(&self.b.to_le_bytes());
+        out
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Node {
+        let word = |r: std::ops::Range<usize>| {
+            u64::from_le_bytes(bytes[r].try_into().expect("8-byte slice"))
+        };
+        Node {
+            a: word(0..8),
+            b: word(8..16),
+        }
+    }
+}
+
+/// Literal with the given raw encoding (module-private: only for stored node operands).
+const fn lit_from_raw(raw: u64) -> Lit {
+    Lit(raw)
+}
+
+/// A fast multiplicative hasher for the structural-hashing keys (pairs of small integers);
+/// no DoS concern, the keys come from our own gate graph.
+#[derive(Default, Clone, Copy)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type StrashMap = HashMap<(u64, u64), u32, BuildHasherDefault<PairHasher>>;
+
+/// Structural-hashing table with bounded memory: two generations; when the current one is
+/// full the older one is dropped. Gates are reused mostly close to where they were made, so
+/// forgetting old entries loses little (cf. the chunked tables of Kreuter et al.).
+struct Strash {
+    current: StrashMap,
+    previous: StrashMap,
+    generation_limit: usize,
+}
+
+impl Strash {
+    fn new(total_limit: usize) -> Strash {
+        Strash {
+            current: StrashMap::default(),
+            previous: StrashMap::default(),
+            generation_limit: (total_limit / 2).max(1),
+        }
+    }
+
+    fn get(&self, key: (u64, u64)) -> Option<u32> {
+        self.current
+            .get(&key)
+            .or_else(|| self.previous.get(&key))
+            .copied()
+    }
+
+    fn insert(&mut self, key: (u64, u64), node: u32) {
+        if self.current.len() >= self.generation_limit {
+            // Keep the allocation: the cleared old generation becomes the new current one.
+            std::mem::swap(&mut self.current, &mut self.previous);
+            self.current.clear();
+        }
+        self.current.insert(key, node);
+    }
+}
+
+/// Largest node count: node ids are `u32` wire ids of [`Lit::wire`], with one id to spare.
+const MAX_NODES: u64 = u32::MAX as u64 - 1;
+
+/// Nodes per chunk when spilled nodes are read back (16 bytes each: 1 MiB).
+const SPILL_CHUNK_NODES: usize = 1 << 16;
+
+/// Default bound of the structural-hashing table (entries over both generations); about
+/// 50 MB. Each generation stays just under a power-of-two table size.
+pub const DEFAULT_STRASH_LIMIT: usize = 2 * ((1 << 20) / 8 * 7);
+
+/// The emitted nodes, in RAM or streamed to a temporary file.
+enum NodeStore {
+    Memory(Vec<Node>),
+    Spill(SpillFile),
+}
+
+/// A temporary file of 16-byte node records; removed when dropped.
+struct SpillFile {
+    path: PathBuf,
+    writer: Option<BufWriter<File>>,
+    /// The file reopened for reading, after writing ended.
+    reader: Option<File>,
+    nodes: u64,
+}
+
+impl SpillFile {
+    fn create(dir: &Path) -> io::Result<SpillFile> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        loop {
+            let path = dir.join(format!(
+                "pgc-netlist-{}-{}-{}.tmp",
+                std::process::id(),
+                nanos,
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            match File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => {
+                    return Ok(SpillFile {
+                        path,
+                        writer: Some(BufWriter::with_capacity(1 << 20, file)),
+                        reader: None,
+                        nodes: 0,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn push(&mut self, node: Node) -> io::Result<()> {
+        let w = self
+            .writer
+            .as_mut()
+            .expect("spill file written after it was closed");
+        w.write_all(&node.to_bytes())?;
+        self.nodes += 1;
+        Ok(())
+    }
+
+    /// Ends writing; later reads use the file itself.
+    fn close_writer(&mut self) -> io::Result<()> {
+        if let Some(w) = self.writer.take() {
+            let file = w.into_inner().map_err(|e| e.into_error())?;
+            self.reader = Some(file);
+        }
+        Ok(())
+    }
+
+    /// Reads nodes `first..first + buf.len()` into `buf`.
+    fn read_nodes(&mut self, first: u64, buf: &mut Vec<Node>, count: usize) -> io::Result<()> {
+        self.close_writer()?;
+        let file = self.reader.as_mut().expect("reader set by close_writer");
+        file.seek(SeekFrom::Start(first * 16))?;
+        let mut bytes = vec![0u8; count * 16];
+        file.read_exact(&mut bytes)?;
+        buf.clear();
+        buf.extend(bytes.chunks_exact(16).map(Node::from_bytes));
+        Ok(())
+    }
+}
+
+impl Drop for SpillFile {
+    fn drop(&mut self) {
+        self.writer = None;
+        self.reader = None;
+        // Best effort: a leftover temporary file is harmless and cannot be reported here.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl NodeStore {
+    /// Calls `f(first_index, nodes)` on consecutive chunks, from the last chunk to the first.
+    fn for_each_chunk_backward(
+        &mut self,
+        f: &mut dyn FnMut(u64, &[Node]),
+    ) -> io::Result<()> {
+        match self {
+            NodeStore::Memory(nodes) => {
+                let mut end = nodes.len();
+                while end > 0 {
+                    let start = end.saturating_sub(SPILL_CHUNK_NODES);
+                    f(start as u64, &nodes[start..end]);
+                    end = start;
+                }
+                Ok(())
+            }
+            NodeStore::Spill(file) => {
+                let mut buf = Vec::with_capacity(SPILL_CHUNK_NODES);
+                let mut end = file.nodes;
+                while end > 0 {
+                    let start = end.saturating_sub(SPILL_CHUNK_NODES as u64);
+                    file.read_nodes(start, &mut buf, (end - start) as usize)?;
+                    f(start, &buf);
+                    end = start;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Calls `f(first_index, nodes)` on consecutive chunks, first to last; stops at an error
+    /// of `f`.
+    fn for_each_chunk_forward<E>(
+        &mut self,
+        f: &mut ChunkVisitor<'_, E>,
+        io_error: impl Fn(io::Error) -> E,
+    ) -> Result<(), E> {
+        match self {
+            NodeStore::Memory(nodes) => {
+                for (k, chunk) in nodes.chunks(SPILL_CHUNK_NODES).enumerate() {
+                    f((k * SPILL_CHUNK_NODES) as u64, chunk)?;
+                }
+                Ok(())
+            }
+            NodeStore::Spill(file) => {
+                let mut buf = Vec::with_capacity(SPILL_CHUNK_NODES);
+                let mut start = 0u64;
+                while start < file.nodes {
+                    let count = (file.nodes - start).min(SPILL_CHUNK_NODES as u64) as usize;
+                    file.read_nodes(start, &mut buf, count).map_err(&io_error)?;
+                    f(start, &buf)?;
+                    start += count as u64;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What [`NodeStore::for_each_chunk_forward`] calls: first node index and the chunk.
+type ChunkVisitor<'a, E> = dyn FnMut(u64, &[Node]) -> Result<(), E> + 'a;
+
+/// Input value `index_of_first..` occupies nodes `first_node..first_node + width`.
+#[derive(Clone, Copy, Debug)]
+struct InputRun {
+    first_node: u32,
+    first_index: u32,
+    width: u32,
+}
+
+/// Builds a circuit from gate calls, simplifying as it goes:
+///
+/// - constant folding: `x&0 = 0`, `x&1 = x`, `x^0 = x`, `x^1 = !x`;
+/// - algebraic rules: `x^x = 0`, `x^!x = 1`, `x&x = x`, `x&!x = 0`;
+/// - structural hashing: an AND or XOR of the same (normalized) operands is made once; XOR
+///   complements are pushed to the result (`!a ^ b = !(a ^ b)`) so one gate serves every
+///   polarity. The table's memory is bounded ([`NetBuilder::set_strash_limit`]).
+///
+/// Negation is free (a flag of [`Lit`]); at the end, each wire whose complement an AND or an
+/// output needs gets one INV gate. [`finish`](NetBuilder::finish) removes gates that no
+/// output depends on and numbers the wires densely: input value `i` is consecutive wires from
+/// 0 in declaration order, then the constant gates and INVs of inputs, then the gates in
+/// emission order, each followed by its INV if one is needed. The result is in
+/// single-assignment form and topologically ordered (not AND-levelized: use
+/// [`crate::analysis::levelize`] for that).
+///
+/// Nodes (inputs and gates) take 16 bytes each in RAM, or none with
+/// [`with_spill`](NetBuilder::with_spill), which streams them to a temporary file; the
+/// strash table is bounded in both cases.
+pub struct NetBuilder {
+    optimize: OptimizeFor,
+    store: NodeStore,
+    num_nodes: u64,
+    inputs: Vec<InputRun>,
+    num_input_bits: u64,
+    input_widths: Vec<u32>,
+    output_widths: Vec<u32>,
+    output_bits: Vec<Lit>,
+    strash: Strash,
+    stats: BuildStats,
+    error: Option<NetlistError>,
+}
+
+impl NetBuilder {
+    /// A builder that keeps its nodes in RAM.
+    pub fn new(optimize: OptimizeFor) -> NetBuilder {
+        NetBuilder::with_store(optimize, NodeStore::Memory(Vec::new()))
+    }
+
+    /// A builder that streams its nodes to a temporary file in `dir` (removed when the
+    /// builder or its [`PreparedNetlist`] is dropped), so that RAM use does not grow with
+    /// the number of gates: only the bounded strash table, the inputs and outputs, and at
+    /// the end two bits per node. Produces exactly the circuit [`NetBuilder::new`] would.
+    pub fn with_spill(optimize: OptimizeFor, dir: &Path) -> Result<NetBuilder, NetlistError> {
+        let file = SpillFile::create(dir).map_err(|source| NetlistError::Spill {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        Ok(NetBuilder::with_store(optimize, NodeStore::Spill(file)))
+    }
+
+    fn with_store(optimize: OptimizeFor, store: NodeStore) -> NetBuilder {
+        NetBuilder {
+            optimize,
+            store,
+            num_nodes: 0,
+            inputs: Vec::new(),
+            num_input_bits: 0,
+            input_widths: Vec::new(),
+            output_widths: Vec::new(),
+            output_bits: Vec::new(),
+            strash: Strash::new(DEFAULT_STRASH_LIMIT),
+            stats: BuildStats::default(),
+            error: None,
+        }
+    }
+
+    /// Bounds the structural-hashing table to about `entries` entries (at least 2; the
+    /// default is [`DEFAULT_STRASH_LIMIT`], about 50 MB). Smaller tables forget old gates
+    /// sooner and so may emit duplicates. Takes effect for entries added from now on.
+    pub fn set_strash_limit(&mut self, entries: usize) {
+        self.strash.generation_limit = (entries / 2).max(1);
+    }
+
+    /// Declares the next input value of `width` bits; returns its bits, least significant
+    /// first. Inputs may be declared at any time; they keep their declaration order.
+    pub fn input(&mut self, width: u32) -> Vec<Lit> {
+        let first = self.num_nodes;
+        if first + width as u64 > MAX_NODES {
+            self.fail(NetlistError::TooManyNodes);
+            self.input_widths.push(width);
+            return vec![Lit::FALSE; width as usize];
+        }
+        for _ in 0..width {
+            self.push_node(Node::INPUT);
+        }
+        if width > 0 {
+            self.inputs.push(InputRun {
+                first_node: first as u32,
+                first_index: self.num_input_bits as u32,
+                width,
+            });
+        }
+        self.num_input_bits += width as u64;
+        self.input_widths.push(width);
+        (first..first + width as u64)
+            .map(|n| Lit::wire(n as WireId))
+            .collect()
+    }
+
+    /// Declares the next output value: its bits, least significant first. Bits may be
+    /// constants, complemented, inputs, or repeat each other.
+    ///
+    /// # Panics
+    /// If a literal names a wire this builder never made (a literal of another builder).
+    pub fn output(&mut self, bits: &[Lit]) {
+        for b in bits {
+            if let Some(w) = b.wire_id() {
+                assert!(
+                    (w as u64) < self.num_nodes,
+                    "NetBuilder::output: literal of wire {w} that this builder never made"
+                );
+            }
+        }
+        self.output_widths.push(bits.len() as u32);
+        self.output_bits.extend_from_slice(bits);
+    }
+
+    /// AND and XOR gates emitted so far (before dead-gate elimination).
+    pub fn gates_emitted(&self) -> u64 {
+        self.stats.gates_emitted
+    }
+
+    /// The statistics so far (the removal and final counts are filled in at the end).
+    pub fn stats(&self) -> &BuildStats {
+        &self.stats
+    }
+
+    /// The first error met while building (the node limit, or a spill-file write error);
+    /// once set, further gates fold to constants and finishing fails with it.
+    pub fn error(&self) -> Option<&NetlistError> {
+        self.error.as_ref()
+    }
+
+    /// The circuit and the statistics.
+    ///
+    /// # Panics
+    /// Where [`try_finish`](NetBuilder::try_finish) fails: more than 2^32 - 2 nodes or
+    /// wires, or (only with [`with_spill`](NetBuilder::with_spill)) an I/O error.
+    pub fn finish(self) -> (Circuit, BuildStats) {
+        match self.try_finish() {
+            Ok(done) => done,
+            Err(e) => panic!("NetBuilder::finish: {e}"),
+        }
+    }
+
+    /// The circuit and the statistics; see [`NetBuilder`] for the wire numbering.
+    pub fn try_finish(self) -> Result<(Circuit, BuildStats), NetlistError> {
+        self.prepare()?.into_circuit()
+    }
+
+    fn fail(&mut self, e: NetlistError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    fn push_node(&mut self, node: Node) -> u32 {
+        let id = self.num_nodes;
+        match &mut self.store {
+            NodeStore::Memory(nodes) => nodes.push(node),
+            NodeStore::Spill(file) => {
+                if let Err(source) = file.push(node) {
+                    let path = file.path.clone();
+                    self.fail(NetlistError::Spill { path, source });
+                }
+            }
+        }
+        self.num_nodes += 1;
+        id as u32
+    }
+
+    /// The gate for a normalized node: an existing one if the table knows it.
+    fn intern(&mut self, node: Node) -> Lit {
+        if let Some(id) = self.strash.get((node.a, node.b)) {
+            self.stats.structural_hashing += 1;
+            return Lit::wire(id);
+        }
+        if self.num_nodes >= MAX_NODES || self.error.is_some() {
+            self.fail(NetlistError::TooManyNodes);
+            return Lit::FALSE;
+        }
+        let id = self.push_node(node);
+        self.strash.insert((node.a, node.b), id);
+        self.stats.gates_emitted += 1;
+        Lit::wire(id)
+    }
+
+    /// Runs dead-gate elimination (a backward pass over the nodes, one liveness bit per
+    /// node) and fixes the final numbering; the gates then stream out of
+    /// [`PreparedNetlist::for_each_chunk`] without being held whole.
+    pub fn prepare(mut self) -> Result<PreparedNetlist, NetlistError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let n = self.num_nodes as usize;
+        let mut live = BitVec::new(n);
+        let mut negated = BitVec::new(n);
+        for &lit in &self.output_bits {
+            if let Some(w) = lit.wire_id() {
+                live.set(w as usize);
+                if lit.is_negated() {
+                    negated.set(w as usize);
+                }
+            }
+        }
+        let (mut dead, mut and_dead, mut and_live) = (0u64, 0u64, 0u64);
+        let spill_path = match &self.store {
+            NodeStore::Spill(f) => Some(f.path.clone()),
+            NodeStore::Memory(_) => None,
+        };
+        let to_error = |source: io::Error| NetlistError::Spill {
+            path: spill_path.clone().unwrap_or_default(),
+            source,
+        };
+        self.store
+            .for_each_chunk_backward(&mut |first, nodes| {
+                for (k, node) in nodes.iter().enumerate().rev() {
+                    let v = first as usize + k;
+                    let kind = node.kind();
+                    if !live.get(v) {
+                        if kind != NodeKind::Input {
+                            dead += 1;
+                            and_dead += (kind == NodeKind::And) as u64;
+                        }
+                        continue;
+                    }
+                    match kind {
+                        NodeKind::Input => {}
+                        NodeKind::Xor | NodeKind::And => {
+                            and_live += (kind == NodeKind::And) as u64;
+                            for raw in [node.a, node.b] {
+                                let lit = lit_from_raw(raw);
+                                let w = lit.wire_id().expect("operands are wires") as usize;
+                                live.set(w);
+                                if lit.is_negated() {
+                                    negated.set(w);
+                                }
+                            }
+                        }
+                    }
+                }
+            })
+            .map_err(to_error)?;
+
+        // Inputs are kept regardless of use and numbered by declaration: move their bits out
+        // of the gate bitmaps.
+        let n_in = self.num_input_bits as usize;
+        let mut input_negated = BitVec::new(n_in);
+        for run in &self.inputs {
+            for k in 0..run.width as usize {
+                let v = run.first_node as usize + k;
+                if negated.get(v) {
+                    input_negated.set(run.first_index as usize + k);
+                }
+                live.clear(v);
+                negated.clear(v);
+            }
+        }
+        let kept = RankBitmap::new(live);
+        let gate_inv = RankBitmap::new(negated);
+        let input_inv = RankBitmap::new(input_negated);
+
+        let needs_const = |value: bool| self.output_bits.contains(&Lit::constant(value));
+        let const_wires: [Option<WireId>; 2] = {
+            let mut next = n_in as u64;
+            let mut take = |needed: bool| {
+                needed.then(|| {
+                    next += 1;
+                    (next - 1) as WireId
+                })
+            };
+            let f = take(needs_const(false));
+            let t = take(needs_const(true));
+            [f, t]
+        };
+        let n_const = const_wires.iter().flatten().count() as u64;
+        let input_inv_base = n_in as u64 + n_const;
+        let gate_base = input_inv_base + input_inv.ones();
+        let num_wires = gate_base + kept.ones() + gate_inv.ones();
+        if num_wires > u32::MAX as u64 {
+            return Err(NetlistError::TooManyWires { wires: num_wires });
+        }
+        let numbering = Numbering {
+            inputs: self.inputs,
+            kept,
+            gate_inv,
+            input_inv,
+            input_inv_base: input_inv_base as u32,
+            gate_base: gate_base as u32,
+            const_wires,
+        };
+        let output_wires = self
+            .output_bits
+            .iter()
+            .map(|&lit| numbering.wire_of(lit))
+            .collect();
+        let gate_count = num_wires - n_in as u64;
+        let mut stats = self.stats;
+        stats.dead_removed = dead;
+        stats.and_dead_removed = and_dead;
+        stats.gates_final = gate_count;
+        stats.and_final = and_live;
+        Ok(PreparedNetlist {
+            layout: Layout {
+                num_wires: num_wires as u32,
+                input_widths: self.input_widths,
+                output_widths: self.output_widths,
+                output_wires,
+            },
+            store: self.store,
+            numbering,
+            stats,
+            spill_path,
+        })
+    }
+}
+
+impl Gates for NetBuilder {
+    fn xor(&mut self, a: Lit, b: Lit) -> Lit {
+        if let Some(x) = a.as_const() {
+            self.stats.constant_folded += 1;
+            return if x { !b } else { b };
+        }
+        if let Some(y) = b.as_const() {
+            self.stats.constant_folded += 1;
+            return if y { !a } else { a };
+        }
+        if a.positive() == b.positive() {
+            self.stats.algebraic += 1;
+            return Lit::constant(a != b);
+        }
+        let negate = a.is_negated() != b.is_negated();
+        let (x, y) = (a.positive().raw(), b.positive().raw());
+        let r = self.intern(Node {
+            a: x.max(y),
+            b: x.min(y),
+        });
+        if negate { !r } else { r }
+    }
+
+    fn and(&mut self, a: Lit, b: Lit) -> Lit {
+        match (a.as_const(), b.as_const()) {
+            (Some(false), _) | (_, Some(false)) => {
+                self.stats.constant_folded += 1;
+                return Lit::FALSE;
+            }
+            (Some(true), _) => {
+                self.stats.constant_folded += 1;
+                return b;
+            }
+            (_, Some(true)) => {
+                self.stats.constant_folded += 1;
+                return a;
+            }
+            (None, None) => {}
+        }
+        if a == b {
+            self.stats.algebraic += 1;
+            return a;
+        }
+        if a == !b {
+            self.stats.algebraic += 1;
+            return Lit::FALSE;
+        }
+        let (x, y) = (a.raw(), b.raw());
+        self.intern(Node {
+            a: x.min(y),
+            b: x.max(y),
+        })
+    }
+
+    fn optimize_for(&self) -> OptimizeFor {
+        self.optimize
+    }
+}
+
+/// A plain bit vector.
+struct BitVec {
+    words: Vec<u64>,
+}
+
+impl BitVec {
+    fn new(bits: usize) -> BitVec {
+        BitVec {
+            words: vec![0; bits.div_ceil(64)],
+        }
+    }
+    fn get(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+    fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+    fn clear(&mut self, i: usize) {
+        self.words[i / 64] &= !(1 << (i % 64));
+    }
+}
+
+/// A bit vector with constant-time rank (ones before a position): one cumulative count per
+/// 512 bits, i.e. 1/8 bit of overhead per bit, instead of a 32-bit map entry per wire.
+struct RankBitmap {
+    bits: BitVec,
+    /// Ones before each 8-word block.
+    block_ranks: Vec<u64>,
+    ones: u64,
+}
+
+impl RankBitmap {
+    fn new(bits: BitVec) -> RankBitmap {
+        let mut block_ranks = Vec::with_capacity(bits.words.len().div_ceil(8));
+        let mut ones = 0u64;
+        for block in bits.words.chunks(8) {
+            block_ranks.push(ones);
+            ones += block.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+        }
+        RankBitmap {
+            bits,
+            block_ranks,
+            ones,
+        }
+    }
+    fn get(&self, i: usize) -> bool {
+        self.bits.get(i)
+    }
+    fn ones(&self) -> u64 {
+        self.ones
+    }
+    /// Ones at positions `< i`.
+    fn rank(&self, i: usize) -> u64 {
+        let word = i / 64;
+        let block = word / 8;
+        let mut r = self.block_ranks[block];
+        for w in &self.bits.words[block * 8..word] {
+            r += w.count_ones() as u64;
+        }
+        if !i.is_multiple_of(64) {
+            r += (self.bits.words[word] & ((1u64 << (i % 64)) - 1)).count_ones() as u64;
+        }
+        r
+    }
+}
+
+/// The final wire numbering, computed from ranks instead of a per-wire table.
+struct Numbering {
+    inputs: Vec<InputRun>,
+    /// Gate nodes kept (reachable from an output).
+    kept: RankBitmap,
+    /// Gate nodes whose complement is needed (one INV right after the gate).
+    gate_inv: RankBitmap,
+    /// Input bits (by input index) whose complement is needed.
+    input_inv: RankBitmap,
+    input_inv_base: u32,
+    gate_base: u32,
+    const_wires: [Option<WireId>; 2],
+}
+
+impl Numbering {
+    fn input_index(&self, node: usize) -> usize {
+        let run = self.inputs.partition_point(|r| r.first_node as usize <= node) - 1;
+        let r = self.inputs[run];
+        debug_assert!(node < r.first_node as usize + r.width as usize);
+        r.first_index as usize + (node - r.first_node as usize)
+    }
+
+    /// The final wire of a kept gate node.
+    fn gate_wire(&self, node: usize) -> WireId {
+        (self.gate_base as u64 + self.kept.rank(node) + self.gate_inv.rank(node)) as WireId
+    }
+
+    /// The final wire holding `lit` (for wires: the node's wire or its INV).
+    fn wire_of(&self, lit: Lit) -> WireId {
+        match lit.as_const() {
+            Some(v) => self.const_wires[v as usize].expect("constant wire allocated"),
+            None => {
+                let node = lit.wire_id().expect("non-constant") as usize;
+                if self.kept.get(node) {
+                    self.gate_wire(node) + lit.is_negated() as WireId
+                } else {
+                    let index = self.input_index(node);
+                    if lit.is_negated() {
+                        self.input_inv_base + self.input_inv.rank(index) as WireId
+                    } else {
+                        index as WireId
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A finished netlist whose dead gates are gone and whose numbering is fixed: the layout
+/// and counts are known, and the gates can be streamed out (from RAM or the spill file)
+/// without being held whole.
+pub struct PreparedNetlist {
+    layout: Layout,
+    store: NodeStore,
+    numbering: Numbering,
+    stats: BuildStats,
+    spill_path: Option<PathBuf>,
+}
+
+impl PreparedNetlist {
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// Gates of the final circuit.
+    pub fn gate_count(&self) -> u64 {
+        self.stats.gates_final
+    }
+    /// ANDs of the final circuit.
+    pub fn and_count(&self) -> u64 {
+        self.stats.and_final
+    }
+    pub fn stats(&self) -> &BuildStats {
+        &self.stats
+    }
+
+    /// Hands the final gates to `f` in order, in chunks (boundaries carry no meaning), and
+    /// returns the statistics. Stops at the first error of `f`.
+    pub fn for_each_chunk<E: From<NetlistError>>(
+        mut self,
+        mut f: impl FnMut(&[Gate]) -> Result<(), E>,
+    ) -> Result<BuildStats, E> {
+        let num = &self.numbering;
+        let mut out: Vec<Gate> = Vec::with_capacity(SPILL_CHUNK_NODES * 2);
+        // Constants, then the INVs of inputs.
+        for (value, wire) in num.const_wires.iter().enumerate() {
+            if let Some(w) = wire {
+                out.push(Gate::constant(value == 1, *w));
+            }
+        }
+        let mut next = num.input_inv_base;
+        for index in 0..self.layout.num_input_wires() as usize {
+            if num.input_inv.get(index) {
+                out.push(Gate::inv(index as WireId, next));
+                next += 1;
+            }
+        }
+        debug_assert_eq!(next, num.gate_base);
+        let spill_path = self.spill_path.clone().unwrap_or_default();
+        self.store.for_each_chunk_forward(
+            &mut |first, nodes| {
+                for (k, node) in nodes.iter().enumerate() {
+                    let v = first as usize + k;
+                    if !num.kept.get(v) {
+                        continue;
+                    }
+                    let a = num.wire_of(lit_from_raw(node.a));
+                    let b = num.wire_of(lit_from_raw(node.b));
+                    let gate = match node.kind() {
+                        NodeKind::And => Gate::and(a, b, next),
+                        NodeKind::Xor => Gate::xor(b, a, next),
+                        NodeKind::Input => unreachable!("input nodes are never kept as gates"),
+                    };
+                    debug_assert_eq!(num.gate_wire(v), next);
+                    out.push(gate);
+                    next += 1;
+                    if num.gate_inv.get(v) {
+                        out.push(Gate::inv(next - 1, next));
+                        next += 1;
+                    }
+                }
+                if out.len() >= SPILL_CHUNK_NODES {
+                    f(&out)?;
+                    out.clear();
+                }
+                Ok(())
+            },
+            |source| {
+                E::from(NetlistError::Spill {
+                    path: spill_path.clone(),
+                    source,
+                })
+            },
+        )?;
+        if !out.is_empty() {
+            f(&out)?;
+        }
+        debug_assert_eq!(next, self.layout.num_wires);
+        Ok(self.stats)
+    }
+
+    /// The whole circuit in memory.
+    pub fn into_circuit(self) -> Result<(Circuit, BuildStats), NetlistError> {
+        let layout = self.layout.clone();
+        let mut gates = Vec::with_capacity(self.gate_count() as usize);
+        let stats = self.for_each_chunk(|chunk| {
+            gates.extend_from_slice(chunk);
+            Ok::<(), NetlistError>(())
+        })?;
+        Ok((Circuit { layout, gates }, stats))
+    }
+}

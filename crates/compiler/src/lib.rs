@@ -7,7 +7,18 @@
 //! `OUTPUT_*`, plus `OUTPUT_A_*`/`OUTPUT_B_*` revealed to one party only).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+mod decl;
+mod expr;
+mod lower;
+mod source;
+#[cfg(test)]
+mod tests;
+mod types;
+
+use lower::Lowerer;
+use source::LineMap;
 
 use pgc_circuit::{Circuit, Interface, OptimizeFor};
 use serde::Serialize;
@@ -120,18 +131,150 @@ impl CompileError {
 
 /// Compiles the C file at `path`.
 pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, CompileError> {
-    let _ = (path, opts);
-    Err(CompileError::Source {
+    let source = std::fs::read(path).map_err(|e| CompileError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let source = String::from_utf8(source).map_err(|_| CompileError::Source {
         pos: None,
-        message: "the C compiler is being built".into(),
-    })
+        message: format!("{} is not valid UTF-8", path.display()),
+    })?;
+    let name = path.display().to_string();
+    compile_in(&source, &name, path.parent(), opts)
 }
 
 /// Compiles C source text; `name` is used in error positions (and as the `cpp` file name).
 pub fn compile_source(source: &str, name: &str, opts: &Options) -> Result<Compiled, CompileError> {
-    let _ = (source, name, opts);
-    Err(CompileError::Source {
-        pos: None,
-        message: "the C compiler is being built".into(),
+    compile_in(source, name, None, opts)
+}
+
+/// The preprocessed text of a program (what a cache should key on: it includes headers).
+pub fn preprocess_file(path: &Path, opts: &Options) -> Result<String, CompileError> {
+    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    source::preprocess(&source, &path.display().to_string(), path.parent(), opts)
+}
+
+fn compile_in(
+    source: &str,
+    name: &str,
+    dir: Option<&Path>,
+    opts: &Options,
+) -> Result<Compiled, CompileError> {
+    let start = Instant::now();
+    let text = source::preprocess(
+        source,
+        name,
+        dir.filter(|d| !d.as_os_str().is_empty()),
+        opts,
+    )?;
+    let map = LineMap::new(&text, name);
+    let parsed = lang_c::driver::parse_preprocessed(&lang_c::driver::Config::default(), text)
+        .map_err(|e| {
+            let mut expected: Vec<&str> = e.expected.iter().copied().collect();
+            expected.sort_unstable();
+            let list = if expected.len() > 8 {
+                format!("{} or …", expected[..8].join(", "))
+            } else {
+                expected.join(", ")
+            };
+            CompileError::Source {
+                pos: Some(map.pos(e.offset)),
+                message: format!("syntax error: expected {list}"),
+            }
+        })?;
+    let mut low = Lowerer::new(opts, &map);
+    low.collect_globals(&parsed.unit)?;
+    let entry = pick_entry(&low, opts, name)?;
+    let (entry_name, entry_params) = low.run_entry(entry)?;
+    let outputs = low.finish_outputs();
+    if outputs.is_empty() {
+        return Err(CompileError::Source {
+            pos: Some(map.pos(entry.span.start)),
+            message: format!(
+                "`{entry_name}` has no outputs: name a variable OUTPUT_… (or a pointer parameter `int *OUTPUT_…`)"
+            ),
+        });
+    }
+    let interface = Interface {
+        inputs: std::mem::take(&mut low.inputs),
+        outputs,
+    };
+    let emitted = low.g.gates_emitted();
+    let (circuit, b) = low.g.finish();
+    let stats = CompileStats {
+        passes: vec![
+            PassStats {
+                name: "constant folding",
+                gates_removed: b.constant_folded,
+                and_gates_removed: 0,
+            },
+            PassStats {
+                name: "algebraic simplification",
+                gates_removed: b.algebraic,
+                and_gates_removed: 0,
+            },
+            PassStats {
+                name: "structural hashing",
+                gates_removed: b.structural_hashing,
+                and_gates_removed: 0,
+            },
+            PassStats {
+                name: "dead-gate elimination",
+                gates_removed: b.dead_removed,
+                and_gates_removed: b.and_dead_removed,
+            },
+        ],
+        gates_emitted: emitted,
+        gates_final: circuit.gates.len() as u64,
+        and_gates_final: circuit.and_count(),
+        elapsed: start.elapsed(),
+    };
+    Ok(Compiled {
+        circuit,
+        interface,
+        stats,
+        entry_name,
+        entry_params,
     })
+}
+
+fn pick_entry<'a>(
+    low: &Lowerer<'a>,
+    opts: &Options,
+    name: &str,
+) -> Result<&'a lang_c::span::Node<lang_c::ast::FunctionDefinition>, CompileError> {
+    let err = |message: String| CompileError::Source {
+        pos: None,
+        message: format!("{name}: {message}"),
+    };
+    if let Some(e) = &opts.entry {
+        return low
+            .functions
+            .get(e.as_str())
+            .copied()
+            .ok_or_else(|| err(format!("no function named `{e}` (--entry)")));
+    }
+    if let Some(f) = low.functions.get("mpc_main") {
+        return Ok(f);
+    }
+    let user: Vec<_> = low
+        .functions
+        .iter()
+        .filter(|(_, f)| !low.map.is_system(f.span.start))
+        .collect();
+    match user.as_slice() {
+        [(_, f)] => Ok(f),
+        [] => Err(err("no function defined (the entry is `mpc_main`)".into())),
+        many => {
+            let mut names: Vec<&str> = many.iter().map(|(n, _)| n.as_str()).collect();
+            names.sort_unstable();
+            Err(err(format!(
+                "no `mpc_main` and several functions ({}): name the entry with --entry NAME",
+                names.join(", ")
+            )))
+        }
+    }
 }

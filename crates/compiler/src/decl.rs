@@ -1,0 +1,663 @@
+//! Types, declarations and initializers.
+
+use std::rc::Rc;
+
+use lang_c::ast::*;
+use lang_c::span::{Node, Span};
+use pgc_circuit::Lit;
+
+use crate::lower::{
+    Binding, Lowerer, PendingOutput, Place, Ptr, R, Val, input_owner, output_visibility,
+};
+use crate::types::{IntTy, Ty, make_struct};
+
+/// (name, type, span) of a parameter.
+pub type Param = (Option<String>, Ty, Span);
+
+impl<'a> Lowerer<'a> {
+    /// The base type named by a list of type specifiers.
+    pub fn base_type(&mut self, specs: &[&'a Node<TypeSpecifier>], span: Span) -> R<Ty> {
+        let (
+            mut longs,
+            mut short,
+            mut char_,
+            mut int,
+            mut signed,
+            mut unsigned,
+            mut bool_,
+            mut void,
+        ) = (0, false, false, false, false, false, false, false);
+        let mut other: Option<Ty> = None;
+        for s in specs {
+            match &s.node {
+                TypeSpecifier::Void => void = true,
+                TypeSpecifier::Char => char_ = true,
+                TypeSpecifier::Short => short = true,
+                TypeSpecifier::Int => int = true,
+                TypeSpecifier::Long => longs += 1,
+                TypeSpecifier::Signed => signed = true,
+                TypeSpecifier::Unsigned => unsigned = true,
+                TypeSpecifier::Bool => bool_ = true,
+                TypeSpecifier::Float | TypeSpecifier::Double | TypeSpecifier::TS18661Float(_) => {
+                    return self.err(
+                        s.span,
+                        "floating point is not supported yet (integers only)",
+                    );
+                }
+                TypeSpecifier::Complex => {
+                    return self.err(s.span, "complex numbers are not supported");
+                }
+                TypeSpecifier::Atomic(_) => return self.err(s.span, "_Atomic is not supported"),
+                TypeSpecifier::TypeOf(_) => return self.err(s.span, "typeof is not supported"),
+                TypeSpecifier::Struct(st) => other = Some(self.struct_type(st)?),
+                TypeSpecifier::Enum(en) => other = Some(self.enum_type(en)?),
+                TypeSpecifier::TypedefName(id) => {
+                    let name = &id.node.name;
+                    match self.lookup(name, id.span)? {
+                        Binding::Typedef(Ok(t)) => other = Some(t),
+                        Binding::Typedef(Err(why)) => {
+                            return self
+                                .err(id.span, format!("type `{name}` cannot be used: {why}"));
+                        }
+                        _ => return self.err(id.span, format!("`{name}` is not a type")),
+                    }
+                }
+            }
+        }
+        if let Some(t) = other {
+            return Ok(t);
+        }
+        if void {
+            return Ok(Ty::Void);
+        }
+        if bool_ {
+            return Ok(Ty::Int(IntTy::BOOL));
+        }
+        let bits = if char_ {
+            8
+        } else if short {
+            16
+        } else if longs > 0 {
+            64
+        } else if int || signed || unsigned {
+            32
+        } else {
+            return self.err(span, "declaration without a type");
+        };
+        Ok(Ty::Int(IntTy::new(bits, !unsigned)))
+    }
+
+    fn struct_type(&mut self, st: &'a Node<StructType>) -> R<Ty> {
+        if st.node.kind.node == StructKind::Union {
+            return self.err(st.span, "unions are not supported");
+        }
+        let tag = st.node.identifier.as_ref().map(|i| i.node.name.clone());
+        let Some(decls) = &st.node.declarations else {
+            let Some(tag) = tag else {
+                return self.err(st.span, "struct without a name or fields");
+            };
+            return match self.struct_tags.get(&tag) {
+                Some(Ok(d)) => Ok(Ty::Struct(d.clone())),
+                Some(Err(why)) => self.err(st.span, format!("struct {tag} cannot be used: {why}")),
+                None => self.err(st.span, format!("struct {tag} is not defined")),
+            };
+        };
+        let mut fields = Vec::new();
+        for d in decls {
+            let StructDeclaration::Field(f) = &d.node else {
+                continue;
+            };
+            let specs: Vec<&Node<TypeSpecifier>> = f
+                .node
+                .specifiers
+                .iter()
+                .filter_map(|s| match &s.node {
+                    SpecifierQualifier::TypeSpecifier(t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            let base = self.base_type(&specs, f.span)?;
+            for sd in &f.node.declarators {
+                if let Some(bw) = &sd.node.bit_width {
+                    return self.err(bw.span, "bit-fields are not supported");
+                }
+                let Some(decl) = &sd.node.declarator else {
+                    continue;
+                };
+                let (name, ty, _) = self.derive(base.clone(), decl)?;
+                let Some(name) = name else { continue };
+                if ty.contains_pointer() {
+                    return self.err(
+                        decl.span,
+                        "struct fields may not be pointers (pointers exist only at compile time)",
+                    );
+                }
+                if matches!(ty, Ty::Void) {
+                    return self.err(decl.span, "a field cannot be void");
+                }
+                fields.push((name, ty));
+            }
+        }
+        let name = tag
+            .clone()
+            .unwrap_or_else(|| format!("<anonymous at {}>", self.map.pos(st.span.start).line));
+        let def = Rc::new(make_struct(name, fields));
+        if let Some(tag) = tag {
+            self.struct_tags.insert(tag, Ok(def.clone()));
+        }
+        Ok(Ty::Struct(def))
+    }
+
+    fn enum_type(&mut self, en: &'a Node<EnumType>) -> R<Ty> {
+        let mut next: i128 = 0;
+        let mut any_negative = false;
+        for e in &en.node.enumerators {
+            if let Some(x) = &e.node.expression {
+                next = self.const_int(x)?;
+            }
+            any_negative |= next < 0;
+            self.bind(
+                e.node.identifier.node.name.clone(),
+                Binding::Const(IntTy::INT, next),
+            );
+            next += 1;
+        }
+        // gcc gives an enum without negative values the type unsigned int.
+        Ok(Ty::Int(IntTy::new(32, any_negative)))
+    }
+
+    /// Applies a declarator to a base type: (name, type, function parameters if a function).
+    pub fn derive(
+        &mut self,
+        base: Ty,
+        d: &'a Node<Declarator>,
+    ) -> R<(Option<String>, Ty, Option<&'a FunctionDeclarator>)> {
+        let mut ty = base;
+        let mut func = None;
+        let (prefix, suffix): (Vec<_>, Vec<_>) = d
+            .node
+            .derived
+            .iter()
+            .partition(|x| matches!(x.node, DerivedDeclarator::Pointer(_)));
+        for _ in &prefix {
+            ty = Ty::Pointer(Box::new(ty));
+        }
+        for x in suffix.iter().rev() {
+            match &x.node {
+                DerivedDeclarator::Array(a) => {
+                    let n = match &a.node.size {
+                        ArraySize::VariableExpression(e) | ArraySize::StaticExpression(e) => {
+                            let n = self.const_int(e)?;
+                            if n <= 0 {
+                                return self
+                                    .err(e.span, format!("array size must be positive, not {n}"));
+                            }
+                            if n > (1 << 32) {
+                                return self.err(e.span, format!("array size {n} is too large"));
+                            }
+                            n as u64
+                        }
+                        ArraySize::Unknown => 0, // completed by the initializer or adjusted to a pointer
+                        ArraySize::VariableUnknown => {
+                            return self.err(x.span, "variable-length arrays are not supported");
+                        }
+                    };
+                    ty = Ty::Array(Box::new(ty), n);
+                }
+                DerivedDeclarator::Function(f) => {
+                    func = Some(&f.node);
+                    // The declared return type; parameters are read by the caller.
+                }
+                DerivedDeclarator::KRFunction(_) => {
+                    // `f()` — an old-style empty parameter list.
+                }
+                DerivedDeclarator::Block(_) => return self.err(x.span, "blocks are not supported"),
+                DerivedDeclarator::Pointer(_) => unreachable!("partitioned"),
+            }
+        }
+        match &d.node.kind.node {
+            DeclaratorKind::Identifier(id) => Ok((Some(id.node.name.clone()), ty, func)),
+            DeclaratorKind::Abstract => Ok((None, ty, func)),
+            DeclaratorKind::Declarator(inner) => {
+                let (n, t, f) = self.derive(ty, inner)?;
+                Ok((n, t, f.or(func)))
+            }
+        }
+    }
+
+    fn decl_specs(
+        &mut self,
+        specs: &'a [Node<DeclarationSpecifier>],
+        span: Span,
+    ) -> R<(Ty, bool, bool, bool)> {
+        let mut typedef = false;
+        let mut is_static = false;
+        let mut is_extern = false;
+        let mut ts = Vec::new();
+        for s in specs {
+            match &s.node {
+                DeclarationSpecifier::StorageClass(c) => match c.node {
+                    StorageClassSpecifier::Typedef => typedef = true,
+                    StorageClassSpecifier::Static => is_static = true,
+                    StorageClassSpecifier::Extern => is_extern = true,
+                    _ => {}
+                },
+                DeclarationSpecifier::TypeSpecifier(t) => ts.push(t),
+                _ => {}
+            }
+        }
+        let base = self.base_type(&ts, span)?;
+        Ok((base, typedef, is_static, is_extern))
+    }
+
+    /// Name, return type and parameters of a function definition.
+    pub fn function_signature(
+        &mut self,
+        f: &'a Node<FunctionDefinition>,
+    ) -> R<(String, Ty, Vec<Param>)> {
+        let (base, ..) = self.decl_specs(&f.node.specifiers, f.span)?;
+        let (name, ty, func) = self.derive(base, &f.node.declarator)?;
+        let name = name.unwrap_or_default();
+        let mut params = Vec::new();
+        if let Some(fd) = func {
+            for p in &fd.parameters {
+                let ts: Vec<&Node<TypeSpecifier>> = p
+                    .node
+                    .specifiers
+                    .iter()
+                    .filter_map(|s| match &s.node {
+                        DeclarationSpecifier::TypeSpecifier(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect();
+                let base = self.base_type(&ts, p.span)?;
+                let (pname, pty) = match &p.node.declarator {
+                    Some(d) => {
+                        let (n, t, _) = self.derive(base, d)?;
+                        (n, t)
+                    }
+                    None => (None, base),
+                };
+                if matches!(pty, Ty::Void) && pname.is_none() && fd.parameters.len() == 1 {
+                    break; // f(void)
+                }
+                // Array parameters are pointers in C — except for the entry's ports, whose
+                // size is their type; keep the array type and let the caller decide.
+                params.push((pname, pty, p.span));
+            }
+            if fd.ellipsis == Ellipsis::Some {
+                return self.err(f.span, "variadic functions are not supported");
+            }
+        }
+        // Non-entry callers adjust arrays to pointers.
+        Ok((name, ty, params))
+    }
+
+    /// Adjusts an array parameter type to a pointer (C's rule for non-entry functions).
+    pub fn adjust_param(ty: Ty) -> Ty {
+        match ty {
+            Ty::Array(e, _) => Ty::Pointer(e),
+            t => t,
+        }
+    }
+
+    /// A declaration inside a function (or a global being materialized with `global` set).
+    pub fn declare(&mut self, d: &'a Node<Declaration>, global: bool) -> R<()> {
+        if d.node.declarators.is_empty() {
+            // `struct s { … };` or `enum { … };`: defines tags/constants only.
+            self.decl_specs(&d.node.specifiers, d.span)?;
+            return Ok(());
+        }
+        for init in &d.node.declarators {
+            self.declare_one(d, init, global)?;
+        }
+        Ok(())
+    }
+
+    pub fn declare_one(
+        &mut self,
+        d: &'a Node<Declaration>,
+        init: &'a Node<InitDeclarator>,
+        global: bool,
+    ) -> R<()> {
+        let (base, typedef, is_static, is_extern) = self.decl_specs(&d.node.specifiers, d.span)?;
+        let (name, mut ty, func) = self.derive(base, &init.node.declarator)?;
+        let Some(name) = name else { return Ok(()) };
+        let span = init.node.declarator.span;
+        if typedef {
+            self.bind(name, Binding::Typedef(Ok(ty)));
+            return Ok(());
+        }
+        if func.is_some() || is_extern {
+            return Ok(()); // a prototype or an extern declaration: nothing to create
+        }
+        if matches!(ty, Ty::Void) {
+            return self.err(span, format!("variable `{name}` declared void"));
+        }
+        // Complete `T x[] = {…}` from the initializer.
+        if let (Ty::Array(e, 0), Some(i)) = (&ty, &init.node.initializer) {
+            let n = match &i.node {
+                Initializer::List(items) => self.list_length(items)?,
+                Initializer::Expression(_) => {
+                    return self.err(i.span, "an array needs a brace-enclosed initializer");
+                }
+            };
+            ty = Ty::Array(e.clone(), n);
+        }
+        if let Ty::Array(_, 0) = ty {
+            return self.err(span, format!("array `{name}` needs a size"));
+        }
+        let in_entry = self.call_stack.len() == 1 && !global;
+        if let Some(owner) = input_owner(&name) {
+            if !in_entry {
+                return self.err(
+                    span,
+                    format!("input `{name}` must be declared in the entry function"),
+                );
+            }
+            if !self.port_decls.insert(span.start) {
+                return self.err(span, format!("input `{name}` is declared inside a loop"));
+            }
+            if self.cur != Lit::TRUE {
+                return self.err(
+                    span,
+                    format!("input `{name}` is declared under a condition"),
+                );
+            }
+            if let Some(i) = &init.node.initializer {
+                return self.err(i.span, format!("input `{name}` cannot have an initializer: its value comes from party {owner:?}"));
+            }
+            let v = self.new_input(&name, owner, ty, span)?;
+            self.bind(name, Binding::Var(v));
+            return Ok(());
+        }
+        if is_static && !global {
+            if let Some(&v) = self.statics.get(&span.start) {
+                self.bind(name, Binding::Var(v));
+                return Ok(());
+            }
+        }
+        let var = if let Ty::Pointer(_) = ty {
+            self.new_var(ty.clone(), vec![])
+        } else {
+            if ty.contains_pointer() {
+                return self.err(span, "arrays of pointers are not supported");
+            }
+            self.zero_var(ty.clone())
+        };
+        if is_static && !global {
+            self.statics.insert(span.start, var);
+        }
+        if let Some(vis) = output_visibility(&name) {
+            if in_entry {
+                if !self.port_decls.insert(span.start) {
+                    return self.err(span, format!("output `{name}` is declared inside a loop"));
+                }
+                if ty.ctype().is_none() {
+                    return self.err(
+                        span,
+                        format!(
+                            "output `{name}` has type {}, which a port cannot have",
+                            ty.name()
+                        ),
+                    );
+                }
+                if self.outputs.iter().any(|o| o.name == name) {
+                    return self.err(span, format!("output `{name}` is declared twice"));
+                }
+                self.outputs.push(PendingOutput {
+                    name: name.clone(),
+                    var,
+                    visibility: vis,
+                    ty: ty.clone(),
+                });
+            }
+        }
+        self.bind(name, Binding::Var(var));
+        if let Some(i) = &init.node.initializer {
+            if let Ty::Pointer(_) = ty {
+                let Initializer::Expression(e) = &i.node else {
+                    return self.err(i.span, "a pointer needs an expression initializer");
+                };
+                let v = self.eval_rvalue(e)?;
+                let Val::Ptr(p) = v else {
+                    return self.err(e.span, "initializer is not a pointer");
+                };
+                return self.write_ptr(var, p, e.span);
+            }
+            let place = Place {
+                var,
+                off: 0,
+                dyns: vec![],
+                ty,
+            };
+            self.initialize(&place, i)?;
+        }
+        Ok(())
+    }
+
+    fn list_length(&mut self, items: &'a [Node<InitializerListItem>]) -> R<u64> {
+        let mut pos: u64 = 0;
+        let mut max: u64 = 0;
+        for it in items {
+            if let Some(d) = it.node.designation.first() {
+                match &d.node {
+                    Designator::Index(e) => pos = self.const_int(e)? as u64,
+                    _ => return self.err(d.span, "this designator cannot size an array"),
+                }
+            }
+            pos += 1;
+            max = max.max(pos);
+        }
+        Ok(max)
+    }
+
+    /// Runs an initializer into a place (the variable is already zeroed).
+    fn initialize(&mut self, place: &Place, init: &'a Node<Initializer>) -> R<()> {
+        match &init.node {
+            Initializer::Expression(e) => {
+                if let Expression::StringLiteral(_) = &e.node {
+                    return self.err(e.span, "string literals are not supported");
+                }
+                let v = self.eval_rvalue(e)?;
+                let bits = self.convert_val(v, &place.ty, e.span)?;
+                self.write_place(place, &bits);
+                Ok(())
+            }
+            Initializer::List(items) => {
+                if let Ty::Int(_) = place.ty {
+                    // `int x = { 5 };`
+                    if let [one] = items.as_slice() {
+                        return self.initialize(place, &one.node.initializer);
+                    }
+                    return self.err(init.span, "too many initializers for a scalar");
+                }
+                let flat = items.iter().all(|i| {
+                    i.node.designation.is_empty()
+                        && matches!(i.node.initializer.node, Initializer::Expression(_))
+                });
+                let leaves = scalar_leaves(&place.ty);
+                let direct = members(&place.ty);
+                if flat
+                    && leaves.len() != direct.len()
+                    && direct.iter().any(|(_, t)| !matches!(t, Ty::Int(_)))
+                {
+                    // Brace elision: `int a[2][2] = {1, 2, 3, 4}` fills the scalars in order.
+                    if items.len() > leaves.len() {
+                        return self.err(init.span, "too many initializers");
+                    }
+                    for (it, (off, t)) in items.iter().zip(leaves) {
+                        let Initializer::Expression(e) = &it.node.initializer.node else {
+                            unreachable!()
+                        };
+                        let v = self.eval_rvalue(e)?;
+                        let ty = Ty::Int(t);
+                        let bits = self.convert_val(v, &ty, e.span)?;
+                        let p = Place {
+                            var: place.var,
+                            off: place.off + off,
+                            dyns: place.dyns.clone(),
+                            ty,
+                        };
+                        self.write_place(&p, &bits);
+                    }
+                    return Ok(());
+                }
+                let mut pos = 0usize;
+                for it in items {
+                    if let Some(d) = it.node.designation.first() {
+                        if it.node.designation.len() > 1 {
+                            return self.err(d.span, "nested designators are not supported");
+                        }
+                        pos = match (&d.node, &place.ty) {
+                            (Designator::Index(e), Ty::Array(..)) => self.const_int(e)? as usize,
+                            (Designator::Member(m), Ty::Struct(s)) => {
+                                match s.fields.iter().position(|(n, _, _)| *n == m.node.name) {
+                                    Some(p) => p,
+                                    None => {
+                                        return self.err(
+                                            m.span,
+                                            format!(
+                                                "struct {} has no field `{}`",
+                                                s.name, m.node.name
+                                            ),
+                                        );
+                                    }
+                                }
+                            }
+                            _ => {
+                                return self
+                                    .err(d.span, "designator does not fit the initialized type");
+                            }
+                        };
+                    }
+                    let Some((off, ty)) = direct.get(pos).cloned() else {
+                        return self.err(it.span, "too many initializers");
+                    };
+                    let p = Place {
+                        var: place.var,
+                        off: place.off + off,
+                        dyns: place.dyns.clone(),
+                        ty,
+                    };
+                    self.initialize(&p, &it.node.initializer)?;
+                    pos += 1;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Registers the top-level declarations of the translation unit.
+    pub fn collect_globals(&mut self, unit: &'a TranslationUnit) -> R<()> {
+        for ext in &unit.0 {
+            match &ext.node {
+                ExternalDeclaration::FunctionDefinition(f) => {
+                    let name = function_name(&f.node.declarator.node);
+                    if let Some(name) = name {
+                        if self.functions.insert(name.clone(), f).is_some() {
+                            return self.err(f.span, format!("function `{name}` is defined twice"));
+                        }
+                    }
+                }
+                ExternalDeclaration::Declaration(d) => {
+                    let system = self.map.is_system(d.span.start);
+                    let is_typedef = d.node.specifiers.iter().any(|s| {
+                        matches!(&s.node, DeclarationSpecifier::StorageClass(c) if c.node == StorageClassSpecifier::Typedef)
+                    });
+                    if is_typedef || d.node.declarators.is_empty() {
+                        // Types are resolved now; one that uses something unsupported (a
+                        // float in a system header) is an error only where it is used.
+                        match self.declare(d, true) {
+                            Ok(()) => {}
+                            Err(e) if system || is_typedef => {
+                                for init in &d.node.declarators {
+                                    if let Some(n) = declarator_name(&init.node.declarator.node) {
+                                        self.bind(n, Binding::Typedef(Err(e.to_string())));
+                                    }
+                                }
+                            }
+                            Err(e) => return Err(e),
+                        }
+                        continue;
+                    }
+                    for init in &d.node.declarators {
+                        if let Some(n) = declarator_name(&init.node.declarator.node) {
+                            self.pending_globals.insert(n, (d, init));
+                        }
+                    }
+                }
+                ExternalDeclaration::StaticAssert(a) => self.static_assert(a)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The struct-member layout of a place's type: (bit offset, type) of each direct member.
+    pub fn member_place(&self, place: &Place, name: &str, span: Span) -> R<Place> {
+        let Ty::Struct(s) = &place.ty else {
+            return self.err(
+                span,
+                format!("member `{name}` of something that is not a struct"),
+            );
+        };
+        let Some((_, t, off)) = s.fields.iter().find(|(n, _, _)| n == name) else {
+            return self.err(span, format!("struct {} has no field `{name}`", s.name));
+        };
+        Ok(Place {
+            var: place.var,
+            off: place.off + off,
+            dyns: place.dyns.clone(),
+            ty: t.clone(),
+        })
+    }
+
+    /// The place a pointer points to (its first element).
+    pub fn deref(&self, p: &Ptr, span: Span) -> R<Place> {
+        if p.count == 0 {
+            return self.err(span, "dereferencing a pointer past the end of its array");
+        }
+        Ok(Place {
+            var: p.var,
+            off: p.off,
+            dyns: vec![],
+            ty: p.elem.clone(),
+        })
+    }
+}
+
+/// Direct members of an aggregate: (bit offset, type).
+fn members(ty: &Ty) -> Vec<(u64, Ty)> {
+    match ty {
+        Ty::Array(e, n) => (0..*n).map(|k| (k * e.bits(), (**e).clone())).collect(),
+        Ty::Struct(s) => s.fields.iter().map(|(_, t, o)| (*o, t.clone())).collect(),
+        _ => vec![],
+    }
+}
+
+/// All scalar members of a type in order: (bit offset, type).
+fn scalar_leaves(ty: &Ty) -> Vec<(u64, IntTy)> {
+    match ty {
+        Ty::Int(t) => vec![(0, *t)],
+        _ => members(ty)
+            .into_iter()
+            .flat_map(|(o, t)| {
+                scalar_leaves(&t)
+                    .into_iter()
+                    .map(move |(o2, t2)| (o + o2, t2))
+            })
+            .collect(),
+    }
+}
+
+pub fn declarator_name(d: &Declarator) -> Option<String> {
+    match &d.kind.node {
+        DeclaratorKind::Identifier(id) => Some(id.node.name.clone()),
+        DeclaratorKind::Declarator(inner) => declarator_name(&inner.node),
+        DeclaratorKind::Abstract => None,
+    }
+}
+
+pub fn function_name(d: &Declarator) -> Option<String> {
+    declarator_name(d)
+}

@@ -1,0 +1,1093 @@
+//! Symbolic execution of the C program into gates.
+//!
+//! Every variable holds the literals of its bits. Control flow never branches at compile time
+//! on secret values: statements run under the *path condition* `cur` (a literal that is true
+//! exactly on the executions reaching this point), and each write becomes
+//! `new = cur ? value : old`. `break`, `continue` and `return` move their paths' condition
+//! into the enclosing construct's accumulator and clear it from `cur`; since the accumulated
+//! conditions are disjoint, merging them back is a free XOR. Loops are unrolled until their
+//! condition is constantly false on every live path.
+//!
+//! To keep loop counters constant after a secret `break`, a variable also remembers the value
+//! it was last given together with the path condition of that write ("active value"); a read
+//! whose path condition implies that condition (it is on the stack of conditions implied by
+//! `cur`) uses it instead of the merged multiplexer.
+
+use std::collections::{HashMap, HashSet};
+
+use lang_c::ast::*;
+use lang_c::span::{Node, Span};
+use pgc_circuit::netlist::NetBuilder;
+use pgc_circuit::{Gates, InputPort, Lit, OutputPort, Owner, Visibility, blocks};
+
+use crate::source::LineMap;
+use crate::types::{IntTy, StructDef, Ty};
+use crate::{CompileError, Options};
+
+pub type R<T> = Result<T, CompileError>;
+pub type VarId = usize;
+
+/// Variables larger than this keep no active value (copying them per write would be costly).
+const ACTIVE_VALUE_MAX_BITS: usize = 1 << 12;
+
+/// A compile-time pointer: `count` elements of type `elem` start at bit `off` of `var`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ptr {
+    pub var: VarId,
+    pub off: u64,
+    pub elem: Ty,
+    pub count: u64,
+}
+
+/// An rvalue.
+#[derive(Clone, Debug)]
+pub enum Val {
+    Int(IntTy, Vec<Lit>),
+    Agg(Ty, Vec<Lit>),
+    Ptr(Ptr),
+    Void,
+}
+
+/// A secret index term of a place: `index * stride` bits, `index < count` in bounds.
+#[derive(Clone, Debug)]
+pub struct DynIdx {
+    pub index: Vec<Lit>,
+    pub stride: u64,
+    pub count: u64,
+}
+
+/// An lvalue: bits `off + Σ index·stride ..` of variable `var`.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub var: VarId,
+    pub off: u64,
+    pub dyns: Vec<DynIdx>,
+    pub ty: Ty,
+}
+
+pub struct Var {
+    pub ty: Ty,
+    pub bits: Vec<Lit>,
+    pub ptr: Option<Ptr>,
+    pub active: Option<(Lit, Vec<Lit>)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Binding {
+    Var(VarId),
+    Const(IntTy, i128),
+    Typedef(Result<Ty, String>),
+}
+
+/// Constructs that `break`/`continue`/`return` leave. `own` counts the exits that target the
+/// construct itself: when every exit inside a construct is its own, all paths that entered it
+/// leave it normally, so the path condition after it is exactly the one before it.
+pub enum Ctl {
+    Loop { brk: Lit, cont: Lit, own: u64 },
+    Switch { brk: Lit, own: u64 },
+    Func { ret_var: Option<VarId> },
+}
+
+pub struct PendingOutput {
+    pub name: String,
+    pub var: VarId,
+    pub visibility: Visibility,
+    pub ty: Ty,
+}
+
+pub struct Lowerer<'a> {
+    pub g: NetBuilder,
+    pub opts: &'a Options,
+    pub map: &'a LineMap,
+    pub functions: HashMap<String, &'a Node<FunctionDefinition>>,
+    pub globals: HashMap<String, Binding>,
+    /// Global variable declarations not yet materialized (created on first use).
+    pub pending_globals: HashMap<String, (&'a Node<Declaration>, &'a Node<InitDeclarator>)>,
+    /// Per inlined function: its block scopes, innermost last.
+    pub frames: Vec<Vec<HashMap<String, Binding>>>,
+    pub struct_tags: HashMap<String, Result<std::rc::Rc<StructDef>, String>>,
+    pub vars: Vec<Var>,
+    pub cur: Lit,
+    implied: Vec<Lit>,
+    implied_count: HashMap<Lit, u32>,
+    pub ctl: Vec<Ctl>,
+    pub call_stack: Vec<String>,
+    pub inputs: Vec<InputPort>,
+    pub outputs: Vec<PendingOutput>,
+    /// Declarations of ports already executed (a port declared in a loop is an error).
+    pub port_decls: HashSet<usize>,
+    /// Number of `break`/`continue`/`return` statements executed so far.
+    pub exit_events: u64,
+    /// Static locals, by declaration position.
+    pub statics: HashMap<usize, VarId>,
+}
+
+impl<'a> Lowerer<'a> {
+    pub fn new(opts: &'a Options, map: &'a LineMap) -> Lowerer<'a> {
+        Lowerer {
+            g: NetBuilder::new(opts.optimize),
+            opts,
+            map,
+            functions: HashMap::new(),
+            globals: HashMap::new(),
+            pending_globals: HashMap::new(),
+            frames: Vec::new(),
+            struct_tags: HashMap::new(),
+            vars: Vec::new(),
+            cur: Lit::TRUE,
+            implied: vec![Lit::TRUE],
+            implied_count: HashMap::from([(Lit::TRUE, 1)]),
+            ctl: Vec::new(),
+            call_stack: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            port_decls: HashSet::new(),
+            exit_events: 0,
+            statics: HashMap::new(),
+        }
+    }
+
+    pub fn err<T>(&self, span: Span, msg: impl Into<String>) -> R<T> {
+        Err(self.error(span, msg))
+    }
+
+    pub fn error(&self, span: Span, msg: impl Into<String>) -> CompileError {
+        CompileError::Source {
+            pos: Some(self.map.pos(span.start)),
+            message: msg.into(),
+        }
+    }
+
+    // ---- path conditions -------------------------------------------------------------
+
+    /// The current depth of the implied-conditions stack, to merge back to later.
+    pub fn mark(&self) -> usize {
+        self.implied.len()
+    }
+
+    fn push_implied(&mut self, c: Lit) {
+        if self.implied.last() != Some(&c) {
+            self.implied.push(c);
+            *self.implied_count.entry(c).or_insert(0) += 1;
+        }
+    }
+
+    fn truncate_implied(&mut self, mark: usize) {
+        while self.implied.len() > mark {
+            let c = self.implied.pop().expect("non-empty");
+            if let Some(n) = self.implied_count.get_mut(&c) {
+                *n -= 1;
+                if *n == 0 {
+                    self.implied_count.remove(&c);
+                }
+            }
+        }
+    }
+
+    fn is_implied(&self, c: Lit) -> bool {
+        c == Lit::TRUE || self.implied_count.contains_key(&c)
+    }
+
+    /// `cur = cur ∧ c`.
+    pub fn strengthen(&mut self, c: Lit) {
+        let n = self.g.and(self.cur, c);
+        self.cur = n;
+        self.push_implied(n);
+    }
+
+    /// Sets `cur` to a condition implied by the condition that was current at `mark`.
+    pub fn merge_to(&mut self, mark: usize, c: Lit) {
+        self.truncate_implied(mark);
+        self.cur = c;
+        self.push_implied(c);
+    }
+
+    /// Replaces `cur` with `c` while running a sub-computation (`&&`, `?:` operands, branches);
+    /// restore with [`Self::restore`].
+    pub fn enter(&mut self, c: Lit) -> (usize, Lit) {
+        let saved = (self.mark(), self.cur);
+        self.cur = c;
+        self.push_implied(c);
+        saved
+    }
+
+    pub fn restore(&mut self, saved: (usize, Lit)) {
+        self.truncate_implied(saved.0);
+        self.cur = saved.1;
+    }
+
+    // ---- variables --------------------------------------------------------------------
+
+    pub fn new_var(&mut self, ty: Ty, bits: Vec<Lit>) -> VarId {
+        debug_assert_eq!(bits.len() as u64, ty.bits());
+        self.vars.push(Var {
+            ty,
+            bits,
+            ptr: None,
+            active: None,
+        });
+        self.vars.len() - 1
+    }
+
+    pub fn zero_var(&mut self, ty: Ty) -> VarId {
+        let n = ty.bits() as usize;
+        self.new_var(ty, vec![Lit::FALSE; n])
+    }
+
+    /// The bits of `var` as seen on the current paths.
+    fn var_bits(&self, var: VarId) -> &[Lit] {
+        let v = &self.vars[var];
+        match &v.active {
+            Some((g, bits)) if self.is_implied(*g) => bits,
+            _ => &v.bits,
+        }
+    }
+
+    /// Writes `value` to bits `off..` of `var` on the paths where `guard` holds (`guard`
+    /// implies `cur`).
+    fn write_bits(&mut self, var: VarId, off: u64, value: &[Lit], guard: Lit) {
+        if guard == Lit::FALSE || value.is_empty() {
+            return;
+        }
+        let off = off as usize;
+        let seen: Option<Vec<Lit>> = if guard == self.cur
+            && guard != Lit::TRUE
+            && self.vars[var].bits.len() <= ACTIVE_VALUE_MAX_BITS
+        {
+            let mut s = self.var_bits(var).to_vec();
+            s[off..off + value.len()].copy_from_slice(value);
+            Some(s)
+        } else {
+            None
+        };
+        if guard == Lit::TRUE {
+            self.vars[var].bits[off..off + value.len()].copy_from_slice(value);
+        } else {
+            for (i, &v) in value.iter().enumerate() {
+                let old = self.vars[var].bits[off + i];
+                let m = self.g.mux(guard, v, old);
+                self.vars[var].bits[off + i] = m;
+            }
+        }
+        self.vars[var].active = seen.map(|s| (guard, s));
+    }
+
+    /// Reads a place (secret indices select with multiplexer trees).
+    pub fn read_place(&mut self, p: &Place) -> Vec<Lit> {
+        let w = p.ty.bits();
+        self.read_region(p.var, p.off, &p.dyns, w)
+    }
+
+    fn read_region(&mut self, var: VarId, off: u64, dyns: &[DynIdx], w: u64) -> Vec<Lit> {
+        match dyns.split_first() {
+            None => {
+                let bits = self.var_bits(var);
+                bits[off as usize..(off + w) as usize].to_vec()
+            }
+            Some((d, rest)) => {
+                let elems: Vec<Vec<Lit>> = (0..d.count)
+                    .map(|k| self.read_region(var, off + k * d.stride, rest, w))
+                    .collect();
+                blocks::mux_tree(&mut self.g, &d.index, &elems)
+            }
+        }
+    }
+
+    /// Writes `value` to a place on the current paths.
+    pub fn write_place(&mut self, p: &Place, value: &[Lit]) {
+        let guard = self.cur;
+        self.write_region(p.var, p.off, &p.dyns, value, guard);
+    }
+
+    fn write_region(&mut self, var: VarId, off: u64, dyns: &[DynIdx], value: &[Lit], guard: Lit) {
+        match dyns.split_first() {
+            None => self.write_bits(var, off, value, guard),
+            Some((d, rest)) => {
+                let sel = blocks::decoder(&mut self.g, &d.index, d.count as usize);
+                for (k, s) in sel.into_iter().enumerate() {
+                    let gk = self.g.and(guard, s);
+                    self.write_region(var, off + k as u64 * d.stride, rest, value, gk);
+                }
+                // The active value no longer describes the variable exactly.
+                self.vars[var].active = None;
+            }
+        }
+    }
+
+    /// Sets a pointer variable (pointers are compile-time: a secret choice between two
+    /// different pointers cannot be represented).
+    pub fn write_ptr(&mut self, var: VarId, ptr: Ptr, span: Span) -> R<()> {
+        if self.cur == Lit::FALSE {
+            return Ok(());
+        }
+        let old = self.vars[var].ptr.clone();
+        if self.cur != Lit::TRUE && old.is_some() && old.as_ref() != Some(&ptr) {
+            return self.err(
+                span,
+                "a pointer assigned under a secret condition: pgc resolves pointers at compile time, \
+                 so a pointer may not depend on secret data (use an index instead)",
+            );
+        }
+        self.vars[var].ptr = Some(ptr);
+        Ok(())
+    }
+
+    // ---- scopes -------------------------------------------------------------------------
+
+    pub fn push_scope(&mut self) {
+        self.frames
+            .last_mut()
+            .expect("inside a function")
+            .push(HashMap::new());
+    }
+
+    pub fn pop_scope(&mut self) {
+        self.frames.last_mut().expect("inside a function").pop();
+    }
+
+    pub fn bind(&mut self, name: String, b: Binding) {
+        match self.frames.last_mut().and_then(|f| f.last_mut()) {
+            Some(scope) => {
+                scope.insert(name, b);
+            }
+            None => {
+                self.globals.insert(name, b);
+            }
+        }
+    }
+
+    pub fn lookup(&mut self, name: &str, span: Span) -> R<Binding> {
+        if let Some(frame) = self.frames.last() {
+            for scope in frame.iter().rev() {
+                if let Some(b) = scope.get(name) {
+                    return Ok(b.clone());
+                }
+            }
+        }
+        if let Some(b) = self.globals.get(name) {
+            return Ok(b.clone());
+        }
+        if let Some((decl, init)) = self.pending_globals.remove(name) {
+            self.define_global(decl, init)?;
+            if let Some(b) = self.globals.get(name) {
+                return Ok(b.clone());
+            }
+        }
+        if self.functions.contains_key(name) {
+            return self.err(
+                span,
+                format!("function `{name}` used as a value (function pointers are not supported)"),
+            );
+        }
+        self.err(span, format!("`{name}` is not declared"))
+    }
+
+    /// Creates a global variable on first use, running its initializer at top level.
+    fn define_global(
+        &mut self,
+        decl: &'a Node<Declaration>,
+        init: &'a Node<InitDeclarator>,
+    ) -> R<()> {
+        let frames = std::mem::take(&mut self.frames);
+        let saved = self.enter(Lit::TRUE);
+        let r = self.declare_one(decl, init, true);
+        self.restore(saved);
+        self.frames = frames;
+        r
+    }
+
+    // ---- the program ----------------------------------------------------------------------
+
+    /// Runs the entry function: its parameters and `INPUT_`/`OUTPUT_` locals become ports.
+    pub fn run_entry(&mut self, f: &'a Node<FunctionDefinition>) -> R<(String, Vec<String>)> {
+        let (name, ret_ty, params) = self.function_signature(f)?;
+        let span = f.span;
+        self.frames.push(vec![HashMap::new()]);
+        self.call_stack.push(name.clone());
+        let mut param_names = Vec::new();
+        for (pname, pty, pspan) in params {
+            let Some(pname) = pname else {
+                return self.err(pspan, "parameters of the entry function need names");
+            };
+            param_names.push(pname.clone());
+            self.declare_port_param(&pname, pty, pspan)?;
+        }
+        let ret_var = match &ret_ty {
+            Ty::Void => None,
+            t => {
+                if t.ctype().is_none() {
+                    return self.err(
+                        span,
+                        "the entry function may return only integers, arrays or structs",
+                    );
+                }
+                let v = self.zero_var(t.clone());
+                self.outputs.push(PendingOutput {
+                    name: "OUTPUT_return".into(),
+                    var: v,
+                    visibility: Visibility::Both,
+                    ty: t.clone(),
+                });
+                Some(v)
+            }
+        };
+        self.ctl.push(Ctl::Func { ret_var });
+        let saved = (self.mark(), self.cur);
+        self.exec_stmt(&f.node.statement)?;
+        self.ctl.pop();
+        // Every path leaves a function (by `return` or its end).
+        self.restore(saved);
+        self.call_stack.pop();
+        self.frames.pop();
+        Ok((name, param_names))
+    }
+
+    /// Declares a parameter of the entry function as an input or output port.
+    fn declare_port_param(&mut self, name: &str, ty: Ty, span: Span) -> R<()> {
+        if let Some(owner) = input_owner(name) {
+            let ty = match ty {
+                Ty::Pointer(_) => {
+                    return self.err(
+                        span,
+                        format!("input `{name}` is a pointer: declare input arrays with their size, e.g. `int {name}[16]`"),
+                    );
+                }
+                t => t,
+            };
+            let v = self.new_input(name, owner, ty, span)?;
+            self.bind(name.to_string(), Binding::Var(v));
+            return Ok(());
+        }
+        if let Some(vis) = output_visibility(name) {
+            // `T *OUTPUT_x` and `T OUTPUT_x[n]` (which C adjusts to a pointer): the pointee.
+            let (target, ptr_var) = match ty {
+                Ty::Pointer(inner) => {
+                    let t = *inner;
+                    let target = self.zero_var(t.clone());
+                    let pv = self.new_var(Ty::Pointer(Box::new(t.clone())), vec![]);
+                    self.vars[pv].ptr = Some(Ptr {
+                        var: target,
+                        off: 0,
+                        elem: t,
+                        count: 1,
+                    });
+                    (target, Some(pv))
+                }
+                Ty::Array(e, n) => {
+                    let t = Ty::Array(e.clone(), n);
+                    let target = self.zero_var(t.clone());
+                    let pv = self.new_var(Ty::Pointer(e.clone()), vec![]);
+                    self.vars[pv].ptr = Some(Ptr {
+                        var: target,
+                        off: 0,
+                        elem: *e,
+                        count: n,
+                    });
+                    (target, Some(pv))
+                }
+                t => {
+                    return self.err(
+                        span,
+                        format!(
+                            "output parameter `{name}` of type {} is passed by value, so the caller \
+                             could never see it: declare it as a pointer (`{} *{name}`) or array",
+                            t.name(),
+                            t.name()
+                        ),
+                    );
+                }
+            };
+            let ty = self.vars[target].ty.clone();
+            if ty.ctype().is_none() {
+                return self.err(
+                    span,
+                    format!("output `{name}` has a type a port cannot have"),
+                );
+            }
+            self.outputs.push(PendingOutput {
+                name: name.to_string(),
+                var: target,
+                visibility: vis,
+                ty,
+            });
+            self.bind(name.to_string(), Binding::Var(ptr_var.expect("pointer")));
+            return Ok(());
+        }
+        self.err(
+            span,
+            format!(
+                "parameter `{name}` of the entry function is neither an input (INPUT_A_…, INPUT_B_…) nor an output (OUTPUT_…)"
+            ),
+        )
+    }
+
+    pub fn new_input(&mut self, name: &str, owner: Owner, ty: Ty, span: Span) -> R<VarId> {
+        let Some(ctype) = ty.ctype() else {
+            return self.err(
+                span,
+                format!(
+                    "input `{name}` has type {}, which a port cannot have",
+                    ty.name()
+                ),
+            );
+        };
+        if self.inputs.iter().any(|p| p.name == name) {
+            return self.err(span, format!("input `{name}` is declared twice"));
+        }
+        let w = u32::try_from(ty.bits())
+            .map_err(|_| self.error(span, format!("input `{name}` is too large")))?;
+        let bits = self.g.input(w);
+        self.inputs.push(InputPort {
+            name: name.to_string(),
+            owner,
+            ctype,
+        });
+        Ok(self.new_var(ty, bits))
+    }
+
+    /// Emits the outputs (their values at the end of the entry function).
+    pub fn finish_outputs(&mut self) -> Vec<OutputPort> {
+        let outs = std::mem::take(&mut self.outputs);
+        let mut ports = Vec::with_capacity(outs.len());
+        for o in outs {
+            let bits = self.vars[o.var].bits.clone();
+            self.g.output(&bits);
+            ports.push(OutputPort {
+                name: o.name,
+                visibility: o.visibility,
+                ctype: o.ty.ctype().expect("checked at declaration"),
+            });
+        }
+        ports
+    }
+
+    // ---- statements -----------------------------------------------------------------------
+
+    pub fn exec_stmt(&mut self, s: &'a Node<Statement>) -> R<()> {
+        if self.cur == Lit::FALSE {
+            return Ok(());
+        }
+        match &s.node {
+            Statement::Compound(items) => {
+                self.push_scope();
+                let r = self.exec_items(items);
+                self.pop_scope();
+                r
+            }
+            Statement::Expression(e) => {
+                if let Some(e) = e {
+                    self.eval(e)?;
+                }
+                Ok(())
+            }
+            Statement::If(i) => self.exec_if(&i.node),
+            Statement::While(w) => self.exec_loop(
+                Some(&w.node.expression),
+                None,
+                &w.node.statement,
+                false,
+                s.span,
+            ),
+            Statement::DoWhile(w) => self.exec_loop(
+                Some(&w.node.expression),
+                None,
+                &w.node.statement,
+                true,
+                s.span,
+            ),
+            Statement::For(f) => {
+                self.push_scope();
+                let r = (|| {
+                    match &f.node.initializer.node {
+                        ForInitializer::Empty | ForInitializer::StaticAssert(_) => {}
+                        ForInitializer::Expression(e) => {
+                            self.eval(e)?;
+                        }
+                        ForInitializer::Declaration(d) => self.declare(d, false)?,
+                    }
+                    self.exec_loop(
+                        f.node.condition.as_deref(),
+                        f.node.step.as_deref(),
+                        &f.node.statement,
+                        false,
+                        s.span,
+                    )
+                })();
+                self.pop_scope();
+                r
+            }
+            Statement::Switch(sw) => self.exec_switch(&sw.node, s.span),
+            Statement::Break => {
+                let cur = self.cur;
+                let Some(slot) = self.ctl.iter_mut().rev().find_map(|c| match c {
+                    Ctl::Loop { brk, .. } | Ctl::Switch { brk, .. } => Some(brk),
+                    Ctl::Func { .. } => None,
+                }) else {
+                    return self.err(s.span, "`break` outside a loop or switch");
+                };
+                let acc = *slot;
+                let n = self.g.xor(acc, cur);
+                self.set_innermost_break(n);
+                self.exit_events += 1;
+                self.strengthen(Lit::FALSE);
+                Ok(())
+            }
+            Statement::Continue => {
+                let cur = self.cur;
+                let idx = self
+                    .ctl
+                    .iter()
+                    .rposition(|c| matches!(c, Ctl::Loop { .. } | Ctl::Func { .. }));
+                match idx.map(|i| &self.ctl[i]) {
+                    Some(Ctl::Loop { cont, .. }) => {
+                        let n = self.g.xor(*cont, cur);
+                        if let Some(Ctl::Loop { cont, own, .. }) = self.ctl.get_mut(idx.unwrap()) {
+                            *cont = n;
+                            *own += 1;
+                        }
+                    }
+                    _ => return self.err(s.span, "`continue` outside a loop"),
+                }
+                self.exit_events += 1;
+                self.strengthen(Lit::FALSE);
+                Ok(())
+            }
+            Statement::Return(e) => self.exec_return(e.as_deref(), s.span),
+            Statement::Labeled(l) => match &l.node.label.node {
+                Label::Identifier(_) => {
+                    self.err(l.node.label.span, "labels and `goto` are not supported")
+                }
+                _ => self.err(
+                    l.node.label.span,
+                    "`case`/`default` label outside the top level of a switch body",
+                ),
+            },
+            Statement::Goto(_) => self.err(
+                s.span,
+                "`goto` is not supported (use loops, `break` and `continue`)",
+            ),
+            Statement::Asm(_) => {
+                self.err(s.span, "inline assembly cannot be compiled to a circuit")
+            }
+        }
+    }
+
+    fn set_innermost_break(&mut self, n: Lit) {
+        for c in self.ctl.iter_mut().rev() {
+            match c {
+                Ctl::Loop { brk, own, .. } | Ctl::Switch { brk, own } => {
+                    *brk = n;
+                    *own += 1;
+                    return;
+                }
+                Ctl::Func { .. } => return,
+            }
+        }
+    }
+
+    pub fn exec_items(&mut self, items: &'a [Node<BlockItem>]) -> R<()> {
+        for item in items {
+            if self.cur == Lit::FALSE {
+                break;
+            }
+            match &item.node {
+                BlockItem::Statement(s) => self.exec_stmt(s)?,
+                BlockItem::Declaration(d) => self.declare(d, false)?,
+                BlockItem::StaticAssert(a) => self.static_assert(a)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn exec_if(&mut self, i: &'a IfStatement) -> R<()> {
+        let c = self.eval_cond(&i.condition)?;
+        if let Some(k) = c.as_const() {
+            if k {
+                return self.exec_stmt(&i.then_statement);
+            }
+            if let Some(e) = &i.else_statement {
+                return self.exec_stmt(e);
+            }
+            return Ok(());
+        }
+        let (mark, c0) = (self.mark(), self.cur);
+        let exits_before = self.exit_events;
+        self.strengthen(c);
+        self.exec_stmt(&i.then_statement)?;
+        let t_end = self.cur;
+        self.truncate_implied(mark);
+        self.cur = c0;
+        self.strengthen(!c);
+        if let Some(e) = &i.else_statement {
+            self.exec_stmt(e)?;
+        }
+        let e_end = self.cur;
+        if self.exit_events == exits_before {
+            self.restore((mark, c0));
+        } else {
+            let joined = self.g.xor(t_end, e_end);
+            self.merge_to(mark, joined);
+        }
+        Ok(())
+    }
+
+    fn exec_loop(
+        &mut self,
+        cond: Option<&'a Node<Expression>>,
+        step: Option<&'a Node<Expression>>,
+        body: &'a Node<Statement>,
+        body_first: bool,
+        span: Span,
+    ) -> R<()> {
+        let (mark0, c0) = (self.mark(), self.cur);
+        let exits_before = self.exit_events;
+        let mut own_exits = 0;
+        let mut exited = Lit::FALSE;
+        let mut broke = Lit::FALSE;
+        let mut iterations: u64 = 0;
+        let mut first = true;
+        loop {
+            if self.cur == Lit::FALSE {
+                break;
+            }
+            // Bound the implied stack: conditions of earlier iterations are not needed.
+            let c = self.cur;
+            self.merge_to(mark0, c);
+            if !(body_first && first) {
+                if let Some(cond) = cond {
+                    let k = self.eval_cond(cond)?;
+                    let leaving = self.g.and(self.cur, !k);
+                    exited = self.g.xor(exited, leaving);
+                    self.strengthen(k);
+                    if self.cur == Lit::FALSE {
+                        break;
+                    }
+                }
+            }
+            first = false;
+            iterations += 1;
+            if iterations > self.opts.unroll_limit {
+                let secret = if self.cur == Lit::TRUE {
+                    ""
+                } else {
+                    " (its condition depends on secret inputs, so pgc cannot tell when it ends)"
+                };
+                return self.err(
+                    span,
+                    format!(
+                        "loop does not end within {} iterations{secret}; loops must have a bound known at compile time \
+                         (raise it with --unroll-limit N)",
+                        self.opts.unroll_limit
+                    ),
+                );
+            }
+            self.ctl.push(Ctl::Loop {
+                brk: Lit::FALSE,
+                cont: Lit::FALSE,
+                own: 0,
+            });
+            let mark_i = self.mark();
+            let r = self.exec_stmt(body);
+            let Some(Ctl::Loop { brk, cont, own }) = self.ctl.pop() else {
+                unreachable!("control stack")
+            };
+            r?;
+            own_exits += own;
+            broke = self.g.xor(broke, brk);
+            let next = self.g.xor(self.cur, cont);
+            self.merge_to(mark_i, next);
+            if let Some(step) = step {
+                if self.cur != Lit::FALSE {
+                    self.eval(step)?;
+                }
+            }
+        }
+        if self.exit_events - exits_before == own_exits {
+            self.restore((mark0, c0));
+        } else {
+            let after = self.g.xor(exited, broke);
+            self.merge_to(mark0, after);
+        }
+        Ok(())
+    }
+
+    fn exec_switch(&mut self, sw: &'a SwitchStatement, span: Span) -> R<()> {
+        let x = self.eval_rvalue(&sw.expression)?;
+        let Val::Int(xt, xbits) = x else {
+            return self.err(
+                sw.expression.span,
+                "switch on a value that is not an integer",
+            );
+        };
+        let pt = xt.promoted();
+        let xbits = self.convert_bits(xt, &xbits, pt);
+        let Statement::Compound(items) = &sw.statement.node else {
+            return self.err(sw.statement.span, "a switch body must be a block `{ … }`");
+        };
+        // Case values first: `default` is taken when none matches.
+        let mut values: Vec<i128> = Vec::new();
+        for item in items {
+            if let BlockItem::Statement(s) = &item.node {
+                let mut s = s;
+                while let Statement::Labeled(l) = &s.node {
+                    if let Label::Case(e) = &l.node.label.node {
+                        let v = self.const_int(e)?;
+                        if values.contains(&v) {
+                            return self.err(e.span, format!("duplicate case value {v}"));
+                        }
+                        values.push(v);
+                    }
+                    s = &l.node.statement;
+                }
+            }
+        }
+        let entry = self.cur;
+        let mark = self.mark();
+        let exits_before = self.exit_events;
+        let mut has_default = false;
+        self.ctl.push(Ctl::Switch {
+            brk: Lit::FALSE,
+            own: 0,
+        });
+        self.push_scope();
+        self.merge_to(mark, Lit::FALSE);
+        let r = (|| {
+            for item in items {
+                match &item.node {
+                    BlockItem::Statement(s) => {
+                        let mut s = s;
+                        while let Statement::Labeled(l) = &s.node {
+                            let hit = match &l.node.label.node {
+                                Label::Case(e) => {
+                                    let v = self.const_int(e)?;
+                                    let k = self.const_bits(v, pt.bits);
+                                    blocks::eq(&mut self.g, &xbits, &k)
+                                }
+                                Label::Default => {
+                                    has_default = true;
+                                    let mut any = Lit::FALSE;
+                                    for &v in &values {
+                                        let k = self.const_bits(v, pt.bits);
+                                        let e = blocks::eq(&mut self.g, &xbits, &k);
+                                        any = self.g.xor(any, e);
+                                    }
+                                    !any
+                                }
+                                Label::CaseRange(_) => {
+                                    return self
+                                        .err(l.node.label.span, "case ranges are not supported");
+                                }
+                                Label::Identifier(_) => {
+                                    return self.err(
+                                        l.node.label.span,
+                                        "labels and `goto` are not supported",
+                                    );
+                                }
+                            };
+                            let enter = self.g.and(entry, hit);
+                            let c = self.g.xor(self.cur, enter);
+                            self.merge_to(mark, c);
+                            s = &l.node.statement;
+                        }
+                        self.exec_stmt(s)?;
+                    }
+                    BlockItem::Declaration(d) => {
+                        if self.cur != Lit::FALSE {
+                            self.declare(d, false)?
+                        }
+                    }
+                    BlockItem::StaticAssert(a) => self.static_assert(a)?,
+                }
+            }
+            Ok(())
+        })();
+        self.pop_scope();
+        let Some(Ctl::Switch { brk, own }) = self.ctl.pop() else {
+            unreachable!("control stack")
+        };
+        r?;
+        let _ = span;
+        if self.exit_events - exits_before == own {
+            self.restore((mark, entry));
+            return Ok(());
+        }
+        let mut after = self.g.xor(self.cur, brk);
+        if !has_default {
+            // Paths matching no case skip the body.
+            let mut any = Lit::FALSE;
+            for &v in &values {
+                let k = self.const_bits(v, pt.bits);
+                let e = blocks::eq(&mut self.g, &xbits, &k);
+                any = self.g.xor(any, e);
+            }
+            let skipped = self.g.and(entry, !any);
+            after = self.g.xor(after, skipped);
+        }
+        self.merge_to(mark, after);
+        Ok(())
+    }
+
+    fn exec_return(&mut self, e: Option<&'a Node<Expression>>, span: Span) -> R<()> {
+        let idx = self
+            .ctl
+            .iter()
+            .rposition(|c| matches!(c, Ctl::Func { .. }))
+            .expect("inside a function");
+        let Ctl::Func { ret_var, .. } = &self.ctl[idx] else {
+            unreachable!()
+        };
+        let ret_var = *ret_var;
+        match (e, ret_var) {
+            (Some(e), Some(rv)) => {
+                let v = self.eval_rvalue(e)?;
+                let ty = self.vars[rv].ty.clone();
+                let bits = self.convert_val(v, &ty, e.span)?;
+                let place = Place {
+                    var: rv,
+                    off: 0,
+                    dyns: vec![],
+                    ty,
+                };
+                self.write_place(&place, &bits);
+            }
+            (Some(e), None) => {
+                self.eval(e)?;
+            }
+            (None, Some(_)) => {
+                return self.err(
+                    span,
+                    "`return` without a value in a function returning a value",
+                );
+            }
+            (None, None) => {}
+        }
+        self.exit_events += 1;
+        self.strengthen(Lit::FALSE);
+        Ok(())
+    }
+
+    pub fn static_assert(&mut self, a: &'a Node<StaticAssert>) -> R<()> {
+        let v = self.const_int(&a.node.expression)?;
+        if v == 0 {
+            let msg = a.node.message.node.join("");
+            return self.err(a.span, format!("static assertion failed: {msg}"));
+        }
+        Ok(())
+    }
+
+    /// Inlines a call of `f` with already evaluated arguments.
+    pub fn call(&mut self, name: &str, args: Vec<(Val, Span)>, span: Span) -> R<Val> {
+        let Some(&f) = self.functions.get(name) else {
+            return self.err(
+                span,
+                format!(
+                    "call to `{name}`, which is not defined in the program (library functions and I/O cannot run inside a circuit)"
+                ),
+            );
+        };
+        if self.call_stack.iter().any(|n| n == name) {
+            return self.err(
+                span,
+                format!("recursive call to `{name}`: recursion is not supported (rewrite it as a bounded loop)"),
+            );
+        }
+        if self.call_stack.len() > 256 {
+            return self.err(span, "calls nested deeper than 256 levels");
+        }
+        let (_, ret_ty, params) = self.function_signature(f)?;
+        if params.len() != args.len() {
+            return self.err(
+                span,
+                format!(
+                    "`{name}` takes {} argument(s) but {} were given",
+                    params.len(),
+                    args.len()
+                ),
+            );
+        }
+        // Bind parameters in a fresh frame: the callee cannot see the caller's locals.
+        let mut bindings = Vec::new();
+        for ((pname, pty, _pspan), (arg, aspan)) in params.into_iter().zip(args) {
+            let pty = Self::adjust_param(pty);
+            let var = match &pty {
+                Ty::Pointer(_) => {
+                    let Val::Ptr(p) = arg else {
+                        return self.err(aspan, format!("argument for a pointer parameter of `{name}` is not a pointer or array"));
+                    };
+                    let v = self.new_var(pty.clone(), vec![]);
+                    self.vars[v].ptr = Some(p);
+                    v
+                }
+                _ => {
+                    let bits = self.convert_val(arg, &pty, aspan)?;
+                    self.new_var(pty.clone(), bits)
+                }
+            };
+            if let Some(n) = pname {
+                bindings.push((n, var));
+            }
+        }
+        let ret_var = match &ret_ty {
+            Ty::Void => None,
+            Ty::Pointer(_) => {
+                return self.err(f.span, "functions returning pointers are not supported");
+            }
+            t => Some(self.zero_var(t.clone())),
+        };
+        self.frames.push(vec![
+            bindings
+                .into_iter()
+                .map(|(n, v)| (n, Binding::Var(v)))
+                .collect(),
+        ]);
+        self.call_stack.push(name.to_string());
+        self.ctl.push(Ctl::Func { ret_var });
+        let saved = (self.mark(), self.cur);
+        let r = self.exec_stmt(&f.node.statement);
+        self.ctl.pop();
+        self.call_stack.pop();
+        self.frames.pop();
+        r?;
+        // Every path leaves a function (by `return` or its end).
+        self.restore(saved);
+        Ok(match ret_var {
+            None => Val::Void,
+            Some(v) => {
+                let ty = self.vars[v].ty.clone();
+                let bits = self.var_bits(v).to_vec();
+                match ty {
+                    Ty::Int(t) => Val::Int(t, bits),
+                    t => Val::Agg(t, bits),
+                }
+            }
+        })
+    }
+
+    pub fn const_bits(&self, v: i128, bits: u32) -> Vec<Lit> {
+        (0..bits)
+            .map(|i| Lit::constant(i < 128 && (v >> i) & 1 == 1))
+            .collect()
+    }
+}
+
+pub fn input_owner(name: &str) -> Option<Owner> {
+    if name.starts_with("INPUT_A_") {
+        Some(Owner::A)
+    } else if name.starts_with("INPUT_B_") {
+        Some(Owner::B)
+    } else {
+        None
+    }
+}
+
+pub fn output_visibility(name: &str) -> Option<Visibility> {
+    if name.starts_with("OUTPUT_A_") {
+        Some(Visibility::A)
+    } else if name.starts_with("OUTPUT_B_") {
+        Some(Visibility::B)
+    } else if name.starts_with("OUTPUT_") {
+        Some(Visibility::Both)
+    } else {
+        None
+    }
+}

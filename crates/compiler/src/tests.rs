@@ -1,0 +1,179 @@
+//! Focused semantics tests with hand-computed expectations (the gcc oracle tests live in
+//! `tests/`).
+
+use pgc_circuit::eval_bits;
+
+use crate::{CompileError, Options, compile_source};
+
+/// Compiles `src`, feeds each input port the given integers (flattened, in port order, each
+/// scalar at its own width) and returns every output's scalars, sign-extended per type.
+fn run(src: &str, inputs: &[i64]) -> Vec<i64> {
+    let c = compile_source(src, "test.c", &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let mut bits = Vec::new();
+    let mut k = 0;
+    for p in &c.interface.inputs {
+        for (w, _) in scalar_widths(&p.ctype) {
+            let v = inputs[k];
+            k += 1;
+            bits.extend((0..w).map(|i| (v >> i.min(63)) & 1 == 1));
+        }
+    }
+    assert_eq!(k, inputs.len(), "input count");
+    let out = eval_bits(&c.circuit, &bits);
+    let mut vals = Vec::new();
+    let mut pos = 0;
+    for p in &c.interface.outputs {
+        for (w, signed) in scalar_widths(&p.ctype) {
+            let mut v: i64 = 0;
+            for i in 0..w {
+                if out[pos + i as usize] {
+                    v |= 1 << i;
+                }
+            }
+            if signed && w < 64 && out[pos + w as usize - 1] {
+                v -= 1 << w;
+            }
+            pos += w as usize;
+            vals.push(v);
+        }
+    }
+    vals
+}
+
+fn scalar_widths(t: &pgc_circuit::CType) -> Vec<(u32, bool)> {
+    use pgc_circuit::CType;
+    match t {
+        CType::Bool => vec![(1, false)],
+        CType::Int { bits, signed } => vec![(*bits, *signed)],
+        CType::Array { elem, len } => (0..*len).flat_map(|_| scalar_widths(elem)).collect(),
+        CType::Struct { fields, .. } => fields.iter().flat_map(|(_, t)| scalar_widths(t)).collect(),
+    }
+}
+
+fn compile_err(src: &str) -> CompileError {
+    match compile_source(
+        src,
+        "test.c",
+        &Options {
+            unroll_limit: 1000,
+            ..Options::default()
+        },
+    ) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn millionaires_listing_1() {
+    let src = "void millionaires() { int INPUT_A_income; int INPUT_B_income; int OUTPUT_result = 0;
+               if (INPUT_A_income > INPUT_B_income) OUTPUT_result = 1; }";
+    assert_eq!(run(src, &[5000, 7000]), vec![0]);
+    assert_eq!(run(src, &[9000, 7000]), vec![1]);
+    assert_eq!(run(src, &[-5, -7]), vec![1]);
+}
+
+#[test]
+fn parameters_and_pointer_outputs() {
+    let src = "void mpc_main(int INPUT_A_x, unsigned char INPUT_B_y, int *OUTPUT_sum, long OUTPUT_arr[2]) {
+                 *OUTPUT_sum = INPUT_A_x + INPUT_B_y; OUTPUT_arr[0] = INPUT_A_x; OUTPUT_arr[1] = -1; }";
+    assert_eq!(run(src, &[10, 250]), vec![260, 10, -1]);
+}
+
+#[test]
+fn secret_break_keeps_loop_counter_constant() {
+    let src = "int mpc_main(int INPUT_A_a[8], int INPUT_B_x) { int i; for (i = 0; i < 8; i++) { if (INPUT_A_a[i] == INPUT_B_x) break; } return i; }";
+    assert_eq!(run(src, &[5, 6, 7, 8, 9, 10, 11, 12, 9]), vec![4]);
+    assert_eq!(run(src, &[5, 6, 7, 8, 9, 10, 11, 12, 99]), vec![8]);
+}
+
+#[test]
+fn early_return_and_continue() {
+    let src = "int f(int x) { if (x < 0) return -x; if (x > 100) return 100; return x; }
+               void mpc_main(int INPUT_A_a[4], int *OUTPUT_s) { int s = 0;
+                 for (int i = 0; i < 4; i++) { if (INPUT_A_a[i] == 7) continue; s += f(INPUT_A_a[i]); }
+                 *OUTPUT_s = s; }";
+    assert_eq!(run(src, &[-3, 7, 500, 4]), vec![3 + 100 + 4]);
+}
+
+#[test]
+fn switch_with_fallthrough_and_default() {
+    let src = "int mpc_main(int INPUT_A_x) { int r = 0; switch (INPUT_A_x) { case 1: r += 1; case 2: r += 10; break; case 3: r = 5; break; default: r = -1; } return r; }";
+    assert_eq!(run(src, &[1]), vec![11]);
+    assert_eq!(run(src, &[2]), vec![10]);
+    assert_eq!(run(src, &[3]), vec![5]);
+    assert_eq!(run(src, &[9]), vec![-1]);
+    let nodefault = "int mpc_main(int INPUT_A_x) { int r = 7; switch (INPUT_A_x) { case 1: r = 1; break; } return r; }";
+    assert_eq!(run(nodefault, &[1]), vec![1]);
+    assert_eq!(run(nodefault, &[2]), vec![7]);
+}
+
+#[test]
+fn secret_index_read_and_write() {
+    let src = "void mpc_main(int INPUT_A_i, int INPUT_B_v, int OUTPUT_a[4], int *OUTPUT_r) {
+                 int a[4] = {10, 20, 30, 40}; a[INPUT_A_i] = INPUT_B_v; *OUTPUT_r = a[(INPUT_A_i + 1) & 3];
+                 for (int k = 0; k < 4; k++) OUTPUT_a[k] = a[k]; }";
+    assert_eq!(run(src, &[2, 99]), vec![10, 20, 99, 40, 40]);
+    assert_eq!(run(src, &[3, 5]), vec![10, 20, 30, 5, 10]);
+    // Out of range: the write is dropped.
+    assert_eq!(run(src, &[7, 5]), vec![10, 20, 30, 40, 10]);
+}
+
+#[test]
+fn structs_and_conversions() {
+    let src = "struct P { char c; unsigned short s; long l; };
+               void mpc_main(struct P INPUT_A_p, int *OUTPUT_x, unsigned *OUTPUT_u, _Bool *OUTPUT_b) {
+                 struct P q = INPUT_A_p; q.l += q.c; *OUTPUT_x = (int)q.l * 2; *OUTPUT_u = (unsigned char)q.c + q.s;
+                 *OUTPUT_b = q.s; }";
+    assert_eq!(run(src, &[-2, 65535, 100]), vec![196, 254 + 65535, 1]);
+}
+
+#[test]
+fn short_circuit_side_effects() {
+    let src = "int mpc_main(int INPUT_A_x) { int n = 0; if (INPUT_A_x > 0 && (n = 5)) n++; int m = (INPUT_A_x || n++); return n * 10 + m; }";
+    assert_eq!(run(src, &[1]), vec![61]);
+    assert_eq!(run(src, &[0]), vec![10]);
+}
+
+#[test]
+fn errors_have_positions() {
+    let e = compile_err("void mpc_main(int INPUT_A_x, int *OUTPUT_y) {\n  float f = 1;\n}");
+    assert_eq!(e.pos().map(|p| (p.line, p.col)), Some((2, 3)), "{e}");
+    let e = compile_err(
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_y) {\n  while (INPUT_A_x > 0) INPUT_A_x--;\n  *OUTPUT_y = 1;\n}",
+    );
+    assert_eq!(e.pos().map(|p| p.line), Some(2), "{e}");
+    let e = compile_err(
+        "int f(int x) { return f(x); }\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_y) { *OUTPUT_y = f(1); }",
+    );
+    assert!(e.to_string().contains("recursive"), "{e}");
+    let e = compile_err("void mpc_main(int INPUT_A_x, int *OUTPUT_y) {\n  *OUTPUT_y = 1\n}");
+    assert_eq!(e.pos().map(|p| p.line), Some(3), "{e}");
+}
+
+fn and_count(src: &str) -> u64 {
+    compile_source(src, "q.c", &Options::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .circuit
+        .and_count()
+}
+
+/// The AND counts the issue sets (the Bristol Fashion circuits' counts for 64 bits).
+#[test]
+fn building_block_and_counts() {
+    let op = |t: &str, o: &str| {
+        and_count(&format!(
+            "void mpc_main({t} INPUT_A_a, {t} INPUT_B_b, {t} *OUTPUT_c) {{ *OUTPUT_c = INPUT_A_a {o} INPUT_B_b; }}"
+        ))
+    };
+    assert_eq!(op("int", "+"), 31);
+    assert_eq!(op("int", "<"), 32);
+    assert_eq!(op("int", "=="), 31);
+    assert_eq!(op("int", "*"), 993);
+    assert!(op("long", "*") <= 4033, "{}", op("long", "*"));
+    assert!(
+        op("unsigned long", "/") <= 4285,
+        "{}",
+        op("unsigned long", "/")
+    );
+}

@@ -1,0 +1,235 @@
+//! C types as the compiler sees them, with gcc x86-64 sizes.
+
+use std::rc::Rc;
+
+use pgc_circuit::CType;
+
+/// An integer type. `_Bool` is one bit wide with `is_bool` set (its conversions differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IntTy {
+    pub bits: u32,
+    pub signed: bool,
+    pub is_bool: bool,
+}
+
+impl IntTy {
+    pub const INT: IntTy = IntTy {
+        bits: 32,
+        signed: true,
+        is_bool: false,
+    };
+    pub const BOOL: IntTy = IntTy {
+        bits: 1,
+        signed: false,
+        is_bool: true,
+    };
+
+    pub const fn new(bits: u32, signed: bool) -> IntTy {
+        IntTy {
+            bits,
+            signed,
+            is_bool: false,
+        }
+    }
+
+    /// Integer promotion: everything narrower than `int` becomes `int`.
+    pub fn promoted(self) -> IntTy {
+        if self.bits < 32 {
+            IntTy::INT
+        } else {
+            IntTy::new(self.bits, self.signed)
+        }
+    }
+
+    /// The usual arithmetic conversions of two promoted operands (ranks follow widths, which
+    /// gives gcc's results on x86-64 where `long` and `long long` are both 64 bits).
+    pub fn common(a: IntTy, b: IntTy) -> IntTy {
+        let (a, b) = (a.promoted(), b.promoted());
+        if a.signed == b.signed {
+            return IntTy::new(a.bits.max(b.bits), a.signed);
+        }
+        let (s, u) = if a.signed { (a, b) } else { (b, a) };
+        if u.bits >= s.bits {
+            IntTy::new(u.bits, false)
+        } else {
+            IntTy::new(s.bits, true)
+        }
+    }
+
+    pub fn ctype(self) -> CType {
+        if self.is_bool {
+            CType::Bool
+        } else {
+            CType::Int {
+                bits: self.bits,
+                signed: self.signed,
+            }
+        }
+    }
+
+    pub fn name(self) -> String {
+        if self.is_bool {
+            return "_Bool".into();
+        }
+        let base = match self.bits {
+            8 => "char",
+            16 => "short",
+            32 => "int",
+            64 => "long",
+            _ => "int",
+        };
+        if self.signed {
+            base.into()
+        } else {
+            format!("unsigned {base}")
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructDef {
+    pub name: String,
+    /// (field name, type, bit offset within the struct's bits)
+    pub fields: Vec<(String, Ty, u64)>,
+    pub bits: u64,
+    /// `sizeof` and `_Alignof` as gcc computes them (with padding).
+    pub c_size: u64,
+    pub c_align: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    Void,
+    Int(IntTy),
+    Array(Box<Ty>, u64),
+    Struct(Rc<StructDef>),
+    /// Pointers exist only at compile time: they name a variable and a constant offset.
+    Pointer(Box<Ty>),
+}
+
+impl Ty {
+    /// Bits the value occupies in the circuit (pointers none: they are compile-time only).
+    pub fn bits(&self) -> u64 {
+        match self {
+            Ty::Void | Ty::Pointer(_) => 0,
+            Ty::Int(t) => t.bits as u64,
+            Ty::Array(e, n) => e.bits() * n,
+            Ty::Struct(s) => s.bits,
+        }
+    }
+
+    pub fn c_size(&self) -> u64 {
+        match self {
+            Ty::Void => 1,
+            Ty::Int(t) => {
+                if t.is_bool {
+                    1
+                } else {
+                    t.bits as u64 / 8
+                }
+            }
+            Ty::Array(e, n) => e.c_size() * n,
+            Ty::Struct(s) => s.c_size,
+            Ty::Pointer(_) => 8,
+        }
+    }
+
+    pub fn c_align(&self) -> u64 {
+        match self {
+            Ty::Array(e, _) => e.c_align(),
+            Ty::Struct(s) => s.c_align,
+            t => t.c_size().max(1),
+        }
+    }
+
+    pub fn contains_pointer(&self) -> bool {
+        match self {
+            Ty::Pointer(_) => true,
+            Ty::Array(e, _) => e.contains_pointer(),
+            Ty::Struct(s) => s.fields.iter().any(|(_, t, _)| t.contains_pointer()),
+            _ => false,
+        }
+    }
+
+    /// The port type; `None` for types a port cannot have (pointers, void).
+    pub fn ctype(&self) -> Option<CType> {
+        Some(match self {
+            Ty::Int(t) => t.ctype(),
+            Ty::Array(e, n) => CType::Array {
+                elem: Box::new(e.ctype()?),
+                len: u32::try_from(*n).ok()?,
+            },
+            Ty::Struct(s) => CType::Struct {
+                name: s.name.clone(),
+                fields: s
+                    .fields
+                    .iter()
+                    .map(|(n, t, _)| Some((n.clone(), t.ctype()?)))
+                    .collect::<Option<Vec<_>>>()?,
+            },
+            Ty::Void | Ty::Pointer(_) => return None,
+        })
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Ty::Void => "void".into(),
+            Ty::Int(t) => t.name(),
+            Ty::Array(e, n) => format!("{}[{n}]", e.name()),
+            Ty::Struct(s) => format!("struct {}", s.name),
+            Ty::Pointer(t) => format!("{} *", t.name()),
+        }
+    }
+}
+
+/// Lays out a struct's fields: bit offsets for the circuit, byte size/alignment for `sizeof`.
+pub fn make_struct(name: String, fields: Vec<(String, Ty)>) -> StructDef {
+    let mut bits = 0;
+    let mut size = 0u64;
+    let mut align = 1u64;
+    let mut out = Vec::with_capacity(fields.len());
+    for (n, t) in fields {
+        let a = t.c_align();
+        align = align.max(a);
+        size = size.div_ceil(a) * a + t.c_size();
+        out.push((n, t.clone(), bits));
+        bits += t.bits();
+    }
+    StructDef {
+        name,
+        fields: out,
+        bits,
+        c_size: size.div_ceil(align) * align,
+        c_align: align,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usual_arithmetic_conversions_match_x86_64() {
+        let u32_ = IntTy::new(32, false);
+        let i64_ = IntTy::new(64, true);
+        let u64_ = IntTy::new(64, false);
+        let i8_ = IntTy::new(8, true);
+        assert_eq!(IntTy::common(i8_, i8_), IntTy::INT);
+        assert_eq!(IntTy::common(IntTy::INT, u32_), u32_);
+        assert_eq!(IntTy::common(u32_, i64_), i64_);
+        assert_eq!(IntTy::common(i64_, u64_), u64_);
+        assert_eq!(IntTy::common(IntTy::BOOL, IntTy::BOOL), IntTy::INT);
+    }
+
+    #[test]
+    fn struct_sizes_include_padding() {
+        let s = make_struct(
+            "s".into(),
+            vec![
+                ("c".into(), Ty::Int(IntTy::new(8, true))),
+                ("x".into(), Ty::Int(IntTy::new(64, true))),
+            ],
+        );
+        assert_eq!((s.c_size, s.c_align, s.bits), (16, 8, 72));
+    }
+}

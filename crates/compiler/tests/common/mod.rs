@@ -1,0 +1,105 @@
+//! Test support for the compiler's integration tests: gcc as the oracle.
+//!
+//! - [`values`]: port values as scalar leaves, bit encoding, edge-biased random inputs.
+//! - [`harness`]: turns a program (and its `Compiled` interface) into C that gcc builds:
+//!   a run function per program that fills the `INPUT_` values and reports the `OUTPUT_` values.
+//! - [`oracle`]: builds and runs that C with gcc, evaluates the circuit (in cleartext and
+//!   through the two-party protocol) and compares, with readable reports on a mismatch.
+//!
+//! Every test binary uses a different part of this, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+pub mod harness;
+pub mod oracle;
+pub mod values;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// SplitMix64: a small, seedable generator, so every test input is reproducible from its seed.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// True with probability `num / den`.
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
+}
+
+/// A scratch directory removed when dropped (kept when `PGC_KEEP_TEMP` is set, for debugging).
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir =
+            std::env::temp_dir().join(format!("pgc-{tag}-{}-{n}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::env::var_os("PGC_KEEP_TEMP").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        } else {
+            eprintln!("kept {}", self.0.display());
+        }
+    }
+}
+
+/// Whether gcc can be run. Tests that need it call this first and return early (loudly) when
+/// it cannot: gcc is present on the development machines and in CI, so this is for odd setups.
+pub fn gcc_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *AVAILABLE.get_or_init(|| {
+        std::process::Command::new("gcc")
+            .arg("--version")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    });
+    if !ok {
+        eprintln!(
+            "\n!!!!!!!! gcc NOT FOUND: skipping a gcc-oracle test. Install gcc to run it. !!!!!!!!\n"
+        );
+    }
+    ok
+}
+
+/// The repository root (examples/ lives there).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}

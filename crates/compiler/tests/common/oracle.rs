@@ -1,0 +1,607 @@
+//! gcc as the oracle: build programs with gcc, run them on inputs, and compare what they print
+//! with the compiled circuit evaluated in cleartext and through the two-party protocol.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use pgc_circuit::{CType, Owner, Visibility, eval_bitsliced};
+use pgc_compiler::{CompileError, Compiled, Options, compile_file, compile_source};
+use pgc_protocol::{Party, run_local_tcp};
+
+use super::harness::{Source, UNIT_PRELUDE, driver_c, preprocess, render_unit};
+use super::values::{
+    Values, cli_value, decode, encode, encode_port, leaves, mask, random_inputs, show_value,
+};
+use super::{Rng, TempDir};
+
+/// One program to check: its source, the `-D` defines and the compiler options.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Names the case in messages.
+    pub label: String,
+    pub source: Source,
+    pub defines: Vec<String>,
+    pub include_dirs: Vec<PathBuf>,
+    /// Compiler options; `defines`/`include_dirs` above are added to them.
+    pub opts: Options,
+}
+
+impl Case {
+    pub fn file(path: PathBuf, defines: &[&str]) -> Case {
+        Case {
+            label: path.display().to_string(),
+            source: Source::File(path),
+            defines: defines.iter().map(|d| d.to_string()).collect(),
+            include_dirs: Vec::new(),
+            opts: Options::default(),
+        }
+    }
+
+    pub fn text(name: &str, text: &str) -> Case {
+        Case {
+            label: name.to_string(),
+            source: Source::Text {
+                name: name.to_string(),
+                text: text.to_string(),
+            },
+            defines: Vec::new(),
+            include_dirs: Vec::new(),
+            opts: Options::default(),
+        }
+    }
+
+    pub fn options(&self) -> Options {
+        let mut o = self.opts.clone();
+        o.defines.extend(self.defines.iter().cloned());
+        o.include_dirs.extend(self.include_dirs.iter().cloned());
+        o
+    }
+
+    pub fn compile(&self) -> Result<Compiled, CompileError> {
+        match &self.source {
+            Source::File(p) => compile_file(p, &self.options()),
+            Source::Text { name, text } => compile_source(text, name, &self.options()),
+        }
+    }
+
+    /// Compiles, panicking with the program and the compiler's message on failure.
+    pub fn compile_or_panic(&self) -> Compiled {
+        self.compile().unwrap_or_else(|e| {
+            panic!(
+                "pgc failed to compile {} (defines {:?}):\n  {e}\n--- program ---\n{}",
+                self.label,
+                self.defines,
+                self.source.text()
+            )
+        })
+    }
+
+    /// A `pgc local` command line that reproduces one input set by hand.
+    pub fn reproduce_command(&self, compiled: &Compiled, input: &Values) -> String {
+        let mut cmd = format!("pgc local {}", self.source.name());
+        for d in &self.defines {
+            cmd.push_str(&format!(" -D {d}"));
+        }
+        for (p, v) in compiled.interface.inputs.iter().zip(input) {
+            let flag = match p.owner {
+                Owner::A => "--a",
+                Owner::B => "--b",
+            };
+            cmd.push_str(&format!(
+                " {flag} {}={}",
+                p.short_name(),
+                cli_value(&p.ctype, v)
+            ));
+        }
+        cmd
+    }
+}
+
+/// Programs built with gcc into one executable that runs any of them on given inputs.
+pub struct GccOracle {
+    _dir: TempDir,
+    exe: PathBuf,
+    /// Per unit: the number of input leaves, and the output ports (name, type) in order.
+    units: Vec<(usize, Vec<(String, CType)>)>,
+}
+
+impl GccOracle {
+    /// Builds every `(case, compiled)` into one executable (compiled in parallel chunks).
+    /// Entry and non-static function names must differ between cases.
+    pub fn build(cases: &[(&Case, &Compiled)]) -> Result<GccOracle, String> {
+        let dir = TempDir::new("oracle");
+        let mut rendered = Vec::with_capacity(cases.len());
+        for (i, (case, compiled)) in cases.iter().enumerate() {
+            let pre = preprocess(&case.source, &case.defines, &case.include_dirs, dir.path())?;
+            let code = render_unit(i, &pre, compiled)
+                .map_err(|e| format!("oracle harness for {}: {e}", case.label))?;
+            rendered.push(code);
+        }
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(rendered.len().div_ceil(24))
+            .max(1);
+        let per_chunk = rendered.len().div_ceil(workers).max(1);
+        let mut objects = Vec::new();
+        let mut children = Vec::new();
+        for (c, chunk) in rendered.chunks(per_chunk).enumerate() {
+            let src = dir.path().join(format!("programs{c}.c"));
+            let obj = dir.path().join(format!("programs{c}.o"));
+            let mut text = String::from(UNIT_PRELUDE);
+            for code in chunk {
+                text.push_str(code);
+            }
+            std::fs::write(&src, text)
+                .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+            let child = gcc()
+                .arg("-c")
+                .arg(&src)
+                .arg("-o")
+                .arg(&obj)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot run gcc: {e}"))?;
+            children.push((src, child));
+            objects.push(obj);
+        }
+        for (src, child) in children {
+            let out = child
+                .wait_with_output()
+                .map_err(|e| format!("gcc did not finish: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "gcc rejected the oracle program {} (set PGC_KEEP_TEMP=1 to keep it):\n{}",
+                    src.display(),
+                    truncate(&String::from_utf8_lossy(&out.stderr), 6000)
+                ));
+            }
+        }
+        let driver = dir.path().join("driver.c");
+        std::fs::write(&driver, driver_c(cases.len()))
+            .map_err(|e| format!("cannot write {}: {e}", driver.display()))?;
+        let exe = dir.path().join("oracle");
+        let out = gcc()
+            .arg(&driver)
+            .args(&objects)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .map_err(|e| format!("cannot run gcc: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "gcc failed to link the oracle:\n{}",
+                truncate(&String::from_utf8_lossy(&out.stderr), 6000)
+            ));
+        }
+        let units = cases
+            .iter()
+            .map(|(_, c)| {
+                let n_in = c
+                    .interface
+                    .inputs
+                    .iter()
+                    .map(|p| leaves(&p.ctype).len())
+                    .sum();
+                let outs = c
+                    .interface
+                    .outputs
+                    .iter()
+                    .map(|p| (p.name.clone(), p.ctype.clone()))
+                    .collect();
+                (n_in, outs)
+            })
+            .collect();
+        Ok(GccOracle {
+            _dir: dir,
+            exe,
+            units,
+        })
+    }
+
+    /// Runs unit `calls[i].0` on input set `calls[i].1`; per call, the output values in the
+    /// unit's output-port order, or why there are none (the program crashed, printed nothing).
+    pub fn run(&self, calls: &[(usize, &Values)]) -> Result<Vec<Result<Values, String>>, String> {
+        let mut input = String::new();
+        for (unit, vals) in calls {
+            let flat: Vec<u64> = vals.iter().flatten().copied().collect();
+            assert_eq!(
+                flat.len(),
+                self.units[*unit].0,
+                "input leaves for unit {unit}"
+            );
+            input.push_str(&format!("{unit} {}", flat.len()));
+            for v in flat {
+                input.push_str(&format!(" {v}"));
+            }
+            input.push('\n');
+        }
+        let mut child = Command::new(&self.exe)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run the oracle executable: {e}"))?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("the oracle executable did not finish: {e}"))?;
+        let _ = writer.join();
+        if !out.status.success() {
+            return Err(format!(
+                "the oracle executable failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut results = Vec::with_capacity(calls.len());
+        let mut printed: Vec<(String, Vec<u64>)> = Vec::new();
+        for line in text.lines() {
+            let mut words = line.split_ascii_whitespace();
+            match words.next() {
+                Some("OUT") => {
+                    let name = words.next().unwrap_or_default().to_string();
+                    let vals = words
+                        .map(|w| w.parse::<u64>().unwrap_or(u64::MAX))
+                        .collect();
+                    printed.retain(|(n, _)| *n != name);
+                    printed.push((name, vals));
+                }
+                Some("END") => {
+                    let status = words.next().unwrap_or("?");
+                    let unit = calls.get(results.len()).map(|c| c.0).unwrap_or(0);
+                    let r = if status != "0" {
+                        Err(format!(
+                            "the gcc-built program did not finish normally (wait status {status})"
+                        ))
+                    } else {
+                        self.units[unit]
+                            .1
+                            .iter()
+                            .map(|(name, t)| {
+                                let ls = leaves(t);
+                                match printed.iter().find(|(n, _)| n == name) {
+                                    Some((_, v)) if v.len() == ls.len() => Ok(v
+                                        .iter()
+                                        .zip(&ls)
+                                        .map(|(x, l)| x & mask(l.bits))
+                                        .collect()),
+                                    Some((_, v)) => Err(format!(
+                                        "gcc printed {} values for {name}, expected {}",
+                                        v.len(),
+                                        ls.len()
+                                    )),
+                                    None => Err(format!("gcc printed no value for {name}")),
+                                }
+                            })
+                            .collect()
+                    };
+                    results.push(r);
+                    printed.clear();
+                }
+                _ => {}
+            }
+        }
+        if results.len() != calls.len() {
+            return Err(format!(
+                "the oracle executable answered {} of {} calls",
+                results.len(),
+                calls.len()
+            ));
+        }
+        Ok(results)
+    }
+}
+
+fn gcc() -> Command {
+    let mut c = Command::new("gcc");
+    c.args(["-O1", "-fwrapv", "-w", "-std=gnu11"]);
+    c
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        s.to_string()
+    } else {
+        let mut end = n;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}\n… ({} bytes more)", &s[..end], s.len() - end)
+    }
+}
+
+fn input_types(c: &Compiled) -> Vec<&CType> {
+    c.interface.inputs.iter().map(|p| &p.ctype).collect()
+}
+
+fn output_types(c: &Compiled) -> Vec<&CType> {
+    c.interface.outputs.iter().map(|p| &p.ctype).collect()
+}
+
+/// The circuit evaluated in cleartext on each input set (64 at a time, bit-sliced).
+pub fn eval_circuit(c: &Compiled, inputs: &[Values]) -> Vec<Values> {
+    let in_types = input_types(c);
+    let out_types = output_types(c);
+    let mut results = Vec::with_capacity(inputs.len());
+    for batch in inputs.chunks(64) {
+        let sets: Vec<Vec<bool>> = batch.iter().map(|v| encode(&in_types, v)).collect();
+        let lanes = pgc_circuit::eval::pack_lanes(&sets);
+        let out = eval_bitsliced(&c.circuit, &lanes);
+        for k in 0..batch.len() {
+            let bits = pgc_circuit::eval::unpack_lane(&out, k);
+            results.push(decode(&out_types, &bits));
+        }
+    }
+    results
+}
+
+/// What one party learned in a protocol run: per output port, its value, or `None` where the
+/// protocol withheld it from that party.
+pub type PartyView = Vec<Option<Vec<u64>>>;
+
+/// Runs the two-party protocol (both parties in this process over loopback TCP).
+pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyView), String> {
+    let owners: Vec<Party> = c
+        .interface
+        .inputs
+        .iter()
+        .map(|p| match p.owner {
+            Owner::A => Party::A,
+            Owner::B => Party::B,
+        })
+        .collect();
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for (p, v) in c.interface.inputs.iter().zip(input) {
+        let bits = encode_port(&p.ctype, v);
+        match p.owner {
+            Owner::A => a.push(bits),
+            Owner::B => b.push(bits),
+        }
+    }
+    let (out_a, out_b) = run_local_tcp(
+        &c.circuit,
+        &owners,
+        &a,
+        &b,
+        Duration::from_secs(120),
+        &mut |_| {},
+    )
+    .map_err(|e| format!("the two-party protocol failed: {e}"))?;
+    let view = |outs: &Vec<Vec<bool>>| -> Result<PartyView, String> {
+        if outs.len() != c.interface.outputs.len() {
+            return Err(format!(
+                "the protocol returned {} output values for {} output ports",
+                outs.len(),
+                c.interface.outputs.len()
+            ));
+        }
+        Ok(c.interface
+            .outputs
+            .iter()
+            .zip(outs)
+            .map(|(p, bits)| {
+                if bits.is_empty() && p.ctype.bit_width() > 0 {
+                    None
+                } else {
+                    Some(pgc_circuit_decode(&p.ctype, bits))
+                }
+            })
+            .collect())
+    };
+    Ok((view(&out_a.outputs)?, view(&out_b.outputs)?))
+}
+
+fn pgc_circuit_decode(t: &CType, bits: &[bool]) -> Vec<u64> {
+    if bits.len() as u64 != t.bit_width() {
+        // A wrong width is a mismatch the comparison reports; give it an impossible value.
+        return vec![u64::MAX; leaves(t).len()];
+    }
+    super::values::decode_port(t, bits)
+}
+
+/// Describes a mismatch between the expected outputs and what `who` produced.
+#[allow(clippy::too_many_arguments)]
+fn mismatch_report(
+    case: &Case,
+    c: &Compiled,
+    index: usize,
+    input: &Values,
+    expected: &Values,
+    got: &[Option<Vec<u64>>],
+    who: &str,
+) -> Option<String> {
+    let mut diffs = Vec::new();
+    for (k, p) in c.interface.outputs.iter().enumerate() {
+        match &got[k] {
+            Some(v) if *v == expected[k] => {}
+            Some(v) => diffs.push(format!(
+                "  {}: gcc {} but {who} {}",
+                p.name,
+                show_value(&p.ctype, &expected[k]),
+                show_value(&p.ctype, v)
+            )),
+            None => diffs.push(format!("  {}: {who} did not get this output", p.name)),
+        }
+    }
+    if diffs.is_empty() {
+        return None;
+    }
+    let inputs: Vec<String> = c
+        .interface
+        .inputs
+        .iter()
+        .zip(input)
+        .map(|(p, v)| format!("{} = {}", p.name, show_value(&p.ctype, v)))
+        .collect();
+    Some(format!(
+        "MISMATCH in {} ({who} vs gcc), input set #{index}:\n  inputs: {}\n{}\n  reproduce: {}",
+        case.label,
+        inputs.join(", "),
+        diffs.join("\n"),
+        case.reproduce_command(c, input)
+    ))
+}
+
+/// Compares gcc's outputs with the circuit's (cleartext, every input set) and the protocol's
+/// (the first `protocol_runs` input sets). Returns the mismatch reports (empty = all agree).
+pub fn compare(
+    case: &Case,
+    c: &Compiled,
+    inputs: &[Values],
+    gcc_outputs: &[Result<Values, String>],
+    protocol_runs: usize,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let circuit = eval_circuit(c, inputs);
+    for (i, input) in inputs.iter().enumerate() {
+        let expected = match &gcc_outputs[i] {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{} input set #{i}: {e}", case.label));
+                continue;
+            }
+        };
+        let got: Vec<Option<Vec<u64>>> = circuit[i].iter().cloned().map(Some).collect();
+        if let Some(r) = mismatch_report(case, c, i, input, expected, &got, "the circuit") {
+            failures.push(r);
+        }
+        if i < protocol_runs {
+            match run_protocol(c, input) {
+                Err(e) => failures.push(format!("{} input set #{i}: {e}", case.label)),
+                Ok((view_a, view_b)) => {
+                    for (party, view) in [(Party::A, view_a), (Party::B, view_b)] {
+                        let who = format!("the protocol (party {})", party.letter());
+                        let view = withheld_as_expected(c, party, view, expected);
+                        if let Some(r) = mismatch_report(case, c, i, input, expected, &view, &who) {
+                            failures.push(r);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// An output the protocol withheld from `party` is fine exactly when its visibility excludes
+/// that party; it then counts as matching. Everything else is compared as it is.
+fn withheld_as_expected(
+    c: &Compiled,
+    party: Party,
+    view: PartyView,
+    expected: &Values,
+) -> PartyView {
+    c.interface
+        .outputs
+        .iter()
+        .zip(view)
+        .zip(expected)
+        .map(|((p, v), e)| {
+            let hidden_ok = matches!(
+                (p.visibility, party),
+                (Visibility::A, Party::B) | (Visibility::B, Party::A)
+            );
+            match v {
+                None if hidden_ok => Some(e.clone()),
+                other => other,
+            }
+        })
+        .collect()
+}
+
+/// The whole check for one program: compile with pgc, build with gcc, run `n_inputs` seeded
+/// random input sets through both, and `protocol_runs` of them through the protocol too.
+/// Panics with every mismatch (and the program) if any.
+pub fn check_case(case: &Case, n_inputs: usize, protocol_runs: usize, seed: u64) -> Compiled {
+    let compiled = case.compile_or_panic();
+    let mut rng = Rng::new(seed);
+    let inputs: Vec<Values> = (0..n_inputs)
+        .map(|_| random_inputs(&compiled.interface, &mut rng))
+        .collect();
+    check_inputs(case, &compiled, &inputs, protocol_runs);
+    compiled
+}
+
+/// As [`check_case`] with given input sets and an already compiled program.
+pub fn check_inputs(case: &Case, compiled: &Compiled, inputs: &[Values], protocol_runs: usize) {
+    let oracle = GccOracle::build(&[(case, compiled)]).unwrap_or_else(|e| panic!("{e}"));
+    let calls: Vec<(usize, &Values)> = inputs.iter().map(|v| (0, v)).collect();
+    let gcc_outputs = oracle.run(&calls).unwrap_or_else(|e| panic!("{e}"));
+    let failures = compare(case, compiled, inputs, &gcc_outputs, protocol_runs);
+    if !failures.is_empty() {
+        panic!(
+            "{} of {} checks failed for {}:\n\n{}\n\n--- program ({}, defines {:?}) ---\n{}",
+            failures.len(),
+            inputs.len(),
+            case.label,
+            failures
+                .iter()
+                .take(6)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            case.source.name(),
+            case.defines,
+            case.source.text()
+        );
+    }
+}
+
+/// gcc's outputs for given inputs, for checking hand-computed expectations of examples (so a
+/// wrong expectation is caught even before the circuit is compared).
+pub fn gcc_outputs(case: &Case, compiled: &Compiled, inputs: &[Values]) -> Vec<Values> {
+    let oracle = GccOracle::build(&[(case, compiled)]).unwrap_or_else(|e| panic!("{e}"));
+    let calls: Vec<(usize, &Values)> = inputs.iter().map(|v| (0, v)).collect();
+    oracle
+        .run(&calls)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{}: {e}", case.label)))
+        .collect()
+}
+
+/// Looks an output port up by name and returns its value as signed numbers.
+pub fn output_named(c: &Compiled, outputs: &Values, name: &str) -> Vec<i128> {
+    let k = c
+        .interface
+        .outputs
+        .iter()
+        .position(|p| p.name == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "no output port {name}; the ports are {:?}",
+                c.interface
+                    .outputs
+                    .iter()
+                    .map(|p| &p.name)
+                    .collect::<Vec<_>>()
+            )
+        });
+    let t = &c.interface.outputs[k].ctype;
+    leaves(t)
+        .iter()
+        .zip(&outputs[k])
+        .map(|(l, &v)| super::values::as_i128(l, v))
+        .collect()
+}
+
+/// Builds an input set from `(port name, signed numbers)`; every port must be given.
+pub fn inputs_named(c: &Compiled, given: &[(&str, Vec<i64>)]) -> Values {
+    c.interface
+        .inputs
+        .iter()
+        .map(|p| {
+            let nums = given
+                .iter()
+                .find(|(n, _)| *n == p.name || *n == p.short_name())
+                .unwrap_or_else(|| panic!("no value given for input {}", p.name));
+            super::values::from_i64(&p.ctype, &nums.1)
+        })
+        .collect()
+}
