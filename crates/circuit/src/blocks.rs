@@ -10,7 +10,7 @@
 //! multiplication over only the bits of the truncated product, restoring division over only
 //! the significant bits of the partial remainder) and, when [`Gates::optimize_for`] is
 //! [`OptimizeFor::Depth`], a low-AND-depth variant (Sklansky parallel-prefix adders, tree
-//! comparators, Wallace-tree multiplication). Counts for 32 and 64 bits: `cargo run -p
+//! comparators, Dadda-tree multiplication). Counts for 32 and 64 bits: `cargo run -p
 //! pgc-circuit --release --example block_costs`.
 //!
 //! Defined results where C leaves behaviour undefined or the hardware traps:
@@ -118,7 +118,13 @@ pub fn and_reduce<G: Gates + ?Sized>(g: &mut G, a: &[Lit]) -> Lit {
     while level.len() > 1 {
         level = level
             .chunks(2)
-            .map(|p| if p.len() == 2 { g.and(p[0], p[1]) } else { p[0] })
+            .map(|p| {
+                if p.len() == 2 {
+                    g.and(p[0], p[1])
+                } else {
+                    p[0]
+                }
+            })
             .collect();
     }
     level[0]
@@ -146,42 +152,57 @@ fn full_add<G: Gates + ?Sized>(g: &mut G, x: Lit, y: Lit, c: Lit) -> (Lit, Lit) 
     (s, carry(g, x, y, c))
 }
 
-/// Group generate/propagate of a prefix: combining `hi` (more significant) with `lo`.
-/// Generate and propagate of one group exclude each other, so the OR is an XOR.
+/// Prefix groups are (generate, kill): a group's carry out is 1 if it generates, 0 if it
+/// kills, and its carry in otherwise (propagate = neither, free from the two since they
+/// exclude each other). Combining `hi` (more significant) with `lo` costs two ANDs, like
+/// the usual (generate, propagate) form, but a constant operand bit gives a constant kill
+/// (`x + 1` never kills), so groups above a constant carry fold away.
 fn combine<G: Gates + ?Sized>(
     g: &mut G,
     hi: (Lit, Lit),
     lo: (Lit, Lit),
-    need_propagate: bool,
+    need_kill: bool,
 ) -> (Lit, Lit) {
-    let t = g.and(hi.1, lo.0);
-    let generate = g.xor(hi.0, t);
-    let prop = if need_propagate {
-        g.and(hi.1, lo.1)
+    let propagate = !g.xor(hi.0, hi.1);
+    // Generate and kill of `hi` exclude propagate, so the ORs are XORs. A constant lower
+    // group is folded here: `hi.0 ^ propagate` is `!hi.1`, which the gate builder cannot
+    // see through.
+    let through = |g: &mut G, own: Lit, other: Lit, low: Lit| match low.as_const() {
+        Some(true) => !other,
+        Some(false) => own,
+        None => {
+            let t = g.and(propagate, low);
+            g.xor(own, t)
+        }
+    };
+    let generate = through(g, hi.0, hi.1, lo.0);
+    let kill = if need_kill {
+        through(g, hi.1, hi.0, lo.1)
     } else {
         Lit::FALSE
     };
-    (generate, prop)
+    (generate, kill)
 }
 
-/// Bit generate/propagate with the carry-in folded into bit 0 (whose propagate is then
-/// never needed).
-fn generate_propagate<G: Gates + ?Sized>(
-    g: &mut G,
-    a: &[Lit],
-    b: &[Lit],
-    cin: Lit,
-) -> Vec<(Lit, Lit)> {
-    let mut gp: Vec<(Lit, Lit)> = a
+/// Bit (generate, kill) pairs with the carry-in folded into bit 0 (whose kill is then never
+/// needed).
+fn generate_kill<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit], cin: Lit) -> Vec<(Lit, Lit)> {
+    let mut gk: Vec<(Lit, Lit)> = a
         .iter()
         .zip(b)
-        .map(|(&x, &y)| (g.and(x, y), g.xor(x, y)))
+        .map(|(&x, &y)| {
+            let generate = g.and(x, y);
+            let propagate = g.xor(x, y);
+            // !(x | y), where x | y = generate ^ propagate.
+            (generate, !g.xor(generate, propagate))
+        })
         .collect();
-    if let Some(first) = gp.first_mut() {
-        let t = g.and(first.1, cin);
+    if let Some(first) = gk.first_mut() {
+        let propagate = !g.xor(first.0, first.1);
+        let t = g.and(propagate, cin);
         *first = (g.xor(first.0, t), Lit::FALSE);
     }
-    gp
+    gk
 }
 
 /// Sklansky parallel prefix: afterwards `gp[i].0` is the carry out of bits `0..=i`.
@@ -192,7 +213,7 @@ fn sklansky<G: Gates + ?Sized>(g: &mut G, gp: &mut [(Lit, Lit)]) {
         for i in 0..n {
             if (i >> d) & 1 == 1 {
                 let j = ((i >> d) << d) - 1;
-                // Once a group reaches bit 0 its propagate is never read again.
+                // Once a group reaches bit 0 its kill is never read again.
                 let need_p = (i >> (d + 1)) != 0;
                 gp[i] = combine(g, gp[i], gp[j], need_p);
             }
@@ -216,7 +237,7 @@ fn add_core<G: Gates + ?Sized>(
     if depth_mode(g) {
         // Carries into bits 1..n come from prefixes of bits 0..n-1 (and 0..n for carry out).
         let m = if want_carry { n } else { n - 1 };
-        let mut gp = generate_propagate(g, &a[..m], &b[..m], cin);
+        let mut gp = generate_kill(g, &a[..m], &b[..m], cin);
         sklansky(g, &mut gp);
         let mut sum = Vec::with_capacity(n);
         for i in 0..n {
@@ -241,16 +262,16 @@ fn add_core<G: Gates + ?Sized>(
 }
 
 /// Only the carry out of `a + b + cin`: a ripple chain of `n` ANDs, or with
-/// [`OptimizeFor::Depth`] a balanced tree of generate/propagate pairs (about `3n` ANDs,
+/// [`OptimizeFor::Depth`] a balanced tree of generate/kill pairs (about `3n` ANDs,
 /// depth `ceil(log2 n) + 1`).
 fn carry_out<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit], cin: Lit) -> Lit {
     if a.is_empty() {
         return cin;
     }
     if depth_mode(g) {
-        let gp = generate_propagate(g, a, b, cin);
+        let gp = generate_kill(g, a, b, cin);
         // Pairs of adjacent groups, least significant first; a group containing bit 0
-        // never needs its propagate.
+        // never needs its kill.
         let mut level: Vec<((Lit, Lit), bool)> = gp
             .into_iter()
             .enumerate()
@@ -426,7 +447,7 @@ fn sum_columns<G: Gates + ?Sized>(g: &mut G, cols: Vec<Vec<Lit>>) -> Vec<Lit> {
         }
     }
     if depth_mode(g) {
-        wallace(g, queues)
+        dadda(g, queues)
     } else {
         serial_columns(g, queues)
     }
@@ -462,38 +483,65 @@ fn serial_columns<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<VecDeque<Lit>>) ->
     out
 }
 
-/// Wallace tree: full adders on every triple of each column, level by level, until no
-/// column has more than two bits; then a parallel-prefix adder.
-fn wallace<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<VecDeque<Lit>>) -> Vec<Lit> {
+/// Dadda reduction: stages with target heights ..., 13, 9, 6, 4, 3, 2, each using the
+/// fewest full and half adders (one AND each, all of one stage in parallel) that bring
+/// every column, counting the carries it receives in the same stage, down to the target;
+/// then a parallel-prefix adder on the two remaining rows. The top column only XORs.
+fn dadda<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<VecDeque<Lit>>) -> Vec<Lit> {
     let width = cols.len();
-    loop {
-        let top_done = cols.last().is_none_or(|c| c.len() <= 1);
-        if top_done && cols.iter().all(|c| c.len() <= 2) {
-            break;
-        }
+    if width == 0 {
+        return Vec::new();
+    }
+    let top = width - 1;
+    let max_height = cols[..top].iter().map(VecDeque::len).max().unwrap_or(0);
+    let mut targets = vec![2usize];
+    while *targets.last().expect("nonempty") < max_height {
+        let d = *targets.last().expect("nonempty");
+        targets.push(d * 3 / 2);
+    }
+    targets.pop();
+    for &d in targets.iter().rev() {
         let mut next: Vec<VecDeque<Lit>> = vec![VecDeque::new(); width];
-        for c in 0..width {
-            let bits: Vec<Lit> = std::mem::take(&mut cols[c]).into_iter().collect();
-            if c + 1 == width {
-                next[c].push_back(xor_reduce(g, &bits));
-                continue;
+        next[top] = std::mem::take(&mut cols[top]);
+        let mut carries_in = 0;
+        for c in 0..top {
+            let mut bits = std::mem::take(&mut cols[c]);
+            let mut height = bits.len() + carries_in;
+            let mut carries_out = 0;
+            while height > d && bits.len() >= 2 {
+                if height - d >= 2 && bits.len() >= 3 {
+                    let (x, y, z) = (bits.pop_front(), bits.pop_front(), bits.pop_front());
+                    let (s, cy) = full_add(g, x.unwrap(), y.unwrap(), z.unwrap());
+                    next[c].push_back(s);
+                    next[c + 1].push_back(cy);
+                    height -= 2;
+                } else {
+                    let (x, y) = (bits.pop_front().unwrap(), bits.pop_front().unwrap());
+                    next[c].push_back(g.xor(x, y));
+                    next[c + 1].push_back(g.and(x, y));
+                    height -= 1;
+                }
+                carries_out += 1;
             }
-            let mut chunks = bits.chunks_exact(3);
-            for t in &mut chunks {
-                let (s, cy) = full_add(g, t[0], t[1], t[2]);
-                next[c].push_back(s);
-                next[c + 1].push_back(cy);
-            }
-            next[c].extend(chunks.remainder().iter().copied());
+            next[c].extend(bits);
+            carries_in = carries_out;
         }
         cols = next;
     }
-    let row = |k: usize| -> Vec<Lit> {
-        cols.iter()
-            .map(|c| c.get(k).copied().unwrap_or(Lit::FALSE))
-            .collect()
-    };
-    let (x, y) = (row(0), row(1));
+    let top_bits: Vec<Lit> = std::mem::take(&mut cols[top]).into_iter().collect();
+    let top_sum = xor_reduce(g, &top_bits);
+    let mut x: Vec<Lit> = Vec::with_capacity(width);
+    let mut y: Vec<Lit> = Vec::with_capacity(width);
+    for col in &cols[..top] {
+        debug_assert!(
+            col.len() <= 2,
+            "Dadda stages leave at most two bits per column"
+        );
+        x.push(col.front().copied().unwrap_or(Lit::FALSE));
+        y.push(col.get(1).copied().unwrap_or(Lit::FALSE));
+    }
+    x.push(top_sum);
+    y.push(Lit::FALSE);
     add_core(g, &x, &y, Lit::FALSE, false).0
 }
 
@@ -519,8 +567,26 @@ fn naf(mut value: u128, width: usize) -> Vec<(usize, bool)> {
     digits
 }
 
-/// Partial-product columns of `a * b` modulo 2^width (`a`, `b` zero-extended as needed).
-fn product_columns(a: &[Lit], b: &[Lit], width: usize, and: &mut dyn FnMut(Lit, Lit) -> Lit) -> Vec<Vec<Lit>> {
+/// The fewest low bits `m >= 1` of which `a` is the sign extension (its top `len - m + 1`
+/// bits are the same literal); `a.len()` if none, 0 for an empty word.
+fn signed_width(a: &[Lit]) -> usize {
+    let Some(&top) = a.last() else {
+        return 0;
+    };
+    let mut m = a.len();
+    while m > 1 && a[m - 2] == top {
+        m -= 1;
+    }
+    m
+}
+
+/// Partial-product columns of `a * b` modulo 2^width (`a`, `b` zero-extended to `width`).
+fn product_columns<G: Gates + ?Sized>(
+    g: &mut G,
+    a: &[Lit],
+    b: &[Lit],
+    width: usize,
+) -> Vec<Vec<Lit>> {
     let mut cols: Vec<Vec<Lit>> = vec![Vec::new(); width];
     // A fully constant operand with a sparser signed-digit form: sum of +-(a << k).
     let (var, konst) = if word_constant(a).is_some() && word_constant(b).is_none() {
@@ -546,15 +612,44 @@ fn product_columns(a: &[Lit], b: &[Lit], width: usize, and: &mut dyn FnMut(Lit, 
             return cols;
         }
     }
-    for (i, &x) in a.iter().enumerate() {
-        for (j, &y) in b.iter().enumerate() {
+    // Operands that are sign extensions of narrower words (C's promotions, e.g. a `long`
+    // product of two `int`s): with a = a_u - s_a 2^ma (a_u the low ma bits unsigned, s_a
+    // its top bit) and likewise b,
+    //   a b = a_u b_u - s_a b_u 2^ma - s_b a_u 2^mb + s_a s_b 2^(ma+mb),
+    // which needs about ma * mb partial products instead of width^2 / 2. Zero-extended
+    // operands are the case s = 0, where the correction terms fold away.
+    let (a, b) = (zero_extend(a, width), zero_extend(b, width));
+    let (ma, mb) = (signed_width(&a), signed_width(&b));
+    for (i, &x) in a[..ma].iter().enumerate() {
+        for (j, &y) in b[..mb].iter().enumerate() {
             if i + j < width {
-                let p = and(x, y);
+                let p = g.and(x, y);
                 if p != Lit::FALSE {
                     cols[i + j].push(p);
                 }
             }
         }
+    }
+    if ma == 0 || mb == 0 {
+        return cols;
+    }
+    let (sa, sb) = (a[ma - 1], b[mb - 1]);
+    // -(s * v << shift), v zero-extended: ((!(s & v)) << shift) + 2^shift.
+    let mut subtract_row = |g: &mut G, s: Lit, v: &[Lit], shift: usize| {
+        if shift >= width || s == Lit::FALSE {
+            return;
+        }
+        for (c, col) in cols.iter_mut().enumerate().skip(shift) {
+            let x = v.get(c - shift).copied().unwrap_or(Lit::FALSE);
+            col.push(!g.and(s, x));
+        }
+        cols[shift].push(Lit::TRUE);
+    };
+    subtract_row(g, sa, &b[..mb], ma);
+    subtract_row(g, sb, &a[..ma], mb);
+    if ma + mb < width {
+        let p = g.and(sa, sb);
+        cols[ma + mb].push(p);
     }
     cols
 }
@@ -562,19 +657,19 @@ fn product_columns(a: &[Lit], b: &[Lit], width: usize, and: &mut dyn FnMut(Lit, 
 /// `a * b` modulo 2^n (the C product of equal-width operands). Schoolbook over only the
 /// `n(n+1)/2` partial products of the truncated result, summed column by column:
 /// `n(n+1)/2 + (n-1)(n-2)/2` ANDs (993 for 32 bits, 4033 for 64). With
-/// [`OptimizeFor::Depth`] a Wallace tree and a Sklansky adder. A constant operand costs
+/// [`OptimizeFor::Depth`] a Dadda tree and a Sklansky adder. A constant operand costs
 /// only its nonzero digits (in non-adjacent form where that is sparser, e.g. `x * -1`
 /// costs `n - 2` ANDs). Karatsuba is not used: for truncated products it is larger.
 pub fn mul<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
     check_widths("mul", a, b);
-    let cols = product_columns(a, b, a.len(), &mut |x, y| g.and(x, y));
+    let cols = product_columns(g, a, b, a.len());
     sum_columns(g, cols)
 }
 
 /// The full `2n`-bit product of unsigned `a` and `b`.
 pub fn mul_wide_unsigned<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
     check_widths("mul_wide_unsigned", a, b);
-    let cols = product_columns(a, b, 2 * a.len(), &mut |x, y| g.and(x, y));
+    let cols = product_columns(g, a, b, 2 * a.len());
     sum_columns(g, cols)
 }
 
@@ -592,9 +687,20 @@ pub fn popcount<G: Gates + ?Sized>(g: &mut G, a: &[Lit]) -> Vec<Lit> {
     if width == 0 {
         return Vec::new();
     }
-    let mut cols = vec![Vec::new(); width];
-    cols[0] = a.to_vec();
-    sum_columns(g, cols)
+    // First-in-first-out full adders over inputs of equal depth already form a balanced
+    // tree, so this is also the low-depth variant (a Dadda tree and final adder cost more
+    // ANDs and no less depth here).
+    let mut cols: Vec<VecDeque<Lit>> = vec![VecDeque::new(); width];
+    cols[0] = a.iter().copied().filter(|&l| l != Lit::FALSE).collect();
+    let ones = a.iter().filter(|&&l| l == Lit::TRUE).count();
+    cols[0].retain(|&l| l != Lit::TRUE);
+    // Constant-true bits: add their count as a constant number.
+    for (c, col) in cols.iter_mut().enumerate() {
+        if (ones >> c) & 1 == 1 {
+            col.push_back(Lit::TRUE);
+        }
+    }
+    serial_columns(g, cols)
 }
 
 // ---- Division ----
@@ -625,7 +731,13 @@ fn udivrem_core<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit]) -> (Vec<Lit>
     let cap = top + 1;
     let mut q = vec![Lit::FALSE; n];
     let mut r: Vec<Lit> = Vec::new();
-    for t in 0..n {
+    // While the dividend's bits are constant zeros (e.g. a zero- or sign-extended narrower
+    // value), the partial remainder stays 0 and the quotient bit is whether b = 0.
+    let leading_zeros = a.iter().rev().take_while(|&&l| l == Lit::FALSE).count();
+    for t in 0..leading_zeros {
+        q[n - 1 - t] = !nonzero;
+    }
+    for t in leading_zeros..n {
         let mut shifted = Vec::with_capacity(r.len() + 1);
         shifted.push(a[n - 1 - t]);
         shifted.extend_from_slice(&r);
@@ -772,11 +884,7 @@ pub fn mux_tree<G: Gates + ?Sized>(g: &mut G, index: &[Lit], elems: &[Vec<Lit>])
         return picked;
     }
     let iw = index.len().max(k + 1);
-    let valid = lt_unsigned(
-        g,
-        &zero_extend(index, iw),
-        &constant_word(len as u128, iw),
-    );
+    let valid = lt_unsigned(g, &zero_extend(index, iw), &constant_word(len as u128, iw));
     picked.iter().map(|&x| g.and(valid, x)).collect()
 }
 
@@ -811,5 +919,7 @@ fn decode_prefix<G: Gates + ?Sized>(g: &mut G, bits: &[Lit], m: usize) -> Vec<Li
     let l = k.div_ceil(2);
     let lo = decode_prefix(g, &bits[..l], m.min(1 << l));
     let hi = decode_prefix(g, &bits[l..], m.div_ceil(1 << l));
-    (0..m).map(|j| g.and(hi[j >> l], lo[j & ((1 << l) - 1)])).collect()
+    (0..m)
+        .map(|j| g.and(hi[j >> l], lo[j & ((1 << l) - 1)]))
+        .collect()
 }

@@ -10,19 +10,25 @@
 //! Modules: [`value`] (numbers as text <-> wire bits), [`eval`] (bit-sliced cleartext
 //! evaluation), [`bristol`] (Bristol Fashion / old Bristol files), [`analysis`]
 //! (validation, AND-level ordering, slot assignment, statistics), [`builder`] (circuits
-//! in code, AES-128), [`generate`] (synthetic circuits), and (hidden) `testdata` (the
-//! shared test circuits, for tests).
+//! in code, AES-128), [`typed`] (C-typed port values as text and JSON), [`pgcfile`] (pgc's
+//! binary circuit format), [`netlist`] (gate emission for compilers: literals, the
+//! simplifying [`NetBuilder`]), [`blocks`] (word-level arithmetic, comparisons, shifts and
+//! selection over any [`Gates`]), [`generate`] (synthetic circuits), and (hidden) `testdata`
+//! (the shared test circuits, for tests).
 
 pub mod analysis;
+pub mod blocks;
 pub mod bristol;
 pub mod builder;
 pub mod eval;
 pub mod generate;
 pub mod ir;
 pub mod netlist;
+pub mod pgcfile;
 pub mod ports;
 #[doc(hidden)]
 pub mod testdata;
+pub mod typed;
 pub mod value;
 
 pub use analysis::{CircuitError, CircuitStats, assign_slots, levelize, stats, validate};
@@ -30,6 +36,8 @@ pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_br
 pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};
 pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId};
-pub use netlist::{Gates, Lit, OptimizeFor};
+pub use netlist::{BuildStats, Gates, Lit, NetBuilder, NetlistError, OptimizeFor};
+pub use pgcfile::{PgcFileError, read_pgc, write_pgc};
 pub use ports::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
+pub use typed::{TypedError, format_port_value, parse_port_value};
 pub use value::{BitOrder, ValueError, decode_outputs, encode_inputs, format_value, parse_value};

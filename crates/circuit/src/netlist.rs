@@ -4,6 +4,12 @@
 //! A [`Lit`] never costs a gate to negate: complement is a flag, materialized as an INV gate
 //! only when a gate output must carry it. Constants are literals too, so constant operands
 //! fold away before any gate is emitted.
+//!
+//! [`NetBuilder`] implements [`Gates`] with constant folding, algebraic rules and structural
+//! hashing, and produces a [`Circuit`] without dead gates, either in memory
+//! ([`NetBuilder::finish`]) or streamed chunk by chunk ([`NetBuilder::prepare`], then
+//! [`PreparedNetlist::for_each_chunk`]); with [`NetBuilder::with_spill`] its gate graph lives
+//! in a temporary file instead of RAM.
 
 use crate::ir::WireId;
 
@@ -106,7 +112,8 @@ use std::path::{Path, PathBuf};
 pub struct BuildStats {
     /// Gates with a constant operand that folded away (`x&0`, `x&1`, `x^0`, `x^1`).
     pub constant_folded: u64,
-    /// Gates with equal or complementary operands that folded away (`x^x`, `x^!x`, `x&x`, `x&!x`).
+    /// Gates that folded away by algebraic rules: equal or complementary operands (`x^x`,
+    /// `x^!x`, `x&x`, `x&!x`) and the two-level rules of [`NetBuilder`].
     pub algebraic: u64,
     /// Gates not emitted because an identical gate already existed (structural hashing).
     pub structural_hashing: u64,
@@ -211,9 +218,11 @@ impl Hasher for PairHasher {
 
 type StrashMap = HashMap<(u64, u64), u32, BuildHasherDefault<PairHasher>>;
 
-/// Structural-hashing table with bounded memory: two generations; when the current one is
-/// full the older one is dropped. Gates are reused mostly close to where they were made, so
-/// forgetting old entries loses little (cf. the chunked tables of Kreuter et al.).
+/// Structural-hashing table with bounded memory: two generations of at most `limit / 2`
+/// entries; when the current one is full, the older one is dropped and the current one
+/// becomes the older. Gates are reused mostly close to where they were made, so forgetting
+/// old entries loses little (cf. the chunked tables of Kreuter et al.). Clearing a whole
+/// table leaves no tombstones, so memory stays at two fixed-size tables.
 struct Strash {
     current: StrashMap,
     previous: StrashMap,
@@ -221,19 +230,20 @@ struct Strash {
 }
 
 impl Strash {
-    fn new(total_limit: usize) -> Strash {
+    fn new(limit: usize) -> Strash {
         Strash {
             current: StrashMap::default(),
             previous: StrashMap::default(),
-            generation_limit: (total_limit / 2).max(1),
+            generation_limit: (limit / 2).max(1),
         }
     }
 
     fn get(&self, key: (u64, u64)) -> Option<u32> {
-        self.current
-            .get(&key)
-            .or_else(|| self.previous.get(&key))
-            .copied()
+        match self.current.get(&key) {
+            Some(&v) => Some(v),
+            None if self.previous.is_empty() => None,
+            None => self.previous.get(&key).copied(),
+        }
     }
 
     fn insert(&mut self, key: (u64, u64), node: u32) {
@@ -249,16 +259,24 @@ impl Strash {
 /// Largest node count: node ids are `u32` wire ids of [`Lit::wire`], with one id to spare.
 const MAX_NODES: u64 = u32::MAX as u64 - 1;
 
+/// How many of the newest nodes the two-level rules can look into (16 bytes each). A fixed
+/// window, kept the same way in RAM and spill mode, so both build identical circuits.
+const RECENT_NODES: usize = 1 << 16;
+
 /// Nodes per chunk when spilled nodes are read back (16 bytes each: 1 MiB).
 const SPILL_CHUNK_NODES: usize = 1 << 16;
 
-/// Default bound of the structural-hashing table (entries over both generations); about
-/// 50 MB. Each generation stays just under a power-of-two table size.
-pub const DEFAULT_STRASH_LIMIT: usize = 2 * ((1 << 20) / 8 * 7);
+/// Default bound of the structural-hashing table in entries: two tables of 2^16 buckets,
+/// about 3 MB, so lookups stay in cache. (Measured on a multiply-accumulate loop: 15 M gates
+/// per second at this size against 4.6 M with 1.8 M entries, which no longer fit in cache.
+/// Reuse is mostly local; raise the limit with [`NetBuilder::set_strash_limit`] where a
+/// program recomputes values far apart.)
+pub const DEFAULT_STRASH_LIMIT: usize = 2 * ((1 << 16) / 8 * 7);
 
 /// The emitted nodes, in RAM or streamed to a temporary file.
 enum NodeStore {
-    Memory(Vec<Node>),
+    /// Fixed-size chunks of [`SPILL_CHUNK_NODES`]: no reallocation copies, no doubling slack.
+    Memory(Vec<Vec<Node>>),
     Spill(SpillFile),
 }
 
@@ -348,17 +366,11 @@ impl Drop for SpillFile {
 
 impl NodeStore {
     /// Calls `f(first_index, nodes)` on consecutive chunks, from the last chunk to the first.
-    fn for_each_chunk_backward(
-        &mut self,
-        f: &mut dyn FnMut(u64, &[Node]),
-    ) -> io::Result<()> {
+    fn for_each_chunk_backward(&mut self, f: &mut dyn FnMut(u64, &[Node])) -> io::Result<()> {
         match self {
-            NodeStore::Memory(nodes) => {
-                let mut end = nodes.len();
-                while end > 0 {
-                    let start = end.saturating_sub(SPILL_CHUNK_NODES);
-                    f(start as u64, &nodes[start..end]);
-                    end = start;
+            NodeStore::Memory(chunks) => {
+                for (k, chunk) in chunks.iter().enumerate().rev() {
+                    f((k * SPILL_CHUNK_NODES) as u64, chunk);
                 }
                 Ok(())
             }
@@ -384,9 +396,12 @@ impl NodeStore {
         io_error: impl Fn(io::Error) -> E,
     ) -> Result<(), E> {
         match self {
-            NodeStore::Memory(nodes) => {
-                for (k, chunk) in nodes.chunks(SPILL_CHUNK_NODES).enumerate() {
-                    f((k * SPILL_CHUNK_NODES) as u64, chunk)?;
+            NodeStore::Memory(chunks) => {
+                // The store is consumed: free each chunk once its gates are out, so the nodes
+                // and the finished gates are not held twice.
+                for (k, slot) in chunks.iter_mut().enumerate() {
+                    let chunk = std::mem::take(slot);
+                    f((k * SPILL_CHUNK_NODES) as u64, &chunk)?;
                 }
                 Ok(())
             }
@@ -419,7 +434,9 @@ struct InputRun {
 /// Builds a circuit from gate calls, simplifying as it goes:
 ///
 /// - constant folding: `x&0 = 0`, `x&1 = x`, `x^0 = x`, `x^1 = !x`;
-/// - algebraic rules: `x^x = 0`, `x^!x = 1`, `x&x = x`, `x&!x = 0`;
+/// - algebraic rules: `x^x = 0`, `x^!x = 1`, `x&x = x`, `x&!x = 0`, and two-level rules
+///   looking one gate deep into recent gates: `x^(x^y) = y`, `x&(x&y) = x&y`,
+///   `x&(!x&y) = 0`, `x&!(!x&y) = x`, `(x&y)&(!x&z) = 0`;
 /// - structural hashing: an AND or XOR of the same (normalized) operands is made once; XOR
 ///   complements are pushed to the result (`!a ^ b = !(a ^ b)`) so one gate serves every
 ///   polarity. The table's memory is bounded ([`NetBuilder::set_strash_limit`]).
@@ -445,6 +462,8 @@ pub struct NetBuilder {
     output_widths: Vec<u32>,
     output_bits: Vec<Lit>,
     strash: Strash,
+    /// The newest nodes, node `v` at `v % RECENT_NODES`.
+    recent: Vec<Node>,
     stats: BuildStats,
     error: Option<NetlistError>,
 }
@@ -478,16 +497,17 @@ impl NetBuilder {
             output_widths: Vec::new(),
             output_bits: Vec::new(),
             strash: Strash::new(DEFAULT_STRASH_LIMIT),
+            recent: Vec::new(),
             stats: BuildStats::default(),
             error: None,
         }
     }
 
     /// Bounds the structural-hashing table to about `entries` entries (at least 2; the
-    /// default is [`DEFAULT_STRASH_LIMIT`], about 50 MB). Smaller tables forget old gates
-    /// sooner and so may emit duplicates. Takes effect for entries added from now on.
+    /// default is [`DEFAULT_STRASH_LIMIT`], about 3 MB): when full, it forgets the older
+    /// half, so smaller tables may emit duplicate gates. Call before emitting gates.
     pub fn set_strash_limit(&mut self, entries: usize) {
-        self.strash.generation_limit = (entries / 2).max(1);
+        self.strash = Strash::new(entries);
     }
 
     /// Declares the next input value of `width` bits; returns its bits, least significant
@@ -575,8 +595,20 @@ impl NetBuilder {
 
     fn push_node(&mut self, node: Node) -> u32 {
         let id = self.num_nodes;
+        if self.recent.len() < RECENT_NODES {
+            self.recent.push(node);
+        } else {
+            self.recent[id as usize % RECENT_NODES] = node;
+        }
         match &mut self.store {
-            NodeStore::Memory(nodes) => nodes.push(node),
+            NodeStore::Memory(chunks) => match chunks.last_mut() {
+                Some(last) if last.len() < SPILL_CHUNK_NODES => last.push(node),
+                _ => {
+                    let mut chunk = Vec::with_capacity(SPILL_CHUNK_NODES);
+                    chunk.push(node);
+                    chunks.push(chunk);
+                }
+            },
             NodeStore::Spill(file) => {
                 if let Err(source) = file.push(node) {
                     let path = file.path.clone();
@@ -589,7 +621,16 @@ impl NetBuilder {
     }
 
     /// The gate for a normalized node: an existing one if the table knows it.
+    ///
+    /// # Panics
+    /// If an operand names a wire this builder never made (a literal of another builder).
     fn intern(&mut self, node: Node) -> Lit {
+        // Operands are sorted, so the larger raw literal has the larger wire.
+        let top = lit_from_raw(node.a.max(node.b)).wire_id().unwrap_or(0);
+        assert!(
+            (top as u64) < self.num_nodes,
+            "NetBuilder: gate operand names wire {top}, which this builder never made"
+        );
         if let Some(id) = self.strash.get((node.a, node.b)) {
             self.stats.structural_hashing += 1;
             return Lit::wire(id);
@@ -602,6 +643,71 @@ impl NetBuilder {
         self.strash.insert((node.a, node.b), id);
         self.stats.gates_emitted += 1;
         Lit::wire(id)
+    }
+
+    /// The node of a wire literal if it is among the newest [`RECENT_NODES`].
+    fn recent_node(&self, lit: Lit) -> Option<Node> {
+        let w = lit.wire_id()? as u64;
+        if w + (RECENT_NODES as u64) < self.num_nodes || w >= self.num_nodes {
+            return None;
+        }
+        Some(self.recent[w as usize % RECENT_NODES])
+    }
+
+    /// The operands of a literal's AND node (ignoring the literal's complement).
+    fn and_operands(&self, lit: Lit) -> Option<(Lit, Lit)> {
+        let node = self.recent_node(lit)?;
+        (node.kind() == NodeKind::And).then(|| (lit_from_raw(node.a), lit_from_raw(node.b)))
+    }
+
+    /// Two-level AND rules: `x & (x & y) = x & y`, `x & (!x & y) = 0`,
+    /// `x & !(!x & y) = x`, and `(x & y) & (!x & z) = 0`.
+    fn and_two_level(&self, a: Lit, b: Lit) -> Option<Lit> {
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some((c, d)) = self.and_operands(y) {
+                if !y.is_negated() {
+                    if x == c || x == d {
+                        return Some(y);
+                    }
+                    if x == !c || x == !d {
+                        return Some(Lit::FALSE);
+                    }
+                } else if x == !c || x == !d {
+                    return Some(x);
+                }
+            }
+        }
+        if !a.is_negated()
+            && !b.is_negated()
+            && let (Some((c1, d1)), Some((c2, d2))) = (self.and_operands(a), self.and_operands(b))
+            && [c1, d1].iter().any(|&p| p == !c2 || p == !d2)
+        {
+            return Some(Lit::FALSE);
+        }
+        None
+    }
+
+    /// Two-level XOR rule: `x ^ (x ^ y) = y` (in any polarity).
+    fn xor_two_level(&self, a: Lit, b: Lit) -> Option<Lit> {
+        for (x, y) in [(a, b), (b, a)] {
+            let Some(node) = self.recent_node(y) else {
+                continue;
+            };
+            if node.kind() != NodeKind::Xor {
+                continue;
+            }
+            let (c, d) = (lit_from_raw(node.a), lit_from_raw(node.b));
+            let flip = x.is_negated() != y.is_negated();
+            let other = if x.positive() == c {
+                d
+            } else if x.positive() == d {
+                c
+            } else {
+                continue;
+            };
+            return Some(if flip { !other } else { other });
+        }
+        None
     }
 
     /// Runs dead-gate elimination (a backward pass over the nodes, one liveness bit per
@@ -675,9 +781,8 @@ impl NetBuilder {
                 negated.clear(v);
             }
         }
-        let kept = RankBitmap::new(live);
-        let gate_inv = RankBitmap::new(negated);
-        let input_inv = RankBitmap::new(input_negated);
+        let gates = PairRank::new(live, negated);
+        let input_inv = PairRank::new(input_negated, BitVec::new(n_in));
 
         let needs_const = |value: bool| self.output_bits.contains(&Lit::constant(value));
         let const_wires: [Option<WireId>; 2] = {
@@ -694,15 +799,14 @@ impl NetBuilder {
         };
         let n_const = const_wires.iter().flatten().count() as u64;
         let input_inv_base = n_in as u64 + n_const;
-        let gate_base = input_inv_base + input_inv.ones();
-        let num_wires = gate_base + kept.ones() + gate_inv.ones();
+        let gate_base = input_inv_base + input_inv.ones_first;
+        let num_wires = gate_base + gates.ones_first + gates.ones_second;
         if num_wires > u32::MAX as u64 {
             return Err(NetlistError::TooManyWires { wires: num_wires });
         }
         let numbering = Numbering {
             inputs: self.inputs,
-            kept,
-            gate_inv,
+            gates,
             input_inv,
             input_inv_base: input_inv_base as u32,
             gate_base: gate_base as u32,
@@ -748,6 +852,10 @@ impl Gates for NetBuilder {
             self.stats.algebraic += 1;
             return Lit::constant(a != b);
         }
+        if let Some(r) = self.xor_two_level(a, b) {
+            self.stats.algebraic += 1;
+            return r;
+        }
         let negate = a.is_negated() != b.is_negated();
         let (x, y) = (a.positive().raw(), b.positive().raw());
         let r = self.intern(Node {
@@ -780,6 +888,10 @@ impl Gates for NetBuilder {
         if a == !b {
             self.stats.algebraic += 1;
             return Lit::FALSE;
+        }
+        if let Some(r) = self.and_two_level(a, b) {
+            self.stats.algebraic += 1;
+            return r;
         }
         let (x, y) = (a.raw(), b.raw());
         self.intern(Node {
@@ -815,46 +927,54 @@ impl BitVec {
     }
 }
 
-/// A bit vector with constant-time rank (ones before a position): one cumulative count per
-/// 512 bits, i.e. 1/8 bit of overhead per bit, instead of a 32-bit map entry per wire.
-struct RankBitmap {
-    bits: BitVec,
+/// Two bit vectors over the same positions with constant-time rank of their sum (ones of
+/// either before a position): a cumulative count per 512 positions plus a 16-bit offset per
+/// 64, i.e. under 3/8 bit of overhead per position, instead of a 32-bit map entry per wire.
+/// A query reads one count, one offset and one word of each vector.
+struct PairRank {
+    first: BitVec,
+    second: BitVec,
     /// Ones before each 8-word block.
     block_ranks: Vec<u64>,
-    ones: u64,
+    /// Ones before each word, counted from its block's start (at most 2 * 448).
+    word_offsets: Vec<u16>,
+    ones_first: u64,
+    ones_second: u64,
 }
 
-impl RankBitmap {
-    fn new(bits: BitVec) -> RankBitmap {
-        let mut block_ranks = Vec::with_capacity(bits.words.len().div_ceil(8));
-        let mut ones = 0u64;
-        for block in bits.words.chunks(8) {
-            block_ranks.push(ones);
-            ones += block.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+impl PairRank {
+    fn new(first: BitVec, second: BitVec) -> PairRank {
+        debug_assert_eq!(first.words.len(), second.words.len());
+        let words = first.words.len();
+        let mut block_ranks = Vec::with_capacity(words.div_ceil(8));
+        let mut word_offsets = Vec::with_capacity(words);
+        let (mut ones_first, mut ones_second) = (0u64, 0u64);
+        for (w, (&x, &y)) in first.words.iter().zip(&second.words).enumerate() {
+            if w % 8 == 0 {
+                block_ranks.push(ones_first + ones_second);
+            }
+            let block_start = block_ranks[w / 8];
+            word_offsets.push((ones_first + ones_second - block_start) as u16);
+            ones_first += x.count_ones() as u64;
+            ones_second += y.count_ones() as u64;
         }
-        RankBitmap {
-            bits,
+        PairRank {
+            first,
+            second,
             block_ranks,
-            ones,
+            word_offsets,
+            ones_first,
+            ones_second,
         }
     }
-    fn get(&self, i: usize) -> bool {
-        self.bits.get(i)
-    }
-    fn ones(&self) -> u64 {
-        self.ones
-    }
-    /// Ones at positions `< i`.
+
+    /// Ones of both vectors at positions `< i`.
     fn rank(&self, i: usize) -> u64 {
         let word = i / 64;
-        let block = word / 8;
-        let mut r = self.block_ranks[block];
-        for w in &self.bits.words[block * 8..word] {
-            r += w.count_ones() as u64;
-        }
-        if !i.is_multiple_of(64) {
-            r += (self.bits.words[word] & ((1u64 << (i % 64)) - 1)).count_ones() as u64;
-        }
+        let mut r = self.block_ranks[word / 8] + self.word_offsets[word] as u64;
+        let below = (1u64 << (i % 64)) - 1;
+        r += (self.first.words[word] & below).count_ones() as u64;
+        r += (self.second.words[word] & below).count_ones() as u64;
         r
     }
 }
@@ -862,12 +982,12 @@ impl RankBitmap {
 /// The final wire numbering, computed from ranks instead of a per-wire table.
 struct Numbering {
     inputs: Vec<InputRun>,
-    /// Gate nodes kept (reachable from an output).
-    kept: RankBitmap,
-    /// Gate nodes whose complement is needed (one INV right after the gate).
-    gate_inv: RankBitmap,
-    /// Input bits (by input index) whose complement is needed.
-    input_inv: RankBitmap,
+    /// First: gate nodes kept (reachable from an output); second: gate nodes whose
+    /// complement is needed (one INV right after the gate). A gate's wire is the count of
+    /// both before it.
+    gates: PairRank,
+    /// First: input bits (by input index) whose complement is needed; second: empty.
+    input_inv: PairRank,
     input_inv_base: u32,
     gate_base: u32,
     const_wires: [Option<WireId>; 2],
@@ -875,7 +995,10 @@ struct Numbering {
 
 impl Numbering {
     fn input_index(&self, node: usize) -> usize {
-        let run = self.inputs.partition_point(|r| r.first_node as usize <= node) - 1;
+        let run = self
+            .inputs
+            .partition_point(|r| r.first_node as usize <= node)
+            - 1;
         let r = self.inputs[run];
         debug_assert!(node < r.first_node as usize + r.width as usize);
         r.first_index as usize + (node - r.first_node as usize)
@@ -883,7 +1006,7 @@ impl Numbering {
 
     /// The final wire of a kept gate node.
     fn gate_wire(&self, node: usize) -> WireId {
-        (self.gate_base as u64 + self.kept.rank(node) + self.gate_inv.rank(node)) as WireId
+        (self.gate_base as u64 + self.gates.rank(node)) as WireId
     }
 
     /// The final wire holding `lit` (for wires: the node's wire or its INV).
@@ -892,7 +1015,7 @@ impl Numbering {
             Some(v) => self.const_wires[v as usize].expect("constant wire allocated"),
             None => {
                 let node = lit.wire_id().expect("non-constant") as usize;
-                if self.kept.get(node) {
+                if self.gates.first.get(node) {
                     self.gate_wire(node) + lit.is_negated() as WireId
                 } else {
                     let index = self.input_index(node);
@@ -950,7 +1073,7 @@ impl PreparedNetlist {
         }
         let mut next = num.input_inv_base;
         for index in 0..self.layout.num_input_wires() as usize {
-            if num.input_inv.get(index) {
+            if num.input_inv.first.get(index) {
                 out.push(Gate::inv(index as WireId, next));
                 next += 1;
             }
@@ -961,7 +1084,7 @@ impl PreparedNetlist {
             &mut |first, nodes| {
                 for (k, node) in nodes.iter().enumerate() {
                     let v = first as usize + k;
-                    if !num.kept.get(v) {
+                    if !num.gates.first.get(v) {
                         continue;
                     }
                     let a = num.wire_of(lit_from_raw(node.a));
@@ -974,7 +1097,7 @@ impl PreparedNetlist {
                     debug_assert_eq!(num.gate_wire(v), next);
                     out.push(gate);
                     next += 1;
-                    if num.gate_inv.get(v) {
+                    if num.gates.second.get(v) {
                         out.push(Gate::inv(next - 1, next));
                         next += 1;
                     }

@@ -38,8 +38,8 @@ enum BenchKind {
         /// AND gates per level of the generated circuit.
         #[arg(long, default_value_t = 4096)]
         width: u32,
-        /// Garble this circuit (a file or builtin:NAME) again and again instead of a
-        /// generated one, e.g. a Bristol AES or SHA-256 file.
+        /// Garble this circuit (a Bristol, .pgc or .c file, or builtin:NAME) again and again
+        /// instead of a generated one, e.g. a Bristol AES or SHA-256 file.
         #[arg(long, value_name = "CIRCUIT")]
         circuit: Option<String>,
     },
@@ -79,7 +79,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             circuit: Some(spec),
             ..
         } => {
-            let circuit = crate::circuits::load_for_run(&spec, None)?;
+            let circuit = crate::circuits::load_spec_for_run(&spec)?.circuit;
             let per_run = circuit.and_count().max(1);
             bench_garble(&circuit, ands.div_ceil(per_run), &spec, args.json)
         }
@@ -240,7 +240,7 @@ fn bench_run(ands: u64, width: u32, quiet: bool, json: bool) -> Result<()> {
     let (oa, ob) = result?;
     let all: Vec<bool> = a.iter().chain(&b).flatten().copied().collect();
     let expect = eval_bits(&circuit, &all);
-    let got: Vec<bool> = ob.outputs.iter().flatten().copied().collect();
+    let got: Vec<bool> = ob.outputs.iter().flatten().flatten().copied().collect();
     if got != expect || oa.outputs != ob.outputs {
         bail!("the protocol's outputs disagree with cleartext evaluation; this is a bug in pgc");
     }

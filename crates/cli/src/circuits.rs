@@ -1,13 +1,17 @@
-//! Loading the circuit a command names: a Bristol file or a built-in circuit.
+//! Loading the circuit a command names: a C program (compiled on the fly, cached), a `.pgc`
+//! file, a Bristol file, or a built-in circuit.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
+use pgc_circuit::pgcfile::{is_pgc_file, read_pgc, write_pgc_file};
 use pgc_circuit::value::BitOrder;
-use pgc_circuit::{Circuit, Gate, GateSource, Layout, builder};
+use pgc_circuit::{Circuit, Gate, GateSource, Interface, Layout, OptimizeFor, builder};
 use pgc_protocol::Party;
 
 /// A circuit ready to run: held in memory, or generated gate by gate as it is consumed.
@@ -49,30 +53,222 @@ impl GateSource for Loaded {
     }
 }
 
+/// A loaded circuit and, for compiled programs, the names and C types of its inputs and
+/// outputs.
+pub struct Program {
+    pub circuit: Loaded,
+    /// `Some` for `.c` programs and `.pgc` files that carry an interface.
+    pub interface: Option<Interface>,
+}
+
 /// The names `builtin:NAME` accepts, for help and errors.
 pub const BUILTINS: &str = "builtin:millionaires (32-bit, A's value > B's value), \
     builtin:aes128 (input 0 key, input 1 plaintext), builtin:random:WIDTHxDEPTH (generated \
     layered circuit, WIDTH ANDs per level)";
 
-/// Reads a circuit file or builds a built-in circuit, as given (file order, no rewriting).
-pub fn load_raw(spec: &str, format: Option<Format>) -> Result<Loaded> {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OptimizeArg {
+    /// Fewest AND gates (what costs in garbled circuits).
+    Size,
+    /// Least AND depth (for round-sensitive protocols).
+    Depth,
+}
+
+/// The C compiler's options, shared by `compile` and every command that takes a circuit.
+#[derive(Args, Clone, Debug, Default)]
+#[command(next_help_heading = "Compiling C programs")]
+pub struct CompileArgs {
+    /// Define a preprocessor macro, as for gcc (-D N=16, -DDEBUG).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub defines: Vec<String>,
+    /// Add a directory to search for #include files.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+    /// What the building blocks minimize [default: size].
+    #[arg(long, value_enum)]
+    pub optimize: Option<OptimizeArg>,
+    /// The function to compile [default: mpc_main, or the only function].
+    #[arg(long, value_name = "NAME")]
+    pub entry: Option<String>,
+    /// Most iterations one loop may unroll to before compiling stops with an error.
+    #[arg(long, value_name = "N")]
+    pub unroll_limit: Option<u64>,
+}
+
+impl CompileArgs {
+    pub fn options(&self) -> pgc_compiler::Options {
+        let mut o = pgc_compiler::Options {
+            defines: self.defines.clone(),
+            include_dirs: self.include_dirs.clone(),
+            entry: self.entry.clone(),
+            optimize: match self.optimize {
+                Some(OptimizeArg::Depth) => OptimizeFor::Depth,
+                _ => OptimizeFor::Size,
+            },
+            ..Default::default()
+        };
+        if let Some(n) = self.unroll_limit {
+            o.unroll_limit = n;
+        }
+        o
+    }
+
+    fn any_given(&self) -> bool {
+        !self.defines.is_empty()
+            || !self.include_dirs.is_empty()
+            || self.optimize.is_some()
+            || self.entry.is_some()
+            || self.unroll_limit.is_some()
+    }
+}
+
+/// Options shared by every command that reads a circuit.
+#[derive(Args)]
+pub struct CircuitArgs {
+    /// The computation: a C program (.c, compiled on the fly and cached), a circuit compiled
+    /// by `pgc compile` (.pgc), a Bristol Fashion / MAND / old Bristol file, or builtin:NAME
+    /// (builtin:millionaires, builtin:aes128, builtin:random:WIDTHxDEPTH).
+    pub circuit: String,
+    /// Bristol file format; detected from the file's line structure when not given.
+    #[arg(long, value_parser = parse_format, help_heading = "Bristol circuits")]
+    pub format: Option<Format>,
+    /// Bristol circuits: how each value's bits map to wires: lsb0 (wire 0 = least significant
+    /// bit; Bristol Fashion) or msb0 (wire 0 = most significant bit; the old-format AES and
+    /// SHA circuits). [default: lsb0]
+    #[arg(long, value_parser = parse_bit_order, help_heading = "Bristol circuits")]
+    pub bit_order: Option<BitOrder>,
+    #[command(flatten)]
+    pub compile: CompileArgs,
+    /// Compile a .c program even if the cache holds a circuit for this source and these
+    /// options (and leave the cache as it is).
+    #[arg(long, help_heading = "Compiling C programs")]
+    pub no_cache: bool,
+}
+
+impl CircuitArgs {
+    /// The bit order for untyped (Bristol) circuits.
+    pub fn bit_order(&self) -> BitOrder {
+        self.bit_order.unwrap_or_default()
+    }
+
+    /// Refuses options that do not apply to a typed circuit.
+    pub fn check_typed(&self) -> Result<()> {
+        if self.bit_order.is_some() {
+            bail!(
+                "--bit-order applies to Bristol circuits only; a compiled program's values are \
+                 C values (name=value)"
+            );
+        }
+        Ok(())
+    }
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+        .map_err(|_| format!("'{s}' is not a format: use bristol-fashion or bristol"))
+}
+
+fn parse_bit_order(s: &str) -> Result<BitOrder, String> {
+    s.parse()
+        .map_err(|_| format!("'{s}' is not a bit order: use lsb0 or msb0"))
+}
+
+/// Whether `spec` names a C source file.
+pub fn is_c_source(spec: &str) -> bool {
+    Path::new(spec)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("c"))
+}
+
+/// Reads, compiles or builds the circuit `args` names, as given (no rewriting).
+pub fn load(args: &CircuitArgs, quiet: bool) -> Result<Program> {
+    load_spec(
+        &args.circuit,
+        args.format,
+        &args.compile,
+        !args.no_cache,
+        quiet,
+    )
+}
+
+/// [`load`] from its parts (for `bench --circuit`).
+pub fn load_spec(
+    spec: &str,
+    format: Option<Format>,
+    compile: &CompileArgs,
+    use_cache: bool,
+    quiet: bool,
+) -> Result<Program> {
+    let is_c = is_c_source(spec);
+    if !is_c && compile.any_given() {
+        bail!(
+            "-D, -I, --optimize, --entry and --unroll-limit apply to C programs (.c files) only; \
+             {spec} is not one"
+        );
+    }
     if let Some(name) = spec.strip_prefix("builtin:") {
-        return builtin(name);
+        return Ok(Program {
+            circuit: builtin(name)?,
+            interface: None,
+        });
     }
     let path = Path::new(spec);
+    if is_c {
+        if format.is_some() {
+            bail!("--format applies to Bristol files; {spec} is a C program");
+        }
+        let (circuit, interface) = compile_cached(path, compile, use_cache, quiet)?;
+        return Ok(Program {
+            circuit: Loaded::Memory(circuit),
+            interface: Some(interface),
+        });
+    }
+    let pgc = is_pgc_file(path).with_context(|| format!("cannot read circuit file {spec}"))?;
+    if pgc {
+        if format.is_some() {
+            bail!("--format applies to Bristol files; {spec} is a pgc circuit file");
+        }
+        let (circuit, interface) = read_pgc(path)?;
+        let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
+        return Ok(Program {
+            circuit: Loaded::Memory(circuit),
+            interface: typed.then_some(interface),
+        });
+    }
     let c = read_circuit_file(path, format)?;
-    Ok(Loaded::Memory(c))
+    Ok(Program {
+        circuit: Loaded::Memory(c),
+        interface: None,
+    })
 }
 
 /// Loads a circuit prepared for garbling: AND gates grouped by level (so they are garbled in
 /// batches) and wires packed into reusable slots (so label memory is the peak live wires).
-pub fn load_for_run(spec: &str, format: Option<Format>) -> Result<Loaded> {
-    Ok(match load_raw(spec, format)? {
+pub fn load_for_run(args: &CircuitArgs, quiet: bool) -> Result<Program> {
+    prepare(load(args, quiet)?, &args.circuit)
+}
+
+/// [`prepare`]s what [`load_spec`] loads.
+pub fn load_spec_for_run(spec: &str) -> Result<Program> {
+    prepare(
+        load_spec(spec, None, &CompileArgs::default(), true, true)?,
+        spec,
+    )
+}
+
+fn prepare(p: Program, spec: &str) -> Result<Program> {
+    Ok(match p.circuit {
         Loaded::Memory(c) => {
             let leveled = levelize(&c).with_context(|| format!("preparing {spec}"))?;
-            Loaded::Memory(assign_slots(&leveled))
+            Program {
+                circuit: Loaded::Memory(assign_slots(&leveled)),
+                interface: p.interface,
+            }
         }
-        g => g,
+        g => Program {
+            circuit: g,
+            interface: p.interface,
+        },
     })
 }
 
@@ -95,6 +291,167 @@ fn builtin(name: &str) -> Result<Loaded> {
         _ => bail!("unknown built-in circuit '{name}'; there are {BUILTINS}"),
     }))
 }
+
+// ---------------------------------------------------------------------------------------
+// Compiling with a cache
+
+/// Compiles `path`, or takes the circuit from the cache when this source, these options and
+/// this pgc build compiled it before.
+///
+/// The cache key covers the source as the C preprocessor expands it (so edits to included
+/// headers count too), the compiler options, the source's location (which `#include "…"`
+/// resolves against) and this pgc executable (so a rebuilt compiler never reuses old
+/// circuits). When the preprocessor cannot run, the key falls back to the raw source bytes
+/// (and the compiler then reports the problem).
+pub fn compile_cached(
+    path: &Path,
+    args: &CompileArgs,
+    use_cache: bool,
+    quiet: bool,
+) -> Result<(Circuit, Interface)> {
+    let source =
+        std::fs::read(path).with_context(|| format!("cannot read C program {}", path.display()))?;
+    let opts = args.options();
+    let cached_at = if use_cache {
+        cache_dir().map(|dir| dir.join(format!("{}.pgc", cache_key(path, &source, &opts))))
+    } else {
+        None
+    };
+    if let Some(file) = &cached_at
+        && file.exists()
+    {
+        match read_pgc(file) {
+            Ok(hit) => return Ok(hit),
+            Err(e) if !quiet => eprintln!("note: ignoring a damaged cache entry ({e})"),
+            Err(_) => {}
+        }
+    }
+    let compiled = pgc_compiler::compile_file(path, &opts)?;
+    if let Some(file) = &cached_at {
+        store(file, &compiled.circuit, &compiled.interface);
+    }
+    Ok((compiled.circuit, compiled.interface))
+}
+
+/// Writes a cache entry atomically (temporary file, then rename); a cache that cannot be
+/// written is not an error, only slower next time.
+fn store(file: &Path, circuit: &Circuit, interface: &Interface) {
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    if write_pgc_file(&tmp, circuit, interface).is_ok() {
+        let _ = std::fs::rename(&tmp, file);
+    } else {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// `$XDG_CACHE_HOME/pgc`, else `$HOME/.cache/pgc`.
+pub fn cache_dir() -> Option<PathBuf> {
+    let non_empty = |v: std::ffi::OsString| (!v.is_empty()).then_some(PathBuf::from(v));
+    if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").and_then(non_empty) {
+        return Some(xdg.join("pgc"));
+    }
+    std::env::var_os("HOME")
+        .and_then(non_empty)
+        .map(|h| h.join(".cache").join("pgc"))
+}
+
+fn cache_key(path: &Path, source: &[u8], opts: &pgc_compiler::Options) -> String {
+    let mut h = blake3::Hasher::new();
+    let mut field = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(b"pgc compile cache v1");
+    field(env!("CARGO_PKG_VERSION").as_bytes());
+    field(executable_identity().as_bytes());
+    let dir = path
+        .parent()
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        })
+        .and_then(|d| d.canonicalize().ok())
+        .unwrap_or_default();
+    field(dir.to_string_lossy().as_bytes());
+    for d in &opts.defines {
+        field(b"-D");
+        field(d.as_bytes());
+    }
+    for i in &opts.include_dirs {
+        field(b"-I");
+        let i = i.canonicalize().unwrap_or_else(|_| i.clone());
+        field(i.to_string_lossy().as_bytes());
+    }
+    field(opts.entry.as_deref().unwrap_or("").as_bytes());
+    field(format!("{:?}", opts.optimize).as_bytes());
+    field(&opts.unroll_limit.to_le_bytes());
+    match preprocess_for_key(&dir, source, opts) {
+        Some(expanded) => {
+            field(b"preprocessed");
+            field(&expanded);
+        }
+        None => {
+            field(b"raw");
+            field(source);
+        }
+    }
+    h.finalize().to_hex()[..32].to_string()
+}
+
+/// Size and modification time of the running executable: changes with every rebuild.
+fn executable_identity() -> String {
+    let meta = std::env::current_exe().and_then(std::fs::metadata);
+    match meta {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{} {modified}", m.len())
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// The source as `cpp` expands it with the compiler's flags, for the cache key only.
+fn preprocess_for_key(dir: &Path, source: &[u8], opts: &pgc_compiler::Options) -> Option<Vec<u8>> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("cpp");
+    cmd.arg("-std=gnu11").arg("-D__PGC__=1");
+    if !dir.as_os_str().is_empty() {
+        cmd.arg("-I").arg(dir);
+    }
+    for d in &opts.defines {
+        cmd.arg(format!("-D{d}"));
+    }
+    for i in &opts.include_dirs {
+        cmd.arg("-I").arg(i);
+    }
+    cmd.arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().ok()?;
+    let mut stdin = child.stdin.take()?;
+    let text = source.to_vec();
+    // A thread writes, so a large output cannot deadlock against a full input pipe.
+    let writer = std::thread::spawn(move || stdin.write_all(&text));
+    let out = child.wait_with_output().ok()?;
+    let _ = writer.join();
+    out.status.success().then_some(out.stdout)
+}
+
+// ---------------------------------------------------------------------------------------
+// Untyped (Bristol) inputs
 
 /// Owner of each input value: `--inputs-of-a` if given, else value 0 is A's and the rest B's.
 pub fn owners(layout: &Layout, inputs_of_a: Option<&[usize]>) -> Result<Vec<Party>> {

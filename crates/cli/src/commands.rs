@@ -1,65 +1,57 @@
 //! The `info`, `eval`, `run` and `local` commands.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
-use pgc_circuit::bristol::Format;
 use pgc_circuit::eval::eval_bits;
-use pgc_circuit::value::{BitOrder, decode_outputs};
-use pgc_circuit::{GateSource, Layout};
+use pgc_circuit::value::decode_outputs;
+use pgc_circuit::{GateSource, Interface, Layout, Owner, Visibility, validate};
 use pgc_net::TcpChannel;
-use pgc_protocol::{Party, run_evaluator, run_garbler, run_local_tcp};
-use serde_json::json;
+use pgc_protocol::{
+    Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility,
+    run_local_tcp_with_visibility,
+};
+use serde_json::{Value, json};
 
-use crate::circuits::{self, Loaded};
+use crate::circuits::{self, CircuitArgs, Loaded};
 use crate::progress::Progress;
 use crate::report;
-
-/// Options shared by every command that reads a circuit.
-#[derive(Args)]
-pub struct CircuitArgs {
-    /// Circuit file (Bristol Fashion, MAND or old Bristol format), or builtin:NAME
-    /// (builtin:millionaires, builtin:aes128, builtin:random:WIDTHxDEPTH).
-    pub circuit: String,
-    /// File format; detected from the file's line structure when not given.
-    #[arg(long, value_parser = parse_format)]
-    pub format: Option<Format>,
-    /// How each value's bits map to wires: lsb0 (wire 0 = least significant bit; Bristol
-    /// Fashion) or msb0 (wire 0 = most significant bit; the old-format AES and SHA circuits).
-    #[arg(long, default_value = "lsb0", value_parser = parse_bit_order)]
-    pub bit_order: BitOrder,
-}
-
-fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse()
-        .map_err(|_| format!("'{s}' is not a format: use bristol-fashion or bristol"))
-}
-
-fn parse_bit_order(s: &str) -> Result<BitOrder, String> {
-    s.parse()
-        .map_err(|_| format!("'{s}' is not a bit order: use lsb0 or msb0"))
-}
+use crate::typed_io::{self, Gathered, Scope};
 
 #[derive(Args)]
 pub struct InfoArgs {
     #[command(flatten)]
     pub c: CircuitArgs,
     /// Print the statistics as JSON.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub json: bool,
 }
+
+/// How inputs are given; the same wording for every command.
+const INPUT_HELP: &str = "For a compiled program: NAME=VALUE, NAME with or without its \
+INPUT_A_/INPUT_B_ prefix; VALUE decimal (negative for signed types) or 0x-hex, true/false, \
+[1,2,3] for arrays ([[1,2],[3,4]] nested), {x: 1, y: [1,2]} for structs. For a Bristol \
+circuit: one bare decimal or 0x-hex value per input value, in circuit order.";
 
 #[derive(Args)]
 pub struct EvalArgs {
     #[command(flatten)]
     pub c: CircuitArgs,
-    /// An input value, decimal or 0x-hex; give one per input value of the circuit, in order.
-    #[arg(long = "input", value_name = "V", allow_hyphen_values = true)]
+    /// An input value (repeat for each input; all parties' inputs, since this is cleartext).
+    #[arg(long = "input", value_name = "NAME=VALUE", allow_hyphen_values = true,
+        help_heading = "Inputs",
+        long_help = format!("An input value; give every input (both parties', since this is \
+        cleartext evaluation). {INPUT_HELP}"))]
     pub inputs: Vec<String>,
+    /// Compiled programs: read input values from a JSON object keyed by input name, e.g.
+    /// {"INPUT_A_income": 5000, "INPUT_B_income": 7000}; --input values take precedence.
+    #[arg(long = "inputs", value_name = "FILE.json", help_heading = "Inputs")]
+    pub inputs_file: Option<PathBuf>,
     /// Print the outputs as JSON.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub json: bool,
 }
 
@@ -73,18 +65,27 @@ pub enum PartyArg {
 
 /// Options shared by the commands that run the protocol.
 #[derive(Args)]
+#[command(next_help_heading = "Running")]
 pub struct ProtocolArgs {
-    /// Input values that belong to party A, by position (from 0), comma-separated; all others
-    /// belong to B. Default: value 0 is A's, the rest are B's.
-    #[arg(long, value_delimiter = ',', value_name = "I,J,..")]
+    /// Bristol circuits: input values that belong to party A, by position (from 0),
+    /// comma-separated; all others belong to B. Default: value 0 is A's, the rest are B's.
+    /// (A compiled program's INPUT_A_/INPUT_B_ names say who owns what.)
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "I,J,..",
+        help_heading = "Inputs"
+    )]
     pub inputs_of_a: Option<Vec<usize>>,
     /// Seconds to wait for the peer (to connect, and for each message) before giving up.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
-    /// No progress bar.
+    /// No progress bar, statistics or notes.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print outputs and statistics as JSON.
+    /// Print outputs and statistics as JSON: "outputs" is an object keyed by output name
+    /// for compiled programs (integers signed per C type, lists for arrays, objects for
+    /// structs), a list of 0x-hex values for Bristol circuits.
     #[arg(long)]
     pub json: bool,
 }
@@ -104,17 +105,24 @@ pub struct RunArgs {
     #[command(flatten)]
     pub c: CircuitArgs,
     /// Which party this is: a garbles, b evaluates.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Connection")]
     pub party: PartyArg,
     /// Wait for the peer on this address, e.g. 0.0.0.0:7000.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", help_heading = "Connection")]
     pub listen: Option<String>,
     /// Connect to the peer at this address, e.g. 192.0.2.1:7000 (retried until --timeout).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", help_heading = "Connection")]
     pub connect: Option<String>,
-    /// One of this party's own input values, decimal or 0x-hex, in circuit order.
-    #[arg(long = "input", value_name = "V", allow_hyphen_values = true)]
+    /// One of this party's own inputs (repeat for each).
+    #[arg(long = "input", value_name = "NAME=VALUE", allow_hyphen_values = true,
+        help_heading = "Inputs",
+        long_help = format!("One of this party's own inputs (repeat for each; never the \
+        other party's). {INPUT_HELP}"))]
     pub inputs: Vec<String>,
+    /// Compiled programs: read this party's input values from a JSON object keyed by input
+    /// name; --input values take precedence.
+    #[arg(long = "inputs", value_name = "FILE.json", help_heading = "Inputs")]
+    pub inputs_file: Option<PathBuf>,
     #[command(flatten)]
     pub p: ProtocolArgs,
 }
@@ -123,19 +131,28 @@ pub struct RunArgs {
 pub struct LocalArgs {
     #[command(flatten)]
     pub c: CircuitArgs,
-    /// An input value of party A, decimal or 0x-hex, in circuit order.
-    #[arg(long = "a", value_name = "V", allow_hyphen_values = true)]
+    /// An input of party A (repeat for each).
+    #[arg(long = "a", value_name = "NAME=VALUE", allow_hyphen_values = true,
+        help_heading = "Inputs",
+        long_help = format!("An input of party A (repeat for each). {INPUT_HELP}"))]
     pub a: Vec<String>,
-    /// An input value of party B, decimal or 0x-hex, in circuit order.
-    #[arg(long = "b", value_name = "V", allow_hyphen_values = true)]
+    /// An input of party B (repeat for each).
+    #[arg(long = "b", value_name = "NAME=VALUE", allow_hyphen_values = true,
+        help_heading = "Inputs",
+        long_help = format!("An input of party B (repeat for each). {INPUT_HELP}"))]
     pub b: Vec<String>,
+    /// Compiled programs: read input values of both parties from a JSON object keyed by
+    /// input name (full names where both parties have an input of the same short name);
+    /// --a/--b values take precedence.
+    #[arg(long = "inputs", value_name = "FILE.json", help_heading = "Inputs")]
+    pub inputs_file: Option<PathBuf>,
     #[command(flatten)]
     pub p: ProtocolArgs,
 }
 
 pub fn info(args: InfoArgs) -> Result<()> {
-    let loaded = circuits::load_raw(&args.c.circuit, args.c.format)?;
-    let c = match loaded {
+    let program = circuits::load(&args.c, args.json)?;
+    let c = match program.circuit {
         Loaded::Memory(c) => c,
         Loaded::Generated(g) => {
             let v = json!({
@@ -159,6 +176,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
             return Ok(());
         }
     };
+    validate(&c).with_context(|| format!("checking {}", args.c.circuit))?;
     let s = stats(&c);
     let slots = assign_slots(&levelize(&c)?).layout.num_wires;
     if args.json {
@@ -166,6 +184,11 @@ pub fn info(args: InfoArgs) -> Result<()> {
         v["fingerprint"] = json!(hex(&c.fingerprint()));
         v["slots_when_run"] = json!(slots);
         v["label_bytes_when_run"] = json!(slots as u64 * 16);
+        if let Some(iface) = &program.interface {
+            let (inputs, outputs) = typed_io::interface_json(iface);
+            v["inputs"] = inputs;
+            v["outputs"] = outputs;
+        }
         println!("{v}");
         return Ok(());
     }
@@ -210,52 +233,130 @@ pub fn info(args: InfoArgs) -> Result<()> {
         report::bytes(slots as u64 * 16)
     );
     println!("fingerprint  {}", hex(&c.fingerprint()));
-    Ok(())
-}
-
-pub fn eval(args: EvalArgs) -> Result<()> {
-    let loaded = circuits::load_raw(&args.c.circuit, args.c.format)?;
-    let layout = loaded.layout().clone();
-    let values = circuits::parse_values(
-        &args.inputs,
-        &layout.input_widths,
-        args.c.bit_order,
-        "--input",
-    )?;
-    let bits: Vec<bool> = values.into_iter().flatten().collect();
-    let out = eval_bits(&loaded, &bits);
-    let outputs = report::outputs_hex(&decode_outputs(&layout, &out), args.c.bit_order);
-    if args.json {
-        println!("{}", json!({ "outputs": outputs }));
-    } else {
-        report::print_outputs(&outputs);
+    if let Some(iface) = &program.interface {
+        for line in typed_io::interface_lines(iface) {
+            println!("{line}");
+        }
     }
     Ok(())
 }
 
+pub fn eval(args: EvalArgs) -> Result<()> {
+    let program = circuits::load(&args.c, args.json)?;
+    let layout = program.circuit.layout().clone();
+    match &program.interface {
+        Some(iface) => {
+            args.c.check_typed()?;
+            let flag_for = |_: Owner| "--input";
+            let mut g = Gathered::new(iface);
+            g.add_assignments(&args.inputs, Scope::All, "--input", &flag_for)?;
+            if let Some(file) = &args.inputs_file {
+                g.add_file(file, Scope::All, &flag_for)?;
+            }
+            let values = g.finish(Scope::All, &flag_for)?;
+            let bits: Vec<bool> = values.into_iter().flatten().collect();
+            let out = eval_bits(&program.circuit, &bits);
+            let outputs: Vec<Option<Vec<bool>>> = decode_outputs(&layout, &out)
+                .into_iter()
+                .map(Some)
+                .collect();
+            print_typed(iface, &outputs, args.json, json!({}));
+        }
+        None => {
+            refuse_inputs_file(&args.inputs_file)?;
+            let values = circuits::parse_values(
+                &args.inputs,
+                &layout.input_widths,
+                args.c.bit_order(),
+                "--input",
+            )?;
+            let bits: Vec<bool> = values.into_iter().flatten().collect();
+            let out = eval_bits(&program.circuit, &bits);
+            let outputs = report::outputs_hex(&decode_outputs(&layout, &out), args.c.bit_order());
+            if args.json {
+                println!("{}", json!({ "outputs": outputs }));
+            } else {
+                report::print_outputs(&outputs);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn refuse_inputs_file(file: &Option<PathBuf>) -> Result<()> {
+    if file.is_some() {
+        bail!(
+            "--inputs FILE.json needs a compiled program (.c or .pgc) whose inputs have names; \
+             give a Bristol circuit's values in order with --input/--a/--b"
+        );
+    }
+    Ok(())
+}
+
+/// Who owns each input and who sees each output: from the program's names, or (Bristol)
+/// `--inputs-of-a` and every output revealed to both.
+fn roles(
+    interface: Option<&Interface>,
+    layout: &Layout,
+    p: &ProtocolArgs,
+) -> Result<(Vec<Party>, Vec<Visibility>)> {
+    match interface {
+        Some(iface) => {
+            if p.inputs_of_a.is_some() {
+                bail!(
+                    "--inputs-of-a applies to Bristol circuits; in a compiled program the \
+                     INPUT_A_/INPUT_B_ names say who owns each input"
+                );
+            }
+            Ok((typed_io::owners(iface), typed_io::visibility(iface)))
+        }
+        None => Ok((
+            circuits::owners(layout, p.inputs_of_a.as_deref())?,
+            pgc_protocol::all_visible(layout),
+        )),
+    }
+}
+
 pub fn run(args: RunArgs) -> Result<()> {
     let timeout = args.p.timeout()?;
-    let circuit = circuits::load_for_run(&args.c.circuit, args.c.format)?;
+    let quiet = args.p.quiet || args.p.json;
+    let program = circuits::load_for_run(&args.c, quiet)?;
+    let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
-    let owners = circuits::owners(&layout, args.p.inputs_of_a.as_deref())?;
+    let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
     let me = match args.party {
         PartyArg::A => Party::A,
         PartyArg::B => Party::B,
     };
-    let my_widths: Vec<u32> = owners
-        .iter()
-        .zip(&layout.input_widths)
-        .filter(|(o, _)| **o == me)
-        .map(|(_, &w)| w)
-        .collect();
-    let who = format!("party {}", me.letter());
-    let inputs = circuits::parse_values(&args.inputs, &my_widths, args.c.bit_order, &who)
-        .context("each party gives only its own input values with --input")?;
+    let inputs = match &program.interface {
+        Some(iface) => {
+            args.c.check_typed()?;
+            let flag_for = |_: Owner| "--input";
+            let mut g = Gathered::new(iface);
+            g.add_assignments(&args.inputs, Scope::Party(me), "--input", &flag_for)?;
+            if let Some(file) = &args.inputs_file {
+                g.add_file(file, Scope::Party(me), &flag_for)?;
+            }
+            g.finish(Scope::Party(me), &flag_for)?
+        }
+        None => {
+            refuse_inputs_file(&args.inputs_file)?;
+            let my_widths: Vec<u32> = owners
+                .iter()
+                .zip(&layout.input_widths)
+                .filter(|(o, _)| **o == me)
+                .map(|(_, &w)| w)
+                .collect();
+            let who = format!("party {}", me.letter());
+            circuits::parse_values(&args.inputs, &my_widths, args.c.bit_order(), &who)
+                .context("each party gives only its own input values with --input")?
+        }
+    };
 
     let mut ch = match (&args.listen, &args.connect) {
         (Some(addr), _) => {
             let listener = TcpChannel::listen(addr)?;
-            if !args.p.quiet && !args.p.json {
+            if !quiet {
                 eprintln!(
                     "party {}: waiting for the peer on {}",
                     me.letter(),
@@ -268,88 +369,157 @@ pub fn run(args: RunArgs) -> Result<()> {
         (None, None) => unreachable!("clap requires --listen or --connect"),
     };
     ch.set_timeout(Some(timeout))?;
-    let mut progress = Progress::new(circuit.and_count(), args.p.quiet || args.p.json);
+    let mut progress = Progress::new(circuit.and_count(), quiet);
     let outcome = match me {
-        Party::A => run_garbler(&mut ch, &circuit, &owners, &inputs, &mut |n| {
-            progress.set(n)
-        }),
-        Party::B => run_evaluator(&mut ch, &circuit, &owners, &inputs, &mut |n| {
-            progress.set(n)
-        }),
+        Party::A => {
+            run_garbler_with_visibility(&mut ch, circuit, &owners, &visibility, &inputs, &mut |n| {
+                progress.set(n)
+            })
+        }
+        Party::B => run_evaluator_with_visibility(
+            &mut ch,
+            circuit,
+            &owners,
+            &visibility,
+            &inputs,
+            &mut |n| progress.set(n),
+        ),
     };
     progress.finish();
     let outcome = outcome?;
-    let outputs = report::outputs_hex(&outcome.outputs, args.c.bit_order);
-    if args.p.json {
-        println!(
-            "{}",
-            json!({
-                "outputs": outputs,
-                "party": me.letter().to_string(),
-                "stats": report::stats_json(&outcome.stats),
-            })
-        );
-    } else {
-        report::print_outputs(&outputs);
-        if !args.p.quiet {
-            eprintln!(
-                "{}",
-                report::stats_line(&format!("party {}", me.letter()), &outcome.stats)
-            );
+    let extra = json!({
+        "party": me.letter().to_string(),
+        "stats": report::stats_json(&outcome.stats),
+    });
+    match &program.interface {
+        Some(iface) => {
+            print_typed(iface, &outcome.outputs, args.p.json, extra);
+            let hidden = typed_io::hidden_outputs(iface, &outcome.outputs);
+            if !quiet && !hidden.is_empty() {
+                eprintln!(
+                    "party {}: not shown (revealed to party {} only): {}",
+                    me.letter(),
+                    me.other().letter(),
+                    hidden.join(", ")
+                );
+            }
         }
+        None => print_hex(&outcome, args.c.bit_order(), args.p.json, extra),
+    }
+    if !quiet {
+        eprintln!(
+            "{}",
+            report::stats_line(&format!("party {}", me.letter()), &outcome.stats)
+        );
     }
     Ok(())
 }
 
 pub fn local(args: LocalArgs) -> Result<()> {
     let timeout = args.p.timeout()?;
-    let circuit = circuits::load_for_run(&args.c.circuit, args.c.format)?;
+    let quiet = args.p.quiet || args.p.json;
+    let program = circuits::load_for_run(&args.c, quiet)?;
+    let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
-    let owners = circuits::owners(&layout, args.p.inputs_of_a.as_deref())?;
-    let widths_of = |p: Party| -> Vec<u32> {
-        owners
-            .iter()
-            .zip(&layout.input_widths)
-            .filter(|(o, _)| **o == p)
-            .map(|(_, &w)| w)
-            .collect()
+    let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
+    let (a, b) = match &program.interface {
+        Some(iface) => {
+            args.c.check_typed()?;
+            let flag_for = |o: Owner| match o {
+                Owner::A => "--a",
+                Owner::B => "--b",
+            };
+            let mut g = Gathered::new(iface);
+            g.add_assignments(&args.a, Scope::Party(Party::A), "--a", &flag_for)?;
+            g.add_assignments(&args.b, Scope::Party(Party::B), "--b", &flag_for)?;
+            if let Some(file) = &args.inputs_file {
+                g.add_file(file, Scope::All, &flag_for)?;
+            }
+            let a = g.finish(Scope::Party(Party::A), &flag_for);
+            let b = g.finish(Scope::Party(Party::B), &flag_for);
+            match (a, b) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(ea), Err(eb)) => bail!("{ea}\n       {eb}"),
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            }
+        }
+        None => {
+            refuse_inputs_file(&args.inputs_file)?;
+            let widths_of = |p: Party| -> Vec<u32> {
+                owners
+                    .iter()
+                    .zip(&layout.input_widths)
+                    .filter(|(o, _)| **o == p)
+                    .map(|(_, &w)| w)
+                    .collect()
+            };
+            let order = args.c.bit_order();
+            (
+                circuits::parse_values(&args.a, &widths_of(Party::A), order, "party A (--a)")?,
+                circuits::parse_values(&args.b, &widths_of(Party::B), order, "party B (--b)")?,
+            )
+        }
     };
-    let a = circuits::parse_values(
-        &args.a,
-        &widths_of(Party::A),
-        args.c.bit_order,
-        "party A (--a)",
-    )?;
-    let b = circuits::parse_values(
-        &args.b,
-        &widths_of(Party::B),
-        args.c.bit_order,
-        "party B (--b)",
-    )?;
-    let mut progress = Progress::new(circuit.and_count(), args.p.quiet || args.p.json);
-    let result = run_local_tcp(&circuit, &owners, &a, &b, timeout, &mut |n| progress.set(n));
+    let mut progress = Progress::new(circuit.and_count(), quiet);
+    let result =
+        run_local_tcp_with_visibility(circuit, &owners, &visibility, &a, &b, timeout, &mut |n| {
+            progress.set(n)
+        });
     progress.finish();
     let (oa, ob) = result?;
-    if oa.outputs != ob.outputs {
-        bail!("the two parties decoded different outputs; this is a bug in pgc");
-    }
-    let outputs = report::outputs_hex(&ob.outputs, args.c.bit_order);
-    if args.p.json {
-        println!(
-            "{}",
-            json!({
-                "outputs": outputs,
-                "stats": { "a": report::stats_json(&oa.stats), "b": report::stats_json(&ob.stats) },
-            })
-        );
-    } else {
-        report::print_outputs(&outputs);
-        if !args.p.quiet {
-            eprintln!("{}", report::stats_line("party A (garbler)", &oa.stats));
-            eprintln!("{}", report::stats_line("party B (evaluator)", &ob.stats));
+    // Both parties run here: show every output, each as the party allowed to see it decoded
+    // it, after checking that outputs seen by both agree.
+    let mut outputs = Vec::with_capacity(visibility.len());
+    for (j, v) in visibility.iter().enumerate() {
+        let (from_a, from_b) = (&oa.outputs[j], &ob.outputs[j]);
+        if *v == Visibility::Both && from_a != from_b {
+            bail!("the two parties decoded different outputs; this is a bug in pgc");
         }
+        outputs.push(from_a.clone().or_else(|| from_b.clone()));
+    }
+    let merged = Outcome {
+        outputs,
+        stats: ob.stats.clone(),
+    };
+    let extra = json!({
+        "stats": { "a": report::stats_json(&oa.stats), "b": report::stats_json(&ob.stats) },
+    });
+    match &program.interface {
+        Some(iface) => print_typed(iface, &merged.outputs, args.p.json, extra),
+        None => print_hex(&merged, args.c.bit_order(), args.p.json, extra),
+    }
+    if !quiet {
+        eprintln!("{}", report::stats_line("party A (garbler)", &oa.stats));
+        eprintln!("{}", report::stats_line("party B (evaluator)", &ob.stats));
     }
     Ok(())
+}
+
+/// Typed outputs: `NAME = VALUE` lines, or with `json` an object `{"outputs": {...}}` merged
+/// with `extra`.
+fn print_typed(iface: &Interface, outputs: &[Option<Vec<bool>>], json: bool, extra: Value) {
+    if json {
+        let mut v = extra;
+        v["outputs"] = typed_io::outputs_json(iface, outputs);
+        println!("{v}");
+    } else {
+        for line in typed_io::output_lines(iface, outputs) {
+            println!("{line}");
+        }
+    }
+}
+
+/// Untyped outputs as 0x-hex (every output is visible to both for Bristol circuits).
+fn print_hex(outcome: &Outcome, order: pgc_circuit::BitOrder, json: bool, extra: Value) {
+    let visible: Vec<Vec<bool>> = outcome.outputs.iter().flatten().cloned().collect();
+    let outputs = report::outputs_hex(&visible, order);
+    if json {
+        let mut v = extra;
+        v["outputs"] = json!(outputs);
+        println!("{v}");
+    } else {
+        report::print_outputs(&outputs);
+    }
 }
 
 pub fn hex(b: &[u8]) -> String {

@@ -1,5 +1,6 @@
 //! `pgc demo`: the real protocol between two parties on this machine (loopback TCP), on
-//! circuits pgc builds itself, each result checked against an independent answer.
+//! circuits pgc builds itself or compiles from an embedded C example, each result checked
+//! against an independent answer.
 
 use std::time::Duration;
 
@@ -9,12 +10,15 @@ use pgc_circuit::builder;
 use pgc_circuit::generate::RandomLayered;
 use pgc_circuit::value::{BitOrder, format_value, parse_value};
 use pgc_crypto::Prg;
-use pgc_protocol::{Outcome, Party, RunStats, run_local_tcp};
+use pgc_protocol::{Outcome, Party, RunStats, run_local_tcp, run_local_tcp_with_visibility};
 use serde_json::{Value, json};
 
 use crate::report::{self, per_sec};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The C example the demo compiles (examples/millionaires.c, embedded in the binary).
+const MILLIONAIRES_C: &str = include_str!("../../../examples/millionaires.c");
 
 pub fn demo(json: bool) -> Result<()> {
     let mut results: Vec<Value> = Vec::new();
@@ -31,7 +35,7 @@ pub fn demo(json: bool) -> Result<()> {
     let a = vec![parse_value(&wealth_a.to_string(), 32, BitOrder::Lsb0)?];
     let b = vec![parse_value(&wealth_b.to_string(), 32, BitOrder::Lsb0)?];
     let (oa, ob) = run_local_tcp(&c, &[Party::A, Party::B], &a, &b, TIMEOUT, &mut |_| {})?;
-    let richer = ob.outputs[0][0];
+    let richer = visible(&ob)?[0][0];
     check(&oa, &ob, richer == (wealth_a > wealth_b), "millionaires")?;
     say(format!(
         "   A holds {wealth_a}, B holds {wealth_b} (private inputs; both parties run here)\n   \
@@ -40,8 +44,19 @@ pub fn demo(json: bool) -> Result<()> {
     ));
     results.push(json!({"name": "millionaires", "a_richer": richer, "correct": true, "stats": report::stats_json(&ob.stats)}));
 
-    // 2. AES-128: A holds the key, B the plaintext; FIPS-197 appendix C.1.
-    say("2. AES-128: A holds the key, B holds the plaintext (FIPS-197 C.1 test vector)".into());
+    // 2. The same question as a C program, compiled here and run with named, typed inputs.
+    say("2. The same as a C program: examples/millionaires.c, compiled by pgc".into());
+    let (income_a, income_b) = (5000i32, 7000i32);
+    let (result, stats) = c_millionaires(income_a, income_b)?;
+    say(format!(
+        "   void mpc_main(int INPUT_A_income, int INPUT_B_income, int *OUTPUT_result)\n   \
+         A: income={income_a}, B: income={income_b}\n   OUTPUT_result = {result}  [correct]\n   {}",
+        summary(&stats)
+    ));
+    results.push(json!({"name": "millionaires.c", "OUTPUT_result": result, "correct": true, "stats": report::stats_json(&stats)}));
+
+    // 3. AES-128: A holds the key, B the plaintext; FIPS-197 appendix C.1.
+    say("3. AES-128: A holds the key, B holds the plaintext (FIPS-197 C.1 test vector)".into());
     let c = builder::aes::aes128_circuit();
     let key = parse_value("0x000102030405060708090a0b0c0d0e0f", 128, BitOrder::Lsb0)?;
     let pt = parse_value("0x00112233445566778899aabbccddeeff", 128, BitOrder::Lsb0)?;
@@ -53,7 +68,7 @@ pub fn demo(json: bool) -> Result<()> {
         TIMEOUT,
         &mut |_| {},
     )?;
-    let ct = format_value(&ob.outputs[0], BitOrder::Lsb0);
+    let ct = format_value(&visible(&ob)?[0], BitOrder::Lsb0);
     let expected = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
     check(&oa, &ob, ct == expected, "AES-128")?;
     say(format!(
@@ -62,10 +77,10 @@ pub fn demo(json: bool) -> Result<()> {
     ));
     results.push(json!({"name": "aes128", "ciphertext": ct, "correct": true, "stats": report::stats_json(&ob.stats)}));
 
-    // 3. Throughput on a larger generated circuit, checked against cleartext evaluation.
+    // 4. Throughput on a larger generated circuit, checked against cleartext evaluation.
     let g = RandomLayered::new(4096, 2500, 2026)?;
     say(format!(
-        "3. Throughput: a generated circuit of {} AND gates, streamed",
+        "4. Throughput: a generated circuit of {} AND gates, streamed",
         report::group(g.and_count())
     ));
     let layout = g.layout().clone();
@@ -75,7 +90,7 @@ pub fn demo(json: bool) -> Result<()> {
     let b = vec![bits(layout.input_widths[1])];
     let (oa, ob) = run_local_tcp(&g, &[Party::A, Party::B], &a, &b, TIMEOUT, &mut |_| {})?;
     let all: Vec<bool> = a.iter().chain(&b).flatten().copied().collect();
-    let got: Vec<bool> = ob.outputs.concat();
+    let got: Vec<bool> = visible(&ob)?.concat();
     check(
         &oa,
         &ob,
@@ -99,6 +114,60 @@ pub fn demo(json: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Compiles the embedded millionaires program and runs it on typed inputs; returns
+/// OUTPUT_result (checked against `income_a > income_b`) and B's run statistics.
+fn c_millionaires(income_a: i32, income_b: i32) -> Result<(i64, RunStats)> {
+    use pgc_circuit::typed::{parse_port_value, port_value_json};
+    let compiled = pgc_compiler::compile_source(
+        MILLIONAIRES_C,
+        "millionaires.c",
+        &pgc_compiler::Options::default(),
+    )?;
+    let circuit = pgc_circuit::assign_slots(&pgc_circuit::levelize(&compiled.circuit)?);
+    let iface = &compiled.interface;
+    let port = |name: &str| {
+        iface
+            .inputs
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| anyhow::anyhow!("the embedded example has no input {name}"))
+    };
+    let (pa, pb) = (port("INPUT_A_income")?, port("INPUT_B_income")?);
+    if iface.inputs.len() != 2 || iface.outputs.len() != 1 {
+        bail!("the embedded example should have two inputs and one output");
+    }
+    let a = parse_port_value(&income_a.to_string(), &pa.ctype, &pa.name)?;
+    let b = parse_port_value(&income_b.to_string(), &pb.ctype, &pb.name)?;
+    let owners = crate::typed_io::owners(iface);
+    let visibility = crate::typed_io::visibility(iface);
+    let (oa, ob) = run_local_tcp_with_visibility(
+        &circuit,
+        &owners,
+        &visibility,
+        &[a],
+        &[b],
+        TIMEOUT,
+        &mut |_| {},
+    )?;
+    let out = &iface.outputs[0];
+    let result = port_value_json(&visible(&ob)?[0], &out.ctype)
+        .as_i64()
+        .ok_or_else(|| anyhow::anyhow!("{} is not an integer", out.name))?;
+    check(
+        &oa,
+        &ob,
+        result == (income_a > income_b) as i64,
+        "millionaires.c",
+    )?;
+    Ok((result, ob.stats))
+}
+
+/// The outputs of a run in which both parties see every output.
+fn visible(o: &Outcome) -> Result<Vec<Vec<bool>>> {
+    o.all_outputs()
+        .ok_or_else(|| anyhow::anyhow!("an output was withheld from a party; this is a bug in pgc"))
 }
 
 fn check(a: &Outcome, b: &Outcome, correct: bool, what: &str) -> Result<()> {

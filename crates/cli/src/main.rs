@@ -3,33 +3,55 @@
 mod bench;
 mod circuits;
 mod commands;
+mod compile;
 mod demo;
 mod progress;
 mod report;
+mod typed_io;
 
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
 const ABOUT: &str = "\
-pgc runs a Boolean circuit between two parties who each hold private inputs. Each party learns \
-the outputs and nothing else about the other's inputs (semi-honest security: this holds when \
-both run pgc unmodified; a party that runs modified software could learn or change more).
+pgc runs a computation between two parties who each hold private inputs: a C program (compiled \
+to a Boolean circuit) or a circuit file. Each party learns the outputs it is meant to see and \
+nothing else about the other's inputs (semi-honest security: this holds when both run pgc \
+unmodified; a party that runs modified software could learn or change more).
+
+In a C program, parameters or locals named INPUT_A_x / INPUT_B_x are party A's / party B's \
+private inputs; OUTPUT_x is revealed to both, OUTPUT_A_x only to A, OUTPUT_B_x only to B.
 
 Party A garbles the circuit, party B evaluates it (Yao's garbled circuits with free-XOR and \
 half-gates; B's input labels arrive by IKNP oblivious transfer).";
 
 const AFTER_HELP: &str = "\
-Quick start (two machines):
-  machine 1:  pgc run aes_128.txt --party a --listen 0.0.0.0:7000 --input 0x000102030405060708090a0b0c0d0e0f
-  machine 2:  pgc run aes_128.txt --party b --connect machine1:7000 --input 0x00112233445566778899aabbccddeeff
+Quick start (two machines, a C program both have a copy of):
+  machine 1:  pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000
+  machine 2:  pgc run millionaires.c --party b --connect machine1:7000 --input income=7000
+Both print OUTPUT_result = 0; A never sees B's income, B never sees A's.
 
-Try it on one machine:  pgc demo
-Circuits: Bristol Fashion (basic and MAND) and the old Bristol format, or builtin:NAME
-(builtin:millionaires, builtin:aes128, builtin:random:WIDTHxDEPTH).";
+Try it on one machine:  pgc demo,  pgc local millionaires.c --a income=5000 --b income=7000
+Computations: C programs (.c, compiled on the fly and cached in $XDG_CACHE_HOME/pgc or
+~/.cache/pgc), circuits from pgc compile (.pgc), Bristol Fashion (basic and MAND) and the old
+Bristol format, or builtin:NAME (builtin:millionaires, builtin:aes128,
+builtin:random:WIDTHxDEPTH).";
 
 const RUN_EXAMPLES: &str = "\
+What each party learns: the outputs revealed to it (OUTPUT_x both, OUTPUT_A_x only A,
+OUTPUT_B_x only B; outputs a party may not see are left out of its output) and nothing else
+about the other party's inputs. Both learn the program, the input and output types, and who
+owns what.
+
 Examples:
+  # A C program; each party gives only its own inputs, by name:
+  pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000
+  pgc run millionaires.c --party b --connect hostA:7000 --input income=7000
+
+  # Arrays, structs, or a JSON file of inputs (compile once, copy the .pgc to both sides):
+  pgc compile biomatch.c -D N=512        # writes biomatch.pgc
+  pgc run biomatch.pgc --party b --connect hostA:7000 --input 'sample=[3,1,4,1]' --inputs db.json
+
   # A holds the key, B the plaintext of a Bristol Fashion AES-128 circuit:
   pgc run aes_128.txt --party a --listen 0.0.0.0:7000 --input 0x000102030405060708090a0b0c0d0e0f
   pgc run aes_128.txt --party b --connect hostA:7000 --input 0x00112233445566778899aabbccddeeff
@@ -39,12 +61,40 @@ Examples:
   pgc run ModAdd512.txt --party b --inputs-of-a 0,2 --connect hostA:7000 --input 9
 
 Either side may start first: --connect retries until --timeout. Both sides must load the same
-circuit; a different file, version or input assignment stops both with an error.";
+circuit (same program and compile options); a different circuit, version, input assignment or
+output visibility stops both with an error.";
 
 const LOCAL_EXAMPLES: &str = "\
+Both parties run in this process, so every output is shown (OUTPUT_A_x as party A decoded it,
+OUTPUT_B_x as party B did).
+
 Examples:
+  pgc local examples/millionaires.c --a income=5000 --b income=7000
+  pgc local prog.c -D N=8 --a 'v=[1,2,3,4,5,6,7,8]' --b 'p={x: 1, y: -2}' --json
+  pgc local prog.pgc --inputs inputs.json
   pgc local builtin:millionaires --a 5000000 --b 7250000
   pgc local sha256.txt --a 0x61626380...18 --b 0x6a09e667...5be0cd19 --json";
+
+const EVAL_EXAMPLES: &str = "\
+Examples:
+  pgc eval examples/millionaires.c --input INPUT_A_income=5000 --input INPUT_B_income=7000
+  pgc eval adder64.txt --input 1 --input 2 --json";
+
+const COMPILE_EXAMPLES: &str = "\
+A program names its private inputs INPUT_A_x / INPUT_B_x (party A's / party B's) and its results
+OUTPUT_x (revealed to both), OUTPUT_A_x (to A only) or OUTPUT_B_x (to B only), as parameters or
+locals of mpc_main (or --entry), e.g.
+  void mpc_main(int INPUT_A_income, int INPUT_B_income, int *OUTPUT_result)
+  { *OUTPUT_result = INPUT_A_income > INPUT_B_income; }
+
+Examples:
+  pgc compile millionaires.c                  # writes millionaires.pgc
+  pgc compile matmul.c -D N=16 -o mm.pgc --stats
+  pgc compile prog.c --emit bristol           # writes prog.txt (Bristol Fashion)
+  pgc info millionaires.pgc
+
+run, local, eval and info also take the .c file directly, with the same -D/-I/--optimize/--entry
+options (compiled programs are cached under $XDG_CACHE_HOME/pgc or ~/.cache/pgc).";
 
 #[derive(Parser)]
 #[command(name = "pgc", version, about = "Secure two-party computation with garbled circuits",
@@ -56,9 +106,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Show a circuit's size, AND depth, level widths and wire memory.
+    /// Compile a C program into a circuit (.pgc, or Bristol Fashion).
+    #[command(after_help = COMPILE_EXAMPLES)]
+    Compile(compile::CompileCmdArgs),
+    /// Show a circuit's size, AND depth, level widths, wire memory and typed inputs/outputs.
     Info(commands::InfoArgs),
     /// Evaluate a circuit in the clear on all its inputs (no security; for checking).
+    #[command(after_help = EVAL_EXAMPLES)]
     Eval(commands::EvalArgs),
     /// Run one party of the secure protocol against a peer on the network.
     #[command(after_help = RUN_EXAMPLES)]
@@ -68,7 +122,8 @@ enum Command {
     Local(commands::LocalArgs),
     /// Measure garbling, OT and end-to-end protocol speed on generated circuits.
     Bench(bench::BenchArgs),
-    /// Show the whole system working: secure millionaires' comparison and AES-128.
+    /// Show the whole system working: secure millionaires' comparison (built in code and
+    /// compiled from C), AES-128 and a throughput run.
     Demo(DemoArgs),
 }
 
@@ -82,6 +137,7 @@ struct DemoArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Compile(a) => compile::compile(a),
         Command::Info(a) => commands::info(a),
         Command::Eval(a) => commands::eval(a),
         Command::Run(a) => commands::run(a),

@@ -371,11 +371,12 @@ impl<'a> Lowerer<'a> {
             self.bind(name, Binding::Var(v));
             return Ok(());
         }
-        if is_static && !global {
-            if let Some(&v) = self.statics.get(&span.start) {
-                self.bind(name, Binding::Var(v));
-                return Ok(());
-            }
+        if is_static
+            && !global
+            && let Some(&v) = self.statics.get(&span.start)
+        {
+            self.bind(name, Binding::Var(v));
+            return Ok(());
         }
         let var = if let Ty::Pointer(_) = ty {
             self.new_var(ty.clone(), vec![])
@@ -388,30 +389,30 @@ impl<'a> Lowerer<'a> {
         if is_static && !global {
             self.statics.insert(span.start, var);
         }
-        if let Some(vis) = output_visibility(&name) {
-            if in_entry {
-                if !self.port_decls.insert(span.start) {
-                    return self.err(span, format!("output `{name}` is declared inside a loop"));
-                }
-                if ty.ctype().is_none() {
-                    return self.err(
-                        span,
-                        format!(
-                            "output `{name}` has type {}, which a port cannot have",
-                            ty.name()
-                        ),
-                    );
-                }
-                if self.outputs.iter().any(|o| o.name == name) {
-                    return self.err(span, format!("output `{name}` is declared twice"));
-                }
-                self.outputs.push(PendingOutput {
-                    name: name.clone(),
-                    var,
-                    visibility: vis,
-                    ty: ty.clone(),
-                });
+        if let Some(vis) = output_visibility(&name)
+            && in_entry
+        {
+            if !self.port_decls.insert(span.start) {
+                return self.err(span, format!("output `{name}` is declared inside a loop"));
             }
+            if ty.ctype().is_none() {
+                return self.err(
+                    span,
+                    format!(
+                        "output `{name}` has type {}, which a port cannot have",
+                        ty.name()
+                    ),
+                );
+            }
+            if self.outputs.iter().any(|o| o.name == name) {
+                return self.err(span, format!("output `{name}` is declared twice"));
+            }
+            self.outputs.push(PendingOutput {
+                name: name.clone(),
+                var,
+                visibility: vis,
+                ty: ty.clone(),
+            });
         }
         self.bind(name, Binding::Var(var));
         if let Some(i) = &init.node.initializer {
@@ -554,10 +555,10 @@ impl<'a> Lowerer<'a> {
             match &ext.node {
                 ExternalDeclaration::FunctionDefinition(f) => {
                     let name = function_name(&f.node.declarator.node);
-                    if let Some(name) = name {
-                        if self.functions.insert(name.clone(), f).is_some() {
-                            return self.err(f.span, format!("function `{name}` is defined twice"));
-                        }
+                    if let Some(name) = name
+                        && self.functions.insert(name.clone(), f).is_some()
+                    {
+                        return self.err(f.span, format!("function `{name}` is defined twice"));
                     }
                 }
                 ExternalDeclaration::Declaration(d) => {

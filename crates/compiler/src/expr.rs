@@ -249,16 +249,16 @@ impl<'a> Lowerer<'a> {
     fn try_array_place(&mut self, e: &'a Node<Expression>) -> R<Option<(Place, Ty, u64)>> {
         match &e.node {
             Expression::Identifier(id) => {
-                if let Binding::Var(v) = self.lookup(&id.node.name, id.span)? {
-                    if let Ty::Array(el, n) = self.vars[v].ty.clone() {
-                        let p = Place {
-                            var: v,
-                            off: 0,
-                            dyns: vec![],
-                            ty: Ty::Array(el.clone(), n),
-                        };
-                        return Ok(Some((p, *el, n)));
-                    }
+                if let Binding::Var(v) = self.lookup(&id.node.name, id.span)?
+                    && let Ty::Array(el, n) = self.vars[v].ty.clone()
+                {
+                    let p = Place {
+                        var: v,
+                        off: 0,
+                        dyns: vec![],
+                        ty: Ty::Array(el.clone(), n),
+                    };
+                    return Ok(Some((p, *el, n)));
                 }
                 Ok(None)
             }
@@ -799,18 +799,25 @@ impl<'a> Lowerer<'a> {
         Ok(Val::Int(ct, out))
     }
 
-    /// The type an expression would have, without running its side effects.
+    /// The type an expression would have, without running its side effects (it is evaluated
+    /// on no path: writes and gates it makes are dead).
     pub fn type_of(&mut self, e: &'a Node<Expression>) -> R<Ty> {
-        // Array objects keep their type (no decay) under sizeof.
-        if let Expression::Identifier(id) = &e.node {
-            if let Binding::Var(v) = self.lookup(&id.node.name, id.span)? {
-                return Ok(self.vars[v].ty.clone());
-            }
-        }
         let saved = self.enter(Lit::FALSE);
+        let lvalue = match &e.node {
+            Expression::Identifier(id) => {
+                matches!(self.lookup(&id.node.name, id.span), Ok(Binding::Var(_)))
+            }
+            Expression::Member(_) => true,
+            Expression::BinaryOperator(b) => b.node.operator.node == BinaryOperator::Index,
+            Expression::UnaryOperator(u) => u.node.operator.node == UnaryOperator::Indirection,
+            _ => false,
+        };
         let r = (|| {
-            if let Some((p, _, _)) = self.try_array_place(e)? {
-                return Ok(p.ty);
+            if lvalue {
+                return Ok(match self.eval_lvalue(e)? {
+                    Lv::Place(p) => p.ty,
+                    Lv::PtrVar(v) => self.vars[v].ty.clone(),
+                });
             }
             Ok(match self.eval(e)? {
                 Val::Int(t, _) => Ty::Int(t),

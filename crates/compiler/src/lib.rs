@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 mod decl;
 mod expr;
 mod lower;
+/// Random C programs for the differential tests against gcc (test support).
+#[doc(hidden)]
+pub mod randprog;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -20,7 +23,8 @@ mod types;
 use lower::Lowerer;
 use source::LineMap;
 
-use pgc_circuit::{Circuit, Interface, OptimizeFor};
+use pgc_circuit::netlist::NetBuilder;
+use pgc_circuit::{BuildStats, Circuit, Interface, OptimizeFor};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -55,14 +59,18 @@ impl Default for Options {
 pub struct PassStats {
     pub name: &'static str,
     pub gates_removed: u64,
-    pub and_gates_removed: u64,
+    /// The ANDs among them, where the pass tells them apart.
+    pub and_gates_removed: Option<u64>,
 }
 
 /// Figures about one compilation.
 #[derive(Clone, Debug, Serialize)]
 pub struct CompileStats {
     pub passes: Vec<PassStats>,
+    /// AND and XOR gates the front end emitted (after the on-the-fly rules).
     pub gates_emitted: u64,
+    /// AND and XOR gates left after dead-gate elimination (the circuit also has the free
+    /// INV/constant gates that complemented or constant outputs need).
     pub gates_final: u64,
     pub and_gates_final: u64,
     #[serde(serialize_with = "secs")]
@@ -157,12 +165,23 @@ pub fn preprocess_file(path: &Path, opts: &Options) -> Result<String, CompileErr
     source::preprocess(&source, &path.display().to_string(), path.parent(), opts)
 }
 
-fn compile_in(
+/// A program run through the front end: the prepared netlist (dead gates gone, numbering
+/// fixed, gates still in RAM or in the spill file) and its interface.
+struct FrontEnd {
+    netlist: pgc_circuit::netlist::PreparedNetlist,
+    interface: Interface,
+    entry_name: String,
+    entry_params: Vec<String>,
+    start: Instant,
+}
+
+fn front_end(
     source: &str,
     name: &str,
     dir: Option<&Path>,
     opts: &Options,
-) -> Result<Compiled, CompileError> {
+    spill: Option<&Path>,
+) -> Result<FrontEnd, CompileError> {
     let start = Instant::now();
     let text = source::preprocess(
         source,
@@ -185,7 +204,16 @@ fn compile_in(
                 message: format!("syntax error: expected {list}"),
             }
         })?;
-    let mut low = Lowerer::new(opts, &map);
+    let builder = match spill {
+        None => NetBuilder::new(opts.optimize),
+        Some(dir) => {
+            NetBuilder::with_spill(opts.optimize, dir).map_err(|e| CompileError::Source {
+                pos: None,
+                message: format!("cannot create the spill file: {e}"),
+            })?
+        }
+    };
+    let mut low = Lowerer::new(opts, &map, builder);
     low.collect_globals(&parsed.unit)?;
     let entry = pick_entry(&low, opts, name)?;
     let (entry_name, entry_params) = low.run_entry(entry)?;
@@ -202,43 +230,116 @@ fn compile_in(
         inputs: std::mem::take(&mut low.inputs),
         outputs,
     };
-    let emitted = low.g.gates_emitted();
-    let (circuit, b) = low.g.finish();
-    let stats = CompileStats {
-        passes: vec![
-            PassStats {
-                name: "constant folding",
-                gates_removed: b.constant_folded,
-                and_gates_removed: 0,
-            },
-            PassStats {
-                name: "algebraic simplification",
-                gates_removed: b.algebraic,
-                and_gates_removed: 0,
-            },
-            PassStats {
-                name: "structural hashing",
-                gates_removed: b.structural_hashing,
-                and_gates_removed: 0,
-            },
-            PassStats {
-                name: "dead-gate elimination",
-                gates_removed: b.dead_removed,
-                and_gates_removed: b.and_dead_removed,
-            },
-        ],
-        gates_emitted: emitted,
-        gates_final: circuit.gates.len() as u64,
-        and_gates_final: circuit.and_count(),
-        elapsed: start.elapsed(),
-    };
-    Ok(Compiled {
-        circuit,
+    let netlist = low.g.prepare().map_err(|e| CompileError::Source {
+        pos: None,
+        message: format!("{name}: the circuit cannot be built: {e}"),
+    })?;
+    Ok(FrontEnd {
+        netlist,
         interface,
-        stats,
         entry_name,
         entry_params,
+        start,
     })
+}
+
+fn compile_stats(b: &BuildStats, and_final: u64, start: Instant) -> CompileStats {
+    let pass = |name, gates_removed, and_gates_removed| PassStats {
+        name,
+        gates_removed,
+        and_gates_removed,
+    };
+    CompileStats {
+        passes: vec![
+            pass("constant folding", b.constant_folded, None),
+            pass("algebraic simplification", b.algebraic, None),
+            pass("structural hashing", b.structural_hashing, None),
+            pass(
+                "dead-gate elimination",
+                b.dead_removed,
+                Some(b.and_dead_removed),
+            ),
+        ],
+        gates_emitted: b.gates_emitted,
+        gates_final: b.gates_emitted - b.dead_removed,
+        and_gates_final: and_final,
+        elapsed: start.elapsed(),
+    }
+}
+
+fn compile_in(
+    source: &str,
+    name: &str,
+    dir: Option<&Path>,
+    opts: &Options,
+) -> Result<Compiled, CompileError> {
+    let fe = front_end(source, name, dir, opts, None)?;
+    let (circuit, b) = fe
+        .netlist
+        .into_circuit()
+        .map_err(|e| CompileError::Source {
+            pos: None,
+            message: format!("{name}: the circuit cannot be built: {e}"),
+        })?;
+    let stats = compile_stats(&b, circuit.and_count(), fe.start);
+    Ok(Compiled {
+        circuit,
+        interface: fe.interface,
+        stats,
+        entry_name: fe.entry_name,
+        entry_params: fe.entry_params,
+    })
+}
+
+/// Compiles the C file at `path` straight into a `.pgc` file written to `out`, never holding
+/// the whole circuit in memory: gates stream to a temporary spill file in `spill_dir`,
+/// dead-gate elimination runs over that file, and the final gates stream into `out`. Memory
+/// stays at the program's variables, the bounded structural-hashing table, and two bits per
+/// emitted gate. Returns the interface and the statistics.
+pub fn compile_file_streaming<W: std::io::Write>(
+    path: &Path,
+    opts: &Options,
+    spill_dir: &Path,
+    out: W,
+) -> Result<(Interface, CompileStats), CompileError> {
+    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let name = path.display().to_string();
+    let fe = front_end(&source, &name, path.parent(), opts, Some(spill_dir))?;
+    let and_final = fe.netlist.and_count();
+    let write_err = |e: pgc_circuit::PgcFileError| CompileError::Source {
+        pos: None,
+        message: format!("writing the circuit: {e}"),
+    };
+    let mut writer = pgc_circuit::pgcfile::PgcWriter::new(out, fe.netlist.layout(), &fe.interface)
+        .map_err(write_err)?;
+    let b = fe
+        .netlist
+        .for_each_chunk::<StreamError>(|gates| {
+            writer.write_gates(gates).map_err(StreamError::Write)
+        })
+        .map_err(|e| match e {
+            StreamError::Write(e) => write_err(e),
+            StreamError::Netlist(e) => CompileError::Source {
+                pos: None,
+                message: format!("{name}: {e}"),
+            },
+        })?;
+    writer.finish().map_err(write_err)?;
+    Ok((fe.interface, compile_stats(&b, and_final, fe.start)))
+}
+
+enum StreamError {
+    Write(pgc_circuit::PgcFileError),
+    Netlist(pgc_circuit::NetlistError),
+}
+
+impl From<pgc_circuit::NetlistError> for StreamError {
+    fn from(e: pgc_circuit::NetlistError) -> Self {
+        StreamError::Netlist(e)
+    }
 }
 
 fn pick_entry<'a>(

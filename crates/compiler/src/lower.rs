@@ -123,9 +123,9 @@ pub struct Lowerer<'a> {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(opts: &'a Options, map: &'a LineMap) -> Lowerer<'a> {
+    pub fn new(opts: &'a Options, map: &'a LineMap, g: NetBuilder) -> Lowerer<'a> {
         Lowerer {
-            g: NetBuilder::new(opts.optimize),
+            g,
             opts,
             map,
             functions: HashMap::new(),
@@ -619,10 +619,9 @@ impl<'a> Lowerer<'a> {
             Statement::Switch(sw) => self.exec_switch(&sw.node, s.span),
             Statement::Break => {
                 let cur = self.cur;
-                let Some(slot) = self.ctl.iter_mut().rev().find_map(|c| match c {
-                    Ctl::Loop { brk, .. } | Ctl::Switch { brk, .. } => Some(brk),
-                    Ctl::Func { .. } => None,
-                }) else {
+                let Some(Ctl::Loop { brk: slot, .. } | Ctl::Switch { brk: slot, .. }) =
+                    self.ctl.last()
+                else {
                     return self.err(s.span, "`break` outside a loop or switch");
                 };
                 let acc = *slot;
@@ -672,16 +671,11 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The innermost construct is the one `break` leaves (a function boundary stops it).
     fn set_innermost_break(&mut self, n: Lit) {
-        for c in self.ctl.iter_mut().rev() {
-            match c {
-                Ctl::Loop { brk, own, .. } | Ctl::Switch { brk, own } => {
-                    *brk = n;
-                    *own += 1;
-                    return;
-                }
-                Ctl::Func { .. } => return,
-            }
+        if let Some(Ctl::Loop { brk, own, .. } | Ctl::Switch { brk, own }) = self.ctl.last_mut() {
+            *brk = n;
+            *own += 1;
         }
     }
 
@@ -753,15 +747,15 @@ impl<'a> Lowerer<'a> {
             // Bound the implied stack: conditions of earlier iterations are not needed.
             let c = self.cur;
             self.merge_to(mark0, c);
-            if !(body_first && first) {
-                if let Some(cond) = cond {
-                    let k = self.eval_cond(cond)?;
-                    let leaving = self.g.and(self.cur, !k);
-                    exited = self.g.xor(exited, leaving);
-                    self.strengthen(k);
-                    if self.cur == Lit::FALSE {
-                        break;
-                    }
+            if !(body_first && first)
+                && let Some(cond) = cond
+            {
+                let k = self.eval_cond(cond)?;
+                let leaving = self.g.and(self.cur, !k);
+                exited = self.g.xor(exited, leaving);
+                self.strengthen(k);
+                if self.cur == Lit::FALSE {
+                    break;
                 }
             }
             first = false;
@@ -796,10 +790,10 @@ impl<'a> Lowerer<'a> {
             broke = self.g.xor(broke, brk);
             let next = self.g.xor(self.cur, cont);
             self.merge_to(mark_i, next);
-            if let Some(step) = step {
-                if self.cur != Lit::FALSE {
-                    self.eval(step)?;
-                }
+            if let Some(step) = step
+                && self.cur != Lit::FALSE
+            {
+                self.eval(step)?;
             }
         }
         if self.exit_events - exits_before == own_exits {
@@ -1014,6 +1008,19 @@ impl<'a> Lowerer<'a> {
                     let Val::Ptr(p) = arg else {
                         return self.err(aspan, format!("argument for a pointer parameter of `{name}` is not a pointer or array"));
                     };
+                    if let Ty::Pointer(want) = &pty
+                        && **want != p.elem
+                        && p.elem.bits() != want.bits()
+                    {
+                        return self.err(
+                            aspan,
+                            format!(
+                                "argument points to {} but `{name}` expects a pointer to {}",
+                                p.elem.name(),
+                                want.name()
+                            ),
+                        );
+                    }
                     let v = self.new_var(pty.clone(), vec![]);
                     self.vars[v].ptr = Some(p);
                     v

@@ -177,3 +177,13 @@ fn building_block_and_counts() {
         op("unsigned long", "/")
     );
 }
+
+#[test]
+fn sizeof_and_two_dimensional_arrays() {
+    let src = "int sum(int m[][3], int rows) { int s = 0; for (int r = 0; r < rows; r++) for (int c = 0; c < 3; c++) s += m[r][c]; return s; }
+               void mpc_main(int INPUT_A_m[2][3], int INPUT_B_i, int *OUTPUT_s, int *OUTPUT_z, int *OUTPUT_e) {
+                 *OUTPUT_s = sum(INPUT_A_m, 2); *OUTPUT_z = sizeof INPUT_A_m[0] + sizeof(long);
+                 *OUTPUT_e = INPUT_A_m[INPUT_B_i & 1][INPUT_B_i >> 1]; }";
+    assert_eq!(run(src, &[1, 2, 3, 4, 5, 6, 4]), vec![21, 20, 3]);
+    assert_eq!(run(src, &[1, 2, 3, 4, 5, 6, 5]), vec![21, 20, 6]);
+}

@@ -1,13 +1,15 @@
 //! The first message of every run: both parties send a [`Hello`] at once, read the peer's,
 //! and stop with the same clear error on any mismatch (wrong program, version, circuit,
-//! input assignment or roles) before any secret-dependent message is sent.
+//! input assignment, output visibility or roles) before any secret-dependent message is sent.
 
+use pgc_circuit::Visibility;
 use pgc_net::Channel;
 
 use crate::yao::{Party, ProtocolError};
 
-/// Bumped whenever the messages of the protocol change.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Bumped whenever the messages of the protocol change (2: output visibility in the hello,
+/// permute bits instead of output bits from B).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
@@ -24,6 +26,33 @@ pub struct Hello {
     pub input_owners: Vec<Party>,
     pub input_widths: Vec<u32>,
     pub output_widths: Vec<u32>,
+    /// Who learns each output value, in circuit order.
+    pub output_visibility: Vec<Visibility>,
+}
+
+fn visibility_byte(v: Visibility) -> u8 {
+    match v {
+        Visibility::Both => 0,
+        Visibility::A => 1,
+        Visibility::B => 2,
+    }
+}
+
+fn visibility_from_byte(b: u8) -> Option<Visibility> {
+    match b {
+        0 => Some(Visibility::Both),
+        1 => Some(Visibility::A),
+        2 => Some(Visibility::B),
+        _ => None,
+    }
+}
+
+fn visibility_name(v: Visibility) -> &'static str {
+    match v {
+        Visibility::Both => "both",
+        Visibility::A => "A",
+        Visibility::B => "B",
+    }
 }
 
 impl Hello {
@@ -39,8 +68,9 @@ impl Hello {
             v.push(*o as u8);
         }
         v.extend_from_slice(&(self.output_widths.len() as u32).to_le_bytes());
-        for w in &self.output_widths {
+        for (w, vis) in self.output_widths.iter().zip(&self.output_visibility) {
             v.extend_from_slice(&w.to_le_bytes());
+            v.push(visibility_byte(*vis));
         }
         v
     }
@@ -80,9 +110,13 @@ impl Hello {
         if n_out > bytes.len() {
             return Err(garbage());
         }
-        let output_widths = (0..n_out)
-            .map(|_| r.u32().ok_or_else(garbage))
-            .collect::<Result<_, _>>()?;
+        let mut output_widths = Vec::with_capacity(n_out);
+        let mut output_visibility = Vec::with_capacity(n_out);
+        for _ in 0..n_out {
+            output_widths.push(r.u32().ok_or_else(garbage)?);
+            output_visibility
+                .push(visibility_from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?);
+        }
         if r.pos != bytes.len() {
             return Err(garbage());
         }
@@ -93,6 +127,7 @@ impl Hello {
             input_owners,
             input_widths,
             output_widths,
+            output_visibility,
         })
     }
 
@@ -134,6 +169,19 @@ impl Hello {
                  (use the same --inputs-of-a on both sides)",
                 show(&self.input_owners),
                 show(&peer.input_owners)
+            ));
+        }
+        if peer.output_visibility != self.output_visibility {
+            let show = |v: &[Visibility]| {
+                v.iter()
+                    .map(|&x| visibility_name(x))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            return fail(format!(
+                "the parties disagree on who learns which output: here [{}], at the peer [{}]",
+                show(&self.output_visibility),
+                show(&peer.output_visibility)
             ));
         }
         Ok(())
@@ -190,7 +238,8 @@ mod tests {
             fingerprint: [7; 32],
             input_owners: vec![Party::A, Party::B],
             input_widths: vec![64, 64],
-            output_widths: vec![64],
+            output_widths: vec![64, 8],
+            output_visibility: vec![Visibility::Both, Visibility::B],
         }
     }
 
@@ -211,6 +260,16 @@ mod tests {
         other.input_owners = vec![Party::A, Party::A];
         let e = a.check_peer(&other).unwrap_err().to_string();
         assert!(e.contains("who owns which input"), "{e}");
+        let mut other = hello(Party::B);
+        other.output_visibility[1] = Visibility::A;
+        let e = a.check_peer(&other).unwrap_err().to_string();
+        assert!(
+            e.contains("who learns which output: here [both,B], at the peer [both,A]"),
+            "{e}"
+        );
+        let mut v = a.to_bytes();
+        *v.last_mut().unwrap() = 3;
+        assert!(Hello::from_bytes(&v).is_err(), "unknown visibility byte");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The two-party protocols of pgc, over any [`pgc_net::Channel`].
 //!
 //! [`yao`] is semi-honest Yao: party A garbles, party B evaluates. Each party learns the
-//! outputs and nothing else about the other's inputs, provided both follow the protocol
+//! outputs it may see (all of them, or per output value: both, only A, only B) and nothing
+//! else about the other's inputs, provided both follow the protocol
 //! (semi-honest, a.k.a. honest-but-curious, security). A party that deviates can learn or
 //! change more; nothing here protects against that.
 
@@ -10,7 +11,9 @@ pub mod local;
 pub mod yao;
 
 pub use handshake::{Hello, PROTOCOL_VERSION};
-pub use local::{run_local_tcp, split_inputs};
+pub use local::{run_local_tcp, run_local_tcp_with_visibility, split_inputs};
+pub use pgc_circuit::Visibility;
 pub use yao::{
-    Outcome, Party, ProtocolError, RunStats, check_own_inputs, run_evaluator, run_garbler,
+    Outcome, Party, ProtocolError, RunStats, all_visible, check_own_inputs, run_evaluator,
+    run_evaluator_with_visibility, run_garbler, run_garbler_with_visibility, sees,
 };

@@ -3,16 +3,42 @@
 
 use std::time::Duration;
 
-use pgc_circuit::GateSource;
+use pgc_circuit::{GateSource, Visibility};
 use pgc_net::{NetError, TcpChannel};
 
-use crate::yao::{Outcome, Party, ProtocolError, run_evaluator, run_garbler};
+use crate::yao::{
+    Outcome, Party, ProtocolError, all_visible, run_evaluator_with_visibility,
+    run_garbler_with_visibility,
+};
 
-/// Runs the garbler and the evaluator on two threads connected through 127.0.0.1.
-/// `progress` follows the evaluator. Returns (A's outcome, B's outcome).
+/// Runs the garbler and the evaluator on two threads connected through 127.0.0.1; both
+/// learn every output. `progress` follows the evaluator. Returns (A's outcome, B's outcome).
 pub fn run_local_tcp<S: GateSource>(
     circuit: &S,
     owners: &[Party],
+    a_inputs: &[Vec<bool>],
+    b_inputs: &[Vec<bool>],
+    timeout: Duration,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<(Outcome, Outcome), ProtocolError> {
+    let visibility = all_visible(circuit.layout());
+    run_local_tcp_with_visibility(
+        circuit,
+        owners,
+        &visibility,
+        a_inputs,
+        b_inputs,
+        timeout,
+        progress,
+    )
+}
+
+/// [`run_local_tcp`] with per-output visibility (see
+/// [`run_garbler_with_visibility`](crate::yao::run_garbler_with_visibility)).
+pub fn run_local_tcp_with_visibility<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
     a_inputs: &[Vec<bool>],
     b_inputs: &[Vec<bool>],
     timeout: Duration,
@@ -24,12 +50,12 @@ pub fn run_local_tcp<S: GateSource>(
         let garbler = s.spawn(|| -> Result<Outcome, ProtocolError> {
             let mut ch = listener.accept(timeout)?;
             ch.set_timeout(Some(timeout))?;
-            run_garbler(&mut ch, circuit, owners, a_inputs, &mut |_| {})
+            run_garbler_with_visibility(&mut ch, circuit, owners, visibility, a_inputs, &mut |_| {})
         });
         let evaluated = (|| -> Result<Outcome, ProtocolError> {
             let mut ch = TcpChannel::connect(&addr, timeout)?;
             ch.set_timeout(Some(timeout))?;
-            run_evaluator(&mut ch, circuit, owners, b_inputs, progress)
+            run_evaluator_with_visibility(&mut ch, circuit, owners, visibility, b_inputs, progress)
         })();
         let garbled = garbler
             .join()

@@ -6,12 +6,21 @@
 //!    without A learning them (A's zero-labels are the OT's x0 outputs).
 //! 3. A → B: the garbled tables, streamed in frames while B evaluates them, so neither side
 //!    ever holds more than a frame of tables (memory is bounded whatever the circuit size).
-//! 4. A → B: the output decoding bits; B decodes and sends the output bits back to A, so both
-//!    parties learn the outputs (and only the outputs, when both follow the protocol).
+//! 4. Outputs, each revealed as its [`Visibility`] says (both parties agree on it at the
+//!    handshake):
+//!    - A → B: the decoding bits (lsb of the zero-label) of every output wire B may see
+//!      (`Both` and `B`); B decodes them. A sends nothing for `A`-only outputs, so B's labels
+//!      of those stay meaningless to it.
+//!    - B → A: the permute bit (lsb of B's label) of every output wire A may see (`Both` and
+//!      `A`); A decodes them with its own decoding bits. B sends nothing for `B`-only outputs.
+//!
+//!    Each party thus learns exactly the outputs it may see (when both follow the protocol).
+//!    A permute bit alone tells B nothing: the decoding bit it is masked with is uniformly
+//!    random and never leaves A.
 
 use std::time::Instant;
 
-use pgc_circuit::{GateSource, Layout, WireId};
+use pgc_circuit::{GateSource, Layout, Visibility, WireId};
 use pgc_crypto::{Block, Prg};
 use pgc_garble::{Evaluator, GarbleError, Garbler, and_count, random_delta};
 use pgc_net::{Channel, NetError};
@@ -81,11 +90,35 @@ pub struct RunStats {
     pub bytes_received: u64,
 }
 
-/// What a run produced: every output value (wire bits, in the value's wire order) and stats.
+/// What a run produced: the output values this party may see and stats.
 #[derive(Clone, Debug)]
 pub struct Outcome {
-    pub outputs: Vec<Vec<bool>>,
+    /// One entry per output value of the circuit: its bits (in the value's wire order) if
+    /// this party may see it, `None` if the output is revealed to the other party only.
+    pub outputs: Vec<Option<Vec<bool>>>,
     pub stats: RunStats,
+}
+
+impl Outcome {
+    /// Every output value, if this party may see all of them (always so when every output
+    /// is visible to both, as with [`run_garbler`] and [`run_evaluator`]).
+    pub fn all_outputs(&self) -> Option<Vec<Vec<bool>>> {
+        self.outputs.iter().cloned().collect()
+    }
+}
+
+/// Whether `party` may see an output of this visibility.
+pub fn sees(visibility: Visibility, party: Party) -> bool {
+    match visibility {
+        Visibility::Both => true,
+        Visibility::A => party == Party::A,
+        Visibility::B => party == Party::B,
+    }
+}
+
+/// Every output visible to both parties: what [`run_garbler`] and [`run_evaluator`] use.
+pub fn all_visible(layout: &Layout) -> Vec<Visibility> {
+    vec![Visibility::Both; layout.output_widths.len()]
 }
 
 /// Garbled tables per frame: 1 MiB, large enough to amortise the per-frame cost, small enough
@@ -94,7 +127,8 @@ const TABLE_FRAME_BLOCKS: usize = 1 << 16;
 /// The largest table frame the evaluator accepts (a peer announcing more is broken).
 const MAX_TABLE_FRAME_BYTES: usize = 16 << 20;
 
-/// Party A: garbles `circuit` and streams it to the evaluator over `ch`.
+/// Party A: garbles `circuit` and streams it to the evaluator over `ch`; both parties learn
+/// every output.
 ///
 /// `owners[i]` owns input value `i`; `inputs` holds the bits of A's own input values, in
 /// circuit order. `progress` is called with the number of AND gates done so far.
@@ -105,7 +139,22 @@ pub fn run_garbler<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    let (start, counts0) = begin(ch, circuit, owners, Party::A, inputs)?;
+    let visibility = all_visible(circuit.layout());
+    run_garbler_with_visibility(ch, circuit, owners, &visibility, inputs, progress)
+}
+
+/// [`run_garbler`] where output value `j` is revealed as `visibility[j]` says: to both
+/// parties, to A only or to B only. The evaluator must pass the same list (checked at the
+/// handshake).
+pub fn run_garbler_with_visibility<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
+    let (start, counts0) = begin(ch, circuit, owners, visibility, Party::A, inputs)?;
     let layout = circuit.layout();
 
     let mut prg = Prg::from_os_entropy();
@@ -156,21 +205,18 @@ pub fn run_garbler<S: GateSource>(
     }
     let circuit_done = Instant::now();
 
-    // Outputs: decoding bits to B, output bits back from B.
-    let decoding = garbler.decoding_bits(&layout.output_wires);
-    ch.send_frame(&pack_bits(&decoding))?;
+    // Outputs: decoding bits of B's outputs to B; permute bits of A's outputs from B.
+    let for_b = output_wires_seen_by(layout, visibility, Party::B);
+    ch.send_frame(&pack_bits(&garbler.decoding_bits(&for_b)))?;
     ch.flush()?;
-    let n_out = layout.output_wires.len();
-    let packed = ch.recv_frame(n_out.div_ceil(8))?;
-    let out_bits = unpack_bits(&packed, n_out).ok_or_else(|| {
-        ProtocolError::Peer(format!(
-            "expected {} bytes of output bits, got {}",
-            n_out.div_ceil(8),
-            packed.len()
-        ))
-    })?;
+    let for_a = output_wires_seen_by(layout, visibility, Party::A);
+    let permute = recv_bits(ch, for_a.len(), "output permute bits")?;
+    let decoding = garbler.decoding_bits(&for_a);
+    let out_bits: Vec<bool> = permute.iter().zip(&decoding).map(|(p, d)| p ^ d).collect();
     Ok(outcome(
         layout,
+        visibility,
+        Party::A,
         out_bits,
         ch,
         counts0,
@@ -181,7 +227,8 @@ pub fn run_garbler<S: GateSource>(
     ))
 }
 
-/// Party B: evaluates the garbled circuit streamed by the garbler over `ch`.
+/// Party B: evaluates the garbled circuit streamed by the garbler over `ch`; both parties
+/// learn every output.
 ///
 /// `inputs` holds the bits of B's own input values, in circuit order.
 pub fn run_evaluator<S: GateSource>(
@@ -191,7 +238,20 @@ pub fn run_evaluator<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    let (start, counts0) = begin(ch, circuit, owners, Party::B, inputs)?;
+    let visibility = all_visible(circuit.layout());
+    run_evaluator_with_visibility(ch, circuit, owners, &visibility, inputs, progress)
+}
+
+/// [`run_evaluator`] with per-output visibility (see [`run_garbler_with_visibility`]).
+pub fn run_evaluator_with_visibility<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
+    let (start, counts0) = begin(ch, circuit, owners, visibility, Party::B, inputs)?;
     let layout = circuit.layout();
 
     // The garbler's hash key for this run, then its input labels.
@@ -230,20 +290,17 @@ pub fn run_evaluator<S: GateSource>(
     }
     let circuit_done = Instant::now();
 
-    let n_out = layout.output_wires.len();
-    let packed = ch.recv_frame(n_out.div_ceil(8))?;
-    let decoding = unpack_bits(&packed, n_out).ok_or_else(|| {
-        ProtocolError::Peer(format!(
-            "expected {} bytes of output decoding bits, got {}",
-            n_out.div_ceil(8),
-            packed.len()
-        ))
-    })?;
-    let out_bits = evaluator.decode(&layout.output_wires, &decoding);
-    ch.send_frame(&pack_bits(&out_bits))?;
+    let for_b = output_wires_seen_by(layout, visibility, Party::B);
+    let decoding = recv_bits(ch, for_b.len(), "output decoding bits")?;
+    let out_bits = evaluator.decode(&for_b, &decoding);
+    let for_a = output_wires_seen_by(layout, visibility, Party::A);
+    let permute: Vec<bool> = for_a.iter().map(|&w| evaluator.label(w).lsb()).collect();
+    ch.send_frame(&pack_bits(&permute))?;
     ch.flush()?;
     Ok(outcome(
         layout,
+        visibility,
+        Party::B,
         out_bits,
         ch,
         counts0,
@@ -254,9 +311,31 @@ pub fn run_evaluator<S: GateSource>(
     ))
 }
 
+/// The output wires `party` may see, value by value.
+fn output_wires_seen_by(layout: &Layout, visibility: &[Visibility], party: Party) -> Vec<WireId> {
+    (0..layout.output_widths.len())
+        .filter(|&j| sees(visibility[j], party))
+        .flat_map(|j| layout.output_wires_of(j).iter().copied())
+        .collect()
+}
+
+fn recv_bits(ch: &mut impl Channel, n: usize, what: &str) -> Result<Vec<bool>, ProtocolError> {
+    let packed = ch.recv_frame(n.div_ceil(8))?;
+    unpack_bits(&packed, n).ok_or_else(|| {
+        ProtocolError::Peer(format!(
+            "expected {} bytes of {what}, got {}",
+            n.div_ceil(8),
+            packed.len()
+        ))
+    })
+}
+
+/// `out_bits` holds the bits of the outputs `me` may see, in output order.
 #[allow(clippy::too_many_arguments)]
 fn outcome<S: GateSource>(
     layout: &Layout,
+    visibility: &[Visibility],
+    me: Party,
     out_bits: Vec<bool>,
     ch: &impl Channel,
     counts0: pgc_net::ByteCounts,
@@ -268,8 +347,8 @@ fn outcome<S: GateSource>(
     let counts = ch.counts();
     let mut outputs = Vec::with_capacity(layout.output_widths.len());
     let mut bits = out_bits.into_iter();
-    for &w in &layout.output_widths {
-        outputs.push(bits.by_ref().take(w as usize).collect());
+    for (&w, &v) in layout.output_widths.iter().zip(visibility) {
+        outputs.push(sees(v, me).then(|| bits.by_ref().take(w as usize).collect()));
     }
     Outcome {
         outputs,
@@ -291,17 +370,30 @@ fn begin<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
     owners: &[Party],
+    visibility: &[Visibility],
     me: Party,
     inputs: &[Vec<bool>],
 ) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
     let start = Instant::now();
     check_own_inputs(circuit.layout(), owners, me, inputs)?;
+    let n_out = circuit.layout().output_widths.len();
+    if visibility.len() != n_out {
+        return Err(ProtocolError::Input(format!(
+            "the circuit has {n_out} output value(s) but a visibility was given for {}",
+            visibility.len()
+        )));
+    }
     let counts = ch.counts();
-    handshake::exchange(ch, &hello(circuit, owners, me))?;
+    handshake::exchange(ch, &hello(circuit, owners, visibility, me))?;
     Ok((start, counts))
 }
 
-fn hello<S: GateSource>(circuit: &S, owners: &[Party], party: Party) -> Hello {
+fn hello<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    party: Party,
+) -> Hello {
     let layout = circuit.layout();
     Hello {
         version: PROTOCOL_VERSION,
@@ -310,6 +402,7 @@ fn hello<S: GateSource>(circuit: &S, owners: &[Party], party: Party) -> Hello {
         input_owners: owners.to_vec(),
         input_widths: layout.input_widths.clone(),
         output_widths: layout.output_widths.clone(),
+        output_visibility: visibility.to_vec(),
     }
 }
 

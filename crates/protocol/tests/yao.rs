@@ -14,7 +14,9 @@ use pgc_circuit::value::{format_value, parse_value};
 use pgc_circuit::{Circuit, GateSource};
 use pgc_net::{Channel, MemoryChannel, TcpChannel};
 use pgc_protocol::{
-    Outcome, Party, ProtocolError, run_evaluator, run_garbler, run_local_tcp, split_inputs,
+    Outcome, Party, ProtocolError, Visibility, run_evaluator, run_evaluator_with_visibility,
+    run_garbler, run_garbler_with_visibility, run_local_tcp, run_local_tcp_with_visibility,
+    split_inputs,
 };
 
 /// Runs both parties over an in-memory channel on two threads.
@@ -69,7 +71,8 @@ fn every_shared_circuit_and_vector_over_memory_channel() {
             let (a, b) = run_in_memory(&c, &owners, &values);
             let (a, b) = (a.unwrap(), b.unwrap());
             let got: Vec<String> = b
-                .outputs
+                .all_outputs()
+                .unwrap()
                 .iter()
                 .map(|o| format_value(o, f.bit_order))
                 .collect();
@@ -110,7 +113,8 @@ fn shared_circuits_over_loopback_tcp() {
         let (oa, ob) =
             run_local_tcp(&c, &owners, &a, &b, Duration::from_secs(30), &mut |_| {}).unwrap();
         let got: Vec<String> = ob
-            .outputs
+            .all_outputs()
+            .unwrap()
             .iter()
             .map(|o| format_value(o, f.bit_order))
             .collect();
@@ -161,9 +165,9 @@ fn random_circuits_match_cleartext_evaluation() {
             let all: Vec<bool> = values.iter().flatten().copied().collect();
             let expect = eval_bits(&circuit, &all);
             let (a, b) = run_in_memory(&circuit, &owners, &values);
-            let got: Vec<bool> = b.unwrap().outputs.concat();
+            let got: Vec<bool> = b.unwrap().all_outputs().unwrap().concat();
             assert_eq!(got, expect, "seed {seed} ({label})");
-            assert_eq!(a.unwrap().outputs.concat(), expect);
+            assert_eq!(a.unwrap().all_outputs().unwrap().concat(), expect);
         }
     }
 }
@@ -255,6 +259,7 @@ fn peer_disconnecting_mid_protocol_ends_the_run_quickly() {
             input_owners: owners.to_vec(),
             input_widths: add.layout.input_widths.clone(),
             output_widths: add.layout.output_widths.clone(),
+            output_visibility: pgc_protocol::all_visible(&add.layout),
         };
         cb.send_frame(&hello.to_bytes()).unwrap();
         cb.flush().unwrap();
@@ -288,4 +293,170 @@ fn garbage_on_the_socket_is_refused_with_a_clear_error() {
     });
     let e = r.unwrap_err().to_string();
     assert!(e.contains("not a pgc hello"), "{e}");
+}
+
+/// Both parties over an in-memory channel with per-output visibility; each side may be
+/// given its own visibility list (to test disagreement).
+fn run_with_visibility(
+    circuit: &Circuit,
+    owners: &[Party],
+    vis_a: &[Visibility],
+    vis_b: &[Visibility],
+    values: &[Vec<bool>],
+) -> (
+    Result<Outcome, ProtocolError>,
+    Result<Outcome, ProtocolError>,
+) {
+    let (mut ca, mut cb) = MemoryChannel::pair();
+    let a = split_inputs(owners, values, Party::A);
+    let b = split_inputs(owners, values, Party::B);
+    std::thread::scope(|s| {
+        let ga = s.spawn(move || {
+            run_garbler_with_visibility(&mut ca, circuit, owners, vis_a, &a, &mut |_| {})
+        });
+        let rb = run_evaluator_with_visibility(&mut cb, circuit, owners, vis_b, &b, &mut |_| {});
+        drop(cb);
+        (ga.join().unwrap(), rb)
+    })
+}
+
+/// x (A, 8 bits), y (B, 8 bits) -> [x + y, x & y, x ^ y, !x], levelized and slotted.
+fn four_outputs() -> Circuit {
+    let (mut b, inputs) = pgc_circuit::Builder::new(&[8, 8]);
+    let (x, y) = (&inputs[0], &inputs[1]);
+    let sum = b.add(x, y);
+    let and = b.and_word(x, y);
+    let xor = b.xor_word(x, y);
+    let not = b.not_word(x);
+    for o in [&sum, &and, &xor, &not] {
+        b.output(o);
+    }
+    prepared(&b.finish())
+}
+
+fn byte(v: u8) -> Vec<bool> {
+    (0..8).map(|i| v >> i & 1 == 1).collect()
+}
+
+#[test]
+fn outputs_reach_only_the_parties_that_may_see_them() {
+    use Visibility::{A, B, Both};
+    let c = four_outputs();
+    let owners = [Party::A, Party::B];
+    for (x, y) in [(0u8, 0u8), (200, 100), (0x5a, 0xc3), (255, 1)] {
+        let expect = [byte(x.wrapping_add(y)), byte(x & y), byte(x ^ y), byte(!x)];
+        for vis in [
+            [Both, Both, Both, Both],
+            [Both, A, B, A],
+            [A, A, A, A],
+            [B, B, B, B],
+            [B, Both, A, B],
+        ] {
+            let (ra, rb) = run_with_visibility(&c, &owners, &vis, &vis, &[byte(x), byte(y)]);
+            let (oa, ob) = (ra.unwrap(), rb.unwrap());
+            for (j, v) in vis.iter().enumerate() {
+                let (want_a, want_b) = match v {
+                    Both => (true, true),
+                    A => (true, false),
+                    B => (false, true),
+                };
+                let shown = |o: &Outcome| o.outputs[j].clone();
+                assert_eq!(
+                    shown(&oa),
+                    want_a.then(|| expect[j].clone()),
+                    "A, output {j}, {vis:?}"
+                );
+                assert_eq!(
+                    shown(&ob),
+                    want_b.then(|| expect[j].clone()),
+                    "B, output {j}, {vis:?}"
+                );
+            }
+            assert_eq!(oa.all_outputs().is_some(), !vis.contains(&B));
+            assert_eq!(ob.all_outputs().is_some(), !vis.contains(&A));
+        }
+    }
+}
+
+#[test]
+fn nothing_is_sent_for_outputs_the_receiver_may_not_see() {
+    use Visibility::{A, B, Both};
+    let c = four_outputs();
+    let owners = [Party::A, Party::B];
+    let values = [byte(7), byte(9)];
+    let sent = |vis: [Visibility; 4]| {
+        let (ra, rb) = run_with_visibility(&c, &owners, &vis, &vis, &values);
+        (ra.unwrap().stats.bytes_sent, rb.unwrap().stats.bytes_sent)
+    };
+    let (a_both, b_both) = sent([Both; 4]);
+    let (a_only_a, b_only_a) = sent([A; 4]);
+    let (a_only_b, b_only_b) = sent([B; 4]);
+    // 32 output wires = 4 bytes of decoding bits (A -> B) or permute bits (B -> A).
+    assert_eq!(
+        a_only_a,
+        a_both - 4,
+        "A sends no decoding bits for A-only outputs"
+    );
+    assert_eq!(
+        b_only_a, b_both,
+        "B sends the permute bits of A-only outputs"
+    );
+    assert_eq!(
+        a_only_b, a_both,
+        "A sends the decoding bits of B-only outputs"
+    );
+    assert_eq!(
+        b_only_b,
+        b_both - 4,
+        "B sends nothing back for B-only outputs"
+    );
+}
+
+#[test]
+fn disagreeing_on_output_visibility_is_refused_on_both_sides() {
+    use Visibility::{A, B, Both};
+    let c = four_outputs();
+    let owners = [Party::A, Party::B];
+    let (ra, rb) = run_with_visibility(
+        &c,
+        &owners,
+        &[Both, A, B, Both],
+        &[Both, B, B, Both],
+        &[byte(1), byte(2)],
+    );
+    for r in [ra, rb] {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("disagree on who learns which output"), "{e}");
+    }
+    let (mut ca, _cb) = MemoryChannel::pair();
+    let e = run_garbler_with_visibility(&mut ca, &c, &owners, &[Both], &[byte(1)], &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("4 output value(s) but a visibility was given for 1"),
+        "{e}"
+    );
+    assert_eq!(ca.counts().sent, 0);
+}
+
+#[test]
+fn visibility_over_loopback_tcp() {
+    use Visibility::{A, B, Both};
+    let c = four_outputs();
+    let owners = [Party::A, Party::B];
+    let (oa, ob) = run_local_tcp_with_visibility(
+        &c,
+        &owners,
+        &[A, B, Both, A],
+        &[byte(3)],
+        &[byte(5)],
+        Duration::from_secs(30),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        oa.outputs,
+        [Some(byte(8)), None, Some(byte(6)), Some(byte(!3))]
+    );
+    assert_eq!(ob.outputs, [None, Some(byte(1)), Some(byte(6)), None]);
 }

@@ -111,8 +111,17 @@ struct Param {
     kind: ParamKind,
 }
 
-/// The C code for one unit: the rewritten program followed by its run function.
-pub fn render_unit(index: usize, pre: &str, compiled: &Compiled) -> Result<String, String> {
+/// One unit rendered: the program (rewritten if it declares inputs or outputs as locals) and
+/// its run function.
+pub struct Rendered {
+    pub program: String,
+    /// Whether `program` differs from the preprocessed text.
+    pub rewritten: bool,
+    pub run_function: String,
+}
+
+/// Renders one unit from its preprocessed text.
+pub fn render_unit(index: usize, pre: &str, compiled: &Compiled) -> Result<Rendered, String> {
     let parsed = parse_preprocessed(&Config::with_gcc(), pre.to_string()).map_err(|e| {
         format!(
             "lang-c cannot parse the preprocessed program at line {} column {}",
@@ -261,10 +270,11 @@ pub fn render_unit(index: usize, pre: &str, compiled: &Compiled) -> Result<Strin
         }
     }
 
-    let mut code = apply_edits(pre, edits);
+    let rewritten = !edits.is_empty();
+    let program = apply_edits(pre, edits);
 
     // The run function.
-    code.push_str(&format!("\nvoid pgc_oracle_run_{index}(void)\n{{\n"));
+    let mut code = format!("\nvoid pgc_oracle_run_{index}(void)\n{{\n");
     for p in &params {
         let mut text = pre[p.span.start..p.span.end].to_string();
         if let ParamKind::Pointer(star) = &p.kind {
@@ -305,7 +315,11 @@ pub fn render_unit(index: usize, pre: &str, compiled: &Compiled) -> Result<Strin
         }
     }
     code.push_str("}\n");
-    Ok(code)
+    Ok(Rendered {
+        program,
+        rewritten,
+        run_function: code,
+    })
 }
 
 /// The declarations every unit's code needs, once at the top of the program file.
@@ -439,16 +453,19 @@ fn declarator_name(kind: &DeclaratorKind) -> Option<String> {
 
 fn entry_params(f: &FunctionDefinition) -> Result<Vec<Param>, String> {
     let decl = &f.declarator.node;
-    let func = decl
-        .derived
-        .iter()
-        .find_map(|d| match &d.node {
-            DerivedDeclarator::Function(fd) => Some(&fd.node),
-            _ => None,
-        })
-        .ok_or("the entry is not declared with a prototype parameter list")?;
+    let mut func = None;
+    for d in &decl.derived {
+        match &d.node {
+            DerivedDeclarator::Function(fd) => func = Some(&fd.node.parameters[..]),
+            // `f()`: an old-style declaration without parameters.
+            DerivedDeclarator::KRFunction(ids) if ids.is_empty() => func = Some(&[][..]),
+            _ => {}
+        }
+    }
+    let func =
+        func.ok_or("the entry is declared without a prototype (K&R parameters are not supported)")?;
     let mut params = Vec::new();
-    for p in &func.parameters {
+    for p in func {
         let ParameterDeclaration { declarator, .. } = &p.node;
         let Some(d) = declarator else {
             continue; // `(void)`

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use pgc_circuit::{CType, Owner, Visibility, eval_bitsliced};
 use pgc_compiler::{CompileError, Compiled, Options, compile_file, compile_source};
-use pgc_protocol::{Party, run_local_tcp};
+use pgc_protocol::{Party, run_local_tcp_with_visibility};
 
 use super::harness::{Source, UNIT_PRELUDE, driver_c, preprocess, render_unit};
 use super::values::{
@@ -111,32 +111,51 @@ impl GccOracle {
     /// Builds every `(case, compiled)` into one executable (compiled in parallel chunks).
     /// Entry and non-static function names must differ between cases.
     pub fn build(cases: &[(&Case, &Compiled)]) -> Result<GccOracle, String> {
+        Self::build_with_flags(cases, &[])
+    }
+
+    /// As [`GccOracle::build`], with extra gcc flags (e.g. `-fsanitize=undefined`).
+    pub fn build_with_flags(
+        cases: &[(&Case, &Compiled)],
+        flags: &[&str],
+    ) -> Result<GccOracle, String> {
         let dir = TempDir::new("oracle");
-        let mut rendered = Vec::with_capacity(cases.len());
+        // Translation units: programs given as text without defines share a few units and
+        // keep their `#include`s (whose guards keep the headers from being repeated);
+        // the others are used preprocessed (rewritten, or with their own defines), one each,
+        // since two preprocessed copies of a header would clash.
+        let mut shared: Vec<String> = Vec::new();
+        let mut alone: Vec<String> = Vec::new();
         for (i, (case, compiled)) in cases.iter().enumerate() {
             let pre = preprocess(&case.source, &case.defines, &case.include_dirs, dir.path())?;
-            let code = render_unit(i, &pre, compiled)
+            let r = render_unit(i, &pre, compiled)
                 .map_err(|e| format!("oracle harness for {}: {e}", case.label))?;
-            rendered.push(code);
+            match &case.source {
+                Source::Text { text, .. }
+                    if !r.rewritten && case.defines.is_empty() && case.include_dirs.is_empty() =>
+                {
+                    shared.push(format!("{text}\n{}", r.run_function));
+                }
+                _ => alone.push(format!("{}\n{}", r.program, r.run_function)),
+            }
         }
         let workers = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
-            .min(rendered.len().div_ceil(24))
+            .min(shared.len().div_ceil(24))
             .max(1);
-        let per_chunk = rendered.len().div_ceil(workers).max(1);
+        let per_chunk = shared.len().div_ceil(workers).max(1);
+        let mut units: Vec<String> = shared.chunks(per_chunk).map(|c| c.concat()).collect();
+        units.extend(alone);
         let mut objects = Vec::new();
         let mut children = Vec::new();
-        for (c, chunk) in rendered.chunks(per_chunk).enumerate() {
+        for (c, text) in units.iter().enumerate() {
             let src = dir.path().join(format!("programs{c}.c"));
             let obj = dir.path().join(format!("programs{c}.o"));
-            let mut text = String::from(UNIT_PRELUDE);
-            for code in chunk {
-                text.push_str(code);
-            }
-            std::fs::write(&src, text)
+            std::fs::write(&src, format!("{UNIT_PRELUDE}{text}"))
                 .map_err(|e| format!("cannot write {}: {e}", src.display()))?;
             let child = gcc()
+                .args(flags)
                 .arg("-c")
                 .arg(&src)
                 .arg("-o")
@@ -146,24 +165,21 @@ impl GccOracle {
                 .map_err(|e| format!("cannot run gcc: {e}"))?;
             children.push((src, child));
             objects.push(obj);
+            // At most `workers` compilers at once.
+            if children.len() >= workers.max(2) {
+                let (src, child) = children.remove(0);
+                wait_gcc(src, child)?;
+            }
         }
         for (src, child) in children {
-            let out = child
-                .wait_with_output()
-                .map_err(|e| format!("gcc did not finish: {e}"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "gcc rejected the oracle program {} (set PGC_KEEP_TEMP=1 to keep it):\n{}",
-                    src.display(),
-                    truncate(&String::from_utf8_lossy(&out.stderr), 6000)
-                ));
-            }
+            wait_gcc(src, child)?;
         }
         let driver = dir.path().join("driver.c");
         std::fs::write(&driver, driver_c(cases.len()))
             .map_err(|e| format!("cannot write {}: {e}", driver.display()))?;
         let exe = dir.path().join("oracle");
         let out = gcc()
+            .args(flags)
             .arg(&driver)
             .args(&objects)
             .arg("-o")
@@ -238,6 +254,7 @@ impl GccOracle {
             ));
         }
         let text = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
         let mut results = Vec::with_capacity(calls.len());
         let mut printed: Vec<(String, Vec<u64>)> = Vec::new();
         for line in text.lines() {
@@ -256,7 +273,9 @@ impl GccOracle {
                     let unit = calls.get(results.len()).map(|c| c.0).unwrap_or(0);
                     let r = if status != "0" {
                         Err(format!(
-                            "the gcc-built program did not finish normally (wait status {status})"
+                            "the gcc-built program did not finish normally (wait status \
+                             {status}); the oracle's stderr:\n{}",
+                            truncate(&stderr, 3000)
                         ))
                     } else {
                         self.units[unit]
@@ -294,6 +313,21 @@ impl GccOracle {
             ));
         }
         Ok(results)
+    }
+}
+
+fn wait_gcc(src: PathBuf, child: std::process::Child) -> Result<(), String> {
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("gcc did not finish: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "gcc rejected the oracle program {} (set PGC_KEEP_TEMP=1 to keep it):\n{}",
+            src.display(),
+            truncate(&String::from_utf8_lossy(&out.stderr), 6000)
+        ))
     }
 }
 
@@ -364,16 +398,18 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
             Owner::B => b.push(bits),
         }
     }
-    let (out_a, out_b) = run_local_tcp(
+    let visibility: Vec<Visibility> = c.interface.outputs.iter().map(|p| p.visibility).collect();
+    let (out_a, out_b) = run_local_tcp_with_visibility(
         &c.circuit,
         &owners,
+        &visibility,
         &a,
         &b,
         Duration::from_secs(120),
         &mut |_| {},
     )
     .map_err(|e| format!("the two-party protocol failed: {e}"))?;
-    let view = |outs: &Vec<Vec<bool>>| -> Result<PartyView, String> {
+    let view = |outs: &Vec<Option<Vec<bool>>>| -> Result<PartyView, String> {
         if outs.len() != c.interface.outputs.len() {
             return Err(format!(
                 "the protocol returned {} output values for {} output ports",
@@ -385,13 +421,7 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
             .outputs
             .iter()
             .zip(outs)
-            .map(|(p, bits)| {
-                if bits.is_empty() && p.ctype.bit_width() > 0 {
-                    None
-                } else {
-                    Some(pgc_circuit_decode(&p.ctype, bits))
-                }
-            })
+            .map(|(p, bits)| bits.as_ref().map(|b| pgc_circuit_decode(&p.ctype, b)))
             .collect())
     };
     Ok((view(&out_a.outputs)?, view(&out_b.outputs)?))
@@ -477,7 +507,13 @@ pub fn compare(
                 Ok((view_a, view_b)) => {
                     for (party, view) in [(Party::A, view_a), (Party::B, view_b)] {
                         let who = format!("the protocol (party {})", party.letter());
-                        let view = withheld_as_expected(c, party, view, expected);
+                        let mut leaks = Vec::new();
+                        let view = check_visibility(c, party, view, expected, &mut leaks);
+                        failures.extend(
+                            leaks
+                                .into_iter()
+                                .map(|l| format!("{} input set #{i}: {l}", case.label)),
+                        );
                         if let Some(r) = mismatch_report(case, c, i, input, expected, &view, &who) {
                             failures.push(r);
                         }
@@ -489,13 +525,15 @@ pub fn compare(
     failures
 }
 
-/// An output the protocol withheld from `party` is fine exactly when its visibility excludes
-/// that party; it then counts as matching. Everything else is compared as it is.
-fn withheld_as_expected(
+/// Checks what `party` was shown against the outputs' visibility: an output meant for the
+/// other party only must be withheld (reported as a leak otherwise) and then counts as
+/// matching; every other output must be there and is compared as it is.
+fn check_visibility(
     c: &Compiled,
     party: Party,
     view: PartyView,
     expected: &Values,
+    leaks: &mut Vec<String>,
 ) -> PartyView {
     c.interface
         .outputs
@@ -503,12 +541,20 @@ fn withheld_as_expected(
         .zip(view)
         .zip(expected)
         .map(|((p, v), e)| {
-            let hidden_ok = matches!(
+            let hidden = matches!(
                 (p.visibility, party),
                 (Visibility::A, Party::B) | (Visibility::B, Party::A)
             );
             match v {
-                None if hidden_ok => Some(e.clone()),
+                None if hidden => Some(e.clone()),
+                Some(_) if hidden => {
+                    leaks.push(format!(
+                        "party {} learned {}, which is meant for the other party only",
+                        party.letter(),
+                        p.name
+                    ));
+                    Some(e.clone())
+                }
                 other => other,
             }
         })
@@ -597,9 +643,11 @@ pub fn inputs_named(c: &Compiled, given: &[(&str, Vec<i64>)]) -> Values {
         .inputs
         .iter()
         .map(|p| {
+            // The full name first: A's and B's inputs may share a short name.
             let nums = given
                 .iter()
-                .find(|(n, _)| *n == p.name || *n == p.short_name())
+                .find(|(n, _)| *n == p.name)
+                .or_else(|| given.iter().find(|(n, _)| *n == p.short_name()))
                 .unwrap_or_else(|| panic!("no value given for input {}", p.name));
             super::values::from_i64(&p.ctype, &nums.1)
         })

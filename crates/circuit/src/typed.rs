@@ -1,0 +1,1133 @@
+//! Values of C types as users write them, converted to and from the bits of a typed port
+//! (see [`crate::ports`] for the bit order).
+//!
+//! Text notation (what `--input NAME=VALUE` takes, and what outputs print as):
+//! - integers in decimal, `-` allowed for signed types (`-42`), or hexadecimal `0x2a`; `_`
+//!   may separate digits. Decimal values must lie in the C type's range. A hexadecimal value
+//!   is the type's bit pattern, so for `int8_t` both `-1` and `0xff` mean -1; `-0x10` is
+//!   -16 (range-checked like decimal);
+//! - `_Bool`: `true`, `false`, `0` or `1`;
+//! - arrays: `[1, 2, 3]`, nested for more dimensions `[[1, 2], [3, 4]]` (`{…}` works too, as
+//!   in a C initializer);
+//! - structs: `{x: 1, y: [1, 2]}` (also `{.x = 1, .y = {1, 2}}`), or positionally `{1, [1, 2]}`.
+//!
+//! JSON (`--inputs FILE.json`): numbers, strings in the text notation (`"0xff"`, `"-5"`,
+//! needed for integers beyond what JSON numbers carry exactly), `true`/`false`, nested lists
+//! for arrays, objects (or lists, positionally) for structs.
+//!
+//! Outputs format as the same notation with decimal integers, signed per C type, and as JSON
+//! with exact integers (64-bit values included; wider ones as decimal strings), nested lists
+//! and objects. `_Bool` prints as `0` or `1`, as C's `printf("%d")` would.
+//!
+//! Errors name the port (and the element, e.g. `INPUT_A_m[1][0]` or `INPUT_B_p.y[2]`), the
+//! offending value as the user wrote it and what was expected. They are meant for the user
+//! who typed that value; nothing here logs values anywhere else.
+
+use std::fmt::Write as _;
+
+use crate::ir::Layout;
+use crate::ports::{CType, Interface};
+
+/// The widest integer type values can be given for.
+pub const MAX_INT_BITS: u32 = 128;
+
+/// Longest user text quoted verbatim in an error; longer texts are shortened.
+const MAX_QUOTED: usize = 48;
+
+fn quoted(text: &str) -> String {
+    if text.chars().count() <= MAX_QUOTED {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(MAX_QUOTED).collect();
+        format!("{head}...")
+    }
+}
+
+/// A value that does not fit the port's C type, or text that is not a value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TypedError {
+    /// The text is not in the value notation.
+    #[error("{port}: cannot read '{text}': {what} at character {at}")]
+    Syntax {
+        port: String,
+        text: String,
+        /// 1-based character position.
+        at: usize,
+        what: String,
+    },
+    /// An integer outside its type's range.
+    #[error("{port}: {value} is out of range for {ctype} (allowed: {allowed})")]
+    OutOfRange {
+        port: String,
+        value: String,
+        ctype: String,
+        allowed: String,
+    },
+    /// The value's shape (number, list, struct, element count) does not match the type.
+    #[error("{port}: expected {expected} for {ctype}, got {got}")]
+    Shape {
+        port: String,
+        ctype: String,
+        expected: String,
+        got: String,
+    },
+    /// A struct value names a field the type does not have, twice, or leaves one out.
+    #[error("{port}: {what} ({ctype} has fields {fields})")]
+    Field {
+        port: String,
+        ctype: String,
+        what: String,
+        fields: String,
+    },
+    /// An integer type wider than [`MAX_INT_BITS`].
+    #[error("{port}: {ctype} is wider than the {MAX_INT_BITS} bits pgc can take values for")]
+    TooWide { port: String, ctype: String },
+}
+
+/// An interface that does not match its circuit's layout.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InterfaceMismatch {
+    #[error("the interface names {ports} {what} ports but the circuit has {values} {what} values")]
+    Count {
+        what: &'static str,
+        ports: usize,
+        values: usize,
+    },
+    #[error(
+        "{what} port {name} ({ctype}) is {bits} bits wide but the circuit's {what} value {index} has {width}"
+    )]
+    Width {
+        what: &'static str,
+        index: usize,
+        name: String,
+        ctype: String,
+        bits: u64,
+        width: u32,
+    },
+}
+
+/// Checks that port `i` of `interface` has the width of value `i` of `layout`, for inputs and
+/// outputs.
+pub fn check_interface(layout: &Layout, interface: &Interface) -> Result<(), InterfaceMismatch> {
+    let inputs = interface.inputs.iter().map(|p| (&p.name, &p.ctype));
+    let outputs = interface.outputs.iter().map(|p| (&p.name, &p.ctype));
+    check_ports("input", inputs, &layout.input_widths)?;
+    check_ports("output", outputs, &layout.output_widths)
+}
+
+fn check_ports<'a>(
+    what: &'static str,
+    ports: impl ExactSizeIterator<Item = (&'a String, &'a CType)>,
+    widths: &[u32],
+) -> Result<(), InterfaceMismatch> {
+    if ports.len() != widths.len() {
+        return Err(InterfaceMismatch::Count {
+            what,
+            ports: ports.len(),
+            values: widths.len(),
+        });
+    }
+    for (index, ((name, ctype), &width)) in ports.zip(widths).enumerate() {
+        let bits = ctype.bit_width();
+        if bits != width as u64 {
+            return Err(InterfaceMismatch::Width {
+                what,
+                index,
+                name: name.clone(),
+                ctype: ctype.c_name(),
+                bits,
+                width,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Parses `text` as a value of `ctype` for the port (or element) named `port`, and returns
+/// its bits in port order (see the [module docs](self) for the notation).
+pub fn parse_port_value(text: &str, ctype: &CType, port: &str) -> Result<Vec<bool>, TypedError> {
+    let node = TextParser::new(text, port).parse()?;
+    encode(&node, ctype, port)
+}
+
+/// Converts a JSON value (as in `--inputs FILE.json`) of `ctype` for the port named `port`
+/// into its bits in port order.
+pub fn json_port_value(
+    value: &serde_json::Value,
+    ctype: &CType,
+    port: &str,
+) -> Result<Vec<bool>, TypedError> {
+    let node = from_json(value, port)?;
+    encode(&node, ctype, port)
+}
+
+/// Formats a port's bits as a value of `ctype` in the text notation (decimal integers,
+/// signed per type; `[…]` for arrays; `{field: …}` for structs).
+///
+/// # Panics
+/// If `bits.len()` differs from `ctype.bit_width()`, or an integer is wider than
+/// [`MAX_INT_BITS`] (interfaces from the compiler never have either).
+pub fn format_port_value(bits: &[bool], ctype: &CType) -> String {
+    let mut out = String::new();
+    let mut rest = check_width(bits, ctype);
+    write_text(&mut rest, ctype, &mut out);
+    out
+}
+
+/// A port's bits as JSON: integers (exact up to 64 bits, decimal strings beyond), nested
+/// lists for arrays, objects for structs; `_Bool` as 0 or 1.
+///
+/// # Panics
+/// As [`format_port_value`].
+pub fn port_value_json(bits: &[bool], ctype: &CType) -> serde_json::Value {
+    let mut rest = check_width(bits, ctype);
+    to_json(&mut rest, ctype)
+}
+
+fn check_width<'a>(bits: &'a [bool], ctype: &CType) -> &'a [bool] {
+    assert_eq!(
+        bits.len() as u64,
+        ctype.bit_width(),
+        "a value of {} needs {} bits, got {}",
+        ctype.c_name(),
+        ctype.bit_width(),
+        bits.len()
+    );
+    bits
+}
+
+// ---------------------------------------------------------------------------------------
+// The untyped value tree both notations parse into.
+
+#[derive(Clone, Debug)]
+enum Node {
+    Num(Num),
+    Bool(bool),
+    /// `[a, b]` or `{a, b}`, or a JSON list.
+    Seq(Vec<Node>),
+    /// `{x: a, y: b}`, or a JSON object.
+    Named(Vec<(String, Node)>),
+}
+
+#[derive(Clone, Debug)]
+struct Num {
+    negative: bool,
+    magnitude: u128,
+    hex: bool,
+    /// As the user wrote it, for errors.
+    text: String,
+}
+
+impl Node {
+    fn describe(&self) -> String {
+        match self {
+            Node::Num(n) => format!("the number {}", quoted(&n.text)),
+            Node::Bool(b) => format!("{b}"),
+            Node::Seq(v) => format!("a list of {} element(s)", v.len()),
+            Node::Named(f) => format!("a struct value with {} field(s)", f.len()),
+        }
+    }
+}
+
+fn from_json(value: &serde_json::Value, port: &str) -> Result<Node, TypedError> {
+    use serde_json::Value;
+    Ok(match value {
+        Value::Bool(b) => Node::Bool(*b),
+        Value::Number(n) => {
+            let text = n.to_string();
+            let (negative, magnitude) = if let Some(u) = n.as_u64() {
+                (false, u as u128)
+            } else if let Some(i) = n.as_i64() {
+                (i < 0, i.unsigned_abs() as u128)
+            } else {
+                return Err(TypedError::Syntax {
+                    port: port.into(),
+                    text: quoted(&text),
+                    at: 1,
+                    what: "not an integer (write integers beyond 64 bits as strings, \
+                           e.g. \"0x…\")"
+                        .into(),
+                });
+            };
+            Node::Num(Num {
+                negative,
+                magnitude,
+                hex: false,
+                text,
+            })
+        }
+        Value::String(s) => TextParser::new(s, port).parse()?,
+        Value::Array(items) => Node::Seq(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| from_json(v, &format!("{port}[{i}]")))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Node::Named(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), from_json(v, &format!("{port}.{k}"))?)))
+                .collect::<Result<_, TypedError>>()?,
+        ),
+        Value::Null => {
+            return Err(TypedError::Shape {
+                port: port.into(),
+                ctype: "this port".into(),
+                expected: "a value".into(),
+                got: "null".into(),
+            });
+        }
+    })
+}
+
+/// Recursive-descent parser of the text notation.
+struct TextParser<'a> {
+    text: &'a str,
+    chars: Vec<char>,
+    pos: usize,
+    port: &'a str,
+}
+
+/// Deepest nesting accepted, so hostile input cannot overflow the stack.
+const MAX_DEPTH: usize = 64;
+
+impl<'a> TextParser<'a> {
+    fn new(text: &'a str, port: &'a str) -> Self {
+        TextParser {
+            text,
+            chars: text.chars().collect(),
+            pos: 0,
+            port,
+        }
+    }
+
+    fn error(&self, what: impl Into<String>) -> TypedError {
+        TypedError::Syntax {
+            port: self.port.into(),
+            text: quoted(self.text),
+            at: self.pos + 1,
+            what: what.into(),
+        }
+    }
+
+    fn parse(mut self) -> Result<Node, TypedError> {
+        let node = self.value(0)?;
+        self.skip_space();
+        if self.pos < self.chars.len() {
+            return Err(self.error(format!("unexpected '{}'", self.chars[self.pos])));
+        }
+        Ok(node)
+    }
+
+    fn skip_space(&mut self) {
+        while self.chars.get(self.pos).is_some_and(|c| c.is_whitespace()) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<char> {
+        self.skip_space();
+        self.chars.get(self.pos).copied()
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Node, TypedError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error(format!("nested more than {MAX_DEPTH} levels deep")));
+        }
+        match self.peek() {
+            None => Err(self.error(if self.pos == 0 {
+                "no value"
+            } else {
+                "the value ends early"
+            })),
+            Some('[') => {
+                self.pos += 1;
+                self.list(']', depth)
+            }
+            Some('{') => {
+                self.pos += 1;
+                self.list('}', depth)
+            }
+            Some(c) if c == '-' || c.is_ascii_digit() => self.number(),
+            Some(c) if c.is_alphabetic() || c == '_' => {
+                let word = self.word();
+                match word.as_str() {
+                    "true" => Ok(Node::Bool(true)),
+                    "false" => Ok(Node::Bool(false)),
+                    _ => {
+                        self.pos -= word.chars().count();
+                        Err(self.error(format!("'{}' is not a value", quoted(&word))))
+                    }
+                }
+            }
+            Some(c) => Err(self.error(format!("unexpected '{c}'"))),
+        }
+    }
+
+    fn word(&mut self) -> String {
+        let start = self.pos;
+        while self
+            .chars
+            .get(self.pos)
+            .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+        {
+            self.pos += 1;
+        }
+        self.chars[start..self.pos].iter().collect()
+    }
+
+    /// Elements up to `close`; named (`name: v`, `.name = v`) only between braces.
+    fn list(&mut self, close: char, depth: usize) -> Result<Node, TypedError> {
+        let mut items = Vec::new();
+        let mut named: Vec<(String, Node)> = Vec::new();
+        loop {
+            if self.peek() == Some(close) {
+                self.pos += 1;
+                break;
+            }
+            if close == '}' {
+                let name = self.field_name()?;
+                if (name.is_some() && !items.is_empty()) || (name.is_none() && !named.is_empty()) {
+                    return Err(
+                        self.error("mixed named and positional fields (all fields named, or none)")
+                    );
+                }
+                if let Some(name) = name {
+                    let value = self.value(depth + 1)?;
+                    named.push((name, value));
+                    if !self.separator(close)? {
+                        break;
+                    }
+                    continue;
+                }
+            }
+            items.push(self.value(depth + 1)?);
+            if !self.separator(close)? {
+                break;
+            }
+        }
+        Ok(if named.is_empty() {
+            Node::Seq(items)
+        } else {
+            Node::Named(named)
+        })
+    }
+
+    /// After an element: `,` (then more, or the closing bracket) or the closing bracket.
+    /// Returns whether the list goes on.
+    fn separator(&mut self, close: char) -> Result<bool, TypedError> {
+        match self.peek() {
+            Some(',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(c) if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(c) => Err(self.error(format!("expected ',' or '{close}', found '{c}'"))),
+            None => Err(self.error(format!("missing '{close}'"))),
+        }
+    }
+
+    /// `name:`, `name =`, `.name =` or `.name:` ahead: consumes it and returns the name;
+    /// otherwise consumes nothing.
+    fn field_name(&mut self) -> Result<Option<String>, TypedError> {
+        let start = self.pos;
+        let dotted = self.peek() == Some('.');
+        if dotted {
+            self.pos += 1;
+        }
+        let first = self.chars.get(self.pos).copied();
+        if !first.is_some_and(|c| c.is_alphabetic() || c == '_') {
+            if dotted {
+                return Err(self.error("expected a field name after '.'"));
+            }
+            self.pos = start;
+            return Ok(None);
+        }
+        let name = self.word();
+        match self.peek() {
+            Some(':') | Some('=') => {
+                self.pos += 1;
+                Ok(Some(name))
+            }
+            _ if dotted => Err(self.error(format!("expected '=' after .{name}"))),
+            _ => {
+                self.pos = start;
+                Ok(None)
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Node, TypedError> {
+        let start = self.pos;
+        let negative = self.chars[self.pos] == '-';
+        if negative {
+            self.pos += 1;
+        }
+        let hex = self.chars.get(self.pos) == Some(&'0')
+            && matches!(self.chars.get(self.pos + 1), Some('x') | Some('X'));
+        if hex {
+            self.pos += 2;
+        }
+        let radix = if hex { 16 } else { 10 };
+        let digits_start = self.pos;
+        while self
+            .chars
+            .get(self.pos)
+            .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+        {
+            self.pos += 1;
+        }
+        let text: String = self.chars[start..self.pos].iter().collect();
+        let digits = &self.chars[digits_start..self.pos];
+        let bad = |p: &Self, what: &str| {
+            let mut e = p.error(what);
+            if let TypedError::Syntax { at, .. } = &mut e {
+                *at = start + 1;
+            }
+            e
+        };
+        if digits.is_empty() {
+            return Err(bad(self, "a number needs digits"));
+        }
+        if digits[0] == '_' || digits[digits.len() - 1] == '_' {
+            return Err(bad(self, "'_' may only separate digits"));
+        }
+        let mut magnitude: u128 = 0;
+        for &c in digits {
+            if c == '_' {
+                continue;
+            }
+            let Some(d) = c.to_digit(radix) else {
+                return Err(bad(
+                    self,
+                    &format!(
+                        "'{}' is not a {} number",
+                        quoted(&text),
+                        if hex { "hexadecimal" } else { "decimal" }
+                    ),
+                ));
+            };
+            magnitude = magnitude
+                .checked_mul(radix as u128)
+                .and_then(|m| m.checked_add(d as u128))
+                .ok_or_else(|| {
+                    bad(
+                        self,
+                        &format!("{} is larger than any supported type", quoted(&text)),
+                    )
+                })?;
+        }
+        Ok(Node::Num(Num {
+            negative,
+            magnitude,
+            hex,
+            text,
+        }))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Typing: tree + CType -> bits.
+
+fn encode(node: &Node, ctype: &CType, port: &str) -> Result<Vec<bool>, TypedError> {
+    let mut bits = Vec::with_capacity(ctype.bit_width() as usize);
+    encode_into(node, ctype, port, &mut bits)?;
+    Ok(bits)
+}
+
+fn shape(port: &str, ctype: &CType, expected: String, node: &Node) -> TypedError {
+    TypedError::Shape {
+        port: port.into(),
+        ctype: ctype.c_name(),
+        expected,
+        got: node.describe(),
+    }
+}
+
+fn encode_into(
+    node: &Node,
+    ctype: &CType,
+    port: &str,
+    bits: &mut Vec<bool>,
+) -> Result<(), TypedError> {
+    match ctype {
+        CType::Bool => {
+            let value = match node {
+                Node::Bool(b) => *b,
+                Node::Num(n) if !n.negative && n.magnitude <= 1 => n.magnitude == 1,
+                Node::Num(n) => {
+                    return Err(TypedError::OutOfRange {
+                        port: port.into(),
+                        value: quoted(&n.text),
+                        ctype: ctype.c_name(),
+                        allowed: "true, false, 0 or 1".into(),
+                    });
+                }
+                _ => return Err(shape(port, ctype, "true, false, 0 or 1".into(), node)),
+            };
+            bits.push(value);
+        }
+        CType::Int {
+            bits: width,
+            signed,
+        } => {
+            let Node::Num(n) = node else {
+                return Err(shape(port, ctype, "an integer".into(), node));
+            };
+            let pattern = int_pattern(n, *width, *signed, ctype, port)?;
+            bits.extend((0..*width).map(|j| (pattern >> j) & 1 == 1));
+        }
+        CType::Array { elem, len } => {
+            let expected = || format!("a list of {len} element(s)");
+            let Node::Seq(items) = node else {
+                return Err(shape(port, ctype, expected(), node));
+            };
+            if items.len() != *len as usize {
+                return Err(shape(port, ctype, expected(), node));
+            }
+            for (i, item) in items.iter().enumerate() {
+                encode_into(item, elem, &format!("{port}[{i}]"), bits)?;
+            }
+        }
+        CType::Struct { fields, .. } => {
+            let field_list = || {
+                fields
+                    .iter()
+                    .map(|(name, t)| format!("{name}: {}", t.c_name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let field_error = |what: String| TypedError::Field {
+                port: port.into(),
+                ctype: ctype.c_name(),
+                what,
+                fields: field_list(),
+            };
+            match node {
+                Node::Seq(items) => {
+                    if items.len() != fields.len() {
+                        return Err(shape(
+                            port,
+                            ctype,
+                            format!("{} field value(s) in declaration order", fields.len()),
+                            node,
+                        ));
+                    }
+                    for (item, (name, t)) in items.iter().zip(fields) {
+                        encode_into(item, t, &format!("{port}.{name}"), bits)?;
+                    }
+                }
+                Node::Named(given) => {
+                    for (name, _) in given {
+                        if !fields.iter().any(|(f, _)| f == name) {
+                            return Err(field_error(format!("no field named '{}'", quoted(name))));
+                        }
+                    }
+                    for (name, t) in fields {
+                        let mut matching = given.iter().filter(|(g, _)| g == name);
+                        let Some((_, value)) = matching.next() else {
+                            return Err(field_error(format!("field '{name}' is missing")));
+                        };
+                        if matching.next().is_some() {
+                            return Err(field_error(format!("field '{name}' is given twice")));
+                        }
+                        encode_into(value, t, &format!("{port}.{name}"), bits)?;
+                    }
+                }
+                _ => {
+                    return Err(shape(
+                        port,
+                        ctype,
+                        "a struct value like {field: value, ...}".into(),
+                        node,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `width`-bit two's-complement pattern of `n`, after checking its range.
+fn int_pattern(
+    n: &Num,
+    width: u32,
+    signed: bool,
+    ctype: &CType,
+    port: &str,
+) -> Result<u128, TypedError> {
+    if width > MAX_INT_BITS {
+        return Err(TypedError::TooWide {
+            port: port.into(),
+            ctype: ctype.c_name(),
+        });
+    }
+    let all_ones = if width == 0 {
+        0
+    } else {
+        u128::MAX >> (MAX_INT_BITS - width)
+    };
+    // Largest magnitude of a negative value; largest non-negative decimal value.
+    let (neg_limit, pos_limit) = match (signed, width) {
+        (_, 0) => (0, 0),
+        (true, w) => (1u128 << (w - 1), (1u128 << (w - 1)) - 1),
+        (false, _) => (0, all_ones),
+    };
+    let fits = if n.negative {
+        n.magnitude <= neg_limit
+    } else if n.hex {
+        n.magnitude <= all_ones
+    } else {
+        n.magnitude <= pos_limit
+    };
+    if !fits {
+        let allowed = if signed && width > 0 {
+            format!(
+                "-{neg_limit} to {pos_limit}, or a bit pattern 0x0 to {:#x}",
+                all_ones
+            )
+        } else {
+            format!("0 to {pos_limit} (or 0x0 to {all_ones:#x})")
+        };
+        return Err(TypedError::OutOfRange {
+            port: port.into(),
+            value: quoted(&n.text),
+            ctype: ctype.c_name(),
+            allowed,
+        });
+    }
+    let pattern = if n.negative {
+        n.magnitude.wrapping_neg()
+    } else {
+        n.magnitude
+    };
+    Ok(pattern & all_ones)
+}
+
+// ---------------------------------------------------------------------------------------
+// Bits -> text / JSON.
+
+/// Takes the next `width` bits as an integer of the given signedness: (negative, magnitude).
+fn take_int(rest: &mut &[bool], width: u32, signed: bool) -> (bool, u128) {
+    assert!(
+        width <= MAX_INT_BITS,
+        "integers wider than {MAX_INT_BITS} bits cannot be formatted"
+    );
+    let (now, later) = rest.split_at(width as usize);
+    *rest = later;
+    let mut v: u128 = 0;
+    for (j, &b) in now.iter().enumerate() {
+        v |= (b as u128) << j;
+    }
+    if signed && width > 0 && now[width as usize - 1] {
+        if width < MAX_INT_BITS {
+            v |= u128::MAX << width; // sign-extend
+        }
+        (true, v.wrapping_neg())
+    } else {
+        (false, v)
+    }
+}
+
+fn write_text(rest: &mut &[bool], ctype: &CType, out: &mut String) {
+    match ctype {
+        CType::Bool => {
+            let (now, later) = rest.split_at(1);
+            *rest = later;
+            out.push(if now[0] { '1' } else { '0' });
+        }
+        CType::Int { bits, signed } => {
+            let (negative, magnitude) = take_int(rest, *bits, *signed);
+            let sign = if negative { "-" } else { "" };
+            let _ = write!(out, "{sign}{magnitude}");
+        }
+        CType::Array { elem, len } => {
+            out.push('[');
+            for i in 0..*len {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_text(rest, elem, out);
+            }
+            out.push(']');
+        }
+        CType::Struct { fields, .. } => {
+            out.push('{');
+            for (i, (name, t)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{name}: ");
+                write_text(rest, t, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn to_json(rest: &mut &[bool], ctype: &CType) -> serde_json::Value {
+    use serde_json::Value;
+    match ctype {
+        CType::Bool => {
+            let (now, later) = rest.split_at(1);
+            *rest = later;
+            Value::from(now[0] as u8)
+        }
+        CType::Int { bits, signed } => {
+            let (negative, magnitude) = take_int(rest, *bits, *signed);
+            if !negative && let Ok(u) = u64::try_from(magnitude) {
+                Value::from(u)
+            } else if negative && magnitude <= 1u128 << 63 {
+                Value::from((magnitude as i128).wrapping_neg() as i64)
+            } else {
+                Value::from(format!("{}{magnitude}", if negative { "-" } else { "" }))
+            }
+        }
+        CType::Array { elem, len } => {
+            Value::Array((0..*len).map(|_| to_json(rest, elem)).collect())
+        }
+        CType::Struct { fields, .. } => Value::Object(
+            fields
+                .iter()
+                .map(|(name, t)| (name.clone(), to_json(rest, t)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn int(bits: u32, signed: bool) -> CType {
+        CType::Int { bits, signed }
+    }
+    fn array(elem: CType, len: u32) -> CType {
+        CType::Array {
+            elem: Box::new(elem),
+            len,
+        }
+    }
+    fn point() -> CType {
+        CType::Struct {
+            name: "point".into(),
+            fields: vec![
+                ("x".into(), int(8, true)),
+                ("y".into(), array(int(4, false), 2)),
+            ],
+        }
+    }
+    fn lsb(bits: &[bool]) -> u128 {
+        bits.iter()
+            .enumerate()
+            .map(|(i, &b)| (b as u128) << i)
+            .sum()
+    }
+    fn round_trip(text: &str, t: &CType) -> String {
+        let bits = parse_port_value(text, t, "P").unwrap();
+        assert_eq!(bits.len() as u64, t.bit_width());
+        format_port_value(&bits, t)
+    }
+
+    #[test]
+    fn integers_decimal_hex_negative() {
+        let i32t = int(32, true);
+        assert_eq!(lsb(&parse_port_value("5000", &i32t, "P").unwrap()), 5000);
+        assert_eq!(
+            lsb(&parse_port_value("-1", &i32t, "P").unwrap()),
+            0xffff_ffff
+        );
+        assert_eq!(round_trip("-2147483648", &i32t), "-2147483648");
+        assert_eq!(round_trip("2147483647", &i32t), "2147483647");
+        assert_eq!(round_trip("0xffffffff", &i32t), "-1");
+        assert_eq!(round_trip("0x8000_0000", &i32t), "-2147483648");
+        assert_eq!(round_trip("-0x10", &i32t), "-16");
+        assert_eq!(round_trip("  42 ", &i32t), "42");
+        let u64t = int(64, false);
+        assert_eq!(
+            round_trip("18446744073709551615", &u64t),
+            "18446744073709551615"
+        );
+        assert_eq!(
+            round_trip("0xFFFF_FFFF_FFFF_FFFF", &u64t),
+            "18446744073709551615"
+        );
+        assert_eq!(round_trip("-0", &u64t), "0");
+        let i64t = int(64, true);
+        assert_eq!(
+            round_trip("-9223372036854775808", &i64t),
+            "-9223372036854775808"
+        );
+        let u128t = int(128, false);
+        let max = u128::MAX.to_string();
+        assert_eq!(round_trip(&max, &u128t), max);
+        assert_eq!(
+            round_trip(&i128::MIN.to_string(), &int(128, true)),
+            i128::MIN.to_string()
+        );
+        assert_eq!(round_trip("-1", &int(1, true)), "-1");
+        assert_eq!(round_trip("0", &int(1, true)), "0");
+    }
+
+    #[test]
+    fn range_errors_name_port_value_and_range() {
+        let e = parse_port_value("3000000000", &int(32, true), "INPUT_A_income")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "INPUT_A_income: 3000000000 is out of range for int32_t (allowed: -2147483648 to \
+             2147483647, or a bit pattern 0x0 to 0xffffffff)"
+        );
+        let e = parse_port_value("-1", &int(8, false), "INPUT_B_x")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "INPUT_B_x: -1 is out of range for uint8_t (allowed: 0 to 255 (or 0x0 to 0xff))"
+        );
+        for (text, t) in [
+            ("256", int(8, false)),
+            ("0x100", int(8, false)),
+            ("128", int(8, true)),
+            ("-129", int(8, true)),
+            ("-0x81", int(8, true)),
+            ("2", CType::Bool),
+            ("-1", CType::Bool),
+            ("1", int(0, false)),
+        ] {
+            assert!(
+                matches!(
+                    parse_port_value(text, &t, "P"),
+                    Err(TypedError::OutOfRange { .. })
+                ),
+                "{text} for {}",
+                t.c_name()
+            );
+        }
+        let huge = "9".repeat(60);
+        let e = parse_port_value(&huge, &int(32, false), "P").unwrap_err();
+        assert!(matches!(e, TypedError::Syntax { .. }), "{e}");
+        assert!(e.to_string().len() < 200, "{e}");
+        let e = parse_port_value("1", &int(256, false), "P").unwrap_err();
+        assert!(matches!(e, TypedError::TooWide { .. }), "{e}");
+    }
+
+    #[test]
+    fn bools() {
+        for (text, v) in [
+            ("true", true),
+            ("false", false),
+            ("1", true),
+            ("0", false),
+            ("0x1", true),
+        ] {
+            assert_eq!(parse_port_value(text, &CType::Bool, "P").unwrap(), [v]);
+        }
+        assert_eq!(format_port_value(&[true], &CType::Bool), "1");
+        assert_eq!(port_value_json(&[false], &CType::Bool), json!(0));
+        let e = parse_port_value("true", &int(8, true), "P").unwrap_err();
+        assert!(e.to_string().contains("expected an integer"), "{e}");
+        assert!(parse_port_value("truth", &CType::Bool, "P").is_err());
+    }
+
+    #[test]
+    fn arrays_nested_and_shape_errors() {
+        let v = array(int(8, true), 3);
+        assert_eq!(round_trip("[1, -2, 3]", &v), "[1, -2, 3]");
+        assert_eq!(round_trip("{1,-2,3,}", &v), "[1, -2, 3]");
+        let bits = parse_port_value("[1,2,3]", &v, "P").unwrap();
+        assert_eq!(lsb(&bits), 1 | 2 << 8 | 3 << 16, "element 0 first");
+        let m = array(array(int(16, false), 2), 2);
+        assert_eq!(round_trip("[[1,2],[3,4]]", &m), "[[1, 2], [3, 4]]");
+        let bits = parse_port_value("[[1,2],[3,4]]", &m, "P").unwrap();
+        assert_eq!(lsb(&bits), 1 | 2 << 16 | 3 << 32 | 4 << 48, "row-major");
+
+        let e = parse_port_value("[1,2]", &v, "INPUT_A_v")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "INPUT_A_v: expected a list of 3 element(s) for int8_t[3], got a list of 2 element(s)"
+        );
+        let e = parse_port_value("[[1,2],[3]]", &m, "INPUT_B_m")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("INPUT_B_m[1]: expected a list of 2 element(s) for uint16_t[2]"),
+            "{e}"
+        );
+        let e = parse_port_value("[[1,2],[3,70000]]", &m, "INPUT_B_m")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("INPUT_B_m[1][1]: 70000 is out of range for uint16_t"),
+            "{e}"
+        );
+        let e = parse_port_value("5", &v, "P").unwrap_err().to_string();
+        assert!(e.contains("got the number 5"), "{e}");
+        assert_eq!(round_trip("[]", &array(int(8, true), 0)), "[]");
+    }
+
+    #[test]
+    fn structs_named_positional_and_errors() {
+        let p = point();
+        assert_eq!(p.bit_width(), 16);
+        for text in [
+            "{x: -3, y: [1, 15]}",
+            "{.y = {1, 15}, .x = -3}",
+            "{-3, [1, 0xf]}",
+            "{ y = [1,15], x : -3 }",
+        ] {
+            assert_eq!(round_trip(text, &p), "{x: -3, y: [1, 15]}", "{text}");
+        }
+        let bits = parse_port_value("{x: 1, y: [2, 3]}", &p, "P").unwrap();
+        assert_eq!(
+            lsb(&bits),
+            1 | 2 << 8 | 3 << 12,
+            "fields in declaration order"
+        );
+        let e = parse_port_value("{x: 1}", &p, "INPUT_A_p")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "INPUT_A_p: field 'y' is missing (struct point has fields x: int8_t, y: uint4_t[2])"
+        );
+        let e = parse_port_value("{x: 1, y: [1, 2], z: 3}", &p, "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no field named 'z'"), "{e}");
+        let e = parse_port_value("{x: 1, x: 2, y: [1, 2]}", &p, "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field 'x' is given twice"), "{e}");
+        let e = parse_port_value("{x: 1, y: [1, 16]}", &p, "INPUT_A_p")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("INPUT_A_p.y[1]: 16 is out of range"), "{e}");
+        let e = parse_port_value("{x: 1, [1, 2]}", &p, "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("all fields named, or none"), "{e}");
+        let e = parse_port_value("[1, [1, 2]]", &p, "P");
+        assert!(e.is_ok(), "positional struct in brackets is fine: {e:?}");
+    }
+
+    #[test]
+    fn syntax_errors_point_at_the_character() {
+        let t = array(int(8, true), 2);
+        for (text, at) in [
+            ("[1 2]", 4),
+            ("[1,", 4),
+            ("", 1),
+            ("12z", 1),
+            ("0x", 1),
+            ("1__", 1),
+            ("[1, 2]]", 7),
+            ("abc", 1),
+            ("{.=1}", 3),
+            ("@", 1),
+            ("[1;2]", 3),
+        ] {
+            match parse_port_value(text, &t, "P") {
+                Err(TypedError::Syntax { at: got, .. }) => assert_eq!(got, at, "{text:?}"),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
+        let deep = "[".repeat(10_000);
+        assert!(matches!(
+            parse_port_value(&deep, &t, "P"),
+            Err(TypedError::Syntax { .. })
+        ));
+    }
+
+    #[test]
+    fn json_values() {
+        let i64t = int(64, true);
+        let bits = json_port_value(&json!(-5), &i64t, "P").unwrap();
+        assert_eq!(format_port_value(&bits, &i64t), "-5");
+        let bits = json_port_value(&json!("0xffffffffffffffff"), &i64t, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &i64t), json!(-1));
+        let u64t = int(64, false);
+        let bits = json_port_value(&json!(u64::MAX), &u64t, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &u64t), json!(u64::MAX));
+        let bits = json_port_value(&json!(i64::MIN), &i64t, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &i64t), json!(i64::MIN));
+        let e = json_port_value(&json!(1.5), &i64t, "INPUT_A_x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("INPUT_A_x: ") && e.contains("not an integer"),
+            "{e}"
+        );
+        assert!(json_port_value(&json!(null), &i64t, "P").is_err());
+
+        let m = array(array(int(8, false), 2), 2);
+        let bits = json_port_value(&json!([[1, 2], ["0x3", 4]]), &m, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &m), json!([[1, 2], [3, 4]]));
+        let e = json_port_value(&json!([[1, 2], [3, 400]]), &m, "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("P[1][1]: 400 is out of range"), "{e}");
+
+        let p = point();
+        let bits = json_port_value(&json!({"y": [1, 2], "x": -1}), &p, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &p), json!({"x": -1, "y": [1, 2]}));
+        let bits = json_port_value(&json!([-1, [1, 2]]), &p, "P").unwrap();
+        assert_eq!(format_port_value(&bits, &p), "{x: -1, y: [1, 2]}");
+        assert!(json_port_value(&json!(true), &CType::Bool, "P").unwrap()[0]);
+
+        let big = int(100, true);
+        let bits = parse_port_value(&format!("-{}", 1u128 << 99), &big, "P").unwrap();
+        assert_eq!(
+            port_value_json(&bits, &big),
+            json!(format!("-{}", 1u128 << 99))
+        );
+    }
+
+    #[test]
+    fn interface_check() {
+        use crate::ports::{InputPort, OutputPort, Owner, Visibility};
+        let layout = Layout {
+            num_wires: 80,
+            input_widths: vec![32, 32],
+            output_widths: vec![1],
+            output_wires: vec![79],
+        };
+        let mut iface = Interface {
+            inputs: vec![
+                InputPort {
+                    name: "INPUT_A_x".into(),
+                    owner: Owner::A,
+                    ctype: int(32, true),
+                },
+                InputPort {
+                    name: "INPUT_B_y".into(),
+                    owner: Owner::B,
+                    ctype: int(32, true),
+                },
+            ],
+            outputs: vec![OutputPort {
+                name: "OUTPUT_r".into(),
+                visibility: Visibility::Both,
+                ctype: CType::Bool,
+            }],
+        };
+        check_interface(&layout, &iface).unwrap();
+        iface.inputs[1].ctype = int(16, true);
+        let e = check_interface(&layout, &iface).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "input port INPUT_B_y (int16_t) is 16 bits wide but the circuit's input value 1 has 32"
+        );
+        iface.outputs.clear();
+        iface.inputs[1].ctype = int(32, true);
+        let e = check_interface(&layout, &iface).unwrap_err().to_string();
+        assert!(e.contains("0 output ports but the circuit has 1"), "{e}");
+    }
+}

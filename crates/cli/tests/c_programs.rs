@@ -1,0 +1,419 @@
+//! C programs through the `pgc` binary as a user runs it: `compile`, and `info`/`eval`/
+//! `local`/`run` on `.c` and `.pgc` files with named, typed inputs and outputs revealed to
+//! both parties or to one.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// A scratch directory (removed on drop) that is also the compile cache.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("pgc-c-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+    fn cache(&self) -> PathBuf {
+        self.0.join("cache")
+    }
+    fn pgc(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pgc"));
+        c.env("XDG_CACHE_HOME", self.cache());
+        c
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("pgc starts");
+    assert!(
+        out.status.success(),
+        "pgc failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn fails(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("pgc starts");
+    assert!(
+        !out.status.success(),
+        "pgc should have failed; stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(out)))
+}
+
+const MILLIONAIRES: &str = "\
+void mpc_main(int INPUT_A_income, int INPUT_B_income, int *OUTPUT_result)
+{
+    *OUTPUT_result = INPUT_A_income > INPUT_B_income;
+}
+";
+
+/// Arrays, a struct, a 64-bit input and outputs revealed to both, to A only, to B only.
+const MIXED: &str = "\
+struct pt { int x; unsigned char y[2]; };
+void mpc_main(int INPUT_A_v[3], struct pt INPUT_B_p, long INPUT_B_k,
+              int *OUTPUT_sum, int *OUTPUT_A_dot, _Bool *OUTPUT_B_big, int OUTPUT_grid[2][2])
+{
+    *OUTPUT_sum = INPUT_A_v[0] + INPUT_A_v[1] + INPUT_A_v[2] + INPUT_B_p.x;
+    *OUTPUT_A_dot = INPUT_A_v[0] * INPUT_B_p.y[0] + INPUT_A_v[1] * INPUT_B_p.y[1];
+    *OUTPUT_B_big = INPUT_B_k > 1000;
+    OUTPUT_grid[0][0] = -1;
+    OUTPUT_grid[0][1] = INPUT_A_v[2];
+    OUTPUT_grid[1][0] = N;
+    OUTPUT_grid[1][1] = INPUT_B_p.x;
+}
+";
+
+#[test]
+fn compile_writes_pgc_next_to_the_source_and_info_describes_it() {
+    let s = Scratch::new("compile");
+    let src = s.file("millionaires.c", MILLIONAIRES);
+    let out = ok(s.pgc().args(["compile", &src, "--stats"]));
+    let text = stdout(&out);
+    assert!(text.contains("millionaires.pgc"), "{text}");
+    assert!(text.contains("int32_t INPUT_A_income"), "{text}");
+    assert!(text.contains("removed"), "--stats lists the passes: {text}");
+    let pgc = s.path("millionaires.pgc");
+    assert!(Path::new(&pgc).exists());
+
+    let info = json_of(&ok(s.pgc().args(["info", &pgc, "--json"])));
+    for key in ["and_gates", "xor_gates", "and_depth", "gates"] {
+        assert!(info[key].is_u64(), "info --json has {key}: {info}");
+    }
+    assert_eq!(
+        info["and_gates"], 32,
+        "a 32-bit signed comparison costs 32 ANDs"
+    );
+    assert_eq!(
+        info["inputs"],
+        json!([
+            {"name": "INPUT_A_income", "short_name": "income", "owner": "A", "type": "int32_t", "bits": 32},
+            {"name": "INPUT_B_income", "short_name": "income", "owner": "B", "type": "int32_t", "bits": 32},
+        ])
+    );
+    assert_eq!(
+        info["outputs"],
+        json!([{"name": "OUTPUT_result", "revealed_to": "both", "type": "int32_t", "bits": 32}])
+    );
+    // The .c file directly gives the same circuit.
+    let from_c = json_of(&ok(s.pgc().args(["info", &src, "--json"])));
+    assert_eq!(from_c["fingerprint"], info["fingerprint"]);
+
+    let j = json_of(&ok(s.pgc().args([
+        "compile",
+        &src,
+        "-o",
+        &s.path("m2.pgc"),
+        "--json",
+        "--stats",
+    ])));
+    assert_eq!(j["and_gates"], 32);
+    assert!(j["stats"]["passes"].is_array(), "{j}");
+    assert!(j["compile_seconds"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn local_and_eval_on_c_and_pgc_with_typed_inputs() {
+    let s = Scratch::new("local");
+    let src = s.file("millionaires.c", MILLIONAIRES);
+    ok(s.pgc().args(["compile", &src]));
+    let pgc = s.path("millionaires.pgc");
+    for (a, b, want) in [("5000", "7000", 0), ("7000", "5000", 1), ("-1", "-2", 1)] {
+        for circuit in [&src, &pgc] {
+            let out = ok(s.pgc().args([
+                "local",
+                circuit,
+                "--a",
+                &format!("income={a}"),
+                "--b",
+                &format!("INPUT_B_income={b}"),
+                "--quiet",
+            ]));
+            assert_eq!(stdout(&out), format!("OUTPUT_result = {want}\n"));
+            let e = json_of(&ok(s.pgc().args([
+                "eval",
+                circuit,
+                "--input",
+                &format!("INPUT_A_income={a}"),
+                "--input",
+                &format!("INPUT_B_income={b}"),
+                "--json",
+            ])));
+            assert_eq!(e["outputs"], json!({"OUTPUT_result": want}));
+        }
+    }
+}
+
+#[test]
+fn arrays_structs_and_one_sided_outputs() {
+    let s = Scratch::new("mixed");
+    let src = s.file("mixed.c", MIXED);
+    let expected = json!({
+        "OUTPUT_sum": 10, "OUTPUT_A_dot": 512, "OUTPUT_B_big": 1,
+        "OUTPUT_grid": [[-1, -3], [7, 10]],
+    });
+    let e = json_of(&ok(s.pgc().args([
+        "eval",
+        &src,
+        "-D",
+        "N=7",
+        "--input",
+        "v=[1, 2, -3]",
+        "--input",
+        "p={x: 10, y: [2, 0xff]}",
+        "--input",
+        "k=5000",
+        "--json",
+    ])));
+    assert_eq!(e["outputs"], expected);
+
+    // local shows every output (both parties run here).
+    let l = json_of(&ok(s.pgc().args([
+        "local",
+        &src,
+        "-D",
+        "N=7",
+        "--a",
+        "v=[1,2,-3]",
+        "--b",
+        "p={.x = 10, .y = {2, 255}}",
+        "--b",
+        "INPUT_B_k=5000",
+        "--json",
+    ])));
+    assert_eq!(l["outputs"], expected);
+
+    // Inputs from a JSON file, command line taking precedence.
+    let inputs = s.file(
+        "inputs.json",
+        r#"{"v": [1, 2, -3], "INPUT_B_p": {"x": 10, "y": [2, 255]}, "k": "0x10"}"#,
+    );
+    let l = json_of(&ok(s.pgc().args([
+        "local", &src, "-D", "N=7", "--inputs", &inputs, "--b", "k=1001", "--json",
+    ])));
+    assert_eq!(l["outputs"], expected);
+    let text = stdout(&ok(s
+        .pgc()
+        .args(["local", &src, "-D", "N=7", "--inputs", &inputs, "-q"])));
+    assert_eq!(
+        text,
+        "OUTPUT_sum = 10\nOUTPUT_A_dot = 512\nOUTPUT_B_big = 0\nOUTPUT_grid = [[-1, -3], [7, 10]]\n"
+    );
+}
+
+fn spawn(cmd: &mut Command) -> Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pgc starts")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn two_processes_each_see_only_their_outputs() {
+    let s = Scratch::new("run");
+    let src = s.file("mixed.c", MIXED);
+    ok(s.pgc().args(["compile", &src, "-D", "N=7"]));
+    let pgc = s.path("mixed.pgc");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let a_inputs = s.file("a.json", r#"{"v": [1, 2, -3]}"#);
+    let a = spawn(s.pgc().args([
+        "run", &pgc, "--party", "a", "--listen", &addr, "--inputs", &a_inputs, "--json",
+    ]));
+    // B compiles the source itself with the same options: the same circuit.
+    let b = spawn(s.pgc().args([
+        "run",
+        &src,
+        "-D",
+        "N=7",
+        "--party",
+        "b",
+        "--connect",
+        &addr,
+        "--input",
+        "p={x: 10, y: [2, 255]}",
+        "--input",
+        "k=5000",
+        "--json",
+    ]));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for (who, out) in [("a", &a), ("b", &b)] {
+        assert!(
+            out.status.success(),
+            "party {who}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (ja, jb) = (json_of(&a), json_of(&b));
+    assert_eq!(
+        ja["outputs"],
+        json!({"OUTPUT_sum": 10, "OUTPUT_A_dot": 512, "OUTPUT_grid": [[-1, -3], [7, 10]]})
+    );
+    assert_eq!(
+        jb["outputs"],
+        json!({"OUTPUT_sum": 10, "OUTPUT_B_big": 1, "OUTPUT_grid": [[-1, -3], [7, 10]]})
+    );
+    assert_eq!(ja["party"], "A");
+}
+
+#[test]
+fn input_mistakes_are_clear_errors() {
+    let s = Scratch::new("errors");
+    let src = s.file("millionaires.c", MILLIONAIRES);
+    let e = fails(s.pgc().args(["local", &src, "--a", "income=1"]));
+    assert!(
+        e.contains("missing input INPUT_B_income (int32_t) of party B"),
+        "{e}"
+    );
+    let e = fails(
+        s.pgc()
+            .args(["local", &src, "--a", "income=3000000000", "--b", "income=1"]),
+    );
+    assert!(
+        e.contains("INPUT_A_income: 3000000000 is out of range for int32_t")
+            && e.contains("-2147483648 to 2147483647"),
+        "{e}"
+    );
+    let e = fails(s.pgc().args(["eval", &src, "--input", "income=1"]));
+    assert!(e.contains("ambiguous"), "{e}");
+    let e = fails(s.pgc().args([
+        "run",
+        &src,
+        "--party",
+        "a",
+        "--listen",
+        "127.0.0.1:0",
+        "--input",
+        "INPUT_B_income=4",
+    ]));
+    assert!(e.contains("INPUT_B_income is an input of party B"), "{e}");
+    let e = fails(s.pgc().args(["local", &src, "--a", "5", "--b", "6"]));
+    assert!(e.contains("NAME=VALUE"), "{e}");
+}
+
+#[test]
+fn compile_errors_name_file_line_and_column() {
+    let s = Scratch::new("syntax");
+    let src = s.file(
+        "bad.c",
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = INPUT_A_x +;\n}\n",
+    );
+    for cmd in [vec!["compile", &src], vec!["local", &src, "--a", "x=1"]] {
+        let e = fails(s.pgc().args(&cmd));
+        assert!(e.contains("bad.c:3:"), "{e}");
+    }
+    assert!(!Path::new(&s.path("bad.pgc")).exists());
+}
+
+#[test]
+fn bristol_export_computes_the_same() {
+    let s = Scratch::new("bristol");
+    let src = s.file("millionaires.c", MILLIONAIRES);
+    let out = ok(s.pgc().args(["compile", &src, "--emit", "bristol"]));
+    assert!(stdout(&out).contains("millionaires.txt"));
+    let txt = s.path("millionaires.txt");
+    // 7 > 5 in 32-bit lsb0: output value 1.
+    let j = json_of(&ok(s
+        .pgc()
+        .args(["eval", &txt, "--input", "7", "--input", "5", "--json"])));
+    assert_eq!(j["outputs"], json!(["0x00000001"]));
+    let j = json_of(&ok(s.pgc().args([
+        "local",
+        &txt,
+        "--a",
+        "0xffffffff",
+        "--b",
+        "0",
+        "--json",
+        "-q",
+    ])));
+    assert_eq!(j["outputs"], json!(["0x00000000"]), "-1 > 0 is false");
+}
+
+#[test]
+fn compiled_programs_are_cached_and_damaged_files_refused() {
+    let s = Scratch::new("cache");
+    let src = s.file("millionaires.c", MILLIONAIRES);
+    let entries = || {
+        std::fs::read_dir(s.cache().join("pgc"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    ok(s.pgc()
+        .args(["local", &src, "--a", "income=1", "--b", "income=2", "-q"]));
+    assert_eq!(entries(), 1);
+    ok(s.pgc().args(["info", &src]));
+    assert_eq!(entries(), 1, "same source and options: a cache hit");
+    ok(s.pgc().args(["info", &src, "--optimize", "depth"]));
+    assert_eq!(entries(), 2, "other options: another entry");
+    ok(s.pgc().args(["info", &src, "-D", "UNUSED=1", "--no-cache"]));
+    assert_eq!(
+        entries(),
+        2,
+        "--no-cache neither reads nor writes the cache"
+    );
+
+    ok(s.pgc().args(["compile", &src]));
+    let pgc = s.path("millionaires.pgc");
+    let mut bytes = std::fs::read(&pgc).unwrap();
+    let n = bytes.len();
+    bytes[n - 40] ^= 0x55;
+    std::fs::write(&pgc, &bytes).unwrap();
+    let e = fails(s.pgc().args(["info", &pgc]));
+    assert!(e.contains("millionaires.pgc") && e.contains("byte"), "{e}");
+    std::fs::write(&pgc, &bytes[..n / 2]).unwrap();
+    let e = fails(s.pgc().args(["info", &pgc]));
+    assert!(e.contains("truncated"), "{e}");
+}
+
+#[test]
+fn demo_includes_the_compiled_c_example() {
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_pgc")).args(["demo", "--json"]));
+    let j = json_of(&out);
+    let c = j["demos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "millionaires.c")
+        .expect("the C example ran");
+    assert_eq!(c["OUTPUT_result"], 0);
+    assert_eq!(c["correct"], true);
+}
