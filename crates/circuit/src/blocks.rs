@@ -422,8 +422,46 @@ pub fn ne<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit]) -> Lit {
 /// Sums weighted bits: `cols[c]` holds bits of weight 2^c; returns the sum modulo
 /// 2^cols.len(). Constant-true bits are added up as a number first, so they cost at most
 /// one bit per column.
-fn sum_columns<G: Gates + ?Sized>(g: &mut G, cols: Vec<Vec<Lit>>) -> Vec<Lit> {
+fn sum_columns<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<Vec<Lit>>) -> Vec<Lit> {
     let width = cols.len();
+    // x + x = 2x: a literal twice in a column moves once to the next column, and x + !x = 1.
+    // A square has every cross product a_i·a_j twice (structural hashing makes them one
+    // literal), so this halves its adders.
+    for c in 0..width {
+        let col = std::mem::take(&mut cols[c]);
+        let mut first_at: std::collections::HashMap<Lit, usize> = std::collections::HashMap::new();
+        let mut kept: Vec<Option<Lit>> = Vec::with_capacity(col.len());
+        let mut doubled = Vec::new();
+        let mut ones = 0;
+        for l in col {
+            if l.as_const().is_some() {
+                kept.push(Some(l));
+                continue;
+            }
+            match first_at.remove(&l.positive()) {
+                Some(i) => {
+                    let other = kept[i].take().expect("kept until paired");
+                    if other == l {
+                        doubled.push(l);
+                    } else {
+                        ones += 1;
+                    }
+                }
+                None => {
+                    first_at.insert(l.positive(), kept.len());
+                    kept.push(Some(l));
+                }
+            }
+        }
+        cols[c] = kept
+            .into_iter()
+            .flatten()
+            .chain(std::iter::repeat_n(Lit::TRUE, ones))
+            .collect();
+        if c + 1 < width {
+            cols[c + 1].extend(doubled);
+        }
+    }
     // Move the constants out: count the true bits per column, then propagate.
     let mut queues: Vec<VecDeque<Lit>> = Vec::with_capacity(width);
     let mut counts = vec![0u64; width];

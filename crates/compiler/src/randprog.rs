@@ -1,13 +1,17 @@
 //! Random C programs for differential testing against gcc (test support, hidden from docs).
 //!
 //! [`generate`] turns a seed into a small, deterministic C program in the compiler's subset:
-//! parameters of every integer type (`INPUT_A_*`, `INPUT_B_*`, scalars and arrays), outputs
-//! through pointer and array parameters (`OUTPUT_*`, sometimes `OUTPUT_A_*`/`OUTPUT_B_*`),
-//! expressions over all C integer operators (arithmetic, division and modulo, shifts, bitwise,
-//! logical, comparisons, casts, `?:`), compound assignments and `++`/`--`, nested `if`/`else`
-//! and `switch`, bounded `for`/`while`/`do` loops with `break`/`continue`/`return` under secret
-//! conditions, one- and two-dimensional arrays read and written at secret indices, and helper
-//! functions (pure ones inside expressions, ones taking arrays or pointers as statements).
+//! inputs of every integer type (`INPUT_A_*`, `INPUT_B_*`: scalars, arrays, structs), outputs
+//! through pointer, array and struct parameters (`OUTPUT_*`, sometimes `OUTPUT_A_*` and
+//! `OUTPUT_B_*`) or the return value, or, in CBMC-GC's original style, inputs and outputs
+//! declared as locals of the entry; expressions over all C integer operators (arithmetic,
+//! division and modulo, shifts, bitwise, logical, comparisons, casts, `?:`, comma, `sizeof`),
+//! compound assignments and `++`/`--`; nested `if`/`else` and `switch`; bounded
+//! `for`/`while`/`do` loops with counters of several types and `break`/`continue`/`return`
+//! under secret conditions; one- and two-dimensional arrays, structs and arrays of structs
+//! read and written at secret indices; global lookup tables and variables; and helper
+//! functions (pure ones inside expressions; ones taking arrays, element pointers, struct
+//! pointers or returning structs as statements).
 //!
 //! Every program is free of behaviour gcc leaves undefined even with `-fwrapv`: divisors are
 //! guarded against 0 and against `MIN / -1`, shift counts are masked below the promoted width,
@@ -262,6 +266,8 @@ pub fn generate(seed: u64, prefix: &str, cfg: &Config) -> RandomProgram {
         rng: Rng::new(seed ^ 0x5eed_0f_c0de),
         cfg: cfg.clone(),
         prefix: prefix.to_string(),
+        strukt: None,
+        globals: Vec::new(),
         scopes: Vec::new(),
         helpers: Vec::new(),
         fresh: 0,
@@ -273,43 +279,89 @@ pub fn generate(seed: u64, prefix: &str, cfg: &Config) -> RandomProgram {
     g.program(seed)
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 enum Shape {
     Scalar,
     Array(u32),
     Array2(u32, u32),
+    /// A value of the program's struct type.
+    Struct,
+    StructArray(u32),
 }
 
 #[derive(Clone, Debug)]
 struct Var {
-    /// How to name it in an expression (`v3`, `(*OUTPUT_r0)`).
+    /// How to name it in an expression (`v3`, `(*OUTPUT_r0)`, `a1`).
     access: String,
+    /// The element type (unused for struct shapes).
     ty: IntTy,
     shape: Shape,
     writable: bool,
+    /// A pointer parameter standing for an array (`T *a` pointing at two or more elements):
+    /// also read and written as `*a` and `*(a + 1)`.
+    pointer: bool,
 }
 
+impl Var {
+    fn new(access: String, ty: IntTy, shape: Shape, writable: bool) -> Var {
+        Var {
+            access,
+            ty,
+            shape,
+            writable,
+            pointer: false,
+        }
+    }
+}
+
+/// The program's struct type: fields are scalars or short arrays.
 #[derive(Clone, Debug)]
+struct StructDef {
+    name: String,
+    fields: Vec<(String, IntTy, Option<u32>)>,
+}
+
+impl StructDef {
+    fn ctype(&self) -> CType {
+        CType::Struct {
+            name: self.name.clone(),
+            fields: self
+                .fields
+                .iter()
+                .map(|(n, t, len)| {
+                    let ct = match len {
+                        None => t.ctype(),
+                        Some(len) => CType::Array {
+                            elem: Box::new(t.ctype()),
+                            len: *len,
+                        },
+                    };
+                    (n.clone(), ct)
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
 enum HelperParam {
     Scalar(IntTy),
     Array(IntTy, u32),
     Pointer(IntTy),
+    /// `T *a` pointing at two or more elements of an array.
+    ElementPointer(IntTy),
+    Struct,
+    StructPointer,
 }
 
 #[derive(Clone, Debug)]
 struct Helper {
     name: String,
-    ret: IntTy,
+    /// `None`: returns the struct type.
+    ret: Option<IntTy>,
     params: Vec<HelperParam>,
-}
-
-impl Helper {
-    /// Pure helpers (scalar parameters only) may appear anywhere in an expression.
-    fn pure(&self) -> bool {
-        self.params
-            .iter()
-            .all(|p| matches!(p, HelperParam::Scalar(_)))
-    }
+    /// Callable inside expressions: returns an integer, takes values only, writes no global.
+    pure: bool,
 }
 
 /// Where a statement is: what `break`/`continue`/`return` may do there.
@@ -318,14 +370,16 @@ struct Ctx {
     in_loop: bool,
     in_switch: bool,
     nesting: u32,
-    /// The function's return type; `None` for `void`.
-    ret: Option<IntTy>,
+    /// The function's return type: `None` for `void`, `Some(None)` for the struct type.
+    ret: Option<Option<IntTy>>,
 }
 
 struct Gen {
     rng: Rng,
     cfg: Config,
     prefix: String,
+    strukt: Option<StructDef>,
+    globals: Vec<Var>,
     scopes: Vec<Vec<Var>>,
     helpers: Vec<Helper>,
     fresh: u32,
@@ -343,6 +397,20 @@ impl Gen {
             self.out,
             "/* pgc random program, seed {seed} */\n#include <stdint.h>\n"
         );
+        if self.rng.percent(35) {
+            self.struct_definition();
+        }
+        let n_globals = if self.rng.percent(30) {
+            1 + self.rng.below(2)
+        } else {
+            0
+        };
+        for _ in 0..n_globals {
+            self.global();
+        }
+        if !self.globals.is_empty() {
+            self.out.push('\n');
+        }
         let n_helpers = self.rng.below(self.cfg.max_helpers as u64 + 1);
         for _ in 0..n_helpers {
             self.helper();
@@ -384,25 +452,128 @@ impl Gen {
         *self.rng.pick(&[2, 3, 4, 4, 5, 8])
     }
 
+    fn struct_spelling(&self) -> String {
+        format!("struct {}", self.strukt.as_ref().expect("a struct type").name)
+    }
+
+    // ---- file scope -----------------------------------------------------------------------
+
+    fn struct_definition(&mut self) {
+        let name = format!("{}_s", self.prefix);
+        let n = 2 + self.rng.below(2);
+        let mut fields = Vec::new();
+        let mut text = format!("struct {name} {{");
+        for i in 0..n {
+            let t = self.any_type();
+            let len = if self.rng.percent(30) {
+                Some(2 + self.rng.below(2) as u32)
+            } else {
+                None
+            };
+            let fname = format!("f{i}");
+            match len {
+                None => text.push_str(&format!(" {} {fname};", t.spell(&mut self.rng))),
+                Some(l) => text.push_str(&format!(" {} {fname}[{l}];", t.spell(&mut self.rng))),
+            }
+            fields.push((fname, t, len));
+        }
+        text.push_str(" };\n");
+        self.out.push_str(&text);
+        self.strukt = Some(StructDef { name, fields });
+    }
+
+    /// A constant initializer for a scalar: literals only.
+    fn constant(&mut self) -> String {
+        match self.rng.below(4) {
+            0 => format!("-{}", self.rng.below(100)),
+            1 => format!("0x{:x}u", self.rng.next_u64() >> 40),
+            _ => self.rng.below(20).to_string(),
+        }
+    }
+
+    fn global(&mut self) {
+        let t = self.any_type();
+        let sp = t.spell(&mut self.rng);
+        let name = format!("{}_g{}", self.prefix, self.globals.len());
+        match self.rng.below(3) {
+            0 => {
+                // A lookup table, the typical CBMC-GC global.
+                let len = self.array_len();
+                let items: Vec<String> = (0..len).map(|_| self.constant()).collect();
+                self.out.push_str(&format!(
+                    "static const {sp} {name}[{len}] = {{{}}};\n",
+                    items.join(", ")
+                ));
+                self.globals
+                    .push(Var::new(name, t, Shape::Array(len), false));
+            }
+            1 => {
+                let len = self.array_len();
+                let items: Vec<String> = (0..len).map(|_| self.constant()).collect();
+                self.out
+                    .push_str(&format!("{sp} {name}[{len}] = {{{}}};\n", items.join(", ")));
+                self.globals.push(Var::new(name, t, Shape::Array(len), true));
+            }
+            _ => {
+                let c = self.constant();
+                self.out.push_str(&format!("static {sp} {name} = {c};\n"));
+                self.globals.push(Var::new(name, t, Shape::Scalar, true));
+            }
+        }
+    }
+
+    /// The globals as a scope; `writable` false makes them read-only in a pure helper.
+    fn global_scope(&self, writable: bool) -> Vec<Var> {
+        self.globals
+            .iter()
+            .map(|g| Var {
+                writable: g.writable && writable,
+                ..g.clone()
+            })
+            .collect()
+    }
+
     // ---- functions ------------------------------------------------------------------------
 
     fn helper(&mut self) {
         let name = format!("{}_f{}", self.prefix, self.helpers.len());
-        let ret = self.any_type();
+        let has_struct = self.strukt.is_some();
+        let ret = if has_struct && self.rng.percent(15) {
+            None
+        } else {
+            Some(self.any_type())
+        };
         let mut params = Vec::new();
         let n = 1 + self.rng.below(3);
         for _ in 0..n {
-            let t = self.any_type();
-            params.push(HelperParam::Scalar(t));
+            if has_struct && self.rng.percent(15) {
+                params.push(HelperParam::Struct);
+            } else {
+                let t = self.any_type();
+                params.push(HelperParam::Scalar(t));
+            }
         }
-        if self.rng.percent(25) {
-            let len = self.array_len();
-            let t = self.any_type();
-            params.push(HelperParam::Array(t, len));
-        } else if self.rng.percent(20) {
-            let t = self.any_type();
-            params.push(HelperParam::Pointer(t));
+        match self.rng.below(10) {
+            0 | 1 => {
+                let len = self.array_len();
+                let t = self.any_type();
+                params.push(HelperParam::Array(t, len));
+            }
+            2 => {
+                let t = self.any_type();
+                params.push(HelperParam::Pointer(t));
+            }
+            3 => {
+                let t = self.any_type();
+                params.push(HelperParam::ElementPointer(t));
+            }
+            4 if has_struct => params.push(HelperParam::StructPointer),
+            _ => {}
         }
+        let pure = ret.is_some()
+            && params
+                .iter()
+                .all(|p| matches!(p, HelperParam::Scalar(_) | HelperParam::Struct));
         let mut scope = Vec::new();
         let mut decls = Vec::new();
         for (i, p) in params.iter().enumerate() {
@@ -410,40 +581,42 @@ impl Gen {
             match p {
                 HelperParam::Scalar(t) => {
                     decls.push(format!("{} {pname}", t.spell(&mut self.rng)));
-                    scope.push(Var {
-                        access: pname,
-                        ty: *t,
-                        shape: Shape::Scalar,
-                        writable: true,
-                    });
+                    scope.push(Var::new(pname, *t, Shape::Scalar, true));
                 }
                 HelperParam::Array(t, len) => {
                     decls.push(format!("{} {pname}[{len}]", t.spell(&mut self.rng)));
-                    scope.push(Var {
-                        access: pname,
-                        ty: *t,
-                        shape: Shape::Array(*len),
-                        writable: true,
-                    });
+                    scope.push(Var::new(pname, *t, Shape::Array(*len), true));
                 }
                 HelperParam::Pointer(t) => {
                     decls.push(format!("{} *{pname}", t.spell(&mut self.rng)));
-                    scope.push(Var {
-                        access: format!("(*{pname})"),
-                        ty: *t,
-                        shape: Shape::Scalar,
-                        writable: true,
-                    });
+                    scope.push(Var::new(format!("(*{pname})"), *t, Shape::Scalar, true));
+                }
+                HelperParam::ElementPointer(t) => {
+                    decls.push(format!("{} *{pname}", t.spell(&mut self.rng)));
+                    let mut v = Var::new(pname, *t, Shape::Array(2), true);
+                    v.pointer = true;
+                    scope.push(v);
+                }
+                HelperParam::Struct => {
+                    decls.push(format!("{} {pname}", self.struct_spelling()));
+                    scope.push(Var::new(pname, IntTy::Int, Shape::Struct, true));
+                }
+                HelperParam::StructPointer => {
+                    decls.push(format!("{} *{pname}", self.struct_spelling()));
+                    scope.push(Var::new(format!("(*{pname})"), IntTy::Int, Shape::Struct, true));
                 }
             }
         }
-        let ret_spelling = ret.spell(&mut self.rng);
+        let ret_spelling = match ret {
+            Some(t) => t.spell(&mut self.rng).to_string(),
+            None => self.struct_spelling(),
+        };
         let _ = writeln!(
             self.out,
             "static {ret_spelling} {name}({})\n{{",
             decls.join(", ")
         );
-        self.scopes = vec![scope];
+        self.scopes = vec![self.global_scope(!pure), scope];
         self.indent = 1;
         self.budget = self.cfg.helper_statements;
         let ctx = Ctx {
@@ -455,16 +628,137 @@ impl Gen {
         while self.budget > 0 {
             self.statement(ctx);
         }
-        let (e, _) = self.expr(self.cfg.max_expr_depth);
+        let e = self.return_value(ret);
         self.line(&format!("return {e};"));
         self.out.push_str("}\n\n");
         self.scopes.clear();
         // Only now callable: no recursion.
-        self.helpers.push(Helper { name, ret, params });
+        self.helpers.push(Helper {
+            name,
+            ret,
+            params,
+            pure,
+        });
+    }
+
+    /// A value to return: an expression, or a struct variable (declared here if none).
+    fn return_value(&mut self, ret: Option<IntTy>) -> String {
+        match ret {
+            Some(_) => self.expr(self.cfg.max_expr_depth).0,
+            None => self.struct_value(),
+        }
+    }
+
+    /// A struct-typed expression: a visible struct variable or array element, or a fresh one.
+    fn struct_value(&mut self) -> String {
+        let candidates: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .collect();
+        if candidates.is_empty() || self.rng.percent(20) {
+            let name = self.name("v");
+            let init = self.struct_initializer();
+            let sp = self.struct_spelling();
+            self.line(&format!("{sp} {name} = {init};"));
+            self.declare(Var::new(name.clone(), IntTy::Int, Shape::Struct, true));
+            return name;
+        }
+        let v = self.rng.pick(&candidates).clone();
+        match v.shape {
+            Shape::StructArray(len) => {
+                let i = self.index(len);
+                format!("{}[{i}]", v.access)
+            }
+            _ => v.access,
+        }
+    }
+
+    /// A writable struct whose address may be taken: a variable, or an array element at a
+    /// constant index (an address at a secret index is outside the subset).
+    fn struct_at_public_place(&mut self) -> String {
+        let candidates: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| v.writable && matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .collect();
+        if candidates.is_empty() {
+            let name = self.name("v");
+            let init = self.struct_initializer();
+            let sp = self.struct_spelling();
+            self.line(&format!("{sp} {name} = {init};"));
+            self.declare(Var::new(name.clone(), IntTy::Int, Shape::Struct, true));
+            return name;
+        }
+        let v = self.rng.pick(&candidates).clone();
+        match v.shape {
+            Shape::StructArray(len) => format!("{}[{}]", v.access, self.rng.below(len as u64)),
+            _ => v.access,
+        }
+    }
+
+    fn struct_initializer(&mut self) -> String {
+        let fields = self.strukt.as_ref().expect("a struct type").fields.clone();
+        let items: Vec<String> = fields
+            .iter()
+            .map(|(_, _, len)| match len {
+                None => self.expr(1).0,
+                Some(l) => {
+                    let xs: Vec<String> = (0..*l).map(|_| self.expr(1).0).collect();
+                    format!("{{{}}}", xs.join(", "))
+                }
+            })
+            .collect();
+        format!("{{{}}}", items.join(", "))
+    }
+
+    /// Assignments giving every part of an output a value (so early returns leave it defined).
+    fn initialise_output(&mut self, v: &Var) {
+        match v.shape {
+            Shape::Scalar => {
+                let (e, _) = self.expr(2);
+                self.line(&format!("{} = {e};", v.access));
+            }
+            Shape::Array(len) => {
+                let (e, _) = self.expr(2);
+                let i = self.name("k");
+                self.line(&format!(
+                    "for (int {i} = 0; {i} < {len}; {i}++) {}[{i}] = ({e}) + {i};",
+                    v.access
+                ));
+            }
+            Shape::Struct => {
+                let fields = self.strukt.as_ref().expect("a struct type").fields.clone();
+                for (f, _, len) in fields {
+                    match len {
+                        None => {
+                            let (e, _) = self.expr(2);
+                            self.line(&format!("{}.{f} = {e};", v.access));
+                        }
+                        Some(l) => {
+                            for k in 0..l {
+                                let (e, _) = self.expr(1);
+                                self.line(&format!("{}.{f}[{k}] = {e};", v.access));
+                            }
+                        }
+                    }
+                }
+            }
+            Shape::Array2(..) | Shape::StructArray(_) => {
+                unreachable!("outputs are scalars, arrays or structs")
+            }
+        }
     }
 
     fn entry(&mut self) -> RandomProgram {
         let entry = format!("{}_main", self.prefix);
+        // CBMC-GC's original style declares inputs and outputs as locals of the entry.
+        let local_style = self.rng.percent(15);
+        let ret = if self.rng.percent(20) {
+            Some(self.any_type())
+        } else {
+            None
+        };
         let mut decls = Vec::new();
         let mut names = Vec::new();
         let mut interface = Interface::default();
@@ -476,7 +770,8 @@ impl Gen {
                 let letter = if owner == Owner::A { 'A' } else { 'B' };
                 let name = format!("INPUT_{letter}_x{i}");
                 let spelling = t.spell(&mut self.rng);
-                let (decl, shape, ctype) = if self.rng.percent(15) {
+                let roll = self.rng.below(100);
+                let (decl, shape, ctype) = if roll < 15 {
                     let len = self.array_len();
                     (
                         format!("{spelling} {name}[{len}]"),
@@ -485,6 +780,12 @@ impl Gen {
                             elem: Box::new(t.ctype()),
                             len,
                         },
+                    )
+                } else if roll < 25 && self.strukt.is_some() {
+                    (
+                        format!("{} {name}", self.struct_spelling()),
+                        Shape::Struct,
+                        self.strukt.as_ref().map(StructDef::ctype).expect("struct"),
                     )
                 } else {
                     (format!("{spelling} {name}"), Shape::Scalar, t.ctype())
@@ -495,17 +796,13 @@ impl Gen {
                     owner,
                     ctype,
                 });
-                scope.push(Var {
-                    access: name.clone(),
-                    ty: t,
-                    shape,
-                    writable: self.rng.percent(30),
-                });
+                scope.push(Var::new(name.clone(), t, shape, self.rng.percent(30)));
                 names.push(name);
             }
         }
         let n_out = 1 + self.rng.below(3);
         let mut outputs = Vec::new();
+        let mut output_ports = Vec::new();
         for i in 0..n_out {
             let t = self.any_type();
             let (prefix, visibility) = match self.rng.below(8) {
@@ -515,57 +812,86 @@ impl Gen {
             };
             let name = format!("{prefix}r{i}");
             let spelling = t.spell(&mut self.rng);
-            let var = if self.rng.percent(20) {
+            let roll = self.rng.below(100);
+            let (var, ctype) = if roll < 20 {
                 let len = self.array_len();
                 decls.push(format!("{spelling} {name}[{len}]"));
-                interface.outputs.push(OutputPort {
-                    name: name.clone(),
-                    visibility,
-                    ctype: CType::Array {
+                (
+                    Var::new(name.clone(), t, Shape::Array(len), true),
+                    CType::Array {
                         elem: Box::new(t.ctype()),
                         len,
                     },
-                });
-                Var {
-                    access: name.clone(),
-                    ty: t,
-                    shape: Shape::Array(len),
-                    writable: true,
-                }
+                )
+            } else if roll < 30 && self.strukt.is_some() {
+                let sp = self.struct_spelling();
+                let access = if local_style {
+                    decls.push(format!("{sp} {name}"));
+                    name.clone()
+                } else {
+                    decls.push(format!("{sp} *{name}"));
+                    format!("(*{name})")
+                };
+                (
+                    Var::new(access, t, Shape::Struct, true),
+                    self.strukt.as_ref().map(StructDef::ctype).expect("struct"),
+                )
+            } else if local_style {
+                decls.push(format!("{spelling} {name}"));
+                (Var::new(name.clone(), t, Shape::Scalar, true), t.ctype())
             } else {
                 decls.push(format!("{spelling} *{name}"));
-                interface.outputs.push(OutputPort {
-                    name: name.clone(),
-                    visibility,
-                    ctype: t.ctype(),
-                });
-                Var {
-                    access: format!("(*{name})"),
-                    ty: t,
-                    shape: Shape::Scalar,
-                    writable: true,
-                }
+                (
+                    Var::new(format!("(*{name})"), t, Shape::Scalar, true),
+                    t.ctype(),
+                )
             };
+            output_ports.push(OutputPort {
+                name: name.clone(),
+                visibility,
+                ctype,
+            });
             names.push(name);
             outputs.push(var);
         }
-        let _ = writeln!(self.out, "void {entry}({})\n{{", decls.join(", "));
-        self.scopes = vec![scope];
-        self.indent = 1;
-        // Every output gets a value first, so early returns leave them defined.
-        for v in &outputs {
-            let (e, _) = self.expr(2);
-            match v.shape {
-                Shape::Scalar => self.line(&format!("{} = {e};", v.access)),
-                Shape::Array(len) => {
-                    let i = self.name("k");
-                    self.line(&format!(
-                        "for (int {i} = 0; {i} < {len}; {i}++) {}[{i}] = ({e}) + {i};",
-                        v.access
-                    ));
-                }
-                Shape::Array2(..) => unreachable!("outputs are one-dimensional"),
+        let ret_spelling = match ret {
+            Some(t) => t.spell(&mut self.rng),
+            None => "void",
+        };
+        self.scopes = vec![self.global_scope(true)];
+        if local_style {
+            let _ = writeln!(self.out, "{ret_spelling} {entry}(void)\n{{");
+            self.indent = 1;
+            // Inputs first, then outputs, all at the top of the body.
+            for d in &decls {
+                self.line(&format!("{d};"));
             }
+            names.clear();
+        } else {
+            let _ = writeln!(self.out, "{ret_spelling} {entry}({})\n{{", decls.join(", "));
+            self.indent = 1;
+        }
+        self.scopes.push(scope);
+        // pgc reports the entry's return value as `OUTPUT_return`, after the parameters'
+        // outputs and before output locals.
+        if let Some(t) = ret {
+            let port = OutputPort {
+                name: "OUTPUT_return".into(),
+                visibility: Visibility::Both,
+                ctype: t.ctype(),
+            };
+            if local_style {
+                interface.outputs.push(port);
+                interface.outputs.extend(output_ports);
+            } else {
+                interface.outputs.extend(output_ports);
+                interface.outputs.push(port);
+            }
+        } else {
+            interface.outputs.extend(output_ports);
+        }
+        for v in &outputs {
+            self.initialise_output(v);
         }
         for v in outputs {
             self.declare(v);
@@ -575,10 +901,14 @@ impl Gen {
             in_loop: false,
             in_switch: false,
             nesting: 1,
-            ret: None,
+            ret: ret.map(Some),
         };
         while self.budget > 0 {
             self.statement(ctx);
+        }
+        if ret.is_some() {
+            let e = self.return_value(ret);
+            self.line(&format!("return {e};"));
         }
         self.out.push_str("}\n");
         RandomProgram {
@@ -610,7 +940,7 @@ impl Gen {
         self.budget = self.budget.saturating_sub(1);
         let nest_ok = ctx.nesting < self.cfg.max_nesting;
         loop {
-            match self.rng.below(20) {
+            match self.rng.below(21) {
                 0..=2 => return self.declaration(),
                 3..=5 => return self.assignment(),
                 6 => return self.compound_assignment(),
@@ -634,8 +964,8 @@ impl Gen {
                     let c = self.cond();
                     return match ctx.ret {
                         None => self.line(&format!("if ({c}) return;")),
-                        Some(_) => {
-                            let (e, _) = self.expr(2);
+                        Some(ret) => {
+                            let e = self.return_value(ret);
                             self.line(&format!("if ({c}) return {e};"))
                         }
                     };
@@ -646,12 +976,32 @@ impl Gen {
                     }
                 }
                 18 => return self.post_increment_copy(),
+                19 if self.strukt.is_some() => {
+                    if self.struct_assignment() {
+                        return;
+                    }
+                }
                 _ => {}
             }
         }
     }
 
     fn declaration(&mut self) {
+        if self.strukt.is_some() && self.rng.percent(12) {
+            let name = self.name("v");
+            let sp = self.struct_spelling();
+            if self.rng.percent(60) {
+                let init = self.struct_initializer();
+                self.line(&format!("{sp} {name} = {init};"));
+                self.declare(Var::new(name, IntTy::Int, Shape::Struct, true));
+            } else {
+                let len = 2 + self.rng.below(2) as u32;
+                let items: Vec<String> = (0..len).map(|_| self.struct_initializer()).collect();
+                self.line(&format!("{sp} {name}[{len}] = {{{}}};", items.join(", ")));
+                self.declare(Var::new(name, IntTy::Int, Shape::StructArray(len), true));
+            }
+            return;
+        }
         let t = self.any_type();
         let spelling = t.spell(&mut self.rng);
         let name = self.name("v");
@@ -659,12 +1009,7 @@ impl Gen {
             0..=6 => {
                 let (e, _) = self.expr(self.cfg.max_expr_depth);
                 self.line(&format!("{spelling} {name} = {e};"));
-                self.declare(Var {
-                    access: name,
-                    ty: t,
-                    shape: Shape::Scalar,
-                    writable: true,
-                });
+                self.declare(Var::new(name, t, Shape::Scalar, true));
             }
             7..=8 => {
                 let len = self.array_len();
@@ -673,12 +1018,7 @@ impl Gen {
                     "{spelling} {name}[{len}] = {{{}}};",
                     items.join(", ")
                 ));
-                self.declare(Var {
-                    access: name,
-                    ty: t,
-                    shape: Shape::Array(len),
-                    writable: true,
-                });
+                self.declare(Var::new(name, t, Shape::Array(len), true));
             }
             _ => {
                 let (r, c) = *self.rng.pick(&[(2, 2), (2, 3), (3, 2)]);
@@ -691,38 +1031,70 @@ impl Gen {
                     "{spelling} {name}[{r}][{c}] = {{{}}};",
                     rows.join(", ")
                 ));
-                self.declare(Var {
-                    access: name,
-                    ty: t,
-                    shape: Shape::Array2(r, c),
-                    writable: true,
-                });
+                self.declare(Var::new(name, t, Shape::Array2(r, c), true));
             }
         }
     }
 
-    /// A writable lvalue: a scalar variable or an array element at a (possibly secret) index.
+    /// A writable lvalue: a scalar variable, an array element at a (possibly secret) index,
+    /// or a struct field.
     fn lvalue(&mut self) -> Option<(String, IntTy)> {
         let vars: Vec<Var> = self.visible().into_iter().filter(|v| v.writable).collect();
         if vars.is_empty() {
             return None;
         }
         let v = self.rng.pick(&vars).clone();
-        Some((self.access(&v), v.ty))
+        Some(self.access(&v))
     }
 
-    /// The text that reads or writes `v` (an element, for arrays).
-    fn access(&mut self, v: &Var) -> String {
+    /// Text that reads or writes one scalar of `v` (an element, a field), and its type.
+    fn access(&mut self, v: &Var) -> (String, IntTy) {
         match v.shape {
-            Shape::Scalar => v.access.clone(),
+            Shape::Scalar => (v.access.clone(), v.ty),
             Shape::Array(len) => {
+                if v.pointer && self.rng.percent(40) {
+                    let k = self.rng.below(len as u64);
+                    let text = if k == 0 {
+                        format!("(*{})", v.access)
+                    } else {
+                        format!("(*({} + {k}))", v.access)
+                    };
+                    return (text, v.ty);
+                }
                 let i = self.index(len);
-                format!("{}[{i}]", v.access)
+                (format!("{}[{i}]", v.access), v.ty)
             }
             Shape::Array2(r, c) => {
                 let i = self.index(r);
                 let j = self.index(c);
-                format!("{}[{i}][{j}]", v.access)
+                (format!("{}[{i}][{j}]", v.access), v.ty)
+            }
+            Shape::Struct => {
+                let base = v.access.clone();
+                self.field(&base)
+            }
+            Shape::StructArray(len) => {
+                let i = self.index(len);
+                let base = format!("{}[{i}]", v.access);
+                self.field(&base)
+            }
+        }
+    }
+
+    /// A scalar inside the struct value `base`: a field or a field's element.
+    fn field(&mut self, base: &str) -> (String, IntTy) {
+        let fields = self.strukt.as_ref().expect("a struct type").fields.clone();
+        let (f, t, len) = self.rng.pick(&fields).clone();
+        // `(*p).f` is also written `p->f`.
+        let member = match base.strip_prefix("(*").and_then(|b| b.strip_suffix(')')) {
+            Some(p) if self.rng.percent(50) => format!("{p}->{f}"),
+            _ => format!("{base}.{f}"),
+        };
+        match len {
+            None => (member, t),
+            Some(l) => {
+                let i = self.index(l);
+                (format!("{member}[{i}]"), t)
             }
         }
     }
@@ -734,6 +1106,29 @@ impl Gen {
         } else {
             self.declaration();
         }
+    }
+
+    /// `s = t;` for whole structs (or struct array elements); false if there is no target.
+    fn struct_assignment(&mut self) -> bool {
+        let targets: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| v.writable && matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .collect();
+        if targets.is_empty() {
+            return false;
+        }
+        let t = self.rng.pick(&targets).clone();
+        let lhs = match t.shape {
+            Shape::StructArray(len) => {
+                let i = self.index(len);
+                format!("{}[{i}]", t.access)
+            }
+            _ => t.access,
+        };
+        let rhs = self.struct_value();
+        self.line(&format!("{lhs} = {rhs};"));
+        true
     }
 
     fn compound_assignment(&mut self) {
@@ -785,7 +1180,7 @@ impl Gen {
         let scalars: Vec<Var> = self
             .visible()
             .into_iter()
-            .filter(|v| v.writable && matches!(v.shape, Shape::Scalar) && v.ty != IntTy::Bool)
+            .filter(|v| v.writable && v.shape == Shape::Scalar && v.ty != IntTy::Bool)
             .collect();
         if scalars.len() < 2 {
             return self.increment();
@@ -804,13 +1199,13 @@ impl Gen {
         let arrays: Vec<Var> = self
             .visible()
             .into_iter()
-            .filter(|v| v.writable && !matches!(v.shape, Shape::Scalar))
+            .filter(|v| v.writable && v.shape != Shape::Scalar)
             .collect();
         if arrays.is_empty() {
             return self.declaration();
         }
         let v = self.rng.pick(&arrays).clone();
-        let lv = self.access(&v);
+        let (lv, _) = self.access(&v);
         let (e, _) = self.expr(2);
         let op = *self.rng.pick(&["", "", "+", "^", "-"]);
         self.line(&format!("{lv} {op}= {e};"));
@@ -879,26 +1274,38 @@ impl Gen {
             ret: ctx.ret,
         };
         let i = self.name("i");
-        self.scopes.push(vec![Var {
-            access: i.clone(),
-            ty: IntTy::Int,
-            shape: Shape::Scalar,
-            writable: false,
-        }]);
-        match self.rng.below(5) {
+        // Counters of several types; every one holds 0 ..= 2n.
+        let ct = *self.rng.pick(&[
+            IntTy::Int,
+            IntTy::Int,
+            IntTy::UInt,
+            IntTy::UChar,
+            IntTy::Short,
+            IntTy::Long,
+            IntTy::ULLong,
+        ]);
+        let cs = ct.spell(&mut self.rng);
+        self.scopes
+            .push(vec![Var::new(i.clone(), ct, Shape::Scalar, false)]);
+        match self.rng.below(6) {
             0 | 1 => {
-                self.line(&format!("for (int {i} = 0; {i} < {n}; {i}++) {{"));
+                self.line(&format!("for ({cs} {i} = 0; {i} < {n}; {i}++) {{"));
                 self.block(inner, 3);
                 self.line("}");
             }
             2 => {
-                self.line(&format!("for (int {i} = {n}; {i} > 0; --{i}) {{"));
+                self.line(&format!("for ({cs} {i} = {n}; {i} > 0; --{i}) {{"));
                 self.block(inner, 3);
                 self.line("}");
             }
             3 => {
+                self.line(&format!("for ({cs} {i} = 0; {i} < {}; {i} += 2) {{", 2 * n));
+                self.block(inner, 3);
+                self.line("}");
+            }
+            4 => {
                 // The counter moves first, so `continue` cannot skip it.
-                self.line(&format!("int {i} = 0;"));
+                self.line(&format!("{cs} {i} = 0;"));
                 self.line(&format!("while ({i} < {n}) {{"));
                 self.indent += 1;
                 self.line(&format!("{i}++;"));
@@ -907,7 +1314,7 @@ impl Gen {
                 self.line("}");
             }
             _ => {
-                self.line(&format!("int {i} = 0;"));
+                self.line(&format!("{cs} {i} = 0;"));
                 self.line("do {");
                 self.indent += 1;
                 self.line(&format!("{i} += 1;"));
@@ -919,9 +1326,52 @@ impl Gen {
         self.scopes.pop();
     }
 
-    /// A call of a helper that takes an array or a pointer; false if there is none to call.
+    /// An array variable of element type `t` with at least `min_len` elements to pass to a
+    /// helper, declared here if none is visible; returns the argument text.
+    fn array_argument(&mut self, t: IntTy, len: u32, exact: bool) -> String {
+        let fits: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| {
+                v.writable
+                    && v.ty == t
+                    && !v.pointer
+                    && match v.shape {
+                        Shape::Array(l) => l == len || (!exact && l >= len),
+                        Shape::Array2(_, c) => !exact && c >= len,
+                        _ => false,
+                    }
+            })
+            .collect();
+        if fits.is_empty() {
+            let name = self.name("v");
+            let items: Vec<String> = (0..len).map(|_| self.expr(1).0).collect();
+            let sp = t.spell(&mut self.rng);
+            self.line(&format!("{sp} {name}[{len}] = {{{}}};", items.join(", ")));
+            self.declare(Var::new(name.clone(), t, Shape::Array(len), true));
+            return name;
+        }
+        let v = self.rng.pick(&fits).clone();
+        match v.shape {
+            // A row of a two-dimensional array, at a public index.
+            Shape::Array2(r, _) => format!("{}[{}]", v.access, self.rng.below(r as u64)),
+            Shape::Array(l) if !exact => {
+                // A pointer into the array, with room for `len` elements after it.
+                let k = self.rng.below((l - len + 1) as u64);
+                match self.rng.below(3) {
+                    0 if k == 0 => v.access,
+                    1 => format!("{} + {k}", v.access),
+                    _ => format!("&{}[{k}]", v.access),
+                }
+            }
+            _ => v.access,
+        }
+    }
+
+    /// A call of a helper that cannot sit inside an expression (it takes arrays or pointers,
+    /// writes globals, or returns a struct); false if there is none to call.
     fn helper_statement(&mut self) -> bool {
-        let impure: Vec<Helper> = self.helpers.iter().filter(|h| !h.pure()).cloned().collect();
+        let impure: Vec<Helper> = self.helpers.iter().filter(|h| !h.pure).cloned().collect();
         if impure.is_empty() {
             return false;
         }
@@ -930,34 +1380,9 @@ impl Gen {
         for p in &h.params {
             match p {
                 HelperParam::Scalar(_) => args.push(self.expr(2).0),
-                HelperParam::Array(t, len) => {
-                    let fits: Vec<Var> = self
-                        .visible()
-                        .into_iter()
-                        .filter(|v| {
-                            v.writable
-                                && v.ty == *t
-                                && matches!(v.shape, Shape::Array(l) if l == *len)
-                        })
-                        .collect();
-                    let arr = if fits.is_empty() {
-                        // Declare one of the right type for the call.
-                        let name = self.name("v");
-                        let items: Vec<String> = (0..*len).map(|_| self.expr(1).0).collect();
-                        let sp = t.spell(&mut self.rng);
-                        self.line(&format!("{sp} {name}[{len}] = {{{}}};", items.join(", ")));
-                        self.declare(Var {
-                            access: name.clone(),
-                            ty: *t,
-                            shape: Shape::Array(*len),
-                            writable: true,
-                        });
-                        name
-                    } else {
-                        self.rng.pick(&fits).access.clone()
-                    };
-                    args.push(arr);
-                }
+                HelperParam::Struct => args.push(self.struct_value()),
+                HelperParam::Array(t, len) => args.push(self.array_argument(*t, *len, true)),
+                HelperParam::ElementPointer(t) => args.push(self.array_argument(*t, 2, false)),
                 HelperParam::Pointer(t) => {
                     let fits: Vec<Var> = self
                         .visible()
@@ -965,7 +1390,7 @@ impl Gen {
                         .filter(|v| {
                             v.writable
                                 && v.ty == *t
-                                && matches!(v.shape, Shape::Scalar)
+                                && v.shape == Shape::Scalar
                                 && !v.access.starts_with("(*")
                         })
                         .collect();
@@ -974,29 +1399,52 @@ impl Gen {
                         let (e, _) = self.expr(1);
                         let sp = t.spell(&mut self.rng);
                         self.line(&format!("{sp} {name} = {e};"));
-                        self.declare(Var {
-                            access: name.clone(),
-                            ty: *t,
-                            shape: Shape::Scalar,
-                            writable: true,
-                        });
+                        self.declare(Var::new(name.clone(), *t, Shape::Scalar, true));
                         name
                     } else {
                         self.rng.pick(&fits).access.clone()
                     };
                     args.push(format!("&{target}"));
                 }
+                HelperParam::StructPointer => {
+                    let s = self.struct_at_public_place();
+                    args.push(format!("&{s}"));
+                }
             }
         }
         let call = format!("{}({})", h.name, args.join(", "));
-        match self.lvalue() {
-            Some((lv, _))
-                if self.rng.percent(70)
-                    && !args.iter().any(|a| lv.contains(a.trim_start_matches('&'))) =>
-            {
-                self.line(&format!("{lv} = {call};"))
+        // Assign the result to a variable the call does not touch (by name: conservative).
+        let global_prefix = format!("{}_g", self.prefix);
+        let touches = |lv: &str| {
+            args.iter().any(|a| {
+                let name: String = a
+                    .trim_start_matches('&')
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                !name.is_empty() && lv.contains(&name)
+            }) || lv.contains(&global_prefix)
+        };
+        match h.ret {
+            None => {
+                let targets: Vec<Var> = self
+                    .visible()
+                    .into_iter()
+                    .filter(|v| v.writable && v.shape == Shape::Struct && !touches(&v.access))
+                    .collect();
+                if targets.is_empty() || self.rng.percent(20) {
+                    self.line(&format!("{call};"));
+                } else {
+                    let t = self.rng.pick(&targets).access.clone();
+                    self.line(&format!("{t} = {call};"));
+                }
             }
-            _ => self.line(&format!("{call};")),
+            Some(_) => match self.lvalue() {
+                Some((lv, _)) if self.rng.percent(70) && !touches(&lv) => {
+                    self.line(&format!("{lv} = {call};"))
+                }
+                _ => self.line(&format!("{call};")),
+            },
         }
         true
     }
@@ -1077,7 +1525,7 @@ impl Gen {
             return self.literal();
         }
         let v = self.rng.pick(&vars).clone();
-        (self.access(&v), v.ty)
+        self.access(&v)
     }
 
     fn expr(&mut self, depth: u32) -> (String, IntTy) {
@@ -1085,7 +1533,7 @@ impl Gen {
             return self.leaf();
         }
         let d = depth - 1;
-        match self.rng.below(24) {
+        match self.rng.below(25) {
             0..=2 => {
                 let op = *self.rng.pick(&["+", "-", "*"]);
                 self.binary(op, d)
@@ -1162,6 +1610,12 @@ impl Gen {
                     IntTy::Int,
                 )
             }
+            23 => {
+                // The comma operator: the left side is evaluated (no effect) and dropped.
+                let (a, _) = self.expr(d.min(1));
+                let (b, tb) = self.expr(d);
+                (format!("(({a}), ({b}))"), tb)
+            }
             _ => self.leaf(),
         }
     }
@@ -1173,13 +1627,46 @@ impl Gen {
     }
 
     fn call(&mut self, d: u32) -> (String, IntTy) {
-        let pure: Vec<Helper> = self.helpers.iter().filter(|h| h.pure()).cloned().collect();
+        let pure: Vec<Helper> = self.helpers.iter().filter(|h| h.pure).cloned().collect();
         if pure.is_empty() {
             return self.leaf();
         }
         let h = self.rng.pick(&pure).clone();
-        let args: Vec<String> = h.params.iter().map(|_| self.expr(d.min(1)).0).collect();
-        (format!("{}({})", h.name, args.join(", ")), h.ret)
+        let args: Vec<String> = h
+            .params
+            .iter()
+            .map(|p| match p {
+                HelperParam::Struct => self.struct_value_pure(),
+                _ => self.expr(d.min(1)).0,
+            })
+            .collect();
+        (
+            format!("{}({})", h.name, args.join(", ")),
+            h.ret.expect("pure helpers return integers"),
+        )
+    }
+
+    /// A struct value inside an expression: an existing variable only (declaring one would
+    /// emit a statement in the middle of an expression).
+    fn struct_value_pure(&mut self) -> String {
+        let candidates: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .collect();
+        if candidates.is_empty() {
+            // A compound literal.
+            let init = self.struct_initializer();
+            return format!("({}){init}", self.struct_spelling());
+        }
+        let v = self.rng.pick(&candidates).clone();
+        match v.shape {
+            Shape::StructArray(len) => {
+                let i = self.index(len);
+                format!("{}[{i}]", v.access)
+            }
+            _ => v.access,
+        }
     }
 }
 
@@ -1220,10 +1707,21 @@ mod tests {
         assert_eq!(a.source, b.source);
         let c = generate(8, "p", &cfg);
         assert_ne!(a.source, c.source);
-        assert!(a.source.contains("void p_main("));
-        assert_eq!(
-            a.params.len(),
-            a.interface.inputs.len() + a.interface.outputs.len()
-        );
+        assert!(a.source.contains(" p_main("));
+    }
+
+    #[test]
+    fn features_appear_across_seeds() {
+        let cfg = Config::default();
+        let all: String = (0..300)
+            .map(|s| generate(s, &format!("p{s}"), &cfg).source)
+            .collect();
+        for feature in [
+            "continue;", "break;", "return", "switch (", "while (", "do {", "struct p", "->",
+            "static const", " / ", " % ", " << ", " >> ", "++", "--", "][", "INPUT_A_x0;",
+            "OUTPUT_A_", "OUTPUT_B_", "+ 1)", "sizeof", "? (",
+        ] {
+            assert!(all.contains(feature), "no program has {feature:?}");
+        }
     }
 }

@@ -228,7 +228,13 @@ fn mexp_small() {
     );
     assert_eq!(got, [243, 1], "3^5 = 243; 10^(p-1) = 1 mod p (Fermat)");
     // The reference itself against repeated multiplication.
-    for (b, e) in [(2u64, 0u32), (2, 40), (65_520, 3), (123_456, 17), (7, 65_520)] {
+    for (b, e) in [
+        (2u64, 0u32),
+        (2, 40),
+        (65_520, 3),
+        (123_456, 17),
+        (7, 65_520),
+    ] {
         let naive = (0..e).fold(1u64, |acc, _| acc * b % 65_521);
         assert_eq!(modexp(b as u32, e, 65_521) as u64, naive, "{b}^{e}");
     }

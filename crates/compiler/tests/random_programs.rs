@@ -59,6 +59,9 @@ fn case_for(p: &RandomProgram) -> Case {
         include_dirs: Vec::new(),
         opts: Options {
             entry: Some(p.entry.clone()),
+            // Every generated loop runs at most 2 * max_loop_iterations times: a loop pgc
+            // cannot bound is then reported at once instead of unrolled a million times.
+            unroll_limit: 64,
             ..Options::default()
         },
     }

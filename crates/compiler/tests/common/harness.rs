@@ -261,6 +261,14 @@ pub fn render_unit(index: usize, pre: &str, compiled: &Compiled) -> Result<Rende
             ));
         }
     }
+    // pgc reports a non-void entry's return value as the output `OUTPUT_return`.
+    let return_port = output_type
+        .get_key_value("OUTPUT_return")
+        .filter(|(k, _)| !covered_outputs.contains(*k))
+        .map(|(k, t)| (*k, *t));
+    if let Some((k, _)) = return_port {
+        covered_outputs.push(k);
+    }
     for p in &compiled.interface.outputs {
         if !covered_outputs.contains(&p.name.as_str()) {
             return Err(format!(
@@ -302,11 +310,15 @@ pub fn render_unit(index: usize, pre: &str, compiled: &Compiled) -> Result<Rende
             ParamKind::Value | ParamKind::Array => p.name.clone(),
         })
         .collect();
-    code.push_str(&format!(
-        "    {}({});\n",
-        compiled.entry_name,
-        args.join(", ")
-    ));
+    let call = format!("{}({})", compiled.entry_name, args.join(", "));
+    match return_port {
+        // `__typeof__` does not evaluate the call; the declaration's initializer does, once.
+        Some((_, t)) => code.push_str(&format!(
+            "    __typeof__({call}) pgc_oracle_ret = {call};\n    {}\n",
+            emit_code_as("pgc_oracle_ret", "OUTPUT_return", t)
+        )),
+        None => code.push_str(&format!("    {call};\n")),
+    }
     for p in &params {
         if let Some(t) = output_type.get(p.name.as_str()) {
             code.push_str("    ");
@@ -389,11 +401,16 @@ fn fill_code(name: &str, offset: usize, t: &CType) -> String {
 }
 
 fn emit_code(name: &str, t: &CType) -> String {
+    emit_code_as(name, name, t)
+}
+
+/// Reports the value of the C variable `var` as the output port `name`.
+fn emit_code_as(var: &str, name: &str, t: &CType) -> String {
     let ls = leaves(t);
     let mut c = format!("{{ unsigned long long pgc_oracle_v[{}]; ", ls.len());
     for (k, l) in ls.iter().enumerate() {
         c.push_str(&format!(
-            "pgc_oracle_v[{k}] = (unsigned long long)({name}{}); ",
+            "pgc_oracle_v[{k}] = (unsigned long long)({var}{}); ",
             l.path
         ));
     }

@@ -16,6 +16,9 @@ use super::values::{
 };
 use super::{Rng, TempDir};
 
+/// How long one compile may take in the tests before it counts as a hang.
+pub const COMPILE_LIMIT: Duration = Duration::from_secs(120);
+
 /// One program to check: its source, the `-D` defines and the compiler options.
 #[derive(Clone, Debug)]
 pub struct Case {
@@ -66,9 +69,28 @@ impl Case {
         }
     }
 
+    /// [`Case::compile`] on another thread, giving up after `limit` (a compiler that never
+    /// finishes then fails the test with the program instead of hanging it).
+    pub fn compile_within(&self, limit: Duration) -> Result<Compiled, String> {
+        let case = self.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(case.compile().map_err(|e| e.to_string()));
+        });
+        match rx.recv_timeout(limit) {
+            Ok(r) => r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(format!(
+                "pgc did not finish compiling within {limit:?} (a hang?)"
+            )),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                Err("pgc panicked while compiling (see the panic message above)".into())
+            }
+        }
+    }
+
     /// Compiles, panicking with the program and the compiler's message on failure.
     pub fn compile_or_panic(&self) -> Compiled {
-        self.compile().unwrap_or_else(|e| {
+        self.compile_within(COMPILE_LIMIT).unwrap_or_else(|e| {
             panic!(
                 "pgc failed to compile {} (defines {:?}):\n  {e}\n--- program ---\n{}",
                 self.label,
