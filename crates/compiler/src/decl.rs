@@ -11,6 +11,9 @@ use crate::lower::{
 };
 use crate::types::{IntTy, Ty, make_struct};
 
+/// The largest variable, in bits (each bit is a wire literal of 8 bytes while compiling).
+const MAX_OBJECT_BITS: u64 = 1 << 27;
+
 /// (name, type, span) of a parameter.
 pub type Param = (Option<String>, Ty, Span);
 
@@ -203,6 +206,15 @@ impl<'a> Lowerer<'a> {
                         }
                     };
                     ty = Ty::Array(Box::new(ty), n);
+                    if ty.bits() > MAX_OBJECT_BITS {
+                        return self.err(
+                            x.span,
+                            format!(
+                                "array of {} bits is too large: pgc keeps one circuit wire per bit, up to 2^27 bits per object",
+                                ty.bits()
+                            ),
+                        );
+                    }
                 }
                 DerivedDeclarator::Function(f) => {
                     func = Some(&f.node);

@@ -175,7 +175,34 @@ struct FrontEnd {
     start: Instant,
 }
 
+/// Deeply nested C (long expression chains, deep blocks) recurses deeply in the parser and in
+/// symbolic execution; a big stack keeps that from overflowing (only touched pages cost).
+const FRONT_END_STACK: usize = 1 << 30;
+
 fn front_end(
+    source: &str,
+    name: &str,
+    dir: Option<&Path>,
+    opts: &Options,
+    spill: Option<&Path>,
+) -> Result<FrontEnd, CompileError> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("pgc-compile".into())
+            .stack_size(FRONT_END_STACK)
+            .spawn_scoped(s, || {
+                front_end_on_this_thread(source, name, dir, opts, spill)
+            })
+            .map_err(|e| CompileError::Source {
+                pos: None,
+                message: format!("cannot start the compiler thread: {e}"),
+            })?
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
+fn front_end_on_this_thread(
     source: &str,
     name: &str,
     dir: Option<&Path>,

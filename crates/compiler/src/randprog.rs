@@ -453,7 +453,10 @@ impl Gen {
     }
 
     fn struct_spelling(&self) -> String {
-        format!("struct {}", self.strukt.as_ref().expect("a struct type").name)
+        format!(
+            "struct {}",
+            self.strukt.as_ref().expect("a struct type").name
+        )
     }
 
     // ---- file scope -----------------------------------------------------------------------
@@ -512,7 +515,8 @@ impl Gen {
                 let items: Vec<String> = (0..len).map(|_| self.constant()).collect();
                 self.out
                     .push_str(&format!("{sp} {name}[{len}] = {{{}}};\n", items.join(", ")));
-                self.globals.push(Var::new(name, t, Shape::Array(len), true));
+                self.globals
+                    .push(Var::new(name, t, Shape::Array(len), true));
             }
             _ => {
                 let c = self.constant();
@@ -603,7 +607,12 @@ impl Gen {
                 }
                 HelperParam::StructPointer => {
                     decls.push(format!("{} *{pname}", self.struct_spelling()));
-                    scope.push(Var::new(format!("(*{pname})"), IntTy::Int, Shape::Struct, true));
+                    scope.push(Var::new(
+                        format!("(*{pname})"),
+                        IntTy::Int,
+                        Shape::Struct,
+                        true,
+                    ));
                 }
             }
         }
@@ -1611,8 +1620,15 @@ impl Gen {
                 )
             }
             23 => {
-                // The comma operator: the left side is evaluated (no effect) and dropped.
-                let (a, _) = self.expr(d.min(1));
+                // The comma operator: the left side is evaluated (no effect) and dropped. Its
+                // left side is a variable: gcc 12 crashes (an internal compiler error in
+                // gimplify_expr) converting a comma of two constants to `_Bool`.
+                let vars = self.visible();
+                if vars.is_empty() {
+                    return self.leaf();
+                }
+                let v = self.rng.pick(&vars).clone();
+                let (a, _) = self.access(&v);
                 let (b, tb) = self.expr(d);
                 (format!("(({a}), ({b}))"), tb)
             }
@@ -1627,7 +1643,18 @@ impl Gen {
     }
 
     fn call(&mut self, d: u32) -> (String, IntTy) {
-        let pure: Vec<Helper> = self.helpers.iter().filter(|h| h.pure).cloned().collect();
+        // A helper taking a struct needs a struct variable in scope (no compound literals:
+        // pgc does not take them).
+        let have_struct = self
+            .visible()
+            .iter()
+            .any(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)));
+        let pure: Vec<Helper> = self
+            .helpers
+            .iter()
+            .filter(|h| h.pure && (have_struct || !h.params.contains(&HelperParam::Struct)))
+            .cloned()
+            .collect();
         if pure.is_empty() {
             return self.leaf();
         }
@@ -1647,18 +1674,13 @@ impl Gen {
     }
 
     /// A struct value inside an expression: an existing variable only (declaring one would
-    /// emit a statement in the middle of an expression).
+    /// emit a statement in the middle of an expression; `call` checks there is one).
     fn struct_value_pure(&mut self) -> String {
         let candidates: Vec<Var> = self
             .visible()
             .into_iter()
             .filter(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
             .collect();
-        if candidates.is_empty() {
-            // A compound literal.
-            let init = self.struct_initializer();
-            return format!("({}){init}", self.struct_spelling());
-        }
         let v = self.rng.pick(&candidates).clone();
         match v.shape {
             Shape::StructArray(len) => {
@@ -1717,9 +1739,28 @@ mod tests {
             .map(|s| generate(s, &format!("p{s}"), &cfg).source)
             .collect();
         for feature in [
-            "continue;", "break;", "return", "switch (", "while (", "do {", "struct p", "->",
-            "static const", " / ", " % ", " << ", " >> ", "++", "--", "][", "INPUT_A_x0;",
-            "OUTPUT_A_", "OUTPUT_B_", "+ 1)", "sizeof", "? (",
+            "continue;",
+            "break;",
+            "return",
+            "switch (",
+            "while (",
+            "do {",
+            "struct p",
+            "->",
+            "static const",
+            " / ",
+            " % ",
+            " << ",
+            " >> ",
+            "++",
+            "--",
+            "][",
+            "INPUT_A_x0;",
+            "OUTPUT_A_",
+            "OUTPUT_B_",
+            "+ 1)",
+            "sizeof",
+            "? (",
         ] {
             assert!(all.contains(feature), "no program has {feature:?}");
         }

@@ -187,3 +187,19 @@ fn sizeof_and_two_dimensional_arrays() {
     assert_eq!(run(src, &[1, 2, 3, 4, 5, 6, 4]), vec![21, 20, 3]);
     assert_eq!(run(src, &[1, 2, 3, 4, 5, 6, 5]), vec![21, 20, 6]);
 }
+
+#[test]
+fn deeply_nested_expressions_do_not_overflow_the_stack() {
+    let sum = vec!["INPUT_A_x"; 20_000].join(" + ");
+    let src = format!("int mpc_main(int INPUT_A_x) {{ return {sum}; }}");
+    assert_eq!(run(&src, &[3]), vec![60_000]);
+}
+
+#[test]
+fn huge_arrays_are_refused_not_allocated() {
+    let e = compile_err(
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_y) {\n  int a[1 << 30];\n  *OUTPUT_y = a[0];\n}",
+    );
+    assert_eq!(e.pos().map(|p| p.line), Some(2), "{e}");
+    assert!(e.to_string().contains("too large"), "{e}");
+}
