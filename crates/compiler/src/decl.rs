@@ -443,6 +443,7 @@ impl<'a> Lowerer<'a> {
                 off: 0,
                 dyns: vec![],
                 ty,
+                run: 1,
             };
             self.initialize(&place, i)?;
         }
@@ -511,6 +512,7 @@ impl<'a> Lowerer<'a> {
                             off: place.off + off,
                             dyns: place.dyns.clone(),
                             ty,
+                            run: 1,
                         };
                         self.write_place(&p, &bits);
                     }
@@ -552,6 +554,7 @@ impl<'a> Lowerer<'a> {
                         off: place.off + off,
                         dyns: place.dyns.clone(),
                         ty,
+                        run: 1,
                     };
                     self.initialize(&p, &it.node.initializer)?;
                     pos += 1;
@@ -622,6 +625,7 @@ impl<'a> Lowerer<'a> {
             off: place.off + off,
             dyns: place.dyns.clone(),
             ty: t.clone(),
+            run: 1,
         })
     }
 
@@ -635,6 +639,7 @@ impl<'a> Lowerer<'a> {
             off: p.off,
             dyns: vec![],
             ty: p.elem.clone(),
+            run: p.count,
         })
     }
 }

@@ -136,6 +136,7 @@ impl<'a> Lowerer<'a> {
                         off: 0,
                         dyns: vec![],
                         ty,
+                        run: 1,
                     }))
                 }
                 _ => self.err(e.span, format!("`{}` is not a variable", id.node.name)),
@@ -207,6 +208,7 @@ impl<'a> Lowerer<'a> {
                         off: p.off,
                         dyns: vec![],
                         ty: p.elem.clone(),
+                        run: p.count,
                     },
                     p.count,
                     p.elem,
@@ -218,6 +220,7 @@ impl<'a> Lowerer<'a> {
         let stride = elem.bits();
         match const_value(it, &ibits) {
             Some(k) => {
+                place.run = count.saturating_sub(k.max(0) as u64).max(1);
                 if k < 0 || k as u128 >= count as u128 {
                     return self.err(
                         index.span,
@@ -228,6 +231,7 @@ impl<'a> Lowerer<'a> {
             }
             None => {
                 // Negative indices are huge unsigned values: out of bounds, so they read 0.
+                place.run = 1;
                 place.dyns.push(DynIdx {
                     index: ibits,
                     stride,
@@ -257,6 +261,7 @@ impl<'a> Lowerer<'a> {
                         off: 0,
                         dyns: vec![],
                         ty: Ty::Array(el.clone(), n),
+                        run: 1,
                     };
                     return Ok(Some((p, *el, n)));
                 }
@@ -389,10 +394,21 @@ impl<'a> Lowerer<'a> {
             Expression::Conditional(c) => {
                 let k = self.eval_cond(&c.node.condition)?;
                 if let Some(k) = k.as_const() {
-                    return self.eval(if k {
-                        &c.node.then_expression
+                    let (chosen, other) = if k {
+                        (&c.node.then_expression, &c.node.else_expression)
                     } else {
-                        &c.node.else_expression
+                        (&c.node.else_expression, &c.node.then_expression)
+                    };
+                    let v = self.eval(chosen)?;
+                    // The result has the common type of both operands, even when the
+                    // condition is a constant (`0 ? 1u : x` is unsigned).
+                    return Ok(match (v, self.type_of(other).ok()) {
+                        (Val::Int(t, bits), Some(Ty::Int(o))) => {
+                            let ty = IntTy::common(t, o);
+                            let bits = self.convert_bits(t, &bits, ty);
+                            Val::Int(ty, bits)
+                        }
+                        (v, _) => v,
                     });
                 }
                 let ct = self.g.and(self.cur, k);
@@ -502,6 +518,14 @@ impl<'a> Lowerer<'a> {
             );
         };
         let name = id.node.name.as_str();
+        if !is_builtin(name) && !self.functions.contains_key(name) {
+            return self.err(
+                c.span,
+                format!(
+                    "call to `{name}`, which is not defined in the program (library functions and I/O cannot run inside a circuit)"
+                ),
+            );
+        }
         let mut args = Vec::with_capacity(c.node.arguments.len());
         for a in &c.node.arguments {
             args.push((self.eval(a)?, a.span));
@@ -589,7 +613,7 @@ impl<'a> Lowerer<'a> {
                             var: p.var,
                             off: p.off,
                             elem: p.ty,
-                            count: 1,
+                            count: p.run,
                         }))
                     }
                     Lv::PtrVar(_) => self.err(span, "pointers to pointers are not supported"),
@@ -846,6 +870,18 @@ impl<'a> Lowerer<'a> {
             None => Ok(base),
         }
     }
+}
+
+fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "__builtin_popcount"
+            | "__builtin_popcountl"
+            | "__builtin_popcountll"
+            | "__builtin_parity"
+            | "__builtin_parityl"
+            | "__builtin_parityll"
+    )
 }
 
 /// The value of constant bits, interpreted per the type's signedness.

@@ -216,7 +216,7 @@ fn front_end_on_this_thread(
         dir.filter(|d| !d.as_os_str().is_empty()),
         opts,
     )?;
-    let map = LineMap::new(&text, name);
+    let map = LineMap::new(&text, name, source);
     let parsed = lang_c::driver::parse_preprocessed(&lang_c::driver::Config::default(), text)
         .map_err(|e| {
             let mut expected: Vec<&str> = e.expected.iter().copied().collect();

@@ -63,6 +63,9 @@ pub struct Place {
     pub off: u64,
     pub dyns: Vec<DynIdx>,
     pub ty: Ty,
+    /// Objects of type `ty` from here to the end of the array this one lies in (1 outside
+    /// arrays): how far a pointer to it may move.
+    pub run: u64,
 }
 
 pub struct Var {
@@ -83,9 +86,20 @@ pub enum Binding {
 /// construct itself: when every exit inside a construct is its own, all paths that entered it
 /// leave it normally, so the path condition after it is exactly the one before it.
 pub enum Ctl {
-    Loop { brk: Lit, cont: Lit, own: u64 },
-    Switch { brk: Lit, own: u64 },
-    Func { ret_var: Option<VarId> },
+    /// `conts` counts the `continue`s among `own`.
+    Loop {
+        brk: Lit,
+        cont: Lit,
+        own: u64,
+        conts: u64,
+    },
+    Switch {
+        brk: Lit,
+        own: u64,
+    },
+    Func {
+        ret_var: Option<VarId>,
+    },
 }
 
 pub struct PendingOutput {
@@ -116,7 +130,9 @@ pub struct Lowerer<'a> {
     pub outputs: Vec<PendingOutput>,
     /// Declarations of ports already executed (a port declared in a loop is an error).
     pub port_decls: HashSet<usize>,
-    /// Number of `break`/`continue`/`return` statements executed so far.
+    /// `break`/`continue`/`return` statements executed whose construct has not ended yet
+    /// (a construct subtracts its own exits when it ends; so a construct inside which this
+    /// count did not change lets every path that entered it out normally).
     pub exit_events: u64,
     /// Static locals, by declaration position.
     pub statics: HashMap<usize, VarId>,
@@ -433,8 +449,10 @@ impl<'a> Lowerer<'a> {
         };
         self.ctl.push(Ctl::Func { ret_var });
         let saved = (self.mark(), self.cur);
+        let exits_before = self.exit_events;
         self.exec_stmt(&f.node.statement)?;
         self.ctl.pop();
+        self.exit_events = exits_before;
         // Every path leaves a function (by `return` or its end).
         self.restore(saved);
         self.call_stack.pop();
@@ -640,9 +658,13 @@ impl<'a> Lowerer<'a> {
                 match idx.map(|i| &self.ctl[i]) {
                     Some(Ctl::Loop { cont, .. }) => {
                         let n = self.g.xor(*cont, cur);
-                        if let Some(Ctl::Loop { cont, own, .. }) = self.ctl.get_mut(idx.unwrap()) {
+                        if let Some(Ctl::Loop {
+                            cont, own, conts, ..
+                        }) = self.ctl.get_mut(idx.unwrap())
+                        {
                             *cont = n;
                             *own += 1;
+                            *conts += 1;
                         }
                     }
                     _ => return self.err(s.span, "`continue` outside a loop"),
@@ -736,6 +758,7 @@ impl<'a> Lowerer<'a> {
         let (mark0, c0) = (self.mark(), self.cur);
         let exits_before = self.exit_events;
         let mut own_exits = 0;
+        let mut total_conts = 0;
         let mut exited = Lit::FALSE;
         let mut broke = Lit::FALSE;
         let mut iterations: u64 = 0;
@@ -744,9 +767,8 @@ impl<'a> Lowerer<'a> {
             if self.cur == Lit::FALSE {
                 break;
             }
-            // Bound the implied stack: conditions of earlier iterations are not needed.
-            let c = self.cur;
-            self.merge_to(mark0, c);
+            // The implied stack keeps the conditions of earlier iterations: a counter stepped
+            // under one of them stays known on the (smaller) paths still looping.
             if !(body_first && first)
                 && let Some(cond) = cond
             {
@@ -779,24 +801,40 @@ impl<'a> Lowerer<'a> {
                 brk: Lit::FALSE,
                 cont: Lit::FALSE,
                 own: 0,
+                conts: 0,
             });
-            let mark_i = self.mark();
+            let (mark_i, cur_i) = (self.mark(), self.cur);
+            let exits_before_body = self.exit_events;
             let r = self.exec_stmt(body);
-            let Some(Ctl::Loop { brk, cont, own }) = self.ctl.pop() else {
+            let Some(Ctl::Loop {
+                brk,
+                cont,
+                own,
+                conts,
+            }) = self.ctl.pop()
+            else {
                 unreachable!("control stack")
             };
             r?;
             own_exits += own;
+            total_conts += conts;
             broke = self.g.xor(broke, brk);
-            let next = self.g.xor(self.cur, cont);
-            self.merge_to(mark_i, next);
+            self.exit_events -= conts;
+            if self.exit_events == exits_before_body {
+                // Only `continue`s left the body: every path that entered it goes on.
+                self.restore((mark_i, cur_i));
+            } else {
+                let next = self.g.xor(self.cur, cont);
+                self.merge_to(mark_i, next);
+            }
             if let Some(step) = step
                 && self.cur != Lit::FALSE
             {
                 self.eval(step)?;
             }
         }
-        if self.exit_events - exits_before == own_exits {
+        self.exit_events -= own_exits - total_conts;
+        if self.exit_events == exits_before {
             self.restore((mark0, c0));
         } else {
             let after = self.g.xor(exited, broke);
@@ -901,7 +939,8 @@ impl<'a> Lowerer<'a> {
         };
         r?;
         let _ = span;
-        if self.exit_events - exits_before == own {
+        self.exit_events -= own;
+        if self.exit_events == exits_before {
             self.restore((mark, entry));
             return Ok(());
         }
@@ -941,6 +980,7 @@ impl<'a> Lowerer<'a> {
                     off: 0,
                     dyns: vec![],
                     ty,
+                    run: 1,
                 };
                 self.write_place(&place, &bits);
             }
@@ -1050,8 +1090,10 @@ impl<'a> Lowerer<'a> {
         self.call_stack.push(name.to_string());
         self.ctl.push(Ctl::Func { ret_var });
         let saved = (self.mark(), self.cur);
+        let exits_before = self.exit_events;
         let r = self.exec_stmt(&f.node.statement);
         self.ctl.pop();
+        self.exit_events = exits_before;
         self.call_stack.pop();
         self.frames.pop();
         r?;

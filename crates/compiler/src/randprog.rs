@@ -167,7 +167,7 @@ impl IntTy {
             IntTy::LLong => &["long long"],
             IntTy::ULLong => &["unsigned long long"],
         };
-        *rng.pick(names)
+        names[rng.below(names.len() as u64) as usize]
     }
 
     /// The port type a variable of this type gets.
@@ -263,7 +263,7 @@ pub struct RandomProgram {
 /// identifier), so that many programs can share one C file.
 pub fn generate(seed: u64, prefix: &str, cfg: &Config) -> RandomProgram {
     let mut g = Gen {
-        rng: Rng::new(seed ^ 0x5eed_0f_c0de),
+        rng: Rng::new(seed ^ 0x005e_ed0f_c0de),
         cfg: cfg.clone(),
         prefix: prefix.to_string(),
         strukt: None,
@@ -979,17 +979,10 @@ impl Gen {
                         }
                     };
                 }
-                17 => {
-                    if self.helper_statement() {
-                        return;
-                    }
-                }
+                // A call statement, if there is a helper to call.
+                17 if self.helper_statement() => return,
                 18 => return self.post_increment_copy(),
-                19 if self.strukt.is_some() => {
-                    if self.struct_assignment() {
-                        return;
-                    }
-                }
+                19 if self.strukt.is_some() && self.struct_assignment() => return,
                 _ => {}
             }
         }

@@ -60,10 +60,13 @@ pub struct LineMap {
     /// Offsets where each line of the preprocessed text starts.
     line_starts: Vec<usize>,
     main_name: String,
+    /// The lines of the user's source, to correct columns that macro expansion shifted.
+    main_lines: Vec<String>,
+    text: String,
 }
 
 impl LineMap {
-    pub fn new(text: &str, main_name: &str) -> LineMap {
+    pub fn new(text: &str, main_name: &str, main_source: &str) -> LineMap {
         let mut markers = Vec::new();
         let mut line_starts = vec![0];
         let mut offset = 0;
@@ -84,6 +87,11 @@ impl LineMap {
             markers,
             line_starts,
             main_name: main_name.to_string(),
+            main_lines: main_source
+                .lines()
+                .map(|l| l.trim_end_matches('\r').to_string())
+                .collect(),
+            text: text.to_string(),
         }
     }
 
@@ -106,11 +114,68 @@ impl LineMap {
         }
         let (mstart, file, mline) = &self.markers[m - 1];
         let marker_line_idx = self.line_starts.partition_point(|&s| s < *mstart);
+        let line = mline + (line_idx - marker_line_idx) as u32;
+        let col = if *file == self.main_name {
+            self.original_column(line_start, offset, line)
+                .unwrap_or(col)
+        } else {
+            col
+        };
         SourcePos {
             file: file.clone(),
-            line: mline + (line_idx - marker_line_idx) as u32,
+            line,
             col,
         }
+    }
+
+    /// Where macro expansion changed a line, the column of the same token in the original
+    /// line (its k-th occurrence), or the start of the macro use for tokens it produced.
+    fn original_column(&self, line_start: usize, offset: usize, line: u32) -> Option<u32> {
+        let original = self.main_lines.get(line.checked_sub(1)? as usize)?;
+        let end = self.text[line_start..]
+            .find('\n')
+            .map_or(self.text.len(), |e| line_start + e);
+        let expanded = self.text.get(line_start..end)?;
+        if expanded == original.as_str() {
+            return None;
+        }
+        let at = offset.checked_sub(line_start)?;
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let rest = expanded.get(at..)?;
+        let len = rest.find(|c: char| !word(c)).unwrap_or(rest.len()).max(1);
+        let token = rest.get(..len)?;
+        let occurrences = |s: &str| -> Vec<usize> {
+            s.match_indices(token)
+                .filter(|(i, _)| {
+                    let before = s[..*i]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !word(c) || !word(token.chars().next().unwrap_or(' ')));
+                    let after = s[i + token.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !word(c) || !word(token.chars().last().unwrap_or(' ')));
+                    before && after
+                })
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let k = occurrences(expanded).iter().position(|&i| i == at)?;
+        let in_expanded = occurrences(expanded).len();
+        let in_original = occurrences(original);
+        if in_original.len() == in_expanded {
+            return Some(in_original[k] as u32 + 1);
+        }
+        // The token came from a macro body: point at the first place the lines differ.
+        let common = expanded
+            .bytes()
+            .zip(original.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        let start = original[..common]
+            .rfind(|c: char| !word(c))
+            .map_or(0, |i| i + 1);
+        Some(start as u32 + 1)
     }
 
     /// Whether `offset` lies in the user's own files rather than a system header.
@@ -139,7 +204,7 @@ mod tests {
     #[test]
     fn maps_offsets_through_markers() {
         let text = "# 1 \"a.c\"\nint x;\n# 10 \"b.h\" 1\nint y;\n  int z;\n";
-        let map = LineMap::new(text, "main.c");
+        let map = LineMap::new(text, "main.c", "");
         let y = text.find("int y").unwrap();
         assert_eq!(
             map.pos(y),

@@ -349,9 +349,9 @@ fn errors_in_an_included_header_name_the_header() {
     let main = "#include \"inc/bad.h\"\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = scale(INPUT_A_x);\n}\n";
     let path = dir.path().join("uses_header.c");
     std::fs::write(&path, main).unwrap();
-    let err = compile_file(&path, &Options::default())
-        .err()
-        .expect("a float in a used header function must be rejected");
+    let Err(err) = compile_file(&path, &Options::default()) else {
+        panic!("a float in a used header function must be rejected");
+    };
     check_error("inc/bad.h", header, &err, &[(4, 8)], &["floating"], |f| {
         f.ends_with("inc/bad.h")
     });
@@ -360,18 +360,18 @@ fn errors_in_an_included_header_name_the_header() {
 #[test]
 fn entry_selection_errors_name_the_problem() {
     let two = "int f(int x) { return x; }\nint g(int x) { return x; }\n";
-    let err = compile_source(two, "two.c", &Options::default())
-        .err()
-        .expect("no mpc_main and two functions");
+    let Err(err) = compile_source(two, "two.c", &Options::default()) else {
+        panic!("no mpc_main and two functions must be an error");
+    };
     let msg = err.to_string();
     assert!(msg.contains("--entry") && msg.contains("mpc_main"), "{msg}");
     let opts = Options {
         entry: Some("nosuch".into()),
         ..Options::default()
     };
-    let msg = compile_source(two, "two.c", &opts)
-        .err()
-        .expect("no function nosuch")
-        .to_string();
+    let Err(err) = compile_source(two, "two.c", &opts) else {
+        panic!("--entry nosuch must be an error");
+    };
+    let msg = err.to_string();
     assert!(msg.contains("nosuch"), "{msg}");
 }

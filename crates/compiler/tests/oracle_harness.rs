@@ -262,7 +262,9 @@ int entry(void)
         ],
     );
     let oracle = GccOracle::build(&[(&case, &c)]).unwrap();
-    let cases: [(i64, [i64; 2], (i64, i64), i64); 4] = [
+    // (a, b, (OUTPUT_r.v, OUTPUT_r.tag), OUTPUT_count)
+    type Expectation = (i64, [i64; 2], (i64, i64), i64);
+    let cases: [Expectation; 4] = [
         (-5, [0, 0], (5, 1), 1),
         (7, [1, 7], (0, 0), 2),
         (7, [7, 1], (0, 0), 1),

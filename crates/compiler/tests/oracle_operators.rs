@@ -38,7 +38,10 @@ fn min_of(t: IntTy) -> &'static str {
 /// `b` as a divisor of `a` that avoids the two traps (0, and MIN / -1 in the common type).
 fn safe_divisor(a: &str, b: &str, t: IntTy) -> String {
     if t.signed() {
-        format!("(({b}) == 0 || (({b}) == -1 && ({a}) == {}) ? 1 : ({b}))", min_of(t))
+        format!(
+            "(({b}) == 0 || (({b}) == -1 && ({a}) == {}) ? 1 : ({b}))",
+            min_of(t)
+        )
     } else {
         format!("(({b}) == 0 ? 1 : ({b}))")
     }
@@ -52,7 +55,10 @@ fn signature(outputs: usize) -> String {
         }
     }
     params.push(format!("unsigned long long OUTPUT_r[{outputs}]"));
-    format!("#include <stdint.h>\nvoid mpc_main({})\n", params.join(", "))
+    format!(
+        "#include <stdint.h>\nvoid mpc_main({})\n",
+        params.join(", ")
+    )
 }
 
 /// The program computing `a op b` for every type pair.
@@ -100,7 +106,12 @@ fn unary_and_cast_program() -> String {
     let mut k = 0;
     for i in 0..TYPES.len() {
         let a = format!("INPUT_A_t{i}");
-        for e in [format!("-{a}"), format!("~{a}"), format!("!{a}"), format!("+{a}")] {
+        for e in [
+            format!("-{a}"),
+            format!("~{a}"),
+            format!("!{a}"),
+            format!("+{a}"),
+        ] {
             body.push_str(&format!("    OUTPUT_r[{k}] = {e};\n"));
             k += 1;
         }
@@ -143,7 +154,12 @@ fn check(name: &str, source: String, seed: u64, protocol_runs: usize) {
 #[test]
 fn arithmetic_operators_on_all_type_pairs() {
     for (k, op) in ["+", "-", "*"].iter().enumerate() {
-        check(&format!("op_{k}.c"), binary_program(op), 100 + k as u64, usize::from(k == 0));
+        check(
+            &format!("op_{k}.c"),
+            binary_program(op),
+            100 + k as u64,
+            usize::from(k == 0),
+        );
     }
 }
 
@@ -162,7 +178,12 @@ fn shifts_on_all_type_pairs() {
 #[test]
 fn bitwise_and_logical_operators_on_all_type_pairs() {
     for (k, op) in ["&", "|", "^", "&&", "||"].iter().enumerate() {
-        check(&format!("op_bit{k}.c"), binary_program(op), 130 + k as u64, 0);
+        check(
+            &format!("op_bit{k}.c"),
+            binary_program(op),
+            130 + k as u64,
+            0,
+        );
     }
 }
 
@@ -170,7 +191,12 @@ fn bitwise_and_logical_operators_on_all_type_pairs() {
 fn comparisons_on_all_type_pairs() {
     // Mixed signedness is where C surprises: -1 < 0u is false.
     for (k, op) in ["<", "<=", ">", ">=", "==", "!="].iter().enumerate() {
-        check(&format!("op_cmp{k}.c"), binary_program(op), 140 + k as u64, usize::from(k == 0));
+        check(
+            &format!("op_cmp{k}.c"),
+            binary_program(op),
+            140 + k as u64,
+            usize::from(k == 0),
+        );
     }
 }
 
@@ -181,8 +207,16 @@ fn unary_operators_and_casts_between_all_types() {
 
 #[test]
 fn compound_assignments_convert_back_to_the_left_type() {
-    for (k, op) in ["+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"].iter().enumerate() {
-        check(&format!("compound_{k}.c"), compound_program(op), 160 + k as u64, 0);
+    for (k, op) in ["+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"]
+        .iter()
+        .enumerate()
+    {
+        check(
+            &format!("compound_{k}.c"),
+            compound_program(op),
+            160 + k as u64,
+            0,
+        );
     }
 }
 

@@ -509,3 +509,48 @@ void mpc_main(uint32_t INPUT_A_x, int32_t INPUT_B_y, uint64_t *OUTPUT_r, int32_t
         1,
     );
 }
+
+#[test]
+fn conditional_operator_has_the_common_type_even_with_a_constant_condition() {
+    // `c ? x : y` has the type of the usual arithmetic conversions of x and y, whichever is
+    // chosen, also when c is a constant.
+    check(
+        "conditional_types.c",
+        r#"
+#include <stdint.h>
+void mpc_main(int8_t INPUT_A_c, uint32_t INPUT_B_u, int64_t *OUTPUT_a, int64_t *OUTPUT_b,
+              int *OUTPUT_c, int64_t *OUTPUT_d)
+{
+    *OUTPUT_a = 0 ? INPUT_B_u : INPUT_A_c;
+    *OUTPUT_b = sizeof(int) == 4 ? INPUT_A_c : INPUT_B_u;
+    *OUTPUT_c = (1 ? INPUT_B_u : INPUT_A_c) > -1;
+    *OUTPUT_d = (INPUT_B_u > 3 ? INPUT_B_u : INPUT_A_c) + 0L;
+}
+"#,
+        200,
+        1,
+    );
+}
+
+#[test]
+fn pointers_to_array_elements_index_the_rest_of_the_array() {
+    check(
+        "element_pointers.c",
+        r#"
+static long second(long *p)
+{
+    return p[1] + *(p + 1);
+}
+
+void mpc_main(long INPUT_A_x, long INPUT_B_y, long *OUTPUT_r)
+{
+    long v[3] = { INPUT_A_x, INPUT_B_y, INPUT_A_x ^ INPUT_B_y };
+    long *p = &v[1];
+    p[1] += 1;
+    *OUTPUT_r = second(&v[0]) + second(v + 1) + p[0];
+}
+"#,
+        100,
+        1,
+    );
+}

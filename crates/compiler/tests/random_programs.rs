@@ -96,9 +96,15 @@ fn report(failures: &[String], total: usize, what: &str) {
     if failures.is_empty() {
         return;
     }
+    // One line per failure (its first two lines), then the first few in full.
+    let summary: Vec<String> = failures
+        .iter()
+        .map(|f| f.lines().take(2).collect::<Vec<_>>().join(" | "))
+        .collect();
     panic!(
-        "{} of {total} {what} failed; the first ones:\n\n{}",
+        "{} of {total} {what} failed:\n{}\n\nThe first ones in full:\n\n{}",
         failures.len(),
+        summary.join("\n"),
         failures
             .iter()
             .take(4)
@@ -127,9 +133,9 @@ fn generated_programs_are_valid_and_free_of_undefined_behaviour() {
         &["-fsanitize=undefined", "-fno-sanitize-recover=all"],
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let mut rng = Rng::new(0xdead_beef);
     let mut calls: Vec<(usize, Values)> = Vec::new();
     for (i, p) in programs.iter().enumerate() {
+        let mut rng = Rng::new(p.seed ^ 0xdead_beef);
         for _ in 0..8 {
             calls.push((i, random_inputs(&p.interface, &mut rng)));
         }
@@ -271,10 +277,11 @@ fn random_programs_agree_with_gcc() {
     let inputs_per_program = 10;
     if !pairs.is_empty() {
         let oracle = GccOracle::build(&pairs).unwrap_or_else(|e| panic!("{e}"));
-        let mut rng = Rng::new(0x0dd_5eed);
+        // Inputs seeded per program, so a program rerun alone gets the same inputs.
         let inputs: Vec<Vec<Values>> = ok
             .iter()
-            .map(|(_, c)| {
+            .map(|(i, c)| {
+                let mut rng = Rng::new(programs[*i].seed ^ 0x0dd_5eed);
                 (0..inputs_per_program)
                     .map(|_| random_inputs(&c.interface, &mut rng))
                     .collect()
