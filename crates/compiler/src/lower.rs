@@ -762,6 +762,7 @@ impl<'a> Lowerer<'a> {
         let mut exited = Lit::FALSE;
         let mut broke = Lit::FALSE;
         let mut iterations: u64 = 0;
+        let mut secret_iterations: u64 = 0;
         let mut first = true;
         loop {
             if self.cur == Lit::FALSE {
@@ -782,20 +783,28 @@ impl<'a> Lowerer<'a> {
             }
             first = false;
             iterations += 1;
-            if iterations > self.opts.unroll_limit {
-                let secret = if self.cur == Lit::TRUE {
-                    ""
-                } else {
-                    " (its condition depends on secret inputs, so pgc cannot tell when it ends)"
-                };
-                return self.err(
-                    span,
+            if self.cur != Lit::TRUE {
+                secret_iterations += 1;
+            }
+            // A loop still running on secret paths only builds ever larger multiplexers; give
+            // up on it sooner (1/16 of the limit) so a secret-bounded loop fails fast.
+            let secret_limit = (self.opts.unroll_limit / 16).max(1);
+            if iterations > self.opts.unroll_limit || secret_iterations > secret_limit {
+                let message = if secret_iterations > secret_limit {
                     format!(
-                        "loop does not end within {} iterations{secret}; loops must have a bound known at compile time \
-                         (raise it with --unroll-limit N)",
+                        "loop still runs after {secret_limit} iterations on paths that depend on secret inputs, \
+                         so pgc cannot tell when it ends; loops need a bound known at compile time \
+                         (a loop may run 1/16 of --unroll-limit iterations, now {}, under a secret condition)",
                         self.opts.unroll_limit
-                    ),
-                );
+                    )
+                } else {
+                    format!(
+                        "loop does not end within {} iterations; loops must have a bound known at compile \
+                         time (raise it with --unroll-limit N)",
+                        self.opts.unroll_limit
+                    )
+                };
+                return self.err(span, message);
             }
             self.ctl.push(Ctl::Loop {
                 brk: Lit::FALSE,
