@@ -140,17 +140,7 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
             report::group(cs.and_gates_final)
         );
         println!("optimizer    gates avoided while building, or removed afterwards:");
-        for p in &cs.passes {
-            let ands = p
-                .and_gates_removed
-                .map(|a| format!(" ({} AND)", report::group(a)))
-                .unwrap_or_default();
-            println!(
-                "  {:<28} {} gates{ands}",
-                p.name,
-                report::group(p.gates_removed)
-            );
-        }
+        print_passes(cs);
     }
     Ok(())
 }
@@ -210,19 +200,24 @@ fn compile_low_memory(args: &CompileCmdArgs, output: &Path) -> Result<()> {
         println!("{line}");
     }
     if args.stats {
-        for p in &cs.passes {
-            let ands = p
-                .and_gates_removed
-                .map(|a| format!(" ({} AND)", report::group(a)))
-                .unwrap_or_default();
-            println!(
-                "  {:<28} {} gates{ands}",
-                p.name,
-                report::group(p.gates_removed)
-            );
-        }
+        print_passes(&cs);
     }
     Ok(())
+}
+
+/// What each optimization avoided or removed, one line each.
+fn print_passes(cs: &pgc_compiler::CompileStats) {
+    for p in &cs.passes {
+        let ands = p
+            .and_gates_removed
+            .map(|a| format!(" ({} AND)", report::group(a)))
+            .unwrap_or_default();
+        println!(
+            "  {:<28} {} gates{ands}",
+            p.name,
+            report::group(p.gates_removed)
+        );
+    }
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -110,15 +110,7 @@ impl<'a> Lowerer<'a> {
             let StructDeclaration::Field(f) = &d.node else {
                 continue;
             };
-            let specs: Vec<&Node<TypeSpecifier>> = f
-                .node
-                .specifiers
-                .iter()
-                .filter_map(|s| match &s.node {
-                    SpecifierQualifier::TypeSpecifier(t) => Some(t),
-                    _ => None,
-                })
-                .collect();
+            let specs = qualifier_type_specs(&f.node.specifiers);
             let base = self.base_type(&specs, f.span)?;
             for sd in &f.node.declarators {
                 if let Some(bw) = &sd.node.bit_width {
@@ -273,15 +265,7 @@ impl<'a> Lowerer<'a> {
         let mut params = Vec::new();
         if let Some(fd) = func {
             for p in &fd.parameters {
-                let ts: Vec<&Node<TypeSpecifier>> = p
-                    .node
-                    .specifiers
-                    .iter()
-                    .filter_map(|s| match &s.node {
-                        DeclarationSpecifier::TypeSpecifier(t) => Some(t),
-                        _ => None,
-                    })
-                    .collect();
+                let ts = declaration_type_specs(&p.node.specifiers);
                 let base = self.base_type(&ts, p.span)?;
                 let (pname, pty) = match &p.node.declarator {
                     Some(d) => {
@@ -666,6 +650,28 @@ fn scalar_leaves(ty: &Ty) -> Vec<(u64, IntTy)> {
             })
             .collect(),
     }
+}
+
+/// The type specifiers among a type name's or field's specifiers and qualifiers.
+pub fn qualifier_type_specs(specs: &[Node<SpecifierQualifier>]) -> Vec<&Node<TypeSpecifier>> {
+    specs
+        .iter()
+        .filter_map(|s| match &s.node {
+            SpecifierQualifier::TypeSpecifier(t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The type specifiers among a declaration's specifiers.
+pub fn declaration_type_specs(specs: &[Node<DeclarationSpecifier>]) -> Vec<&Node<TypeSpecifier>> {
+    specs
+        .iter()
+        .filter_map(|s| match &s.node {
+            DeclarationSpecifier::TypeSpecifier(t) => Some(t),
+            _ => None,
+        })
+        .collect()
 }
 
 pub fn declarator_name(d: &Declarator) -> Option<String> {

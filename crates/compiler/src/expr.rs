@@ -855,15 +855,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn type_name(&mut self, t: &'a Node<TypeName>) -> R<Ty> {
-        let specs: Vec<&Node<TypeSpecifier>> = t
-            .node
-            .specifiers
-            .iter()
-            .filter_map(|s| match &s.node {
-                SpecifierQualifier::TypeSpecifier(ts) => Some(ts),
-                _ => None,
-            })
-            .collect();
+        let specs = crate::decl::qualifier_type_specs(&t.node.specifiers);
         let base = self.base_type(&specs, t.span)?;
         match &t.node.declarator {
             Some(d) => Ok(self.derive(base, d)?.1),

@@ -46,6 +46,11 @@ impl Rng {
     }
 
     /// True with probability `percent` / 100.
+    /// True with probability `num / den`.
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
+
     pub fn percent(&mut self, percent: u64) -> bool {
         self.below(100) < percent
     }
