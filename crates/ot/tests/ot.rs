@@ -424,7 +424,9 @@ fn errors_do_not_reveal_choices() {
             let (dead, _) = MemoryChannel::pair();
             drop(std::mem::replace(ch, dead));
         },
-        |ch, r| r.receive_random(ch, &[true, false, true]),
+        // Chosen OT: the receiver must hear from the (gone) sender, so it always fails. (A
+        // random-OT receiver only sends, and could finish before the sender's side is gone.)
+        |ch, r| r.receive_chosen(ch, &[true, false, true]),
     );
     let err = result.unwrap_err();
     let text = format!("{err:?} {err}");
