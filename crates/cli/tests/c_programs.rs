@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod support;
+use support::{json_of, run_ok};
 
 /// A scratch directory (removed on drop) that is also the compile cache.
 struct Scratch(PathBuf);
@@ -41,18 +44,6 @@ impl Drop for Scratch {
     }
 }
 
-fn ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("pgc starts");
-    assert!(
-        out.status.success(),
-        "pgc failed: {}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 fn fails(cmd: &mut Command) -> String {
     let out = cmd.output().expect("pgc starts");
     assert!(
@@ -65,11 +56,6 @@ fn fails(cmd: &mut Command) -> String {
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(out)))
 }
 
 const MILLIONAIRES: &str = "\
@@ -99,7 +85,7 @@ void mpc_main(int INPUT_A_v[3], struct pt INPUT_B_p, long INPUT_B_k,
 fn compile_writes_pgc_next_to_the_source_and_info_describes_it() {
     let s = Scratch::new("compile");
     let src = s.file("millionaires.c", MILLIONAIRES);
-    let out = ok(s.pgc().args(["compile", &src, "--stats"]));
+    let out = run_ok(s.pgc().args(["compile", &src, "--stats"]));
     let text = stdout(&out);
     assert!(text.contains("millionaires.pgc"), "{text}");
     assert!(text.contains("int32_t INPUT_A_income"), "{text}");
@@ -107,7 +93,7 @@ fn compile_writes_pgc_next_to_the_source_and_info_describes_it() {
     let pgc = s.path("millionaires.pgc");
     assert!(Path::new(&pgc).exists());
 
-    let info = json_of(&ok(s.pgc().args(["info", &pgc, "--json"])));
+    let info = json_of(&run_ok(s.pgc().args(["info", &pgc, "--json"])));
     for key in ["and_gates", "xor_gates", "and_depth", "gates"] {
         assert!(info[key].is_u64(), "info --json has {key}: {info}");
     }
@@ -127,10 +113,10 @@ fn compile_writes_pgc_next_to_the_source_and_info_describes_it() {
         json!([{"name": "OUTPUT_result", "revealed_to": "both", "type": "int32_t", "bits": 32}])
     );
     // The .c file directly gives the same circuit.
-    let from_c = json_of(&ok(s.pgc().args(["info", &src, "--json"])));
+    let from_c = json_of(&run_ok(s.pgc().args(["info", &src, "--json"])));
     assert_eq!(from_c["fingerprint"], info["fingerprint"]);
 
-    let j = json_of(&ok(s.pgc().args([
+    let j = json_of(&run_ok(s.pgc().args([
         "compile",
         &src,
         "-o",
@@ -147,11 +133,11 @@ fn compile_writes_pgc_next_to_the_source_and_info_describes_it() {
 fn local_and_eval_on_c_and_pgc_with_typed_inputs() {
     let s = Scratch::new("local");
     let src = s.file("millionaires.c", MILLIONAIRES);
-    ok(s.pgc().args(["compile", &src]));
+    run_ok(s.pgc().args(["compile", &src]));
     let pgc = s.path("millionaires.pgc");
     for (a, b, want) in [("5000", "7000", 0), ("7000", "5000", 1), ("-1", "-2", 1)] {
         for circuit in [&src, &pgc] {
-            let out = ok(s.pgc().args([
+            let out = run_ok(s.pgc().args([
                 "local",
                 circuit,
                 "--a",
@@ -161,7 +147,7 @@ fn local_and_eval_on_c_and_pgc_with_typed_inputs() {
                 "--quiet",
             ]));
             assert_eq!(stdout(&out), format!("OUTPUT_result = {want}\n"));
-            let e = json_of(&ok(s.pgc().args([
+            let e = json_of(&run_ok(s.pgc().args([
                 "eval",
                 circuit,
                 "--input",
@@ -183,7 +169,7 @@ fn arrays_structs_and_one_sided_outputs() {
         "OUTPUT_sum": 10, "OUTPUT_A_dot": 512, "OUTPUT_B_big": 1,
         "OUTPUT_grid": [[-1, -3], [7, 10]],
     });
-    let e = json_of(&ok(s.pgc().args([
+    let e = json_of(&run_ok(s.pgc().args([
         "eval",
         &src,
         "-D",
@@ -199,7 +185,7 @@ fn arrays_structs_and_one_sided_outputs() {
     assert_eq!(e["outputs"], expected);
 
     // local shows every output (both parties run here).
-    let l = json_of(&ok(s.pgc().args([
+    let l = json_of(&run_ok(s.pgc().args([
         "local",
         &src,
         "-D",
@@ -219,13 +205,14 @@ fn arrays_structs_and_one_sided_outputs() {
         "inputs.json",
         r#"{"v": [1, 2, -3], "INPUT_B_p": {"x": 10, "y": [2, 255]}, "k": "0x10"}"#,
     );
-    let l = json_of(&ok(s.pgc().args([
+    let l = json_of(&run_ok(s.pgc().args([
         "local", &src, "-D", "N=7", "--inputs", &inputs, "--b", "k=1001", "--json",
     ])));
     assert_eq!(l["outputs"], expected);
-    let text = stdout(&ok(s
-        .pgc()
-        .args(["local", &src, "-D", "N=7", "--inputs", &inputs, "-q"])));
+    let text = stdout(&run_ok(
+        s.pgc()
+            .args(["local", &src, "-D", "N=7", "--inputs", &inputs, "-q"]),
+    ));
     assert_eq!(
         text,
         "OUTPUT_sum = 10\nOUTPUT_A_dot = 512\nOUTPUT_B_big = 0\nOUTPUT_grid = [[-1, -3], [7, 10]]\n"
@@ -251,7 +238,7 @@ fn free_port() -> u16 {
 fn two_processes_each_see_only_their_outputs() {
     let s = Scratch::new("run");
     let src = s.file("mixed.c", MIXED);
-    ok(s.pgc().args(["compile", &src, "-D", "N=7"]));
+    run_ok(s.pgc().args(["compile", &src, "-D", "N=7"]));
     let pgc = s.path("mixed.pgc");
     let addr = format!("127.0.0.1:{}", free_port());
     let a_inputs = s.file("a.json", r#"{"v": [1, 2, -3]}"#);
@@ -347,15 +334,16 @@ fn compile_errors_name_file_line_and_column() {
 fn bristol_export_computes_the_same() {
     let s = Scratch::new("bristol");
     let src = s.file("millionaires.c", MILLIONAIRES);
-    let out = ok(s.pgc().args(["compile", &src, "--emit", "bristol"]));
+    let out = run_ok(s.pgc().args(["compile", &src, "--emit", "bristol"]));
     assert!(stdout(&out).contains("millionaires.txt"));
     let txt = s.path("millionaires.txt");
     // 7 > 5 in 32-bit lsb0: output value 1.
-    let j = json_of(&ok(s
-        .pgc()
-        .args(["eval", &txt, "--input", "7", "--input", "5", "--json"])));
+    let j = json_of(&run_ok(
+        s.pgc()
+            .args(["eval", &txt, "--input", "7", "--input", "5", "--json"]),
+    ));
     assert_eq!(j["outputs"], json!(["0x00000001"]));
-    let j = json_of(&ok(s.pgc().args([
+    let j = json_of(&run_ok(s.pgc().args([
         "local",
         &txt,
         "--a",
@@ -377,21 +365,23 @@ fn compiled_programs_are_cached_and_damaged_files_refused() {
             .map(|d| d.count())
             .unwrap_or(0)
     };
-    ok(s.pgc()
-        .args(["local", &src, "--a", "income=1", "--b", "income=2", "-q"]));
+    run_ok(
+        s.pgc()
+            .args(["local", &src, "--a", "income=1", "--b", "income=2", "-q"]),
+    );
     assert_eq!(entries(), 1);
-    ok(s.pgc().args(["info", &src]));
+    run_ok(s.pgc().args(["info", &src]));
     assert_eq!(entries(), 1, "same source and options: a cache hit");
-    ok(s.pgc().args(["info", &src, "--optimize", "depth"]));
+    run_ok(s.pgc().args(["info", &src, "--optimize", "depth"]));
     assert_eq!(entries(), 2, "other options: another entry");
-    ok(s.pgc().args(["info", &src, "-D", "UNUSED=1", "--no-cache"]));
+    run_ok(s.pgc().args(["info", &src, "-D", "UNUSED=1", "--no-cache"]));
     assert_eq!(
         entries(),
         2,
         "--no-cache neither reads nor writes the cache"
     );
 
-    ok(s.pgc().args(["compile", &src]));
+    run_ok(s.pgc().args(["compile", &src]));
     let pgc = s.path("millionaires.pgc");
     let mut bytes = std::fs::read(&pgc).unwrap();
     let n = bytes.len();
@@ -406,7 +396,7 @@ fn compiled_programs_are_cached_and_damaged_files_refused() {
 
 #[test]
 fn demo_includes_the_compiled_c_example() {
-    let out = ok(Command::new(env!("CARGO_BIN_EXE_pgc")).args(["demo", "--json"]));
+    let out = run_ok(Command::new(env!("CARGO_BIN_EXE_pgc")).args(["demo", "--json"]));
     let j = json_of(&out);
     let c = j["demos"]
         .as_array()

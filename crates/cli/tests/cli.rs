@@ -7,31 +7,12 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use pgc_circuit::testdata::{VectorFile, load_vectors, shared_circuits_dir, vector_file};
-use serde_json::Value;
+
+mod support;
+use support::{json_of, run_ok};
 
 fn pgc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgc"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("pgc starts");
-    assert!(
-        out.status.success(),
-        "pgc failed: {}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
 }
 
 fn stderr(out: &Output) -> String {

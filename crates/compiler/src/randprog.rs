@@ -671,12 +671,7 @@ impl Gen {
             .filter(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
             .collect();
         if candidates.is_empty() || self.rng.percent(20) {
-            let name = self.name("v");
-            let init = self.struct_initializer();
-            let sp = self.struct_spelling();
-            self.line(&format!("{sp} {name} = {init};"));
-            self.declare(Var::new(name.clone(), IntTy::Int, Shape::Struct, true));
-            return name;
+            return self.fresh_struct_var();
         }
         let v = self.rng.pick(&candidates).clone();
         match v.shape {
@@ -688,6 +683,16 @@ impl Gen {
         }
     }
 
+    /// Declares a new initialized struct variable and returns its name.
+    fn fresh_struct_var(&mut self) -> String {
+        let name = self.name("v");
+        let init = self.struct_initializer();
+        let sp = self.struct_spelling();
+        self.line(&format!("{sp} {name} = {init};"));
+        self.declare(Var::new(name.clone(), IntTy::Int, Shape::Struct, true));
+        name
+    }
+
     /// A writable struct whose address may be taken: a variable, or an array element at a
     /// constant index (an address at a secret index is outside the subset).
     fn struct_at_public_place(&mut self) -> String {
@@ -697,12 +702,7 @@ impl Gen {
             .filter(|v| v.writable && matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
             .collect();
         if candidates.is_empty() {
-            let name = self.name("v");
-            let init = self.struct_initializer();
-            let sp = self.struct_spelling();
-            self.line(&format!("{sp} {name} = {init};"));
-            self.declare(Var::new(name.clone(), IntTy::Int, Shape::Struct, true));
-            return name;
+            return self.fresh_struct_var();
         }
         let v = self.rng.pick(&candidates).clone();
         match v.shape {

@@ -19,7 +19,7 @@ use pgc_protocol::{
     split_inputs,
 };
 
-/// Runs both parties over an in-memory channel on two threads.
+/// Runs both parties over an in-memory channel on two threads, every output to both.
 fn run_in_memory<S: GateSource>(
     circuit: &S,
     owners: &[Party],
@@ -28,15 +28,8 @@ fn run_in_memory<S: GateSource>(
     Result<Outcome, ProtocolError>,
     Result<Outcome, ProtocolError>,
 ) {
-    let (mut ca, mut cb) = MemoryChannel::pair();
-    let a = split_inputs(owners, values, Party::A);
-    let b = split_inputs(owners, values, Party::B);
-    std::thread::scope(|s| {
-        let ga = s.spawn(move || run_garbler(&mut ca, circuit, owners, &a, &mut |_| {}));
-        let rb = run_evaluator(&mut cb, circuit, owners, &b, &mut |_| {});
-        drop(cb);
-        (ga.join().unwrap(), rb)
-    })
+    let all = pgc_protocol::yao::all_visible(circuit.layout());
+    run_with_visibility(circuit, owners, &all, &all, values)
 }
 
 fn default_owners(n: usize) -> Vec<Party> {
@@ -297,8 +290,8 @@ fn garbage_on_the_socket_is_refused_with_a_clear_error() {
 
 /// Both parties over an in-memory channel with per-output visibility; each side may be
 /// given its own visibility list (to test disagreement).
-fn run_with_visibility(
-    circuit: &Circuit,
+fn run_with_visibility<S: GateSource>(
+    circuit: &S,
     owners: &[Party],
     vis_a: &[Visibility],
     vis_b: &[Visibility],
