@@ -24,6 +24,7 @@ pub mod eval;
 pub mod generate;
 pub mod ir;
 pub mod netlist;
+pub mod parallel;
 pub mod pgcfile;
 pub mod ports;
 #[doc(hidden)]
@@ -37,6 +38,9 @@ pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};
 pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId};
 pub use netlist::{BuildStats, Gates, Lit, NetBuilder, NetlistError, OptimizeFor};
+pub use parallel::{
+    Instance, ParallelCircuit, ParallelError, Phase, Region, RegionInfo, RegionSpan, Template,
+};
 pub use pgcfile::{PgcFileError, read_pgc, write_pgc};
 pub use ports::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
 pub use typed::{TypedError, format_port_value, parse_port_value};

@@ -246,6 +246,12 @@ impl Strash {
         }
     }
 
+    /// Forgets every entry (keeping the allocations).
+    fn clear(&mut self) {
+        self.current.clear();
+        self.previous.clear();
+    }
+
     fn insert(&mut self, key: (u64, u64), node: u32) {
         if self.current.len() >= self.generation_limit {
             // Keep the allocation: the cleared old generation becomes the new current one.
@@ -466,6 +472,32 @@ pub struct NetBuilder {
     recent: Vec<Node>,
     stats: BuildStats,
     error: Option<NetlistError>,
+    /// Closed regions whose instances proved independent, in node numbers.
+    regions: Vec<NodeRegion>,
+    open_region: Option<OpenRegion>,
+}
+
+/// A parallel region in node numbers: instance `k` is nodes `bounds[k]..bounds[k + 1]`.
+#[derive(Clone, Debug)]
+struct NodeRegion {
+    line: u32,
+    bounds: Vec<u64>,
+}
+
+/// The region being recorded: gates of the current instance may read nodes made before
+/// `bounds[0]` or since the last bound, never nodes of an earlier instance.
+#[derive(Clone, Debug)]
+struct OpenRegion {
+    line: u32,
+    bounds: Vec<u64>,
+    /// Set when a gate read a node of an earlier instance (a loop-carried dependence).
+    dependent: bool,
+}
+
+impl OpenRegion {
+    fn earlier_instances(&self) -> std::ops::Range<u64> {
+        self.bounds[0]..*self.bounds.last().expect("bounds start non-empty")
+    }
 }
 
 impl NetBuilder {
@@ -500,6 +532,95 @@ impl NetBuilder {
             recent: Vec::new(),
             stats: BuildStats::default(),
             error: None,
+            regions: Vec::new(),
+            open_region: None,
+        }
+    }
+
+    /// Starts recording a parallel region (a loop whose iterations may be independent)
+    /// that came from source line `line`; the first instance starts now. Returns false
+    /// (and records nothing) if a region is already open: regions do not nest, the outer
+    /// one is the unit of parallelism.
+    pub fn begin_region(&mut self, line: u32) -> bool {
+        if self.open_region.is_some() {
+            return false;
+        }
+        self.open_region = Some(OpenRegion {
+            line,
+            bounds: vec![self.num_nodes],
+            dependent: false,
+        });
+        // Every instance starts from the same (empty) table, so instances that make the
+        // same gate calls come out identical and share one template.
+        self.strash.clear();
+        true
+    }
+
+    /// Ends the current instance of the open region and starts the next.
+    pub fn next_instance(&mut self) {
+        if let Some(r) = &mut self.open_region {
+            r.bounds.push(self.num_nodes);
+            if !r.dependent {
+                self.strash.clear();
+            }
+        }
+    }
+
+    /// Closes the open region. Returns true if its instances were independent (no gate of
+    /// an instance read a gate of an earlier one); only then is it kept as a region,
+    /// otherwise its gates simply stay sequential.
+    pub fn end_region(&mut self) -> bool {
+        let Some(mut r) = self.open_region.take() else {
+            return false;
+        };
+        if r.bounds.last() != Some(&self.num_nodes) {
+            r.bounds.push(self.num_nodes);
+        }
+        if r.dependent {
+            return false;
+        }
+        self.regions.push(NodeRegion {
+            line: r.line,
+            bounds: r.bounds,
+        });
+        true
+    }
+
+    /// Whether a region is being recorded.
+    pub fn region_open(&self) -> bool {
+        self.open_region.is_some()
+    }
+
+    /// Whether the open region has so far seen a dependence between its instances.
+    pub fn region_is_dependent(&self) -> bool {
+        self.open_region.as_ref().is_some_and(|r| r.dependent)
+    }
+
+    /// Whether node `v` is one of the input bits.
+    fn is_input_node(&self, v: u64) -> bool {
+        let i = self.inputs.partition_point(|r| (r.first_node as u64) <= v);
+        i > 0 && {
+            let r = self.inputs[i - 1];
+            v < r.first_node as u64 + r.width as u64
+        }
+    }
+
+    /// Records a dependence if an operand of a new gate is a gate of an earlier instance.
+    fn check_region_operands(&mut self, node: Node) {
+        let Some(r) = &self.open_region else {
+            return;
+        };
+        if r.dependent {
+            return;
+        }
+        let earlier = r.earlier_instances();
+        let crosses = [node.a, node.b].into_iter().any(|raw| {
+            lit_from_raw(raw)
+                .wire_id()
+                .is_some_and(|w| earlier.contains(&(w as u64)) && !self.is_input_node(w as u64))
+        });
+        if crosses && let Some(r) = &mut self.open_region {
+            r.dependent = true;
         }
     }
 
@@ -631,9 +752,18 @@ impl NetBuilder {
             (top as u64) < self.num_nodes,
             "NetBuilder: gate operand names wire {top}, which this builder never made"
         );
+        self.check_region_operands(node);
         if let Some(id) = self.strash.get((node.a, node.b)) {
-            self.stats.structural_hashing += 1;
-            return Lit::wire(id);
+            // Inside a region, a gate of an earlier instance is not shared: each instance
+            // computes its own (that is what keeps instances independent).
+            let shared_across_instances = self
+                .open_region
+                .as_ref()
+                .is_some_and(|r| !r.dependent && r.earlier_instances().contains(&(id as u64)));
+            if !shared_across_instances {
+                self.stats.structural_hashing += 1;
+                return Lit::wire(id);
+            }
         }
         if self.num_nodes >= MAX_NODES || self.error.is_some() {
             self.fail(NetlistError::TooManyNodes);
@@ -649,6 +779,15 @@ impl NetBuilder {
     fn recent_node(&self, lit: Lit) -> Option<Node> {
         let w = lit.wire_id()? as u64;
         if w + (RECENT_NODES as u64) < self.num_nodes || w >= self.num_nodes {
+            return None;
+        }
+        // Inside a region only the current instance's own nodes count as recent: whether an
+        // older node is within the window depends on the instance's position, and the
+        // instances should simplify alike.
+        if let Some(r) = &self.open_region
+            && !r.dependent
+            && w < *r.bounds.last().expect("bounds start non-empty")
+        {
             return None;
         }
         Some(self.recent[w as usize % RECENT_NODES])
@@ -818,6 +957,26 @@ impl NetBuilder {
             .map(|&lit| numbering.wire_of(lit))
             .collect();
         let gate_count = num_wires - n_in as u64;
+        // Region bounds in final gate indices: gates are the constants and input INVs, then
+        // each kept node (and its INV) in node order.
+        let first_node_gate = gate_base - n_in as u64;
+        let total_ranked = numbering.gates.ones_first + numbering.gates.ones_second;
+        let gate_index = |v: u64| -> usize {
+            let r = if v as usize >= n {
+                total_ranked
+            } else {
+                numbering.gates.rank(v as usize)
+            };
+            (first_node_gate + r) as usize
+        };
+        let region_spans = self
+            .regions
+            .iter()
+            .map(|r| crate::parallel::RegionSpan {
+                line: r.line,
+                bounds: r.bounds.iter().map(|&v| gate_index(v)).collect(),
+            })
+            .collect();
         let mut stats = self.stats;
         stats.dead_removed = dead;
         stats.and_dead_removed = and_dead;
@@ -834,6 +993,7 @@ impl NetBuilder {
             numbering,
             stats,
             spill_path,
+            region_spans,
         })
     }
 }
@@ -1039,9 +1199,16 @@ pub struct PreparedNetlist {
     numbering: Numbering,
     stats: BuildStats,
     spill_path: Option<PathBuf>,
+    region_spans: Vec<crate::parallel::RegionSpan>,
 }
 
 impl PreparedNetlist {
+    /// The parallel regions that proved independent, as gate ranges of the final circuit
+    /// (see [`crate::ParallelCircuit::from_flat`]).
+    pub fn region_spans(&self) -> &[crate::parallel::RegionSpan] {
+        &self.region_spans
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
     }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 mod decl;
 mod expr;
 mod lower;
+pub mod parallel;
 /// Random C programs for the differential tests against gcc (test support).
 #[doc(hidden)]
 pub mod randprog;
@@ -40,6 +41,9 @@ pub struct Options {
     pub optimize: OptimizeFor,
     /// Most iterations any single loop may unroll to before it is an error.
     pub unroll_limit: u64,
+    /// Find parallel regions (`for` loops whose iterations are independent) on their own;
+    /// loops marked `#pragma omp parallel for` become regions either way.
+    pub regions: bool,
 }
 
 impl Default for Options {
@@ -50,6 +54,7 @@ impl Default for Options {
             entry: None,
             optimize: OptimizeFor::Size,
             unroll_limit: 1 << 20,
+            regions: true,
         }
     }
 }
@@ -85,6 +90,9 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 #[derive(Clone, Debug)]
 pub struct Compiled {
     pub circuit: Circuit,
+    /// The parallel regions found, as gate ranges of `circuit` (see
+    /// [`Compiled::parallel_circuit`]).
+    pub regions: Vec<pgc_circuit::RegionSpan>,
     pub interface: Interface,
     pub stats: CompileStats,
     /// The entry function's name.
@@ -92,6 +100,16 @@ pub struct Compiled {
     /// The entry function's parameter names in order (each is also a port name of
     /// `interface`), so a test harness can call it.
     pub entry_params: Vec<String>,
+}
+
+impl Compiled {
+    /// The circuit split into sequential phases and parallel regions (each region's
+    /// instances sharing one stored template where they are identical).
+    pub fn parallel_circuit(
+        &self,
+    ) -> Result<pgc_circuit::ParallelCircuit, pgc_circuit::ParallelError> {
+        pgc_circuit::ParallelCircuit::from_flat(&self.circuit, &self.regions)
+    }
 }
 
 /// A position in the user's source (1-based line and column).
@@ -210,13 +228,18 @@ fn front_end_on_this_thread(
     spill: Option<&Path>,
 ) -> Result<FrontEnd, CompileError> {
     let start = Instant::now();
-    let text = source::preprocess(
+    let mut text = source::preprocess(
         source,
         name,
         dir.filter(|d| !d.as_os_str().is_empty()),
         opts,
     )?;
+    let pragma_result = parallel::take_pragmas(&mut text);
     let map = LineMap::new(&text, name, source);
+    let pragmas = pragma_result.map_err(|(offset, message)| CompileError::Source {
+        pos: Some(map.pos(offset)),
+        message,
+    })?;
     let parsed = lang_c::driver::parse_preprocessed(&lang_c::driver::Config::default(), text)
         .map_err(|e| {
             let mut expected: Vec<&str> = e.expected.iter().copied().collect();
@@ -241,6 +264,8 @@ fn front_end_on_this_thread(
         }
     };
     let mut low = Lowerer::new(opts, &map, builder);
+    low.text = &parsed.source;
+    low.pragmas = pragmas;
     low.collect_globals(&parsed.unit)?;
     let entry = pick_entry(&low, opts, name)?;
     let (entry_name, entry_params) = low.run_entry(entry)?;
@@ -301,6 +326,7 @@ fn compile_in(
     opts: &Options,
 ) -> Result<Compiled, CompileError> {
     let fe = front_end(source, name, dir, opts, None)?;
+    let regions = fe.netlist.region_spans().to_vec();
     let (circuit, b) = fe
         .netlist
         .into_circuit()
@@ -311,6 +337,7 @@ fn compile_in(
     let stats = compile_stats(&b, circuit.and_count(), fe.start);
     Ok(Compiled {
         circuit,
+        regions,
         interface: fe.interface,
         stats,
         entry_name: fe.entry_name,

@@ -20,6 +20,7 @@ use lang_c::span::{Node, Span};
 use pgc_circuit::netlist::NetBuilder;
 use pgc_circuit::{Gates, InputPort, Lit, OutputPort, Owner, Visibility, blocks};
 
+use crate::parallel::{OmpPragma, RedOp, ReductionUse, find_reductions};
 use crate::source::LineMap;
 use crate::types::{IntTy, StructDef, Ty};
 use crate::{CompileError, Options};
@@ -136,6 +137,34 @@ pub struct Lowerer<'a> {
     pub exit_events: u64,
     /// Static locals, by declaration position.
     pub statics: HashMap<usize, VarId>,
+    /// The preprocessed source (to compare expressions when finding reductions).
+    pub text: &'a str,
+    /// `#pragma omp parallel for` lines, in order.
+    pub pragmas: Vec<OmpPragma>,
+    /// Min/max reduction statements being run as reductions: `if` statement address →
+    /// the compared expression and the variable, whose types must agree.
+    minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId)>,
+}
+
+/// A `for` loop being compiled as a parallel region (see [`crate::parallel`]).
+pub struct RegionPlan<'a> {
+    pub line: u32,
+    /// Whether `#pragma omp parallel for` asked for it (then a dependence is an error).
+    pub pragma: bool,
+    pub reductions: Vec<(VarId, RedOp, IntTy)>,
+    minmax: Vec<(usize, &'a Node<Expression>, VarId)>,
+}
+
+/// Per reduction variable while the loop runs: its value before the loop and each
+/// iteration's partial result.
+struct ReductionState {
+    var: VarId,
+    op: RedOp,
+    ty: IntTy,
+    init: Vec<Lit>,
+    partials: Vec<Vec<Lit>>,
+    /// Whether an iteration ran (and reset the variable to the identity).
+    started: bool,
 }
 
 impl<'a> Lowerer<'a> {
@@ -160,6 +189,9 @@ impl<'a> Lowerer<'a> {
             port_decls: HashSet::new(),
             exit_events: 0,
             statics: HashMap::new(),
+            text: "",
+            pragmas: Vec::new(),
+            minmax_checks: HashMap::new(),
         }
     }
 
@@ -623,12 +655,14 @@ impl<'a> Lowerer<'a> {
                         }
                         ForInitializer::Declaration(d) => self.declare(d, false)?,
                     }
-                    self.exec_loop(
+                    let plan = self.plan_region(&f.node, s.span)?;
+                    self.exec_loop_with(
                         f.node.condition.as_deref(),
                         f.node.step.as_deref(),
                         &f.node.statement,
                         false,
                         s.span,
+                        plan,
                     )
                 })();
                 self.pop_scope();
@@ -716,6 +750,22 @@ impl<'a> Lowerer<'a> {
     }
 
     fn exec_if(&mut self, i: &'a IfStatement) -> R<()> {
+        if let Some(&(value, var)) = self.minmax_checks.get(&(i as *const IfStatement as usize)) {
+            // A min/max reduction combines partial results at the variable's type, which
+            // is only the same as running the statements in order if the compared value
+            // has that type too.
+            let v = self.eval_rvalue(value)?;
+            let Ty::Int(vt) = self.vars[var].ty.clone() else {
+                unreachable!("reductions are integers")
+            };
+            if !matches!(v, Val::Int(t, _) if t.bits == vt.bits && t.signed == vt.signed) {
+                return self.err(
+                    value.span,
+                    "this min/max reduction compares a value of another type than the variable it \
+                     updates; cast it to the variable's type (then pgc can combine the iterations in any order)",
+                );
+            }
+        }
         let c = self.eval_cond(&i.condition)?;
         if let Some(k) = c.as_const() {
             if k {
@@ -755,6 +805,266 @@ impl<'a> Lowerer<'a> {
         body_first: bool,
         span: Span,
     ) -> R<()> {
+        self.exec_loop_with(cond, step, body, body_first, span, None)
+    }
+
+    /// A loop; with a plan, each iteration is recorded as an instance of a parallel region
+    /// and the plan's reduction variables start every iteration from their operator's
+    /// identity, the partial results being combined after the loop.
+    fn exec_loop_with(
+        &mut self,
+        cond: Option<&'a Node<Expression>>,
+        step: Option<&'a Node<Expression>>,
+        body: &'a Node<Statement>,
+        body_first: bool,
+        span: Span,
+        plan: Option<RegionPlan<'a>>,
+    ) -> R<()> {
+        let mut region_open = false;
+        let mut reductions: Vec<ReductionState> = Vec::new();
+        if let Some(p) = &plan {
+            for &(var, op, ty) in &p.reductions {
+                reductions.push(ReductionState {
+                    var,
+                    op,
+                    ty,
+                    init: self.var_bits(var).to_vec(),
+                    partials: Vec::new(),
+                    started: false,
+                });
+            }
+            for &(key, value, var) in &p.minmax {
+                self.minmax_checks.insert(key, (value, var));
+            }
+        }
+        let r = self.exec_loop_inner(
+            cond,
+            step,
+            body,
+            body_first,
+            span,
+            plan.as_ref(),
+            &mut region_open,
+            &mut reductions,
+        );
+        if let Some(p) = &plan {
+            for &(key, _, _) in &p.minmax {
+                self.minmax_checks.remove(&key);
+            }
+        }
+        r?;
+        if let Some(p) = plan {
+            let independent = region_open && self.g.end_region();
+            if p.pragma && region_open && !independent {
+                return self.err(
+                    span,
+                    "`#pragma omp parallel for`, but this loop is not parallel: an iteration uses a value \
+                     that an earlier iteration computed (a loop-carried dependence); if it is a reduction, \
+                     name it in reduction(op: variable), otherwise remove the pragma",
+                );
+            }
+            for red in reductions {
+                self.finish_reduction(red);
+            }
+        }
+        Ok(())
+    }
+
+    /// Called at the start of each iteration of a region loop: closes the previous
+    /// instance, records the reductions' partial results and resets them to the identity.
+    fn start_instance(
+        &mut self,
+        plan: &RegionPlan<'a>,
+        region_open: &mut bool,
+        reductions: &mut [ReductionState],
+        first: bool,
+    ) {
+        if first {
+            *region_open = self.g.begin_region(plan.line);
+        } else {
+            if *region_open {
+                self.g.next_instance();
+            }
+            for red in reductions.iter_mut() {
+                red.partials.push(self.var_bits(red.var).to_vec());
+            }
+        }
+        for red in reductions.iter_mut() {
+            red.started = true;
+            let id = identity(red.op, red.ty);
+            let v = &mut self.vars[red.var];
+            v.bits = id;
+            v.active = None;
+        }
+    }
+
+    /// Combines a reduction's partial results (a balanced tree, so the depth grows with
+    /// the logarithm of the iteration count) with its value before the loop.
+    fn finish_reduction(&mut self, mut red: ReductionState) {
+        if !red.started {
+            return;
+        }
+        red.partials.push(self.var_bits(red.var).to_vec());
+        let mut level = red.partials;
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            let mut it = level.into_iter();
+            while let Some(a) = it.next() {
+                match it.next() {
+                    Some(b) => next.push(self.combine(red.op, red.ty, &a, &b)),
+                    None => next.push(a),
+                }
+            }
+            level = next;
+        }
+        let total = level.pop().expect("at least one partial");
+        let value = self.combine(red.op, red.ty, &red.init, &total);
+        let v = &mut self.vars[red.var];
+        v.bits = value;
+        v.active = None;
+    }
+
+    fn combine(&mut self, op: RedOp, ty: IntTy, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+        use pgc_circuit::blocks;
+        let g = &mut self.g;
+        match op {
+            RedOp::Add => blocks::add(g, a, b),
+            RedOp::Mul => blocks::mul(g, a, b),
+            RedOp::And => blocks::and_word(g, a, b),
+            RedOp::Or => blocks::or_word(g, a, b),
+            RedOp::Xor => blocks::xor_word(g, a, b),
+            RedOp::Min | RedOp::Max => {
+                // b wins where it is smaller (min) or larger (max).
+                let b_wins = match (op, ty.signed) {
+                    (RedOp::Min, true) => blocks::lt_signed(g, b, a),
+                    (RedOp::Min, false) => blocks::lt_unsigned(g, b, a),
+                    (_, true) => blocks::lt_signed(g, a, b),
+                    (_, false) => blocks::lt_unsigned(g, a, b),
+                };
+                blocks::mux_word(g, b_wins, b, a)
+            }
+        }
+    }
+
+    /// Whether a `for` loop should be recorded as a parallel region, and its reductions.
+    fn plan_region(&mut self, f: &'a ForStatement, span: Span) -> R<Option<RegionPlan<'a>>> {
+        let pragma = self.pragma_before(span.start);
+        if !self.opts.regions && pragma.is_none() {
+            return Ok(None);
+        }
+        if self.g.region_open() {
+            // Inside a region already: the outer loop is the unit of parallelism.
+            return Ok(None);
+        }
+        let header: Vec<&'a Node<Expression>> = f
+            .condition
+            .iter()
+            .chain(f.step.iter())
+            .map(|e| &**e)
+            .collect();
+        let found = find_reductions(self.text, &f.statement, &header);
+        let mut reductions = Vec::new();
+        let mut minmax = Vec::new();
+        let mut accept = |low: &mut Self, name: &str, op: RedOp, uses: &[ReductionUse<'a>]| {
+            let Some(var) = low.local_scalar(name) else {
+                return false;
+            };
+            let Ty::Int(ty) = low.vars[var].ty.clone() else {
+                return false;
+            };
+            reductions.push((var, op, ty));
+            for u in uses {
+                if let Some((key, value)) = u.minmax {
+                    minmax.push((key, value, var));
+                }
+            }
+            true
+        };
+        match &pragma {
+            Some(p) => {
+                for (op, name) in p.reductions.clone() {
+                    let hit = found.iter().find(|(n, _, _)| *n == name);
+                    let ok = match hit {
+                        Some((_, found_op, uses)) if *found_op == op => {
+                            accept(self, &name, op, uses)
+                        }
+                        _ => false,
+                    };
+                    if !ok {
+                        return self.err(
+                            span,
+                            format!(
+                                "`#pragma omp parallel for reduction({}: {name})`, but `{name}` is not a local integer \
+                                 variable that the loop only updates with {} (as `{name} {}= …`{})",
+                                op.name(),
+                                op.name(),
+                                if matches!(op, RedOp::Min | RedOp::Max) { "" } else { op.name() },
+                                if matches!(op, RedOp::Min | RedOp::Max) {
+                                    format!(", or `if (x < {name}) {name} = x;`")
+                                } else {
+                                    String::new()
+                                }
+                            ),
+                        );
+                    }
+                }
+            }
+            None => {
+                for (name, op, uses) in &found {
+                    accept(self, name, *op, uses);
+                }
+            }
+        }
+        Ok(Some(RegionPlan {
+            line: self.map.pos(span.start).line,
+            pragma: pragma.is_some(),
+            reductions,
+            minmax,
+        }))
+    }
+
+    /// The `#pragma omp parallel for` right before offset `at` (only blanks or line markers
+    /// in between).
+    fn pragma_before(&self, at: usize) -> Option<OmpPragma> {
+        let p = self.pragmas.iter().rev().find(|p| p.end <= at)?;
+        let between = self.text.get(p.end..at)?;
+        between
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+            .then(|| p.clone())
+    }
+
+    /// A scalar local variable of the current function no pointer refers to (a reduction
+    /// may only be privatized if nothing else can see it).
+    fn local_scalar(&self, name: &str) -> Option<VarId> {
+        let frame = self.frames.last()?;
+        let b = frame.iter().rev().find_map(|scope| scope.get(name))?;
+        let Binding::Var(id) = b else {
+            return None;
+        };
+        let id = *id;
+        if !matches!(self.vars[id].ty, Ty::Int(_)) {
+            return None;
+        }
+        let pointed_to = self
+            .vars
+            .iter()
+            .any(|v| v.ptr.as_ref().is_some_and(|p| p.var == id));
+        (!pointed_to).then_some(id)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exec_loop_inner(
+        &mut self,
+        cond: Option<&'a Node<Expression>>,
+        step: Option<&'a Node<Expression>>,
+        body: &'a Node<Statement>,
+        body_first: bool,
+        span: Span,
+        plan: Option<&RegionPlan<'a>>,
+        region_open: &mut bool,
+        reductions: &mut [ReductionState],
+    ) -> R<()> {
         let (mark0, c0) = (self.mark(), self.cur);
         let exits_before = self.exit_events;
         let mut own_exits = 0;
@@ -780,6 +1090,9 @@ impl<'a> Lowerer<'a> {
                 if self.cur == Lit::FALSE {
                     break;
                 }
+            }
+            if let Some(p) = plan {
+                self.start_instance(p, region_open, reductions, first);
             }
             first = false;
             iterations += 1;
@@ -1125,6 +1438,20 @@ impl<'a> Lowerer<'a> {
         (0..bits)
             .map(|i| Lit::constant(i < 128 && (v >> i) & 1 == 1))
             .collect()
+    }
+}
+
+/// The identity of a reduction operator at a type.
+fn identity(op: RedOp, ty: IntTy) -> Vec<Lit> {
+    let n = ty.bits as usize;
+    let bits = |f: &dyn Fn(usize) -> bool| (0..n).map(|i| Lit::constant(f(i))).collect();
+    match op {
+        RedOp::Add | RedOp::Or | RedOp::Xor => bits(&|_| false),
+        RedOp::Mul => bits(&|i| i == 0),
+        RedOp::And => bits(&|_| true),
+        // min starts at the largest value, max at the smallest.
+        RedOp::Min => bits(&|i| !(ty.signed && i == n - 1)),
+        RedOp::Max => bits(&|i| ty.signed && i == n - 1),
     }
 }
 

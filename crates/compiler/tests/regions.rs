@@ -1,0 +1,287 @@
+//! Parallel-region detection (coarse-grained parallelism): which loops become regions,
+//! reductions rewritten so that iterations are independent, and `#pragma omp parallel for`
+//! honoured or refused. Results are checked against gcc like every other program.
+
+mod common;
+
+use common::oracle::{Case, check_case};
+use pgc_circuit::{GateSource, eval_bits};
+use pgc_compiler::{Compiled, Options, compile_source};
+
+fn compile(src: &str) -> Compiled {
+    compile_source(src, "regions.c", &Options::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// (line, instances) of each region, after splitting into templates.
+fn regions(c: &Compiled) -> Vec<(u32, u64, u64)> {
+    let pc = c.parallel_circuit().expect("regions split");
+    // The split circuit computes what the flat one does.
+    let n = c.circuit.layout.num_input_wires() as usize;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..4 {
+        let bits: Vec<bool> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x & 1 == 1
+            })
+            .collect();
+        assert_eq!(eval_bits(&c.circuit, &bits), eval_bits(&pc, &bits));
+    }
+    assert_eq!(pc.and_count(), c.circuit.and_count());
+    pc.region_info()
+        .iter()
+        .map(|r| (r.line, r.instances, r.templates))
+        .collect()
+}
+
+fn check_gcc(name: &str, src: &str) {
+    if !common::gcc_available() {
+        return;
+    }
+    let seed = name.bytes().fold(7u64, |h, b| h.wrapping_mul(31) ^ b as u64);
+    check_case(&Case::text(name, src), 60, 1, seed);
+}
+
+const DOT: &str = r#"
+int mult(int a, int b) { return a * b; }
+void mpc_main(int INPUT_A_a[16], int INPUT_B_b[16], int *OUTPUT_res)
+{
+    int res = 0;
+    for (int i = 0; i < 16; i++)
+        res += mult(INPUT_A_a[i], INPUT_B_b[i]);
+    *OUTPUT_res = res;
+}
+"#;
+
+#[test]
+fn dot_product_is_one_region_with_one_template() {
+    let c = compile(DOT);
+    assert_eq!(regions(&c), vec![(6, 16, 1)]);
+    let info = &c.parallel_circuit().unwrap().region_info()[0];
+    assert_eq!(info.and_gates_per_instance, 993, "a 32-bit multiplication per instance");
+    check_gcc("dot_region.c", DOT);
+}
+
+#[test]
+fn reductions_of_every_operator_give_gcc_results() {
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int32_t INPUT_A_a[6], int32_t INPUT_B_b[6], int32_t *OUTPUT_sum, int32_t *OUTPUT_prod,
+              uint32_t *OUTPUT_and, uint32_t *OUTPUT_or, uint32_t *OUTPUT_xor, int32_t *OUTPUT_min,
+              uint16_t *OUTPUT_umax, int32_t *OUTPUT_diff, int32_t *OUTPUT_count)
+{
+    int32_t sum = 5, prod = 3, mn = 100, diff = 0, count = 0;
+    uint32_t an = 0xffffffffu, o = 0, x = 7;
+    uint16_t mx = 2;
+    for (int i = 0; i < 6; i++) {
+        int32_t t = INPUT_A_a[i] ^ INPUT_B_b[i];
+        sum += t;
+        prod = prod * (t | 1);
+        an &= (uint32_t)t;
+        o = (uint32_t)INPUT_A_a[i] | o;
+        x ^= (uint32_t)INPUT_B_b[i];
+        if (t < mn)
+            mn = t;
+        uint16_t u = (uint16_t)INPUT_B_b[i];
+        if (mx < u) mx = u;
+        diff -= INPUT_A_a[i];
+        if (t > 0)
+            count++;
+    }
+    *OUTPUT_sum = sum; *OUTPUT_prod = prod; *OUTPUT_and = an; *OUTPUT_or = o; *OUTPUT_xor = x;
+    *OUTPUT_min = mn; *OUTPUT_umax = mx; *OUTPUT_diff = diff; *OUTPUT_count = count;
+}
+"#;
+    let c = compile(src);
+    assert_eq!(regions(&c), vec![(10, 6, 1)]);
+    check_gcc("reductions.c", src);
+}
+
+#[test]
+fn loops_with_a_carried_dependence_are_not_regions() {
+    let prefix = r#"
+void mpc_main(int INPUT_A_x[8], int OUTPUT_p[8])
+{
+    int acc[8];
+    acc[0] = INPUT_A_x[0];
+    for (int i = 1; i < 8; i++)
+        acc[i] = acc[i - 1] + INPUT_A_x[i];
+    for (int i = 0; i < 8; i++)
+        OUTPUT_p[i] = acc[i];
+}
+"#;
+    assert!(regions(&compile(prefix)).is_empty());
+    check_gcc("prefix.c", prefix);
+    // A running state that is not a reduction (s = 3s + x is not associative in s).
+    let running = r#"
+void mpc_main(int INPUT_A_x[8], int *OUTPUT_s)
+{
+    int s = 1;
+    for (int i = 0; i < 8; i++)
+        s = s * 3 + INPUT_A_x[i];
+    *OUTPUT_s = s;
+}
+"#;
+    assert!(regions(&compile(running)).is_empty());
+    check_gcc("running.c", running);
+    // A reduction variable also read elsewhere in the body is no reduction.
+    let read_too = r#"
+void mpc_main(int INPUT_A_x[8], int OUTPUT_y[8])
+{
+    int s = 0;
+    for (int i = 0; i < 8; i++) {
+        s += INPUT_A_x[i];
+        OUTPUT_y[i] = s;
+    }
+}
+"#;
+    assert!(regions(&compile(read_too)).is_empty());
+    check_gcc("read_too.c", read_too);
+}
+
+#[test]
+fn nested_and_consecutive_loops() {
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int16_t INPUT_A_m[4][5], int16_t INPUT_B_v[5], int16_t OUTPUT_r[4], int16_t *OUTPUT_best)
+{
+    for (int row = 0; row < 4; row++) {
+        int16_t s = 0;
+        for (int col = 0; col < 5; col++)
+            s += INPUT_A_m[row][col] * INPUT_B_v[col];
+        OUTPUT_r[row] = s;
+    }
+    int16_t best = INT16_MIN;
+    for (int row = 0; row < 4; row++) {
+        int16_t t = OUTPUT_r[row] - INPUT_B_v[row];
+        if (t > best)
+            best = t;
+    }
+    *OUTPUT_best = best;
+}
+"#;
+    let c = compile(src);
+    // The outer loops are the regions; the inner loop runs inside each instance.
+    assert_eq!(regions(&c), vec![(5, 4, 1), (12, 4, 1)]);
+    check_gcc("nested.c", src);
+}
+
+#[test]
+fn omp_pragma_is_honoured_and_refused_where_wrong() {
+    let ok = r#"
+void mpc_main(int INPUT_A_a[8], int INPUT_B_b[8], int *OUTPUT_r)
+{
+    int r = 0;
+#pragma omp parallel for reduction(+:r) schedule(static)
+    for (int i = 0; i < 8; i++)
+        r += INPUT_A_a[i] & INPUT_B_b[i];
+    *OUTPUT_r = r;
+}
+"#;
+    let opts = Options {
+        regions: false,
+        ..Options::default()
+    };
+    let c = compile_source(ok, "ok.c", &opts).unwrap();
+    assert_eq!(c.parallel_circuit().unwrap().region_info().len(), 1);
+    check_gcc("pragma_ok.c", ok);
+
+    let not_parallel = r#"
+void mpc_main(int INPUT_A_a[8], int OUTPUT_p[8])
+{
+    int acc[8];
+    acc[0] = INPUT_A_a[0];
+#pragma omp parallel for
+    for (int i = 1; i < 8; i++)
+        acc[i] = acc[i - 1] + INPUT_A_a[i];
+    for (int i = 0; i < 8; i++)
+        OUTPUT_p[i] = acc[i];
+}
+"#;
+    let e = compile_source(not_parallel, "np.c", &Options::default()).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.starts_with("np.c:7:"), "{msg}");
+    assert!(msg.contains("not parallel"), "{msg}");
+
+    let missing_reduction = r#"
+void mpc_main(int INPUT_A_a[8], int *OUTPUT_r)
+{
+    int r = 0;
+#pragma omp parallel for
+    for (int i = 0; i < 8; i++)
+        r += INPUT_A_a[i];
+    *OUTPUT_r = r;
+}
+"#;
+    let msg = compile_source(missing_reduction, "mr.c", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("not parallel") && msg.contains("reduction"), "{msg}");
+
+    let wrong_op = r#"
+void mpc_main(int INPUT_A_a[8], int *OUTPUT_r)
+{
+    int r = 0;
+#pragma omp parallel for reduction(*:r)
+    for (int i = 0; i < 8; i++)
+        r += INPUT_A_a[i];
+    *OUTPUT_r = r;
+}
+"#;
+    let msg = compile_source(wrong_op, "wo.c", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("wo.c:6:") && msg.contains("reduction(*: r)"), "{msg}");
+
+    let bad_clause = "void mpc_main(int INPUT_A_a, int *OUTPUT_r) {\n#pragma omp parallel for reduction(%:r)\nfor (int i = 0; i < 2; i++) *OUTPUT_r = INPUT_A_a;\n}\n";
+    let msg = compile_source(bad_clause, "bc.c", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("bc.c:2:") && msg.contains("not supported"), "{msg}");
+}
+
+#[test]
+fn min_reduction_over_another_type_is_refused_with_advice() {
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int64_t INPUT_A_a[4], int32_t *OUTPUT_m)
+{
+    int32_t m = INT32_MAX;
+    for (int i = 0; i < 4; i++)
+        if (INPUT_A_a[i] < m)
+            m = INPUT_A_a[i];
+    *OUTPUT_m = m;
+}
+"#;
+    let msg = compile_source(src, "mt.c", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("mt.c:8:") && msg.contains("cast"), "{msg}");
+    // Without region detection it compiles (as a sequential loop).
+    let opts = Options {
+        regions: false,
+        ..Options::default()
+    };
+    assert!(compile_source(src, "mt.c", &opts).is_ok());
+}
+
+#[test]
+fn seed_benchmarks_have_their_regions() {
+    let root = common::repo_root();
+    for (file, defines, want) in [
+        ("examples/biomatch.c", vec!["BIOMATCH_N=16"], (16u64, 1u64)),
+        ("examples/mexp.c", vec!["MEXP_K=4"], (4, 1)),
+        ("examples/mvmul.c", vec!["MVMUL_M=4", "MVMUL_K=4"], (4, 1)),
+    ] {
+        let opts = Options {
+            defines: defines.iter().map(|s| s.to_string()).collect(),
+            ..Options::default()
+        };
+        let c = pgc_compiler::compile_file(&root.join(file), &opts).unwrap();
+        let r = regions(&c);
+        assert_eq!(r.len(), 1, "{file}: {r:?}");
+        assert_eq!((r[0].1, r[0].2), want, "{file}");
+    }
+}
