@@ -5,9 +5,13 @@
 use thiserror::Error;
 
 pub mod memory;
+pub mod shaping;
+pub mod streams;
 pub mod tcp;
 
 pub use memory::MemoryChannel;
+pub use shaping::{LinkShape, ShapedChannel, SharedLink};
+pub use streams::{accept_streams, connect_streams, memory_streams};
 pub use tcp::{TcpChannel, TcpListenerHandle};
 
 /// Largest frame a peer may announce unless a caller asks for less. Keeps a broken or
@@ -51,6 +55,23 @@ pub enum NetError {
         addr: String,
         waited: std::time::Duration,
     },
+    #[error(
+        "only {got} of {wanted} extra connections were set up with the peer at {addr} within {waited:?}"
+    )]
+    StreamsTimeout {
+        addr: String,
+        got: usize,
+        wanted: usize,
+        waited: std::time::Duration,
+    },
+    #[error(
+        "the peer at {addr} refused extra connection {index} (it expected another session token, or stopped waiting)"
+    )]
+    StreamRejected { addr: String, index: usize },
+    #[error("{requested} extra connections requested; at most {max} are supported")]
+    TooManyStreams { requested: usize, max: usize },
+    #[error("the link-shaping thread of this channel stopped unexpectedly")]
+    ShaperStopped,
 }
 
 /// Bytes moved over a channel so far.

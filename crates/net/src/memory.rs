@@ -150,6 +150,44 @@ impl MemoryChannel {
         }
     }
 
+    /// Splits this end into a reading half and a writing half, `(reader, writer)`, so one
+    /// thread can block in `recv` while another sends (the link shaper needs this).
+    ///
+    /// Each half owns one direction: the peer sees its incoming data end when the writer
+    /// is dropped, and its sends fail once the reader is dropped. Sending on the reader or
+    /// receiving on the writer fails with `Closed`. Unread data stays with the reader,
+    /// unflushed sends move to the writer; the reader keeps the counters so far and the
+    /// writer starts from zero.
+    pub fn split(mut self) -> (MemoryChannel, MemoryChannel) {
+        // Stand-ins for the direction a half does not own: already closed at the far end,
+        // so misuse fails at once instead of waiting for a peer that does not exist.
+        let no_outgoing = Arc::new(Queue::default());
+        no_outgoing.lock().receiver_gone = true;
+        let no_incoming = Arc::new(Queue::default());
+        no_incoming.lock().sender_gone = true;
+        let reader = MemoryChannel {
+            outgoing: no_outgoing.clone(),
+            incoming: std::mem::replace(&mut self.incoming, no_incoming.clone()),
+            pending: Vec::new(),
+            current: std::mem::take(&mut self.current),
+            read_pos: self.read_pos,
+            counts: self.counts,
+            timeout: self.timeout,
+        };
+        let writer = MemoryChannel {
+            outgoing: std::mem::replace(&mut self.outgoing, no_outgoing),
+            incoming: no_incoming,
+            pending: std::mem::take(&mut self.pending),
+            current: Vec::new(),
+            read_pos: 0,
+            counts: ByteCounts::default(),
+            timeout: self.timeout,
+        };
+        // `self` now holds only the stand-ins and nothing pending, so dropping it touches
+        // neither real queue.
+        (reader, writer)
+    }
+
     /// How long `recv` waits for data, and a send for room in a full queue; `None` waits
     /// forever. Default: 60 s.
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {

@@ -193,6 +193,22 @@ impl TcpChannel {
         Ok(())
     }
 
+    /// Splits the connection into a reading half and a writing half, `(reader, writer)`,
+    /// so one thread can block in `recv` while another writes (the link shaper needs this).
+    ///
+    /// Both halves share one socket, which closes when both are dropped. Use the reader
+    /// only to receive and the writer only to send. Bytes already read ahead stay with the
+    /// reader, unflushed sends move to the writer; the reader keeps the counters so far and
+    /// the writer starts from zero. Both keep this channel's timeout.
+    pub fn split(mut self) -> Result<(TcpChannel, TcpChannel), NetError> {
+        let write_stream = self.stream.try_clone()?;
+        let mut writer = TcpChannel::from_stream(write_stream)?;
+        // `from_stream` reset the (shared) socket's timeouts to the default.
+        writer.set_timeout(self.timeout)?;
+        writer.write_buf = std::mem::take(&mut self.write_buf);
+        Ok((self, writer))
+    }
+
     /// The peer's address.
     pub fn peer_addr(&self) -> Result<SocketAddr, NetError> {
         Ok(self.stream.peer_addr()?)

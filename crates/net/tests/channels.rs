@@ -348,3 +348,70 @@ fn channels_work_as_trait_objects() {
     }
     assert_eq!(recv_through(&mut b), vec![9; 10]);
 }
+
+#[test]
+fn memory_split_halves_own_one_direction_each() {
+    let (mut a, mut b) = MemoryChannel::pair();
+    a.send(b"early").unwrap();
+    b.send_frame(b"ping").unwrap();
+    b.flush().unwrap();
+    let (mut reader, mut writer) = a.split();
+    // Unflushed sends moved to the writer; unread data stayed with the reader.
+    writer.flush().unwrap();
+    let mut early = [0u8; 5];
+    b.recv(&mut early).unwrap();
+    assert_eq!(&early, b"early");
+    assert_eq!(reader.recv_frame(10).unwrap(), b"ping");
+    // Each half refuses the other direction at once.
+    reader.send(b"x").unwrap();
+    assert!(matches!(reader.flush(), Err(NetError::Closed)));
+    assert!(matches!(writer.recv(&mut [0u8; 1]), Err(NetError::Closed)));
+    // Dropping the writer ends only our outgoing direction.
+    drop(writer);
+    assert!(matches!(b.recv(&mut [0u8; 1]), Err(NetError::Closed)));
+    b.send_frame(b"still heard").unwrap();
+    b.flush().unwrap();
+    assert_eq!(reader.recv_frame(20).unwrap(), b"still heard");
+    drop(reader);
+    b.send(b"gone").unwrap();
+    assert!(matches!(b.flush(), Err(NetError::Closed)));
+}
+
+#[test]
+fn tcp_split_halves_read_and_write_at_once() {
+    let (mut a, mut b) = tcp_pair();
+    b.send(b"hello").unwrap();
+    b.flush().unwrap();
+    let mut he = [0u8; 2];
+    a.recv(&mut he).unwrap();
+    a.set_timeout(Some(Duration::from_secs(10))).unwrap();
+    let (mut reader, mut writer) = a.split().unwrap();
+    // Bytes read ahead before the split stay readable.
+    let mut llo = [0u8; 3];
+    reader.recv(&mut llo).unwrap();
+    assert_eq!(&llo, b"llo");
+    // Both sides send more than kernel buffers hold before reading: this only finishes
+    // because our reading and writing halves run on different threads.
+    let ours = pattern(16 << 20, 5);
+    let theirs = pattern(16 << 20, 6);
+    let (ours_copy, theirs_copy) = (ours.clone(), theirs.clone());
+    let peer = thread::spawn(move || {
+        b.send(&theirs_copy).unwrap();
+        b.flush().unwrap();
+        let mut got = vec![0u8; ours_copy.len()];
+        b.recv(&mut got).unwrap();
+        assert!(got == ours_copy);
+    });
+    let sender = thread::spawn(move || {
+        writer.send(&ours).unwrap();
+        writer.flush().unwrap();
+        writer
+    });
+    let mut got = vec![0u8; theirs.len()];
+    reader.recv(&mut got).unwrap();
+    assert!(got == theirs);
+    peer.join().unwrap();
+    let writer = sender.join().unwrap();
+    assert_eq!(writer.counts().sent, 16 << 20);
+    assert_eq!(reader.counts().received, 5 + (16 << 20));
+}

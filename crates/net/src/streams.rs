@@ -1,0 +1,365 @@
+//! Extra connections between the same two parties, so that every worker thread has a
+//! stream of its own and garbled tables of independent sub-circuits never queue behind each
+//! other (nor contend for one channel's lock).
+//!
+//! The connecting party opens `n` connections and starts each with a hello: the magic
+//! [`STREAM_MAGIC`], a 16-byte session token the parties agreed on over their main
+//! channel, and the stream's index (u32, little-endian). The accepting party keeps every
+//! connection whose hello matches and drops any other (a stray client, a stale run), until
+//! it holds one per index; then it answers [`STREAM_ACK`] on each, so the connector knows
+//! all streams are in place, or learns that it was turned away, before either side uses
+//! them.
+
+use crate::memory::MemoryChannel;
+use crate::tcp::{DEFAULT_TCP_TIMEOUT, TcpChannel, TcpListenerHandle};
+use crate::{Channel, NetError};
+use std::time::{Duration, Instant};
+
+/// First bytes of every extra connection's hello.
+pub const STREAM_MAGIC: [u8; 4] = *b"PGCS";
+/// What the acceptor sends on every stream once all of them are in place.
+pub const STREAM_ACK: [u8; 4] = *b"PGCA";
+/// Most extra connections one call sets up; far more than useful worker threads.
+pub const MAX_STREAMS: usize = 1024;
+/// How long the acceptor waits for one connection's hello before dropping it, so a
+/// silent stray connection cannot use up the whole timeout.
+const HELLO_WAIT: Duration = Duration::from_secs(5);
+const HELLO_BYTES: usize = 4 + 16 + 4;
+
+fn hello(token: &[u8; 16], index: u32) -> [u8; HELLO_BYTES] {
+    let mut bytes = [0u8; HELLO_BYTES];
+    bytes[..4].copy_from_slice(&STREAM_MAGIC);
+    bytes[4..20].copy_from_slice(token);
+    bytes[20..].copy_from_slice(&index.to_le_bytes());
+    bytes
+}
+
+/// Compares tokens without an early exit, so response timing tells a guesser nothing.
+fn tokens_equal(a: &[u8], b: &[u8; 16]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+fn check_count(n: usize) -> Result<(), NetError> {
+    if n > MAX_STREAMS {
+        return Err(NetError::TooManyStreams {
+            requested: n,
+            max: MAX_STREAMS,
+        });
+    }
+    Ok(())
+}
+
+/// Reads a hello and returns the stream index it announces if it carries our magic and
+/// `token`; `None` for anything else, including a peer that says nothing in time.
+fn read_hello(channel: &mut TcpChannel, token: &[u8; 16], wait: Duration) -> Option<u32> {
+    channel.set_timeout(Some(wait)).ok()?;
+    let mut bytes = [0u8; HELLO_BYTES];
+    channel.recv(&mut bytes).ok()?;
+    if bytes[..4] != STREAM_MAGIC || !tokens_equal(&bytes[4..20], token) {
+        return None;
+    }
+    Some(u32::from_le_bytes([
+        bytes[20], bytes[21], bytes[22], bytes[23],
+    ]))
+}
+
+/// Accepts the `n` extra connections that [`connect_streams`] opens with the same `token`,
+/// returned in stream-index order. Connections with another magic, token or a repeated
+/// or out-of-range index are dropped while waiting goes on; after `timeout` the call
+/// fails with [`NetError::StreamsTimeout`].
+pub fn accept_streams(
+    listener: &TcpListenerHandle,
+    n: usize,
+    token: [u8; 16],
+    timeout: Duration,
+) -> Result<Vec<TcpChannel>, NetError> {
+    check_count(n)?;
+    let deadline = Instant::now() + timeout;
+    let addr = listener.local_addr().to_string();
+    let mut slots: Vec<Option<TcpChannel>> = (0..n).map(|_| None).collect();
+    let mut got = 0;
+    while got < n {
+        let timed_out = || NetError::StreamsTimeout {
+            addr: addr.clone(),
+            got,
+            wanted: n,
+            waited: timeout,
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(timed_out());
+        }
+        let mut channel = match listener.accept(left) {
+            Ok(channel) => channel,
+            Err(NetError::AcceptTimeout { .. }) => return Err(timed_out()),
+            // Setting up one accepted socket failed (it was reset already): not ours to
+            // worry about; the listener itself is fine.
+            Err(NetError::Io(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        let index = read_hello(&mut channel, &token, left.min(HELLO_WAIT));
+        match index.and_then(|i| usize::try_from(i).ok()) {
+            Some(i) if i < n && slots[i].is_none() => {
+                channel.set_timeout(Some(DEFAULT_TCP_TIMEOUT))?;
+                slots[i] = Some(channel);
+                got += 1;
+            }
+            // A stray, stale or malformed connection: drop it and wait for ours.
+            _ => drop(channel),
+        }
+    }
+    let mut streams: Vec<TcpChannel> = slots.into_iter().flatten().collect();
+    for stream in &mut streams {
+        stream.send(&STREAM_ACK)?;
+        stream.flush()?;
+    }
+    Ok(streams)
+}
+
+/// Opens `n` extra connections to `addr` (where the peer runs [`accept_streams`] with the
+/// same `token`) and waits until the peer has taken all of them, for at most `timeout`
+/// in all. Returned in stream-index order, matching the acceptor's.
+pub fn connect_streams(
+    addr: &str,
+    n: usize,
+    token: [u8; 16],
+    timeout: Duration,
+) -> Result<Vec<TcpChannel>, NetError> {
+    check_count(n)?;
+    let deadline = Instant::now() + timeout;
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let mut streams = Vec::with_capacity(n);
+    for index in 0..n {
+        let mut channel = TcpChannel::connect(addr, left())?;
+        // `check_count` keeps the index far below u32::MAX.
+        channel.send(&hello(&token, index as u32))?;
+        channel.flush()?;
+        streams.push(channel);
+    }
+    for (index, channel) in streams.iter_mut().enumerate() {
+        channel.set_timeout(Some(left()))?;
+        let mut ack = [0u8; 4];
+        match channel.recv(&mut ack) {
+            Ok(()) if ack == STREAM_ACK => {}
+            Ok(()) | Err(NetError::Closed) => {
+                return Err(NetError::StreamRejected {
+                    addr: addr.to_string(),
+                    index,
+                });
+            }
+            Err(NetError::Timeout(_)) => {
+                return Err(NetError::StreamsTimeout {
+                    addr: addr.to_string(),
+                    got: index,
+                    wanted: n,
+                    waited: timeout,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+        channel.set_timeout(Some(DEFAULT_TCP_TIMEOUT))?;
+    }
+    Ok(streams)
+}
+
+/// `n` in-memory channel pairs: the first vector holds one end of each, the second the
+/// other, index for index.
+pub fn memory_streams(n: usize) -> (Vec<MemoryChannel>, Vec<MemoryChannel>) {
+    (0..n).map(|_| MemoryChannel::pair()).unzip()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread;
+
+    const TOKEN: [u8; 16] = *b"0123456789abcdef";
+    const TIMEOUT: Duration = Duration::from_secs(5);
+
+    /// Sends a distinct message on every stream from both sides and checks that each
+    /// arrives on the stream with the same index.
+    fn exchange_on_every_stream<C: Channel + Send + 'static>(ours: Vec<C>, theirs: Vec<C>) {
+        let n = ours.len();
+        assert_eq!(theirs.len(), n);
+        let peer = thread::spawn(move || {
+            for (i, mut stream) in theirs.into_iter().enumerate() {
+                stream
+                    .send_frame(format!("to connector {i}").as_bytes())
+                    .unwrap();
+                stream.flush().unwrap();
+                let got = stream.recv_frame(64).unwrap();
+                assert_eq!(got, format!("to acceptor {i}").as_bytes());
+            }
+        });
+        for (i, mut stream) in ours.into_iter().enumerate() {
+            stream
+                .send_frame(format!("to acceptor {i}").as_bytes())
+                .unwrap();
+            stream.flush().unwrap();
+            let got = stream.recv_frame(64).unwrap();
+            assert_eq!(got, format!("to connector {i}").as_bytes());
+        }
+        peer.join().unwrap();
+    }
+
+    fn round_trip(n: usize) {
+        let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().to_string();
+        let connector = thread::spawn(move || connect_streams(&addr, n, TOKEN, TIMEOUT));
+        let accepted = accept_streams(&listener, n, TOKEN, TIMEOUT).unwrap();
+        let connected = connector.join().unwrap().unwrap();
+        assert_eq!(accepted.len(), n);
+        exchange_on_every_stream(connected, accepted);
+    }
+
+    #[test]
+    fn one_stream_round_trip() {
+        round_trip(1);
+    }
+
+    #[test]
+    fn four_streams_round_trip_in_index_order() {
+        round_trip(4);
+    }
+
+    #[test]
+    fn zero_streams_is_a_no_op() {
+        let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().to_string();
+        assert!(
+            accept_streams(&listener, 0, TOKEN, TIMEOUT)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            connect_streams(&addr, 0, TOKEN, TIMEOUT)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn wrong_token_is_turned_away_while_the_right_streams_connect() {
+        let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().to_string();
+        let mut wrong = TOKEN;
+        wrong[15] ^= 1;
+        // The impostor connects first, so the acceptor has to skip it.
+        let impostor_addr = addr.clone();
+        let impostor = thread::spawn(move || connect_streams(&impostor_addr, 1, wrong, TIMEOUT));
+        thread::sleep(Duration::from_millis(200));
+        let connector = thread::spawn(move || connect_streams(&addr, 3, TOKEN, TIMEOUT));
+        let accepted = accept_streams(&listener, 3, TOKEN, TIMEOUT).unwrap();
+        let connected = connector.join().unwrap().unwrap();
+        exchange_on_every_stream(connected, accepted);
+        // Had the impostor come too late to be accepted, closing the listener resets it.
+        drop(listener);
+        let rejected = impostor.join().unwrap();
+        assert!(
+            matches!(rejected, Err(NetError::StreamRejected { index: 0, .. })),
+            "{rejected:?}"
+        );
+    }
+
+    #[test]
+    fn bad_hellos_and_duplicate_indices_are_dropped() {
+        use std::io::{Read, Write};
+        use std::net::TcpStream;
+        let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().to_string();
+        let client = thread::spawn(move || {
+            let raw = |bytes: [u8; HELLO_BYTES]| {
+                let mut stream = TcpStream::connect(&addr).unwrap();
+                stream.write_all(&bytes).unwrap();
+                stream
+            };
+            let mut bad_magic = hello(&TOKEN, 0);
+            bad_magic[0] = b'X';
+            // Every one stays open until the end, so only its hello decides its fate.
+            let bad_magic = raw(bad_magic);
+            let out_of_range = raw(hello(&TOKEN, 7));
+            let second = raw(hello(&TOKEN, 1));
+            let mut duplicate = raw(hello(&TOKEN, 1));
+            let mut first = raw(hello(&TOKEN, 0));
+            let mut ack = [0u8; 4];
+            first.read_exact(&mut ack).unwrap();
+            assert_eq!(ack, STREAM_ACK);
+            // The acceptor dropped the duplicate: it sees the connection end, no ack.
+            duplicate
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut rest = Vec::new();
+            assert_eq!(duplicate.read_to_end(&mut rest).unwrap(), 0);
+            (bad_magic, out_of_range, second, first)
+        });
+        let accepted = accept_streams(&listener, 2, TOKEN, TIMEOUT).unwrap();
+        let (_bad_magic, _out_of_range, second, first) = client.join().unwrap();
+        // Ordered by the announced index, not by arrival (stream 1 came first).
+        assert_eq!(accepted.len(), 2);
+        assert_eq!(
+            accepted[0].peer_addr().unwrap(),
+            first.local_addr().unwrap()
+        );
+        assert_eq!(
+            accepted[1].peer_addr().unwrap(),
+            second.local_addr().unwrap()
+        );
+    }
+
+    #[test]
+    fn acceptor_times_out_when_nobody_comes() {
+        let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+        let start = Instant::now();
+        let err = accept_streams(&listener, 2, TOKEN, Duration::from_millis(200)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                NetError::StreamsTimeout {
+                    got: 0,
+                    wanted: 2,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(2));
+        assert!(err.to_string().contains("0 of 2"), "{err}");
+    }
+
+    #[test]
+    fn acceptor_times_out_when_only_some_streams_come() {
+        let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().to_string();
+        let partial = thread::spawn(move || {
+            let mut stream = TcpChannel::connect(&addr, TIMEOUT).unwrap();
+            stream.send(&hello(&TOKEN, 1)).unwrap();
+            stream.flush().unwrap();
+            stream
+        });
+        let err = accept_streams(&listener, 3, TOKEN, Duration::from_millis(300)).unwrap_err();
+        drop(partial.join().unwrap());
+        assert!(
+            matches!(
+                err,
+                NetError::StreamsTimeout {
+                    got: 1,
+                    wanted: 3,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn too_many_streams_is_refused() {
+        let err = connect_streams("127.0.0.1:1", MAX_STREAMS + 1, TOKEN, TIMEOUT).unwrap_err();
+        assert!(matches!(err, NetError::TooManyStreams { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn memory_streams_pair_up_by_index() {
+        let (ours, theirs) = memory_streams(3);
+        exchange_on_every_stream(ours, theirs);
+    }
+}
