@@ -573,7 +573,7 @@ impl NetBuilder {
         let Some(mut r) = self.open_region.take() else {
             return false;
         };
-        if r.bounds.last() != Some(&self.num_nodes) {
+        if r.bounds.len() < 2 || r.bounds.last() != Some(&self.num_nodes) {
             r.bounds.push(self.num_nodes);
         }
         if r.dependent {

@@ -164,21 +164,28 @@ impl ParallelCircuit {
                 )));
             }
         }
-        let mut set = vec![false; n];
-        set[..n_in].fill(true);
+        // The phase (from 1; inputs 0) in which each wire was set, UNSET if never: an
+        // instance may read only wires set in an earlier phase.
+        const UNSET: u32 = u32::MAX;
+        let mut set = vec![UNSET; n];
+        set[..n_in].fill(0);
+        let mut phase_no = 0u32;
         let mut gate_count = 0u64;
         let mut and_count = 0u64;
         let mut internal = 0u64;
         let mut index = 0usize;
-        let write = |set: &mut Vec<bool>, w: WireId, gate: usize| match set.get_mut(w as usize) {
-            Some(s) if !*s => {
-                *s = true;
+        let write = |set: &mut Vec<u32>, w: WireId, gate: usize, phase: u32| match set
+            .get_mut(w as usize)
+        {
+            Some(s) if *s == UNSET => {
+                *s = phase;
                 Ok(())
             }
             Some(_) => Err(ParallelError::NotSsa { gate, wire: w }),
             None => Err(ParallelError::BadWire { gate, wire: w }),
         };
         for phase in &phases {
+            phase_no += 1;
             match phase {
                 Phase::Sequential(gates) => {
                     for g in gates {
@@ -189,14 +196,14 @@ impl ParallelCircuit {
                             )));
                         }
                         for &w in g.inputs() {
-                            if !set.get(w as usize).copied().unwrap_or(false) {
+                            if set.get(w as usize).is_none_or(|&p| p == UNSET) {
                                 return Err(ParallelError::BadWire {
                                     gate: index,
                                     wire: w,
                                 });
                             }
                         }
-                        write(&mut set, g.out, index)?;
+                        write(&mut set, g.out, index, phase_no)?;
                         and_count += (g.op == Op::And) as u64;
                         index += 1;
                     }
@@ -204,7 +211,6 @@ impl ParallelCircuit {
                 }
                 Phase::Region(region) => {
                     // Instances read only what was set before the region.
-                    let before = set.clone();
                     for (i, inst) in region.instances.iter().enumerate() {
                         let tpl = templates.get(inst.template as usize).ok_or_else(|| {
                             ParallelError::Malformed(format!(
@@ -227,7 +233,7 @@ impl ParallelCircuit {
                             )));
                         }
                         for &w in &inst.inputs {
-                            if !before.get(w as usize).copied().unwrap_or(false) {
+                            if set.get(w as usize).is_none_or(|&p| p >= phase_no) {
                                 return Err(ParallelError::NotIndependent {
                                     line: region.line,
                                     instance: i,
@@ -236,7 +242,7 @@ impl ParallelCircuit {
                             }
                         }
                         for &w in &inst.outputs {
-                            write(&mut set, w, index)?;
+                            write(&mut set, w, index, phase_no)?;
                         }
                         gate_count += tpl.gates.len() as u64;
                         and_count += tpl.and_count();
@@ -247,7 +253,7 @@ impl ParallelCircuit {
             }
         }
         for (index, &w) in layout.output_wires.iter().enumerate() {
-            if !set.get(w as usize).copied().unwrap_or(false) {
+            if set.get(w as usize).is_none_or(|&p| p == UNSET) {
                 return Err(ParallelError::Malformed(format!(
                     "output {index} is wire {w}, which is never set"
                 )));
@@ -288,6 +294,7 @@ impl ParallelCircuit {
         let mut inst_of_gate = vec![NO_INSTANCE; n_gates];
         let mut next_inst = 0u32;
         let mut prev_end = 0usize;
+        let mut kept: Vec<bool> = Vec::with_capacity(spans.len());
         for span in spans {
             let b = &span.bounds;
             if b.len() < 2 || b.windows(2).any(|w| w[0] > w[1]) || b[b.len() - 1] > n_gates {
@@ -297,9 +304,14 @@ impl ParallelCircuit {
                 return Err(ParallelError::Overlap { line: span.line });
             }
             prev_end = b[b.len() - 1];
-            for w in b.windows(2) {
-                inst_of_gate[w[0]..w[1]].fill(next_inst);
-                next_inst += 1;
+            // A region with fewer than two non-empty instances stays sequential.
+            let keep = b.windows(2).filter(|w| w[1] > w[0]).count() >= 2;
+            kept.push(keep);
+            if keep {
+                for w in b.windows(2) {
+                    inst_of_gate[w[0]..w[1]].fill(next_inst);
+                    next_inst += 1;
+                }
             }
         }
         // Which instance defines each wire, and which are read inside their instance.
@@ -319,8 +331,18 @@ impl ParallelCircuit {
             }
             match defined.get_mut(g.out as usize) {
                 Some(s) if !*s => *s = true,
-                Some(_) => return Err(ParallelError::NotSsa { gate: k, wire: g.out }),
-                None => return Err(ParallelError::BadWire { gate: k, wire: g.out }),
+                Some(_) => {
+                    return Err(ParallelError::NotSsa {
+                        gate: k,
+                        wire: g.out,
+                    });
+                }
+                None => {
+                    return Err(ParallelError::BadWire {
+                        gate: k,
+                        wire: g.out,
+                    });
+                }
             }
             def_inst[g.out as usize] = me;
         }
@@ -359,15 +381,18 @@ impl ParallelCircuit {
         }
         // Independence: an instance reads only wires set before its region began.
         let mut first_inst = 0u32;
-        for span in spans {
+        for (span, _) in spans.iter().zip(&kept).filter(|(_, k)| **k) {
             let region_start = span.bounds[0];
             let count = span.bounds.len() as u32 - 1;
-            for k in region_start..span.bounds[span.bounds.len() - 1] {
-                let me = inst_of_gate[k];
+            let region_end = span.bounds[span.bounds.len() - 1];
+            for (g, &me) in c.gates[region_start..region_end]
+                .iter()
+                .zip(&inst_of_gate[region_start..region_end])
+            {
                 if me == NO_INSTANCE {
                     continue;
                 }
-                for &w in c.gates[k].inputs() {
+                for &w in g.inputs() {
                     let d = def_inst[w as usize];
                     if d != me && d != NO_INSTANCE && d >= first_inst && d < first_inst + count {
                         return Err(ParallelError::NotIndependent {
@@ -413,7 +438,7 @@ impl ParallelCircuit {
             seq.push(ng);
         };
         let mut pos = 0usize;
-        for span in spans {
+        for (span, &keep) in spans.iter().zip(&kept) {
             let b = &span.bounds;
             for g in &c.gates[pos..b[0]] {
                 push_seq(&mut seq, g);
@@ -422,11 +447,7 @@ impl ParallelCircuit {
             let own = |r: Range<usize>| -> Vec<Gate> {
                 r.filter(|&k| !hoisted[k]).map(|k| c.gates[k]).collect()
             };
-            let nonempty = b
-                .windows(2)
-                .filter(|w| !own(w[0]..w[1]).is_empty())
-                .count();
-            if nonempty < 2 {
+            if !keep {
                 for g in &c.gates[b[0]..pos] {
                     push_seq(&mut seq, g);
                 }
@@ -435,7 +456,7 @@ impl ParallelCircuit {
             if !seq.is_empty() {
                 phases.push(Phase::Sequential(std::mem::take(&mut seq)));
             }
-            let mut instances = Vec::with_capacity(nonempty);
+            let mut instances = Vec::with_capacity(b.len() - 1);
             for w in b.windows(2) {
                 let gates = own(w[0]..w[1]);
                 if gates.is_empty() {
@@ -456,10 +477,12 @@ impl ParallelCircuit {
                 line: span.line,
                 instances,
             }));
-            for k in b[0]..pos {
-                if hoisted[k] {
-                    push_seq(&mut seq, &c.gates[k]);
-                }
+            for (g, _) in c.gates[b[0]..pos]
+                .iter()
+                .zip(&hoisted[b[0]..pos])
+                .filter(|(_, h)| **h)
+            {
+                push_seq(&mut seq, g);
             }
         }
         for g in &c.gates[pos..] {
@@ -650,6 +673,8 @@ fn template_of(
     )
 }
 
+// The layout a gate stream presents is the flattened one (global plus internal wires).
+#[allow(clippy::misnamed_getters)]
 impl GateSource for ParallelCircuit {
     fn layout(&self) -> &Layout {
         &self.flat_layout

@@ -61,27 +61,103 @@
 //! In compiler output most gates write the next wire and read recent ones, so a record is
 //! usually 3 to 6 bytes (a Bristol-style text line takes 10 to 30).
 //!
+//! # Format, version 2: circuits with parallel regions
+//!
+//! A [`ParallelCircuit`] keeps each parallel region as its instances' wire maps over shared
+//! *templates*: a template's gates are stored once however many instances run it. Version 2
+//! reuses version 1's header, gate blocks and gate records.
+//!
+//! ```text
+//! header      as version 1 with format version = 2; the layout is the parallel circuit's
+//!             global layout (inputs, then every wire a sequential gate or an instance
+//!             output sets; instance-internal wires are not counted)
+//! templates
+//!       u32       T: number of templates
+//!       T times
+//!         u32     num_inputs: the template's inputs are its wires 0 .. num_inputs
+//!         u32     G: gates (gate k writes wire num_inputs + k); num_inputs + G < 2^32
+//!         u32     P: outputs, at most G
+//!         gate blocks as in version 1 holding exactly the G gates, no end marker
+//!         u32     m, then m bytes (P ..= 5·P): P varints zz(w − c), the output wires in
+//!                 order; the cursor c starts at num_inputs and becomes w + 1 after each
+//! phases, in order, each starting with a u8 kind
+//!   0 sequential  gate blocks on global wires as in version 1, then u32 0, u32 0
+//!   1 region      u32 source line, u32 N: instances (at least 1), then instance blocks
+//!                 until N instances are read, each
+//!       u32       n: instances in the block, 1 ..= min(65536, instances left)
+//!       u32       m: bytes of instance records that follow, at least n
+//!       m bytes   n instance records
+//!   2 end of the phases
+//! end
+//!       u64       total gate count of the flattened circuit (sequential gates plus, for
+//!                 every instance, its template's gates)
+//!       u64       total AND gate count of the flattened circuit
+//!       32 bytes  BLAKE3 of every byte of the file before this field
+//! ```
+//! Nothing may follow the final checksum.
+//!
+//! **Template gates** use version 1's records, with wires numbered inside the template
+//! (range `0 .. num_inputs + G`); gate `k` must write `num_inputs + k` and read only lower
+//! wires, so after each block's first gate every record has bit 3 set and is about 3 bytes.
+//! Template outputs are distinct gate wires (never inputs).
+//!
+//! **Instance records.** Two decoding states live for one region (across its blocks): the
+//! output cursor `next_out`, starting at 0, and, per template, the input wires of the last
+//! instance of the region that ran it and their *stride* (that instance's inputs minus those
+//! of the one before it with the same template; all 0 after the template's first instance).
+//! A record is varints (as in gate records):
+//! ```text
+//! 2·t + o          t: template index (< T); o = 1: the outputs are next_out, next_out+1, …
+//! zz(in_j − p_j)   for each input j of the template, where the prediction p_j is
+//!                  last_j + stride_j if the region already ran template t, otherwise
+//!                  in_(j−1) + 1 (p_0 = 0)
+//! zz(out_j − next_out)  for each output j, only if o = 0
+//! ```
+//! `next_out` becomes `out_j + 1` after each output (`next_out + P` when `o = 1`). Instances
+//! repeating a stride (`a[i]`, `b[i]` of a loop) cost about one byte per input; outputs in
+//! order cost nothing.
+//!
+//! **Well-formedness** (checked while reading, errors name the byte offset): global wires are
+//! in range, read only once set, set exactly once and never inputs; an instance reads only
+//! wires set before its region began; every global wire that is not an input is set (so
+//! `num_wires` = inputs + wires set); every output wire is set; the flattened circuit has
+//! fewer than 2^32 wires; the counts at the end match.
+//!
 //! # Reading
 //! [`PgcReader`] checks the header (magic, version, layout, interface, header checksum) before
 //! any gate is read, then hands out gates block by block; the whole-file checksum and the
 //! counts are checked when the end is reached. Every malformation is an error naming the byte
 //! offset and what is wrong; a truncated file says where it ends. [`read_pgc`] reads a whole
 //! file and also [validates](crate::analysis::validate) the circuit.
+//!
+//! [`read_pgc_parallel`] reads either version as a [`ParallelCircuit`] (a version 1 circuit
+//! becomes [`ParallelCircuit::sequential`], which needs it in single-assignment form);
+//! [`read_pgc`] reads either version as a plain circuit (version 2 flattened). [`PgcReader`]
+//! streams version 1 only: it refuses a version 2 file with an error that says so.
+//!
+//! # Writing
+//! [`write_pgc`] and [`PgcWriter`] write version 1. [`write_pgc_parallel`] writes version 2,
+//! or version 1 for a parallel circuit without regions.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{CircuitError, validate};
 use crate::ir::{Circuit, Gate, Layout, Op, WireId};
+use crate::parallel::{Instance, ParallelCircuit, ParallelError, Phase, Region, Template};
 use crate::ports::Interface;
 use crate::typed::{InterfaceMismatch, check_interface};
 
 /// The first 8 bytes of every `.pgc` file (PNG-style: non-ASCII first byte, CR LF, ^Z, LF
 /// catch text-mode transfers).
 pub const PGC_MAGIC: [u8; 8] = [0x89, b'p', b'g', b'c', 0x0d, 0x0a, 0x1a, 0x0a];
-/// The format version this build reads and writes.
+/// The format version of a plain circuit's file (what [`write_pgc`] and [`PgcWriter`] write).
 pub const PGC_FORMAT_VERSION: u32 = 1;
+/// The format version of a file holding a [`ParallelCircuit`] with regions.
+pub const PGC_PARALLEL_FORMAT_VERSION: u32 = 2;
 /// Most gates in one block.
 pub const MAX_BLOCK_GATES: u32 = 1 << 16;
 /// Longest gate record: tag + three 5-byte varints.
@@ -92,6 +168,17 @@ const MAX_VARINT_BYTES: usize = 5;
 const TAG_OUT_IS_NEXT: u8 = 1 << 3;
 const TAG_CONST_ONE: u8 = 1 << 4;
 const TAG_RESERVED: u8 = 0b1110_0000;
+
+/// Phase kinds of a version 2 file.
+const PHASE_SEQUENTIAL: u8 = 0;
+const PHASE_REGION: u8 = 1;
+const PHASE_END: u8 = 2;
+/// Most instances in one instance block.
+const MAX_BLOCK_INSTANCES: u32 = 1 << 16;
+/// The writer closes an instance block once its records reach this size.
+const INSTANCE_BLOCK_TARGET_BYTES: usize = 1 << 20;
+/// The layout's bytes start after magic, version, flags and the layout length.
+const LAYOUT_OFFSET: u64 = 20;
 
 /// Reading or writing a `.pgc` file failed; displays as `PATH: what is wrong`.
 #[derive(Debug, thiserror::Error)]
@@ -110,8 +197,8 @@ pub enum PgcErrorKind {
     #[error("not a pgc circuit file (it does not start with the pgc magic bytes)")]
     NotPgc,
     #[error(
-        "pgc circuit format version {found}; this build reads version {PGC_FORMAT_VERSION} \
-         (recompile the program, or use a matching pgc)"
+        "pgc circuit format version {found}; this build reads versions {PGC_FORMAT_VERSION} \
+         and {PGC_PARALLEL_FORMAT_VERSION} (recompile the program, or use a matching pgc)"
     )]
     UnsupportedVersion { found: u32 },
     #[error("the file ends at byte {offset}, inside {what} (truncated?)")]
@@ -124,6 +211,13 @@ pub enum PgcErrorKind {
     InvalidCircuit(#[from] CircuitError),
     #[error("the interface does not match the circuit: {0}")]
     Interface(#[from] InterfaceMismatch),
+    #[error(
+        "this file (format version {PGC_PARALLEL_FORMAT_VERSION}) holds a circuit with parallel \
+         regions, which the streaming reader does not read; use read_pgc_parallel or read_pgc"
+    )]
+    ParallelNotStreamable,
+    #[error("the parallel circuit is invalid: {0}")]
+    InvalidParallel(#[from] ParallelError),
 }
 
 impl PgcErrorKind {
@@ -202,13 +296,11 @@ pub fn write_pgc_file(
 /// Writes a `.pgc` file gate chunk by gate chunk, for producers that never hold the whole
 /// circuit. Each gate's wires are checked against the layout; that gates read only wires
 /// set before them is the producer's responsibility (readers check it with
-/// [`validate`](crate::analysis::validate)).
+/// [`validate`]).
 pub struct PgcWriter<W: Write> {
     out: HashingWriter<W>,
     num_wires: u32,
-    block: Vec<u8>,
-    block_gates: u32,
-    next: WireId,
+    block: BlockEncoder,
     gates: u64,
     and_gates: u64,
 }
@@ -216,38 +308,11 @@ pub struct PgcWriter<W: Write> {
 impl<W: Write> PgcWriter<W> {
     /// Writes the header for `layout` and `interface`.
     pub fn new(writer: W, layout: &Layout, interface: &Interface) -> Result<Self, PgcFileError> {
-        if !is_untyped(interface) {
-            check_interface(layout, interface).map_err(PgcErrorKind::from)?;
-        }
-        let mut out = HashingWriter {
-            inner: writer,
-            hasher: blake3::Hasher::new(),
-        };
-        let layout_bytes = layout.to_bytes();
-        let json = serde_json::to_vec(interface).map_err(io::Error::other)?;
-        let mut header = Vec::with_capacity(24 + layout_bytes.len() + json.len());
-        header.extend_from_slice(&PGC_MAGIC);
-        header.extend_from_slice(&PGC_FORMAT_VERSION.to_le_bytes());
-        header.extend_from_slice(&0u32.to_le_bytes());
-        for section in [&layout_bytes, &json] {
-            let len = u32::try_from(section.len()).map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "the layout or interface is larger than 4 GiB",
-                )
-            })?;
-            header.extend_from_slice(&len.to_le_bytes());
-            header.extend_from_slice(section);
-        }
-        out.write_all(&header)?;
-        let digest = out.digest();
-        out.write_all(&digest)?;
+        let out = write_header(writer, PGC_FORMAT_VERSION, layout, interface)?;
         Ok(PgcWriter {
             out,
             num_wires: layout.num_wires,
-            block: Vec::with_capacity(8 * MAX_BLOCK_GATES as usize),
-            block_gates: 0,
-            next: 0,
+            block: BlockEncoder::with_capacity(8 * MAX_BLOCK_GATES as usize),
             gates: 0,
             and_gates: 0,
         })
@@ -277,17 +342,89 @@ impl<W: Write> PgcWriter<W> {
                 .into());
             }
             g.inputs().iter().try_for_each(|&w| range(w))?;
-            self.encode(g);
+            self.block.push(g);
             self.gates += 1;
             self.and_gates += (g.op == Op::And) as u64;
-            if self.block_gates == MAX_BLOCK_GATES {
-                self.flush_block()?;
+            if self.block.is_full() {
+                self.block.flush(&mut self.out)?;
             }
         }
         Ok(())
     }
 
-    fn encode(&mut self, g: &Gate) {
+    /// Writes the last block, the end marker, the counts and the checksum; returns the
+    /// writer (flushed).
+    pub fn finish(mut self) -> Result<W, PgcFileError> {
+        self.block.flush(&mut self.out)?;
+        let mut end = [0u8; 24];
+        end[8..16].copy_from_slice(&self.gates.to_le_bytes());
+        end[16..24].copy_from_slice(&self.and_gates.to_le_bytes());
+        self.out.write_all(&end)?;
+        write_final_checksum(self.out)
+    }
+}
+
+/// Writes the header (through the checksum) and returns the hashing writer for the rest.
+fn write_header<W: Write>(
+    writer: W,
+    version: u32,
+    layout: &Layout,
+    interface: &Interface,
+) -> Result<HashingWriter<W>, PgcFileError> {
+    if !is_untyped(interface) {
+        check_interface(layout, interface).map_err(PgcErrorKind::from)?;
+    }
+    let mut out = HashingWriter {
+        inner: writer,
+        hasher: blake3::Hasher::new(),
+    };
+    let layout_bytes = layout.to_bytes();
+    let json = serde_json::to_vec(interface).map_err(io::Error::other)?;
+    let mut header = Vec::with_capacity(24 + layout_bytes.len() + json.len());
+    header.extend_from_slice(&PGC_MAGIC);
+    header.extend_from_slice(&version.to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    for section in [&layout_bytes, &json] {
+        let len = u32::try_from(section.len()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the layout or interface is larger than 4 GiB",
+            )
+        })?;
+        header.extend_from_slice(&len.to_le_bytes());
+        header.extend_from_slice(section);
+    }
+    out.write_all(&header)?;
+    let digest = out.digest();
+    out.write_all(&digest)?;
+    Ok(out)
+}
+
+/// Appends the whole-file checksum and flushes.
+fn write_final_checksum<W: Write>(mut out: HashingWriter<W>) -> Result<W, PgcFileError> {
+    let digest = out.digest();
+    out.write_all(&digest)?;
+    out.inner.flush()?;
+    Ok(out.inner)
+}
+
+/// Encodes gate records into one block at a time (the cursor restarts at every block).
+struct BlockEncoder {
+    bytes: Vec<u8>,
+    gates: u32,
+    next: WireId,
+}
+
+impl BlockEncoder {
+    fn with_capacity(bytes: usize) -> Self {
+        BlockEncoder {
+            bytes: Vec::with_capacity(bytes),
+            gates: 0,
+            next: 0,
+        }
+    }
+
+    fn push(&mut self, g: &Gate) {
         let mut tag = g.op as u8;
         if g.out == self.next {
             tag |= TAG_OUT_IS_NEXT;
@@ -295,45 +432,563 @@ impl<W: Write> PgcWriter<W> {
         if g.op == Op::Const && g.a == 1 {
             tag |= TAG_CONST_ONE;
         }
-        self.block.push(tag);
+        self.bytes.push(tag);
         if g.out != self.next {
-            put_varint(&mut self.block, zigzag(g.out as i64 - self.next as i64));
+            put_varint(&mut self.bytes, zigzag(g.out as i64 - self.next as i64));
         }
         if g.op != Op::Const {
             for &w in g.inputs() {
-                put_varint(&mut self.block, zigzag(g.out as i64 - w as i64));
+                put_varint(&mut self.bytes, zigzag(g.out as i64 - w as i64));
             }
         }
         self.next = g.out.wrapping_add(1);
-        self.block_gates += 1;
+        self.gates += 1;
     }
 
-    fn flush_block(&mut self) -> Result<(), PgcFileError> {
-        if self.block_gates == 0 {
+    fn is_full(&self) -> bool {
+        self.gates == MAX_BLOCK_GATES
+    }
+
+    /// Writes the block (if it holds any gate) and starts a new one.
+    fn flush<W: Write>(&mut self, out: &mut HashingWriter<W>) -> io::Result<()> {
+        if self.gates == 0 {
             return Ok(());
         }
-        self.out.write_all(&self.block_gates.to_le_bytes())?;
-        self.out
-            .write_all(&(self.block.len() as u32).to_le_bytes())?;
-        self.out.write_all(&self.block)?;
-        self.block.clear();
-        self.block_gates = 0;
+        out.write_all(&self.gates.to_le_bytes())?;
+        out.write_all(&(self.bytes.len() as u32).to_le_bytes())?;
+        out.write_all(&self.bytes)?;
+        self.bytes.clear();
+        self.gates = 0;
         self.next = 0;
         Ok(())
     }
+}
 
-    /// Writes the last block, the end marker, the counts and the checksum; returns the
-    /// writer (flushed).
-    pub fn finish(mut self) -> Result<W, PgcFileError> {
-        self.flush_block()?;
-        let mut end = [0u8; 24];
-        end[8..16].copy_from_slice(&self.gates.to_le_bytes());
-        end[16..24].copy_from_slice(&self.and_gates.to_le_bytes());
-        self.out.write_all(&end)?;
-        let digest = self.out.digest();
-        self.out.write_all(&digest)?;
-        self.out.inner.flush()?;
-        Ok(self.out.inner)
+// ---------------------------------------------------------------------------------------
+// Writing version 2 (parallel circuits)
+
+/// Writes `pc` and its `interface` as a `.pgc` file to `writer` and returns the writer
+/// (flushed): version 2, or version 1 when `pc` has no regions.
+///
+/// `pc` is first checked against everything a reader checks (its fields are public, so it
+/// may have changed since [`ParallelCircuit::new`]); nothing is written if a check fails.
+/// Beyond what [`ParallelCircuit::new`] checks, a circuit with regions must set every
+/// global wire that is not an input (as [`ParallelCircuit::from_flat`] builds them), have no
+/// empty region, and its templates' outputs must be distinct gate wires. The interface must
+/// match the global layout (or have no ports at all).
+pub fn write_pgc_parallel<W: Write>(
+    writer: W,
+    pc: &ParallelCircuit,
+    interface: &Interface,
+) -> Result<W, PgcFileError> {
+    let has_regions = pc.regions().next().is_some();
+    let (gates, and_gates) = check_parallel(pc, has_regions).map_err(PgcErrorKind::from)?;
+    if !has_regions {
+        let mut w = PgcWriter::new(writer, &pc.layout, interface)?;
+        for phase in &pc.phases {
+            if let Phase::Sequential(g) = phase {
+                w.write_gates(g)?;
+            }
+        }
+        return w.finish();
+    }
+    encode_parallel(writer, pc, interface, gates, and_gates)
+}
+
+/// Writes `pc` as version 2 with the given end counts, trusting that it is well formed
+/// (and that its counts fit the u32 fields).
+fn encode_parallel<W: Write>(
+    writer: W,
+    pc: &ParallelCircuit,
+    interface: &Interface,
+    gates: u64,
+    and_gates: u64,
+) -> Result<W, PgcFileError> {
+    let mut out = write_header(writer, PGC_PARALLEL_FORMAT_VERSION, &pc.layout, interface)?;
+    out.write_all(&(pc.templates.len() as u32).to_le_bytes())?;
+    let mut block = BlockEncoder::with_capacity(1 << 16);
+    let mut bytes = Vec::new();
+    for tpl in &pc.templates {
+        for field in [
+            tpl.num_inputs,
+            tpl.gates.len() as u32,
+            tpl.outputs.len() as u32,
+        ] {
+            out.write_all(&field.to_le_bytes())?;
+        }
+        write_gate_blocks(&mut out, &mut block, &tpl.gates)?;
+        bytes.clear();
+        let mut cursor = tpl.num_inputs as i64;
+        for &w in &tpl.outputs {
+            put_varint(&mut bytes, zigzag(w as i64 - cursor));
+            cursor = w as i64 + 1;
+        }
+        write_sized(&mut out, &bytes)?;
+    }
+    for phase in &pc.phases {
+        match phase {
+            Phase::Sequential(gates) => {
+                out.write_all(&[PHASE_SEQUENTIAL])?;
+                write_gate_blocks(&mut out, &mut block, gates)?;
+                out.write_all(&[0u8; 8])?;
+            }
+            Phase::Region(region) => {
+                out.write_all(&[PHASE_REGION])?;
+                out.write_all(&region.line.to_le_bytes())?;
+                out.write_all(&(region.instances.len() as u32).to_le_bytes())?;
+                let mut codec = InstanceCodec::default();
+                let mut in_block = 0u32;
+                bytes.clear();
+                for (i, inst) in region.instances.iter().enumerate() {
+                    codec.encode(inst, &mut bytes);
+                    in_block += 1;
+                    let last = i + 1 == region.instances.len();
+                    if last
+                        || in_block == MAX_BLOCK_INSTANCES
+                        || bytes.len() >= INSTANCE_BLOCK_TARGET_BYTES
+                    {
+                        out.write_all(&in_block.to_le_bytes())?;
+                        write_sized(&mut out, &bytes)?;
+                        bytes.clear();
+                        in_block = 0;
+                    }
+                }
+            }
+        }
+    }
+    out.write_all(&[PHASE_END])?;
+    out.write_all(&gates.to_le_bytes())?;
+    out.write_all(&and_gates.to_le_bytes())?;
+    write_final_checksum(out)
+}
+
+/// [`write_pgc_parallel`] to a new file at `path` (replaced if it exists).
+pub fn write_pgc_parallel_file(
+    path: impl AsRef<Path>,
+    pc: &ParallelCircuit,
+    interface: &Interface,
+) -> Result<(), PgcFileError> {
+    let path = path.as_ref();
+    let run = || -> Result<(), PgcFileError> {
+        let file = BufWriter::new(File::create(path)?);
+        let file = write_pgc_parallel(file, pc, interface)?;
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        Ok(())
+    };
+    run().map_err(|e| PgcFileError {
+        path: Some(path.to_path_buf()),
+        kind: e.kind,
+    })
+}
+
+/// Writes `gates` as full blocks and a last partial one (no end marker).
+fn write_gate_blocks<W: Write>(
+    out: &mut HashingWriter<W>,
+    block: &mut BlockEncoder,
+    gates: &[Gate],
+) -> io::Result<()> {
+    for g in gates {
+        block.push(g);
+        if block.is_full() {
+            block.flush(out)?;
+        }
+    }
+    block.flush(out)
+}
+
+/// Writes `u32 len` and `bytes`.
+fn write_sized<W: Write>(out: &mut HashingWriter<W>, bytes: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(bytes.len()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an instance record or output list is larger than 4 GiB",
+        )
+    })?;
+    out.write_all(&len.to_le_bytes())?;
+    out.write_all(bytes)
+}
+
+/// Checks `pc` as a reader of its version 2 file would (wires in range, set once before
+/// they are read, instances independent, outputs set, and with `dense` every global wire
+/// set); returns the flattened gate and AND counts.
+fn check_parallel(pc: &ParallelCircuit, dense: bool) -> Result<(u64, u64), ParallelError> {
+    let malformed = ParallelError::Malformed;
+    let layout = &pc.layout;
+    let n_in = check_layout(layout).map_err(malformed)?;
+    if u32::try_from(pc.templates.len()).is_err() {
+        return Err(malformed(format!(
+            "{} templates (at most 2^32 - 1)",
+            pc.templates.len()
+        )));
+    }
+    let mut template_ands = Vec::with_capacity(pc.templates.len());
+    for (t, tpl) in pc.templates.iter().enumerate() {
+        check_template(tpl).map_err(|e| malformed(format!("template {t}: {e}")))?;
+        template_ands.push(tpl.and_count());
+    }
+    let mut wires = GlobalWires::new(n_in, layout.num_wires);
+    let (mut gates, mut and_gates, mut internal) = (0u64, 0u64, 0u64);
+    for (p, phase) in pc.phases.iter().enumerate() {
+        match phase {
+            Phase::Sequential(seq) => {
+                for (k, g) in seq.iter().enumerate() {
+                    wires
+                        .sequential_gate(g)
+                        .map_err(|e| malformed(format!("phase {p}, gate {k}: {e}")))?;
+                    and_gates += (g.op == Op::And) as u64;
+                }
+                gates += seq.len() as u64;
+            }
+            Phase::Region(region) => {
+                let line = region.line;
+                if region.instances.is_empty() {
+                    return Err(malformed(format!(
+                        "phase {p}: the region at line {line} has no instances"
+                    )));
+                }
+                if u32::try_from(region.instances.len()).is_err() {
+                    return Err(malformed(format!(
+                        "phase {p}: the region at line {line} has more than 2^32 - 1 instances"
+                    )));
+                }
+                for (i, inst) in region.instances.iter().enumerate() {
+                    let at = |e: String| {
+                        malformed(format!(
+                            "phase {p} (region at line {line}), instance {i}: {e}"
+                        ))
+                    };
+                    let t = inst.template as usize;
+                    let tpl = pc.templates.get(t).ok_or_else(|| {
+                        at(format!(
+                            "template {t} of {} does not exist",
+                            pc.templates.len()
+                        ))
+                    })?;
+                    if inst.inputs.len() != tpl.num_inputs as usize
+                        || inst.outputs.len() != tpl.outputs.len()
+                    {
+                        return Err(at(format!(
+                            "{} inputs and {} outputs, but template {t} has {} and {}",
+                            inst.inputs.len(),
+                            inst.outputs.len(),
+                            tpl.num_inputs,
+                            tpl.outputs.len()
+                        )));
+                    }
+                    for &w in &inst.inputs {
+                        wires.read_before_region(w).map_err(at)?;
+                    }
+                    for &w in &inst.outputs {
+                        wires.write(w, true).map_err(at)?;
+                    }
+                    gates += tpl.gates.len() as u64;
+                    and_gates += template_ands[t];
+                    internal += tpl.gates.len() as u64;
+                }
+                wires.end_region();
+            }
+        }
+    }
+    check_flat_wires(layout.num_wires, internal).map_err(malformed)?;
+    wires
+        .check_outputs(&layout.output_wires)
+        .map_err(malformed)?;
+    if dense {
+        wires.check_dense().map_err(malformed)?;
+    }
+    Ok((gates, and_gates))
+}
+
+/// Checks the layout's counts; returns the number of input wires.
+fn check_layout(layout: &Layout) -> Result<u64, String> {
+    let n_in: u64 = layout.input_widths.iter().map(|&w| w as u64).sum();
+    if n_in > layout.num_wires as u64 {
+        return Err(format!(
+            "the layout has {n_in} input wires but only {} wires",
+            layout.num_wires
+        ));
+    }
+    let declared: u64 = layout.output_widths.iter().map(|&w| w as u64).sum();
+    if layout.output_wires.len() as u64 != declared {
+        return Err(format!(
+            "the layout lists {} output wires but its output widths add up to {declared}",
+            layout.output_wires.len()
+        ));
+    }
+    Ok(n_in)
+}
+
+fn check_flat_wires(num_wires: u32, internal: u64) -> Result<(), String> {
+    let flat = num_wires as u64 + internal;
+    if flat > u32::MAX as u64 {
+        return Err(format!(
+            "the flattened circuit would have {flat} wires, more than 32-bit ids allow"
+        ));
+    }
+    Ok(())
+}
+
+/// A template's gates and outputs, as [`check_template_gate`] and
+/// [`check_template_output`] see them.
+fn check_template(tpl: &Template) -> Result<(), String> {
+    let wires = tpl.num_inputs as u64 + tpl.gates.len() as u64;
+    if wires > u32::MAX as u64 {
+        return Err(format!(
+            "{} inputs and {} gates make more than 2^32 - 1 wires",
+            tpl.num_inputs,
+            tpl.gates.len()
+        ));
+    }
+    for (k, g) in tpl.gates.iter().enumerate() {
+        if g.op == Op::Const && g.a > 1 {
+            return Err(format!("gate {k} is a constant {}", g.a));
+        }
+        check_template_gate(tpl.num_inputs, k as u64, g).map_err(|e| format!("gate {k} {e}"))?;
+    }
+    let mut seen = Vec::new();
+    for (j, &w) in tpl.outputs.iter().enumerate() {
+        check_template_output(tpl.num_inputs, wires as u32, w, &mut seen)
+            .map_err(|e| format!("output {j}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Template gate `k` writes `num_inputs + k` and reads only wires below it.
+fn check_template_gate(num_inputs: u32, k: u64, g: &Gate) -> Result<(), String> {
+    let expected = num_inputs as u64 + k;
+    if g.out as u64 != expected {
+        return Err(format!(
+            "writes wire {}, not {expected} (a template's gate k writes wire num_inputs + k)",
+            g.out
+        ));
+    }
+    if let Some(&w) = g.inputs().iter().find(|&&w| w >= g.out) {
+        return Err(format!("reads wire {w}, which is not set before it"));
+    }
+    Ok(())
+}
+
+/// A template output is a gate's wire (not an input: flattening gives instance outputs
+/// the wires of gates) listed once; `seen` marks the gate wires already listed.
+fn check_template_output(
+    num_inputs: u32,
+    num_wires: u32,
+    w: WireId,
+    seen: &mut Vec<u64>,
+) -> Result<(), String> {
+    if w < num_inputs || w >= num_wires {
+        return Err(format!(
+            "wire {w} is not one of the template's gate wires {num_inputs}..{num_wires}"
+        ));
+    }
+    let k = (w - num_inputs) as u64;
+    if get_bit(seen, k) {
+        return Err(format!("wire {w} is listed twice"));
+    }
+    set_bit(seen, k);
+    Ok(())
+}
+
+fn get_bit(bits: &[u64], i: u64) -> bool {
+    bits.get((i / 64) as usize)
+        .is_some_and(|word| word >> (i % 64) & 1 == 1)
+}
+
+/// Sets bit `i`, growing `bits` as needed (so memory follows the wires actually used).
+fn set_bit(bits: &mut Vec<u64>, i: u64) {
+    let k = (i / 64) as usize;
+    if k >= bits.len() {
+        bits.resize(k + 1, 0);
+    }
+    bits[k] |= 1 << (i % 64);
+}
+
+fn clear_bit(bits: &mut [u64], i: u64) {
+    if let Some(word) = bits.get_mut((i / 64) as usize) {
+        *word &= !(1 << (i % 64));
+    }
+}
+
+/// Which global wires are set, while a parallel circuit is checked phase by phase.
+struct GlobalWires {
+    num_inputs: u64,
+    num_wires: u32,
+    /// Bit `w - num_inputs`: set by a sequential gate or by an instance of a finished region.
+    set: Vec<u64>,
+    /// Set by an instance of the current region (readable only after the region).
+    pending: Vec<u64>,
+    pending_list: Vec<WireId>,
+    writes: u64,
+}
+
+impl GlobalWires {
+    fn new(num_inputs: u64, num_wires: u32) -> Self {
+        GlobalWires {
+            num_inputs,
+            num_wires,
+            set: Vec::new(),
+            pending: Vec::new(),
+            pending_list: Vec::new(),
+            writes: 0,
+        }
+    }
+
+    fn is_set(&self, w: WireId) -> bool {
+        let w = w as u64;
+        w < self.num_inputs || get_bit(&self.set, w - self.num_inputs)
+    }
+
+    fn is_pending(&self, w: WireId) -> bool {
+        let w = w as u64;
+        w >= self.num_inputs && get_bit(&self.pending, w - self.num_inputs)
+    }
+
+    fn in_range(&self, w: WireId) -> Result<(), String> {
+        if w < self.num_wires {
+            Ok(())
+        } else {
+            Err(format!(
+                "wire {w} is out of range for {} global wires",
+                self.num_wires
+            ))
+        }
+    }
+
+    fn sequential_gate(&mut self, g: &Gate) -> Result<(), String> {
+        if g.op == Op::Const && g.a > 1 {
+            return Err(format!("a constant {}", g.a));
+        }
+        for &w in g.inputs() {
+            self.in_range(w)?;
+            if !self.is_set(w) {
+                return Err(format!("reads wire {w}, which is not set before it"));
+            }
+        }
+        self.write(g.out, false)
+    }
+
+    /// An instance input: set before the current region began.
+    fn read_before_region(&self, w: WireId) -> Result<(), String> {
+        self.in_range(w)?;
+        if self.is_set(w) {
+            Ok(())
+        } else if self.is_pending(w) {
+            Err(format!(
+                "reads wire {w}, which another instance of the same region sets"
+            ))
+        } else {
+            Err(format!(
+                "reads wire {w}, which is not set before the region"
+            ))
+        }
+    }
+
+    fn write(&mut self, w: WireId, in_region: bool) -> Result<(), String> {
+        self.in_range(w)?;
+        if (w as u64) < self.num_inputs {
+            return Err(format!("writes input wire {w}"));
+        }
+        if self.is_set(w) || self.is_pending(w) {
+            return Err(format!("writes wire {w} again (a global wire is set once)"));
+        }
+        let i = w as u64 - self.num_inputs;
+        if in_region {
+            set_bit(&mut self.pending, i);
+            self.pending_list.push(w);
+        } else {
+            set_bit(&mut self.set, i);
+        }
+        self.writes += 1;
+        Ok(())
+    }
+
+    /// The wires set by the region's instances become readable.
+    fn end_region(&mut self) {
+        for w in self.pending_list.drain(..) {
+            let i = w as u64 - self.num_inputs;
+            clear_bit(&mut self.pending, i);
+            set_bit(&mut self.set, i);
+        }
+    }
+
+    fn check_outputs(&self, outputs: &[WireId]) -> Result<(), String> {
+        for (index, &w) in outputs.iter().enumerate() {
+            self.in_range(w)
+                .map_err(|e| format!("output {index}: {e}"))?;
+            if !self.is_set(w) {
+                return Err(format!("output {index} is wire {w}, which is never set"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every global wire is an input or set (so `num_wires` cannot claim more than the
+    /// file holds).
+    fn check_dense(&self) -> Result<(), String> {
+        let unset = self.num_wires as u64 - self.num_inputs - self.writes;
+        if unset != 0 {
+            return Err(format!(
+                "the layout has {} global wires but {unset} of them are neither inputs nor set by any phase",
+                self.num_wires
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Encoding state of one region's instance records (see the module documentation).
+#[derive(Default)]
+struct InstanceCodec {
+    next_out: u64,
+    /// Per template: the inputs of the region's last instance running it, and their stride.
+    history: HashMap<u32, (Vec<WireId>, Vec<i64>)>,
+}
+
+impl InstanceCodec {
+    /// The prediction for input `j` of an instance of `template`, given its input `j - 1`.
+    fn predict(&self, template: u32, j: usize, previous_input: Option<WireId>) -> i64 {
+        match self.history.get(&template) {
+            Some((last, stride)) => last[j] as i64 + stride[j],
+            None => previous_input.map_or(0, |w| w as i64 + 1),
+        }
+    }
+
+    fn remember(&mut self, template: u32, inputs: &[WireId]) {
+        match self.history.entry(template) {
+            Entry::Occupied(mut e) => {
+                let (last, stride) = e.get_mut();
+                for ((l, s), &w) in last.iter_mut().zip(stride.iter_mut()).zip(inputs) {
+                    *s = w as i64 - *l as i64;
+                    *l = w;
+                }
+            }
+            Entry::Vacant(e) => {
+                e.insert((inputs.to_vec(), vec![0; inputs.len()]));
+            }
+        }
+    }
+
+    fn encode(&mut self, inst: &Instance, out: &mut Vec<u8>) {
+        let in_order = inst
+            .outputs
+            .iter()
+            .enumerate()
+            .all(|(j, &w)| w as u64 == self.next_out + j as u64);
+        put_varint(out, 2 * inst.template as u64 + in_order as u64);
+        for (j, &w) in inst.inputs.iter().enumerate() {
+            let previous = j.checked_sub(1).map(|k| inst.inputs[k]);
+            let predicted = self.predict(inst.template, j, previous);
+            put_varint(out, zigzag(w as i64 - predicted));
+        }
+        self.remember(inst.template, &inst.inputs);
+        if in_order {
+            self.next_out += inst.outputs.len() as u64;
+        } else {
+            for &w in &inst.outputs {
+                put_varint(out, zigzag(w as i64 - self.next_out as i64));
+                self.next_out = w as u64 + 1;
+            }
+        }
     }
 }
 
@@ -384,7 +1039,9 @@ pub struct PgcHeader {
     pub interface: Interface,
 }
 
-/// Reads a `.pgc` stream: the header at construction, then gates block by block.
+/// Reads a version 1 `.pgc` stream: the header at construction, then gates block by block.
+/// (A version 2 file needs the whole of its templates before any flattened gate can be
+/// given out; [`read_pgc_parallel`] or [`read_pgc`] read it.)
 pub struct PgcReader<R: Read> {
     src: Source<R>,
     header: PgcHeader,
@@ -396,58 +1053,24 @@ pub struct PgcReader<R: Read> {
 
 impl<R: Read> PgcReader<R> {
     /// Reads and checks the header (magic, version, layout, interface, header checksum).
+    /// A version 2 file is refused with [`PgcErrorKind::ParallelNotStreamable`].
     pub fn new(reader: R) -> Result<Self, PgcFileError> {
-        let mut src = Source {
-            inner: reader,
-            offset: 0,
-            hasher: blake3::Hasher::new(),
-        };
-        let mut magic = [0u8; 8];
-        let got = src.read_up_to(&mut magic)?;
-        if !has_pgc_magic(&magic[..got]) || got < magic.len() {
-            return Err(PgcErrorKind::NotPgc.into());
+        let (src, header) = read_header(reader)?;
+        if header.version != PGC_FORMAT_VERSION {
+            return Err(PgcErrorKind::ParallelNotStreamable.into());
         }
-        let version = src.u32("the format version")?;
-        if version != PGC_FORMAT_VERSION {
-            return Err(PgcErrorKind::UnsupportedVersion { found: version }.into());
-        }
-        let flags_at = src.offset;
-        let flags = src.u32("the flags")?;
-        if flags != 0 {
-            return Err(malformed(
-                flags_at,
-                format!("unknown flags {flags:#x} (this build knows none)"),
-            ));
-        }
-        let layout_len = src.u32("the layout length")?;
-        let layout_at = src.offset;
-        let layout_bytes = src.bytes(layout_len as u64, "the layout")?;
-        let layout = parse_layout(&layout_bytes, layout_at)?;
-        let json_len = src.u32("the interface length")?;
-        let json_at = src.offset;
-        let json = src.bytes(json_len as u64, "the interface")?;
-        let interface: Interface = serde_json::from_slice(&json).map_err(|e| {
-            malformed(
-                json_at,
-                format!("the interface is not valid pgc interface JSON: {e}"),
-            )
-        })?;
-        src.checksum("the header")?;
-        if !is_untyped(&interface) {
-            check_interface(&layout, &interface).map_err(PgcErrorKind::from)?;
-        }
-        Ok(PgcReader {
+        Ok(PgcReader::after_header(src, header))
+    }
+
+    fn after_header(src: Source<R>, header: PgcHeader) -> Self {
+        PgcReader {
             src,
-            header: PgcHeader {
-                version,
-                layout,
-                interface,
-            },
+            header,
             gates: 0,
             and_gates: 0,
             finished: false,
             buf: Vec::new(),
-        })
+        }
     }
 
     pub fn header(&self) -> &PgcHeader {
@@ -460,42 +1083,17 @@ impl<R: Read> PgcReader<R> {
         if self.finished {
             return Ok(0);
         }
-        let block_at = self.src.offset;
-        let n = self.src.u32("a gate block header")?;
-        let m = self.src.u32("a gate block header")?;
-        if n == 0 {
-            if m != 0 {
-                return Err(malformed(
-                    block_at,
-                    format!("the end marker has {m} bytes of records (must be 0)"),
-                ));
-            }
+        let Some((n, data_at)) = read_gate_block(&mut self.src, &mut self.buf)? else {
             return self.read_end().map(|()| 0);
-        }
-        if n > MAX_BLOCK_GATES {
-            return Err(malformed(
-                block_at,
-                format!("a gate block of {n} gates (at most {MAX_BLOCK_GATES})"),
-            ));
-        }
-        if m < n || m > n * MAX_RECORD_BYTES {
-            return Err(malformed(
-                block_at + 4,
-                format!(
-                    "a gate block of {n} gates in {m} bytes (must be {n}..={})",
-                    n * MAX_RECORD_BYTES
-                ),
-            ));
-        }
-        let data_at = self.src.offset;
-        self.buf.resize(m as usize, 0);
-        self.src.fill(&mut self.buf, "a gate block")?;
+        };
         let decoded = decode_block(
             &self.buf,
             n,
             self.header.layout.num_wires,
             data_at,
             self.gates,
+            "",
+            &mut |_, _| Ok(()),
             out,
         )?;
         self.and_gates += decoded;
@@ -516,14 +1114,7 @@ impl<R: Read> PgcReader<R> {
                 ),
             ));
         }
-        self.src.checksum("the file")?;
-        let mut extra = [0u8; 1];
-        if self.src.read_up_to(&mut extra)? != 0 {
-            return Err(malformed(
-                self.src.offset - 1,
-                "unexpected data after the final checksum".to_string(),
-            ));
-        }
+        self.src.final_checksum()?;
         self.finished = true;
         Ok(())
     }
@@ -536,22 +1127,165 @@ impl<R: Read> PgcReader<R> {
     }
 }
 
-/// Reads a whole `.pgc` stream and validates the circuit.
-pub fn read_pgc_from<R: Read>(reader: R) -> Result<(Circuit, Interface), PgcFileError> {
-    let (header, gates) = PgcReader::new(reader)?.read_all()?;
-    let circuit = Circuit {
-        layout: header.layout,
-        gates,
+/// Reads and checks the header of a version 1 or 2 file; returns the source positioned
+/// after it.
+fn read_header<R: Read>(reader: R) -> Result<(Source<R>, PgcHeader), PgcFileError> {
+    let mut src = Source {
+        inner: reader,
+        offset: 0,
+        hasher: blake3::Hasher::new(),
     };
-    validate(&circuit).map_err(PgcErrorKind::from)?;
-    Ok((circuit, header.interface))
+    let mut magic = [0u8; 8];
+    let got = src.read_up_to(&mut magic)?;
+    if !has_pgc_magic(&magic[..got]) || got < magic.len() {
+        return Err(PgcErrorKind::NotPgc.into());
+    }
+    let version = src.u32("the format version")?;
+    if version != PGC_FORMAT_VERSION && version != PGC_PARALLEL_FORMAT_VERSION {
+        return Err(PgcErrorKind::UnsupportedVersion { found: version }.into());
+    }
+    let flags_at = src.offset;
+    let flags = src.u32("the flags")?;
+    if flags != 0 {
+        return Err(malformed(
+            flags_at,
+            format!("unknown flags {flags:#x} (this build knows none)"),
+        ));
+    }
+    let layout_len = src.u32("the layout length")?;
+    let layout_at = src.offset;
+    let layout_bytes = src.bytes(layout_len as u64, "the layout")?;
+    let layout = parse_layout(&layout_bytes, layout_at)?;
+    let json_len = src.u32("the interface length")?;
+    let json_at = src.offset;
+    let json = src.bytes(json_len as u64, "the interface")?;
+    let interface: Interface = serde_json::from_slice(&json).map_err(|e| {
+        malformed(
+            json_at,
+            format!("the interface is not valid pgc interface JSON: {e}"),
+        )
+    })?;
+    src.checksum("the header")?;
+    if !is_untyped(&interface) {
+        check_interface(&layout, &interface).map_err(PgcErrorKind::from)?;
+    }
+    Ok((
+        src,
+        PgcHeader {
+            version,
+            layout,
+            interface,
+        },
+    ))
 }
 
-/// Reads the `.pgc` file at `path` and validates the circuit; errors name the file.
+/// Reads a gate block's header and records (into `buf`); `None` at an end marker, else
+/// the block's gate count and the offset of its records.
+fn read_gate_block<R: Read>(
+    src: &mut Source<R>,
+    buf: &mut Vec<u8>,
+) -> Result<Option<(u32, u64)>, PgcFileError> {
+    let block_at = src.offset;
+    let n = src.u32("a gate block header")?;
+    let m = src.u32("a gate block header")?;
+    if n == 0 {
+        if m != 0 {
+            return Err(malformed(
+                block_at,
+                format!("the end marker has {m} bytes of records (must be 0)"),
+            ));
+        }
+        return Ok(None);
+    }
+    if n > MAX_BLOCK_GATES {
+        return Err(malformed(
+            block_at,
+            format!("a gate block of {n} gates (at most {MAX_BLOCK_GATES})"),
+        ));
+    }
+    if m < n || m > n * MAX_RECORD_BYTES {
+        return Err(malformed(
+            block_at + 4,
+            format!(
+                "a gate block of {n} gates in {m} bytes (must be {n}..={})",
+                n * MAX_RECORD_BYTES
+            ),
+        ));
+    }
+    let data_at = src.offset;
+    buf.resize(m as usize, 0);
+    src.fill(buf, "a gate block")?;
+    Ok(Some((n, data_at)))
+}
+
+/// A whole file of either version.
+enum Loaded {
+    Plain(Circuit),
+    Parallel(ParallelCircuit),
+}
+
+fn read_any<R: Read>(reader: R) -> Result<(Loaded, Interface), PgcFileError> {
+    let (mut src, header) = read_header(reader)?;
+    if header.version == PGC_FORMAT_VERSION {
+        let (header, gates) = PgcReader::after_header(src, header).read_all()?;
+        let circuit = Circuit {
+            layout: header.layout,
+            gates,
+        };
+        validate(&circuit).map_err(PgcErrorKind::from)?;
+        Ok((Loaded::Plain(circuit), header.interface))
+    } else {
+        let pc = read_parallel_body(&mut src, header.layout)?;
+        Ok((Loaded::Parallel(pc), header.interface))
+    }
+}
+
+/// Reads a whole `.pgc` stream (either version) and validates the circuit; a version 2
+/// file's parallel circuit comes flattened.
+pub fn read_pgc_from<R: Read>(reader: R) -> Result<(Circuit, Interface), PgcFileError> {
+    match read_any(reader)? {
+        (Loaded::Plain(c), interface) => Ok((c, interface)),
+        (Loaded::Parallel(pc), interface) => {
+            let circuit = pc.flatten();
+            validate(&circuit).map_err(PgcErrorKind::from)?;
+            Ok((circuit, interface))
+        }
+    }
+}
+
+/// Reads the `.pgc` file at `path` (either version) and validates the circuit; errors name
+/// the file.
 pub fn read_pgc(path: impl AsRef<Path>) -> Result<(Circuit, Interface), PgcFileError> {
-    let path = path.as_ref();
+    with_file(path.as_ref(), read_pgc_from)
+}
+
+/// Reads a whole `.pgc` stream as a parallel circuit: version 2 as stored, version 1 as
+/// [`ParallelCircuit::sequential`] (which needs a single-assignment circuit).
+pub fn read_pgc_parallel_from<R: Read>(
+    reader: R,
+) -> Result<(ParallelCircuit, Interface), PgcFileError> {
+    match read_any(reader)? {
+        (Loaded::Plain(c), interface) => {
+            let pc = ParallelCircuit::sequential(&c).map_err(PgcErrorKind::from)?;
+            Ok((pc, interface))
+        }
+        (Loaded::Parallel(pc), interface) => Ok((pc, interface)),
+    }
+}
+
+/// [`read_pgc_parallel_from`] the file at `path`; errors name the file.
+pub fn read_pgc_parallel(
+    path: impl AsRef<Path>,
+) -> Result<(ParallelCircuit, Interface), PgcFileError> {
+    with_file(path.as_ref(), read_pgc_parallel_from)
+}
+
+fn with_file<T>(
+    path: &Path,
+    read: impl FnOnce(BufReader<File>) -> Result<T, PgcFileError>,
+) -> Result<T, PgcFileError> {
     let file = File::open(path).map_err(|e| PgcErrorKind::Io(e).at(Some(path)))?;
-    read_pgc_from(BufReader::with_capacity(1 << 16, file)).map_err(|e| PgcFileError {
+    read(BufReader::with_capacity(1 << 16, file)).map_err(|e| PgcFileError {
         path: Some(path.to_path_buf()),
         kind: e.kind,
     })
@@ -596,6 +1330,12 @@ impl<R: Read> Source<R> {
         Ok(())
     }
 
+    fn u8(&mut self, what: &str) -> Result<u8, PgcFileError> {
+        let mut b = [0u8; 1];
+        self.fill(&mut b, what)?;
+        Ok(b[0])
+    }
+
     fn u32(&mut self, what: &str) -> Result<u32, PgcFileError> {
         let mut b = [0u8; 4];
         self.fill(&mut b, what)?;
@@ -622,6 +1362,19 @@ impl<R: Read> Source<R> {
     }
 
     /// Reads a 32-byte checksum and compares it with the hash of everything before it.
+    /// The whole-file checksum, then the end of the stream.
+    fn final_checksum(&mut self) -> Result<(), PgcFileError> {
+        self.checksum("the file")?;
+        let mut extra = [0u8; 1];
+        if self.read_up_to(&mut extra)? != 0 {
+            return Err(malformed(
+                self.offset - 1,
+                "unexpected data after the final checksum".to_string(),
+            ));
+        }
+        Ok(())
+    }
+
     fn checksum(&mut self, what: &'static str) -> Result<(), PgcFileError> {
         let expected = *self.hasher.finalize().as_bytes();
         let covered = self.offset;
@@ -636,6 +1389,334 @@ impl<R: Read> Source<R> {
         }
         Ok(())
     }
+}
+
+/// Reads a version 2 file after its header: templates, phases and the end (see the module
+/// documentation), checking everything with offsets as it goes.
+fn read_parallel_body<R: Read>(
+    src: &mut Source<R>,
+    layout: Layout,
+) -> Result<ParallelCircuit, PgcFileError> {
+    let num_wires = layout.num_wires;
+    let num_inputs = check_layout(&layout).map_err(|e| malformed(LAYOUT_OFFSET, e))?;
+    let mut buf = Vec::new();
+
+    let template_count = src.u32("the template count")?;
+    let mut templates: Vec<Template> = Vec::new();
+    let mut template_ands: Vec<u64> = Vec::new();
+    for t in 0..template_count {
+        let (template, ands) = read_template(src, t, &mut buf)?;
+        templates.push(template);
+        template_ands.push(ands);
+    }
+
+    let mut wires = GlobalWires::new(num_inputs, num_wires);
+    let mut phases = Vec::new();
+    let (mut gates, mut and_gates, mut internal) = (0u64, 0u64, 0u64);
+    loop {
+        let phase_at = src.offset;
+        let p = phases.len();
+        match src.u8("a phase kind")? {
+            PHASE_SEQUENTIAL => {
+                let label = format!("phase {p}, ");
+                let mut seq = Vec::new();
+                while let Some((n, data_at)) = read_gate_block(src, &mut buf)? {
+                    and_gates += decode_block(
+                        &buf,
+                        n,
+                        num_wires,
+                        data_at,
+                        seq.len() as u64,
+                        &label,
+                        &mut |_, g| wires.sequential_gate(g),
+                        &mut seq,
+                    )?;
+                }
+                gates += seq.len() as u64;
+                phases.push(Phase::Sequential(seq));
+            }
+            PHASE_REGION => {
+                let line = src.u32("a region header")?;
+                let count_at = src.offset;
+                let count = src.u32("a region header")?;
+                if count == 0 {
+                    return Err(malformed(
+                        count_at,
+                        format!("phase {p}: the region at line {line} has no instances"),
+                    ));
+                }
+                let mut instances: Vec<Instance> = Vec::new();
+                let mut codec = InstanceCodec::default();
+                while instances.len() < count as usize {
+                    let block_at = src.offset;
+                    let left = count as usize - instances.len();
+                    let n = src.u32("an instance block header")?;
+                    let m = src.u32("an instance block header")?;
+                    let most = left.min(MAX_BLOCK_INSTANCES as usize);
+                    if n == 0 || n as usize > most {
+                        return Err(malformed(
+                            block_at,
+                            format!(
+                                "phase {p}: an instance block of {n} instances (must be \
+                                 1..={most}: {left} of the region's {count} are left)"
+                            ),
+                        ));
+                    }
+                    if m < n {
+                        return Err(malformed(
+                            block_at + 4,
+                            format!(
+                                "phase {p}: an instance block of {n} instances in {m} bytes \
+                                 (each takes at least 1)"
+                            ),
+                        ));
+                    }
+                    let data_at = src.offset;
+                    let data = src.bytes(m as u64, "an instance block")?;
+                    let mut pos = 0usize;
+                    for _ in 0..n {
+                        let i = instances.len();
+                        let record_at = data_at + pos as u64;
+                        let bad = |what: String| {
+                            malformed(
+                                record_at,
+                                format!("phase {p} (region at line {line}), instance {i}: {what}"),
+                            )
+                        };
+                        let inst = codec
+                            .decode(&data, &mut pos, &templates, &mut wires)
+                            .map_err(bad)?;
+                        let t = inst.template as usize;
+                        let tpl_gates = templates[t].gates.len() as u64;
+                        gates += tpl_gates;
+                        and_gates += template_ands[t];
+                        internal += tpl_gates;
+                        check_flat_wires(num_wires, internal).map_err(bad)?;
+                        instances.push(inst);
+                    }
+                    if pos != data.len() {
+                        return Err(malformed(
+                            data_at + pos as u64,
+                            format!(
+                                "phase {p}: {} bytes left over after the instance block's {n} records",
+                                data.len() - pos
+                            ),
+                        ));
+                    }
+                }
+                wires.end_region();
+                phases.push(Phase::Region(Region { line, instances }));
+            }
+            PHASE_END => break,
+            kind => {
+                return Err(malformed(
+                    phase_at,
+                    format!("unknown phase kind {kind} (0 sequential, 1 region, 2 end)"),
+                ));
+            }
+        }
+    }
+    let counts_at = src.offset;
+    let stored_gates = src.u64("the gate count")?;
+    let stored_ands = src.u64("the AND gate count")?;
+    if stored_gates != gates || stored_ands != and_gates {
+        return Err(malformed(
+            counts_at,
+            format!(
+                "the file says {stored_gates} gates ({stored_ands} AND) but its phases hold \
+                 {gates} ({and_gates} AND)"
+            ),
+        ));
+    }
+    src.final_checksum()?;
+    wires
+        .check_outputs(&layout.output_wires)
+        .map_err(|e| malformed(LAYOUT_OFFSET, e))?;
+    wires
+        .check_dense()
+        .map_err(|e| malformed(LAYOUT_OFFSET, e))?;
+    // Everything `new` checks was checked above; its own check stays as a safety net.
+    ParallelCircuit::new(layout, phases, templates).map_err(|e| PgcErrorKind::from(e).into())
+}
+
+/// Reads template `t`; returns it and its AND count.
+fn read_template<R: Read>(
+    src: &mut Source<R>,
+    t: u32,
+    buf: &mut Vec<u8>,
+) -> Result<(Template, u64), PgcFileError> {
+    let at = src.offset;
+    let num_inputs = src.u32("a template header")?;
+    let gate_count = src.u32("a template header")?;
+    let output_count = src.u32("a template header")?;
+    let wires = num_inputs as u64 + gate_count as u64;
+    if wires > u32::MAX as u64 {
+        return Err(malformed(
+            at,
+            format!(
+                "template {t}: {num_inputs} inputs and {gate_count} gates make more than \
+                 2^32 - 1 wires"
+            ),
+        ));
+    }
+    if output_count > gate_count {
+        return Err(malformed(
+            at + 8,
+            format!(
+                "template {t}: {output_count} outputs but {gate_count} gates (outputs are \
+                 distinct gate wires)"
+            ),
+        ));
+    }
+    let label = format!("template {t}, ");
+    let mut gates = Vec::new();
+    let mut ands = 0u64;
+    while gates.len() < gate_count as usize {
+        let block_at = src.offset;
+        let left = gate_count as usize - gates.len();
+        let Some((n, data_at)) = read_gate_block(src, buf)? else {
+            return Err(malformed(
+                block_at,
+                format!(
+                    "template {t}: its gate blocks end after {} of its {gate_count} gates",
+                    gates.len()
+                ),
+            ));
+        };
+        if n as usize > left {
+            return Err(malformed(
+                block_at,
+                format!(
+                    "template {t}: a gate block of {n} gates, but only {left} of its \
+                     {gate_count} gates are left"
+                ),
+            ));
+        }
+        ands += decode_block(
+            buf,
+            n,
+            wires as u32,
+            data_at,
+            gates.len() as u64,
+            &label,
+            &mut |k, g| check_template_gate(num_inputs, k, g),
+            &mut gates,
+        )?;
+    }
+    let list_at = src.offset;
+    let len = src.u32("a template's output list length")?;
+    let most = output_count as u64 * MAX_VARINT_BYTES as u64;
+    if (len as u64) < output_count as u64 || len as u64 > most {
+        return Err(malformed(
+            list_at,
+            format!(
+                "template {t}: an output list of {output_count} wires in {len} bytes (must \
+                 be {output_count}..={most})"
+            ),
+        ));
+    }
+    let data_at = src.offset;
+    let data = src.bytes(len as u64, "a template's output list")?;
+    let mut pos = 0usize;
+    let mut cursor = num_inputs as i64;
+    let mut outputs = Vec::new();
+    let mut seen = Vec::new();
+    for j in 0..output_count {
+        let record_at = data_at + pos as u64;
+        let bad = |what: String| malformed(record_at, format!("template {t}, output {j}: {what}"));
+        let w = cursor + unzigzag(get_varint(&data, &mut pos).map_err(bad)?);
+        let w = WireId::try_from(w).map_err(|_| {
+            bad(format!(
+                "wire {w} is not one of the template's gate wires {num_inputs}..{wires}"
+            ))
+        })?;
+        check_template_output(num_inputs, wires as u32, w, &mut seen).map_err(bad)?;
+        outputs.push(w);
+        cursor = w as i64 + 1;
+    }
+    if pos != data.len() {
+        return Err(malformed(
+            data_at + pos as u64,
+            format!(
+                "template {t}: {} bytes left over after its {output_count} output wires",
+                data.len() - pos
+            ),
+        ));
+    }
+    Ok((
+        Template {
+            num_inputs,
+            gates,
+            outputs,
+        },
+        ands,
+    ))
+}
+
+impl InstanceCodec {
+    /// Decodes one instance record at `pos`, checking its wires against `wires` (inputs set
+    /// before the region, outputs set now).
+    fn decode(
+        &mut self,
+        data: &[u8],
+        pos: &mut usize,
+        templates: &[Template],
+        wires: &mut GlobalWires,
+    ) -> Result<Instance, String> {
+        let head = get_varint(data, pos)?;
+        let (t, in_order) = (head >> 1, head & 1 == 1);
+        let tpl = usize::try_from(t)
+            .ok()
+            .and_then(|t| templates.get(t))
+            .ok_or_else(|| format!("template {t} of {} does not exist", templates.len()))?;
+        let template = t as u32;
+        let mut inputs: Vec<WireId> = Vec::new();
+        for j in 0..tpl.num_inputs as usize {
+            let predicted = self.predict(template, j, inputs.last().copied());
+            let w = predicted + unzigzag(get_varint(data, pos)?);
+            let w = WireId::try_from(w).map_err(|_| format!("input {j} is wire {w}"))?;
+            wires
+                .read_before_region(w)
+                .map_err(|e| format!("input {j}: {e}"))?;
+            inputs.push(w);
+        }
+        self.remember(template, &inputs);
+        let mut outputs = Vec::new();
+        for j in 0..tpl.outputs.len() {
+            let w = if in_order {
+                self.next_out as i64
+            } else {
+                self.next_out as i64 + unzigzag(get_varint(data, pos)?)
+            };
+            let w = WireId::try_from(w).map_err(|_| format!("output {j} is wire {w}"))?;
+            wires
+                .write(w, true)
+                .map_err(|e| format!("output {j}: {e}"))?;
+            outputs.push(w);
+            self.next_out = w as u64 + 1;
+        }
+        Ok(Instance {
+            template,
+            inputs,
+            outputs,
+        })
+    }
+}
+
+/// An unsigned LEB128 varint of at most [`MAX_VARINT_BYTES`] bytes at `pos`.
+fn get_varint(data: &[u8], pos: &mut usize) -> Result<u64, String> {
+    let mut v = 0u64;
+    for k in 0..MAX_VARINT_BYTES {
+        let Some(&byte) = data.get(*pos) else {
+            return Err("the data ends inside a varint".into());
+        };
+        *pos += 1;
+        v |= ((byte & 0x7f) as u64) << (7 * k);
+        if byte & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err(format!("a varint longer than {MAX_VARINT_BYTES} bytes"))
 }
 
 fn parse_layout(bytes: &[u8], at: u64) -> Result<Layout, PgcFileError> {
@@ -684,12 +1765,17 @@ fn parse_layout(bytes: &[u8], at: u64) -> Result<Layout, PgcFileError> {
 }
 
 /// Decodes the `n` records of one block; returns the number of AND gates among them.
+/// Errors name the gate as `{label}gate {index}`; `check` sees each decoded gate with its
+/// index, and what it returns as an error is reported at the gate's record.
+#[allow(clippy::too_many_arguments)]
 fn decode_block(
     data: &[u8],
     n: u32,
     num_wires: u32,
     data_at: u64,
     first_gate: u64,
+    label: &str,
+    check: &mut dyn FnMut(u64, &Gate) -> Result<(), String>,
     out: &mut Vec<Gate>,
 ) -> Result<u64, PgcFileError> {
     let mut pos = 0usize;
@@ -699,7 +1785,7 @@ fn decode_block(
     for i in 0..n as u64 {
         let gate = first_gate + i;
         let record_at = data_at + pos as u64;
-        let bad = |what: String| malformed(record_at, format!("gate {gate}: {what}"));
+        let bad = |what: String| malformed(record_at, format!("{label}gate {gate}: {what}"));
         let Some(&tag) = data.get(pos) else {
             return Err(bad(format!(
                 "the block's {} bytes end before its {n} gates do",
@@ -772,6 +1858,7 @@ fn decode_block(
             }
             Op::Const => Gate::constant(tag & TAG_CONST_ONE != 0, o),
         };
+        check(gate, &g).map_err(bad)?;
         ands += (op == Op::And) as u64;
         out.push(g);
         next = out_wire + 1;
@@ -794,6 +1881,7 @@ mod tests {
     use crate::analysis::{assign_slots, levelize};
     use crate::builder::Builder;
     use crate::generate::random_circuit;
+    use crate::ir::GateSource;
     use crate::ports::{CType, InputPort, OutputPort, Owner, Visibility};
 
     fn millionaires() -> (Circuit, Interface) {
@@ -1073,6 +2161,134 @@ mod tests {
             e,
             "the file ends at byte 120, inside the layout (truncated?)"
         );
+    }
+
+    /// Two instances of one AND template on inputs 0 and 1, writing wires 2 and 3.
+    fn tiny_parallel() -> ParallelCircuit {
+        let layout = Layout {
+            num_wires: 4,
+            input_widths: vec![2],
+            output_widths: vec![2],
+            output_wires: vec![2, 3],
+        };
+        let template = Template {
+            num_inputs: 2,
+            gates: vec![Gate::and(0, 1, 2)],
+            outputs: vec![2],
+        };
+        let instance = |inputs: Vec<WireId>, out: WireId| Instance {
+            template: 0,
+            inputs,
+            outputs: vec![out],
+        };
+        let region = Region {
+            line: 7,
+            instances: vec![instance(vec![0, 1], 2), instance(vec![1, 0], 3)],
+        };
+        ParallelCircuit::new(layout, vec![Phase::Region(region)], vec![template]).unwrap()
+    }
+
+    fn region_mut(pc: &mut ParallelCircuit) -> &mut Region {
+        match &mut pc.phases[0] {
+            Phase::Region(r) => r,
+            Phase::Sequential(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_reader_checks_what_the_encoding_cannot_rule_out() {
+        let pc = tiny_parallel();
+        let bytes = write_pgc_parallel(Vec::new(), &pc, &Interface::default()).unwrap();
+        assert_eq!(read_pgc_parallel_from(&bytes[..]).unwrap().0, pc);
+        type Change = fn(&mut ParallelCircuit);
+        let cases: [(Change, &str); 6] = [
+            (
+                |pc| region_mut(pc).instances[1].inputs[0] = 2,
+                "phase 0 (region at line 7), instance 1: input 0: reads wire 2, which another \
+                 instance of the same region sets",
+            ),
+            (
+                |pc| region_mut(pc).instances[1].outputs[0] = 1,
+                "instance 1: output 0: writes input wire 1",
+            ),
+            (
+                |pc| region_mut(pc).instances[0].template = 5,
+                "instance 0: template 5 of 1 does not exist",
+            ),
+            (
+                |pc| {
+                    let t = &mut pc.templates[0];
+                    t.gates.push(Gate::xor(0, 1, 2));
+                },
+                "template 0, gate 1: writes wire 2, not 3 (a template's gate k writes wire \
+                 num_inputs + k)",
+            ),
+            (
+                |pc| pc.templates[0].outputs[0] = 1,
+                "template 0, output 0: wire 1 is not one of the template's gate wires 2..3",
+            ),
+            (
+                |pc| pc.layout.num_wires = 5,
+                "byte 20: the layout has 5 global wires but 1 of them are neither inputs nor \
+                 set by any phase",
+            ),
+        ];
+        for (change, expected) in cases {
+            let mut bad = pc.clone();
+            change(&mut bad);
+            assert!(check_parallel(&bad, true).is_err());
+            let file = encode_parallel(
+                Vec::new(),
+                &bad,
+                &Interface::default(),
+                pc.gate_count(),
+                pc.and_count(),
+            )
+            .unwrap();
+            let e = read_pgc_parallel_from(&file[..]).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(expected), "{text}");
+            let PgcErrorKind::Malformed { offset, .. } = e.kind else {
+                panic!("{text}")
+            };
+            assert!(text.starts_with(&format!("byte {offset}: ")), "{text}");
+            assert!(offset >= LAYOUT_OFFSET && (offset as usize) < file.len());
+        }
+    }
+
+    #[test]
+    fn parallel_header_fields_are_bounded() {
+        // A template whose inputs and gates overflow 32-bit wire ids, and one with more
+        // outputs than gates.
+        let pc = tiny_parallel();
+        let mut v = Vec::new();
+        let out = write_header(
+            &mut v,
+            PGC_PARALLEL_FORMAT_VERSION,
+            &pc.layout,
+            &Interface::default(),
+        )
+        .unwrap();
+        drop(out);
+        let header_len = v.len();
+        for (fields, expected) in [
+            (
+                [1, u32::MAX, 1, 0],
+                "template 0: 4294967295 inputs and 1 gates make more than 2^32 - 1 wires",
+            ),
+            (
+                [1, 2, 1, 2],
+                "template 0: 2 outputs but 1 gates (outputs are distinct gate wires)",
+            ),
+        ] {
+            let mut file = v.clone();
+            for x in fields {
+                file.extend_from_slice(&x.to_le_bytes());
+            }
+            let e = read_pgc_parallel_from(&file[..]).unwrap_err().to_string();
+            let at = if fields[3] > fields[2] { 12 } else { 4 };
+            assert_eq!(e, format!("byte {}: {expected}", header_len + at));
+        }
     }
 
     #[test]
