@@ -25,6 +25,7 @@ fn compiled(
 ) -> Compiled {
     Compiled {
         circuit,
+        regions: Vec::new(),
         interface: Interface { inputs, outputs },
         stats: CompileStats {
             passes: Vec::new(),

@@ -79,6 +79,7 @@ fn interface_only(p: &RandomProgram) -> Compiled {
             },
             gates: Vec::new(),
         },
+        regions: Vec::new(),
         interface: p.interface.clone(),
         stats: CompileStats {
             passes: Vec::new(),

@@ -40,7 +40,9 @@ fn check_gcc(name: &str, src: &str) {
     if !common::gcc_available() {
         return;
     }
-    let seed = name.bytes().fold(7u64, |h, b| h.wrapping_mul(31) ^ b as u64);
+    let seed = name
+        .bytes()
+        .fold(7u64, |h, b| h.wrapping_mul(31) ^ b as u64);
     check_case(&Case::text(name, src), 60, 1, seed);
 }
 
@@ -60,7 +62,10 @@ fn dot_product_is_one_region_with_one_template() {
     let c = compile(DOT);
     assert_eq!(regions(&c), vec![(6, 16, 1)]);
     let info = &c.parallel_circuit().unwrap().region_info()[0];
-    assert_eq!(info.and_gates_per_instance, 993, "a 32-bit multiplication per instance");
+    assert_eq!(
+        info.and_gates_per_instance, 993,
+        "a 32-bit multiplication per instance"
+    );
     check_gcc("dot_region.c", DOT);
 }
 
@@ -218,7 +223,10 @@ void mpc_main(int INPUT_A_a[8], int *OUTPUT_r)
     let msg = compile_source(missing_reduction, "mr.c", &Options::default())
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("not parallel") && msg.contains("reduction"), "{msg}");
+    assert!(
+        msg.contains("not parallel") && msg.contains("reduction"),
+        "{msg}"
+    );
 
     let wrong_op = r#"
 void mpc_main(int INPUT_A_a[8], int *OUTPUT_r)
@@ -233,13 +241,19 @@ void mpc_main(int INPUT_A_a[8], int *OUTPUT_r)
     let msg = compile_source(wrong_op, "wo.c", &Options::default())
         .unwrap_err()
         .to_string();
-    assert!(msg.starts_with("wo.c:6:") && msg.contains("reduction(*: r)"), "{msg}");
+    assert!(
+        msg.starts_with("wo.c:6:") && msg.contains("reduction(*: r)"),
+        "{msg}"
+    );
 
     let bad_clause = "void mpc_main(int INPUT_A_a, int *OUTPUT_r) {\n#pragma omp parallel for reduction(%:r)\nfor (int i = 0; i < 2; i++) *OUTPUT_r = INPUT_A_a;\n}\n";
     let msg = compile_source(bad_clause, "bc.c", &Options::default())
         .unwrap_err()
         .to_string();
-    assert!(msg.starts_with("bc.c:2:") && msg.contains("not supported"), "{msg}");
+    assert!(
+        msg.starts_with("bc.c:2:") && msg.contains("not supported"),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! per AND) and the [`Evaluator`] consumes them; moving tables, labels and the hash key
 //! between the parties is the protocol layer's job.
 //!
+//! [`parallel`] garbles and evaluates a `ParallelCircuit` on several threads (fine- and
+//! coarse-grained parallelism) with the same tweaks as this sequential order.
+//!
 //! # Conventions both parties share
 //!
 //! - Every wire has a *zero-label* W⁰ known to the garbler; the label of value v is
@@ -41,6 +44,7 @@
 //! AVX-512) bounds all wire ids and counts the ANDs up front, so the gate loops test
 //! nothing per gate unless that pass flags the call.
 
+pub mod parallel;
 #[cfg(target_arch = "x86_64")]
 mod wide;
 
@@ -66,6 +70,8 @@ pub enum GarbleError {
         wire: WireId,
         num_wires: usize,
     },
+    #[error("{got} input labels given, but there are {expected} inputs")]
+    LabelCount { expected: usize, got: usize },
 }
 
 /// A fresh global offset Δ with lsb 1 (the point-and-permute convention).
@@ -109,6 +115,12 @@ impl Kernel {
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
+    }
+
+    /// The fastest kernel this CPU runs (detected once).
+    pub(crate) fn best() -> Kernel {
+        static BEST: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| Kernel::first_available(&[Kernel::Zmm, Kernel::Ymm]))
     }
 
     /// The first of `preference` the CPU runs.
@@ -228,6 +240,13 @@ trait GarbleAnd {
         rows: *mut Block,
         out: *mut Block,
     );
+
+    /// Makes the next AND the `and_index`-th overall (tweaks 2j, 2j + 1): for gate lists
+    /// whose ANDs are not consecutive in the circuit's order (`parallel`).
+    ///
+    /// # Safety
+    /// As the kernel's other methods (its CPU features).
+    unsafe fn set_and_index(&mut self, and_index: u64);
 }
 
 /// Evaluates one AND gate at a time.
@@ -244,6 +263,12 @@ trait EvaluateAnd {
         rows: *const Block,
         out: *mut Block,
     );
+
+    /// As [`GarbleAnd::set_and_index`].
+    ///
+    /// # Safety
+    /// As the kernel's other methods (its CPU features).
+    unsafe fn set_and_index(&mut self, and_index: u64);
 
     /// Whether [`EvaluateAnd::evaluate_pair`] is faster than two single ANDs (the gate
     /// loop looks for pairs only then).
@@ -308,6 +333,10 @@ impl GarbleAnd for Portable<'_> {
             *out = c;
         }
     }
+
+    unsafe fn set_and_index(&mut self, and_index: u64) {
+        self.and_index = and_index;
+    }
 }
 
 impl EvaluateAnd for Portable<'_> {
@@ -328,6 +357,10 @@ impl EvaluateAnd for Portable<'_> {
         // SAFETY: per the trait contract.
         unsafe { *out = c };
     }
+
+    unsafe fn set_and_index(&mut self, and_index: u64) {
+        self.and_index = and_index;
+    }
 }
 
 // SAFETY (the four impls below): these kernels are only made, and their methods only
@@ -345,6 +378,11 @@ impl GarbleAnd for wide::GarbleZmm {
     ) {
         unsafe { wide::GarbleZmm::garble_and(self, a, b, rows, out) }
     }
+
+    #[inline(always)]
+    unsafe fn set_and_index(&mut self, and_index: u64) {
+        unsafe { wide::GarbleZmm::set_and_index(self, and_index) }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -358,6 +396,11 @@ impl GarbleAnd for wide::GarbleYmm {
         out: *mut Block,
     ) {
         unsafe { wide::GarbleYmm::garble_and(self, a, b, rows, out) }
+    }
+
+    #[inline(always)]
+    unsafe fn set_and_index(&mut self, and_index: u64) {
+        unsafe { wide::GarbleYmm::set_and_index(self, and_index) }
     }
 }
 
@@ -373,6 +416,11 @@ impl EvaluateAnd for wide::EvaluateYmm {
     ) {
         unsafe { wide::EvaluateYmm::evaluate_and(self, a, b, rows, out) }
     }
+
+    #[inline(always)]
+    unsafe fn set_and_index(&mut self, and_index: u64) {
+        unsafe { wide::EvaluateYmm::set_and_index(self, and_index) }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -386,6 +434,11 @@ impl EvaluateAnd for wide::EvaluateZmm {
         out: *mut Block,
     ) {
         unsafe { wide::EvaluateZmm::evaluate_and(self, a, b, rows, out) }
+    }
+
+    #[inline(always)]
+    unsafe fn set_and_index(&mut self, and_index: u64) {
+        unsafe { wide::EvaluateZmm::set_and_index(self, and_index) }
     }
 
     const PAIRS: bool = true;
@@ -452,110 +505,29 @@ impl Garbler {
     /// If a gate uses a wire at or above `num_wires` (a malformed circuit; the garbler's
     /// own input, so a bug rather than a peer's doing).
     pub fn garble(&mut self, gates: &[Gate], tables: &mut Vec<Block>) {
-        let scan = GateScan::of(gates);
-        // Room for every row up front, so the loop never checks.
-        tables.reserve(2 * scan.and_gates);
-        let checked = !scan.all_wires_below(self.zero_labels.len());
-        match self.kernel {
-            // SAFETY (both arms): the kernel was chosen because the CPU has its features.
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm => unsafe { self.garble_zmm(gates, tables, checked) },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Ymm => unsafe { self.garble_ymm(gates, tables, checked) },
-            _ => {
-                let hash = self.hash.clone();
-                let mut kernel = Portable {
-                    hash: &hash,
-                    delta: self.delta,
-                    and_index: self.and_gates_done,
-                };
-                self.garble_with::<_, true>(&mut kernel, gates, tables);
-            }
-        }
-    }
-
-    /// # Safety
-    /// The CPU has AES-NI, AVX-512F and VAES.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "aes,avx512f,vaes")]
-    unsafe fn garble_zmm(&mut self, gates: &[Gate], tables: &mut Vec<Block>, checked: bool) {
-        // SAFETY: the caller checked the CPU, and this function has its features.
-        let mut kernel = unsafe {
-            let keys = pgc_crypto::aes::wide::RoundKeys512::new(self.hash.permutation());
-            wide::GarbleZmm::new(keys, self.delta, self.and_gates_done)
-        };
-        if checked {
-            self.garble_with::<_, true>(&mut kernel, gates, tables);
-        } else {
-            self.garble_with::<_, false>(&mut kernel, gates, tables);
-        }
-    }
-
-    /// # Safety
-    /// The CPU has AES-NI, AVX2 and VAES.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "aes,avx2,vaes")]
-    unsafe fn garble_ymm(&mut self, gates: &[Gate], tables: &mut Vec<Block>, checked: bool) {
-        // SAFETY: the caller checked the CPU, and this function has its features.
-        let mut kernel = unsafe {
-            let keys = pgc_crypto::aes::wide::RoundKeys256::new(self.hash.permutation());
-            wide::GarbleYmm::new(keys, self.delta, self.and_gates_done)
-        };
-        if checked {
-            self.garble_with::<_, true>(&mut kernel, gates, tables);
-        } else {
-            self.garble_with::<_, false>(&mut kernel, gates, tables);
-        }
-    }
-
-    /// The gate loop. `tables` must have room for 2 blocks per AND of `gates`; without
-    /// `CHECKED`, every wire of `gates` must be known to be below `num_wires`.
-    #[inline(always)]
-    fn garble_with<K: GarbleAnd, const CHECKED: bool>(
-        &mut self,
-        kernel: &mut K,
-        gates: &[Gate],
-        tables: &mut Vec<Block>,
-    ) {
         let num_wires = self.zero_labels.len();
-        let delta = self.delta;
-        let labels = self.zero_labels.as_mut_ptr();
-        let first_row = tables.len();
-        // SAFETY: within the capacity reserved by the caller.
-        let mut rows = unsafe { tables.as_mut_ptr().add(first_row) };
-        let mut ands = 0;
-        for (index, g) in gates.iter().enumerate() {
-            let Gate { op, a, b, out } = *g;
-            if CHECKED && !gate_wires_ok(g, num_wires) {
-                wire_panic(index, g, num_wires);
-            }
-            // SAFETY (all arms): the gate's wires are below num_wires, the length of the
-            // labels: checked just above or, without CHECKED, for all gates by the caller.
-            // `rows` has room for 2 blocks per AND (reserved by the caller).
-            unsafe {
-                // If-else rather than `match`: XOR and AND are the common gates, and two
-                // predictable branches are cheaper than the jump a `match` compiles to.
-                if op == Op::Xor {
-                    xor_labels(labels, a, b, out);
-                } else if op == Op::And {
-                    let at = |w: WireId| labels.add(w as usize);
-                    kernel.garble_and(at(a), at(b), rows, at(out));
-                    rows = rows.add(2);
-                    ands += 1;
-                } else {
-                    let value = match op {
-                        Op::Const => delta.select(a != 0),
-                        _ => *labels.add(a as usize) ^ delta.select(op == Op::Inv),
-                    };
-                    *labels.add(out as usize) = value;
-                }
-            }
-        }
-        // SAFETY: the kernel wrote both rows of each of the `ands` ANDs.
-        unsafe { tables.set_len(first_row + 2 * ands) };
+        // SAFETY: the labels are this garbler's own array of `num_wires` blocks, borrowed
+        // mutably through `self` for the whole call.
+        let ands = unsafe {
+            garble_gates(
+                self.kernel,
+                &self.hash,
+                self.delta,
+                self.zero_labels.as_mut_ptr(),
+                num_wires,
+                AndTweaks::From(self.and_gates_done),
+                gates,
+                tables,
+            )
+        };
         self.and_gates_done += ands as u64;
     }
 
+    /// Makes the next AND garbled the `and_index`-th of the circuit (tweaks 2j, 2j + 1),
+    /// for callers that garble a circuit's gates out of order or in pieces (`parallel`).
+    pub fn set_and_index(&mut self, and_index: u64) {
+        self.and_gates_done = and_index;
+    }
     /// The lsb of each wire's zero-label: the evaluator decodes a label L as lsb(L) ⊕ bit.
     pub fn decoding_bits(&self, wires: &[WireId]) -> Vec<bool> {
         wires.iter().map(|&w| self.zero_label(w).lsb()).collect()
@@ -602,159 +574,28 @@ impl Evaluator {
     /// when its gate is reached: after that error the labels are unspecified and the
     /// evaluator must be dropped, as the protocol aborts anyway.
     pub fn evaluate(&mut self, gates: &[Gate], tables: &[Block]) -> Result<(), GarbleError> {
-        let scan = GateScan::of(gates);
-        if tables.len() != 2 * scan.and_gates {
-            return Err(GarbleError::TableCountMismatch {
-                and_gates: scan.and_gates,
-                expected: 2 * scan.and_gates,
-                got: tables.len(),
-            });
-        }
-        let checked = !scan.all_wires_below(self.labels.len());
-        match self.kernel {
-            // SAFETY: the kernel was chosen because the CPU has its features.
-            // Without enough pairs, the 512-bit path's keys and pair tests only cost (on
-            // alternating AND/XOR gates it measured a quarter slower than the 256-bit one).
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm if 4 * scan.adjacent_ands >= scan.and_gates => unsafe {
-                self.evaluate_zmm(gates, tables, checked)
-            },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm => unsafe { self.evaluate_ymm(gates, tables, checked) },
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Ymm => unsafe { self.evaluate_ymm(gates, tables, checked) },
-            _ => {
-                let hash = self.hash.clone();
-                let mut kernel = Portable {
-                    hash: &hash,
-                    delta: Block::ZERO,
-                    and_index: self.and_gates_done,
-                };
-                self.evaluate_with::<_, true>(&mut kernel, gates, tables)
-            }
-        }
-    }
-
-    /// # Safety
-    /// The CPU has AES-NI, AVX2 and VAES.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "aes,avx2,vaes")]
-    unsafe fn evaluate_ymm(
-        &mut self,
-        gates: &[Gate],
-        tables: &[Block],
-        checked: bool,
-    ) -> Result<(), GarbleError> {
-        // SAFETY: the caller checked the CPU, and this function has its features.
-        let mut kernel = unsafe {
-            let keys = pgc_crypto::aes::wide::RoundKeys256::new(self.hash.permutation());
-            wide::EvaluateYmm::new(keys, self.and_gates_done)
-        };
-        if checked {
-            self.evaluate_with::<_, true>(&mut kernel, gates, tables)
-        } else {
-            self.evaluate_with::<_, false>(&mut kernel, gates, tables)
-        }
-    }
-
-    /// # Safety
-    /// The CPU has AES-NI, AVX2, AVX-512F and VAES.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "aes,avx2,avx512f,vaes")]
-    unsafe fn evaluate_zmm(
-        &mut self,
-        gates: &[Gate],
-        tables: &[Block],
-        checked: bool,
-    ) -> Result<(), GarbleError> {
-        // SAFETY: the caller checked the CPU, and this function has its features.
-        let mut kernel = unsafe {
-            let aes = self.hash.permutation();
-            wide::EvaluateZmm::new(
-                pgc_crypto::aes::wide::RoundKeys256::new(aes),
-                pgc_crypto::aes::wide::RoundKeys512::new(aes),
-                self.and_gates_done,
-            )
-        };
-        if checked {
-            self.evaluate_with::<_, true>(&mut kernel, gates, tables)
-        } else {
-            self.evaluate_with::<_, false>(&mut kernel, gates, tables)
-        }
-    }
-
-    /// The gate loop. `tables` must hold exactly 2 blocks per AND of `gates`; without
-    /// `CHECKED`, every wire of `gates` must be known to be below `num_wires`.
-    #[inline(always)]
-    fn evaluate_with<K: EvaluateAnd, const CHECKED: bool>(
-        &mut self,
-        kernel: &mut K,
-        gates: &[Gate],
-        tables: &[Block],
-    ) -> Result<(), GarbleError> {
         let num_wires = self.labels.len();
-        let labels = self.labels.as_mut_ptr();
-        let mut rows = tables.as_ptr();
-        let mut index = 0;
-        while index < gates.len() {
-            let g = &gates[index];
-            let Gate { op, a, b, out } = *g;
-            index += 1;
-            // A bad gate is an error, not a panic.
-            if CHECKED && !gate_wires_ok(g, num_wires) {
-                return Err(wire_error(index - 1, g, num_wires));
-            }
-            // SAFETY (all arms): the gate's wires are below num_wires, the length of the
-            // labels: checked just above or, without CHECKED, for all gates by the caller.
-            // `rows` points at this AND's 2 blocks (and a paired next AND's 2 after them):
-            // the caller checked there are 2 per AND. A paired next gate is only read
-            // without CHECKED, where its wires are known in range too, and it does not read
-            // this AND's output (the `evaluate_pair` contract).
-            unsafe {
-                // If-else rather than `match`, as in `Garbler::garble_with`.
-                if op == Op::Xor {
-                    xor_labels(labels, a, b, out);
-                } else if op == Op::And {
-                    let at = |w: WireId| labels.add(w as usize);
-                    // Pairs only where every wire is known in range (no per-gate check).
-                    let next = if K::PAIRS && !CHECKED {
-                        gates.get(index)
-                    } else {
-                        None
-                    };
-                    match next {
-                        Some(n) if n.op == Op::And && n.a != out && n.b != out => {
-                            kernel.evaluate_pair(
-                                at(a),
-                                at(b),
-                                at(out),
-                                at(n.a),
-                                at(n.b),
-                                at(n.out),
-                                rows,
-                            );
-                            rows = rows.add(4);
-                            index += 1;
-                        }
-                        _ => {
-                            kernel.evaluate_and(at(a), at(b), rows, at(out));
-                            rows = rows.add(2);
-                        }
-                    }
-                } else {
-                    // INV and Copy copy the label; Const's is the public 0.
-                    let value = match op {
-                        Op::Const => Block::ZERO,
-                        _ => *labels.add(a as usize),
-                    };
-                    *labels.add(out as usize) = value;
-                }
-            }
+        // SAFETY: the labels are this evaluator's own array of `num_wires` blocks,
+        // borrowed mutably through `self` for the whole call.
+        unsafe {
+            evaluate_gates(
+                self.kernel,
+                &self.hash,
+                self.labels.as_mut_ptr(),
+                num_wires,
+                AndTweaks::From(self.and_gates_done),
+                gates,
+                tables,
+            )?;
         }
         self.and_gates_done += (tables.len() / 2) as u64;
         Ok(())
     }
 
+    /// As [`Garbler::set_and_index`]: the next AND evaluated is the `and_index`-th.
+    pub fn set_and_index(&mut self, and_index: u64) {
+        self.and_gates_done = and_index;
+    }
     /// The cleartext value of each wire: lsb(label) ⊕ its decoding bit.
     ///
     /// # Panics
@@ -810,6 +651,450 @@ fn wire_panic(gate_index: usize, g: &Gate, num_wires: usize) -> ! {
         "{} (index out of bounds)",
         wire_error(gate_index, g, num_wires)
     )
+}
+
+/// Which tweaks the ANDs of a call use.
+#[derive(Clone, Copy)]
+pub(crate) enum AndTweaks<'a> {
+    /// The ANDs are consecutive in the circuit's order, the first one the j-th.
+    From(u64),
+    /// One AND index per AND of the call, in order (`parallel`, for a level's share of
+    /// ANDs that lie scattered in the circuit's order).
+    Each(&'a [u64]),
+}
+
+impl AndTweaks<'_> {
+    fn first(self) -> u64 {
+        match self {
+            AndTweaks::From(j) => j,
+            AndTweaks::Each(indices) => indices.first().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// Garbles `gates` in order on the zero-labels at `labels` with the given AND tweaks;
+/// appends exactly 2 blocks per AND to `tables` and returns the number of ANDs.
+///
+/// # Panics
+/// If a gate uses a wire at or above `num_wires`, or `tweaks` is
+/// [`AndTweaks::Each`] with a count other than the number of ANDs (both bugs of the
+/// caller, whose own circuit this is).
+///
+/// # Safety
+/// `labels` is valid for reads and writes of `num_wires` blocks, and while this runs no
+/// other thread writes a wire these gates read nor accesses a wire they write.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn garble_gates(
+    kernel: Kernel,
+    hash: &TccrHash,
+    delta: Block,
+    labels: *mut Block,
+    num_wires: usize,
+    tweaks: AndTweaks<'_>,
+    gates: &[Gate],
+    tables: &mut Vec<Block>,
+) -> usize {
+    let scan = GateScan::of(gates);
+    if let AndTweaks::Each(indices) = tweaks {
+        assert_eq!(
+            indices.len(),
+            scan.and_gates,
+            "one AND index per AND of the gates"
+        );
+    }
+    // Room for every row up front, so the loop never checks.
+    tables.reserve(2 * scan.and_gates);
+    let checked = !scan.all_wires_below(num_wires);
+    let run = GarbleRun {
+        delta,
+        labels,
+        num_wires,
+        tweaks,
+        gates,
+    };
+    // SAFETY (all arms): the caller's guarantees for `labels`; the kernel was chosen
+    // because the CPU has its features.
+    unsafe {
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Zmm => garble_zmm(hash, run, tables, checked),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Ymm => garble_ymm(hash, run, tables, checked),
+            _ => {
+                let mut kernel = Portable {
+                    hash,
+                    delta,
+                    and_index: tweaks.first(),
+                };
+                run.dispatch(&mut kernel, tables, true)
+            }
+        }
+    }
+}
+
+/// The arguments of one garbling call, minus the kernel.
+#[derive(Clone, Copy)]
+struct GarbleRun<'a> {
+    delta: Block,
+    labels: *mut Block,
+    num_wires: usize,
+    tweaks: AndTweaks<'a>,
+    gates: &'a [Gate],
+}
+
+impl GarbleRun<'_> {
+    /// Picks the gate loop for the checks and tweaks this call needs.
+    ///
+    /// # Safety
+    /// As [`garble_gates`]; `tables` has room for 2 blocks per AND; with `checked` false,
+    /// every wire of the gates is below `num_wires`; an [`AndTweaks::Each`] holds one index
+    /// per AND; the kernel's CPU features are present.
+    #[inline(always)]
+    unsafe fn dispatch<K: GarbleAnd>(
+        self,
+        kernel: &mut K,
+        tables: &mut Vec<Block>,
+        checked: bool,
+    ) -> usize {
+        // SAFETY: per this function's contract.
+        unsafe {
+            match (checked, self.tweaks) {
+                (true, AndTweaks::From(_)) => self.garble_loop::<K, true, false>(kernel, tables),
+                (false, AndTweaks::From(_)) => self.garble_loop::<K, false, false>(kernel, tables),
+                (true, AndTweaks::Each(_)) => self.garble_loop::<K, true, true>(kernel, tables),
+                (false, AndTweaks::Each(_)) => self.garble_loop::<K, false, true>(kernel, tables),
+            }
+        }
+    }
+
+    /// The gate loop. Without `CHECKED`, every wire of the gates must be known to be below
+    /// `num_wires`; with `EACH`, the tweaks are [`AndTweaks::Each`] with one index per AND.
+    ///
+    /// # Safety
+    /// As [`GarbleRun::dispatch`].
+    #[inline(always)]
+    unsafe fn garble_loop<K: GarbleAnd, const CHECKED: bool, const EACH: bool>(
+        self,
+        kernel: &mut K,
+        tables: &mut Vec<Block>,
+    ) -> usize {
+        let GarbleRun {
+            delta,
+            labels,
+            num_wires,
+            tweaks,
+            gates,
+        } = self;
+        let indices: &[u64] = match tweaks {
+            AndTweaks::Each(indices) => indices,
+            AndTweaks::From(_) => &[],
+        };
+        let first_row = tables.len();
+        // SAFETY: within the capacity reserved by the caller.
+        let mut rows = unsafe { tables.as_mut_ptr().add(first_row) };
+        let mut ands = 0;
+        for (index, g) in gates.iter().enumerate() {
+            let Gate { op, a, b, out } = *g;
+            if CHECKED && !gate_wires_ok(g, num_wires) {
+                wire_panic(index, g, num_wires);
+            }
+            // SAFETY (all arms): the gate's wires are below num_wires, the length of the
+            // labels: checked just above or, without CHECKED, for all gates by the caller.
+            // `rows` has room for 2 blocks per AND (reserved by the caller), and with EACH
+            // `indices` holds one entry per AND (checked by `garble_gates`).
+            unsafe {
+                // If-else rather than `match`: XOR and AND are the common gates, and two
+                // predictable branches are cheaper than the jump a `match` compiles to.
+                if op == Op::Xor {
+                    xor_labels(labels, a, b, out);
+                } else if op == Op::And {
+                    if EACH {
+                        kernel.set_and_index(*indices.get_unchecked(ands));
+                    }
+                    let at = |w: WireId| labels.add(w as usize);
+                    kernel.garble_and(at(a), at(b), rows, at(out));
+                    rows = rows.add(2);
+                    ands += 1;
+                } else {
+                    let value = match op {
+                        Op::Const => delta.select(a != 0),
+                        _ => *labels.add(a as usize) ^ delta.select(op == Op::Inv),
+                    };
+                    *labels.add(out as usize) = value;
+                }
+            }
+        }
+        // SAFETY: the kernel wrote both rows of each of the `ands` ANDs.
+        unsafe { tables.set_len(first_row + 2 * ands) };
+        ands
+    }
+}
+
+/// # Safety
+/// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX-512F and VAES.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,avx512f,vaes")]
+unsafe fn garble_zmm(
+    hash: &TccrHash,
+    run: GarbleRun<'_>,
+    tables: &mut Vec<Block>,
+    checked: bool,
+) -> usize {
+    // SAFETY: the caller checked the CPU, and this function has its features.
+    unsafe {
+        let keys = pgc_crypto::aes::wide::RoundKeys512::new(hash.permutation());
+        let mut kernel = wide::GarbleZmm::new(keys, run.delta, run.tweaks.first());
+        run.dispatch(&mut kernel, tables, checked)
+    }
+}
+
+/// # Safety
+/// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX2 and VAES.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,avx2,vaes")]
+unsafe fn garble_ymm(
+    hash: &TccrHash,
+    run: GarbleRun<'_>,
+    tables: &mut Vec<Block>,
+    checked: bool,
+) -> usize {
+    // SAFETY: the caller checked the CPU, and this function has its features.
+    unsafe {
+        let keys = pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation());
+        let mut kernel = wide::GarbleYmm::new(keys, run.delta, run.tweaks.first());
+        run.dispatch(&mut kernel, tables, checked)
+    }
+}
+
+/// Evaluates `gates` in order on the labels at `labels` with their garbled `tables`
+/// (exactly 2 blocks per AND, checked before any gate runs) and the given AND tweaks. A
+/// wire out of range is an error when its gate is reached (the labels are then
+/// unspecified).
+///
+/// # Panics
+/// If `tweaks` is [`AndTweaks::Each`] with a count other than the number of ANDs (the
+/// caller's bug).
+///
+/// # Safety
+/// As [`garble_gates`].
+pub(crate) unsafe fn evaluate_gates(
+    kernel: Kernel,
+    hash: &TccrHash,
+    labels: *mut Block,
+    num_wires: usize,
+    tweaks: AndTweaks<'_>,
+    gates: &[Gate],
+    tables: &[Block],
+) -> Result<(), GarbleError> {
+    let scan = GateScan::of(gates);
+    if tables.len() != 2 * scan.and_gates {
+        return Err(GarbleError::TableCountMismatch {
+            and_gates: scan.and_gates,
+            expected: 2 * scan.and_gates,
+            got: tables.len(),
+        });
+    }
+    if let AndTweaks::Each(indices) = tweaks {
+        assert_eq!(
+            indices.len(),
+            scan.and_gates,
+            "one AND index per AND of the gates"
+        );
+    }
+    let checked = !scan.all_wires_below(num_wires);
+    let run = EvaluateRun {
+        labels,
+        num_wires,
+        tweaks,
+        gates,
+        tables,
+    };
+    // SAFETY (all arms): the caller's guarantees for `labels`; the kernel was chosen
+    // because the CPU has its features; the table count was checked above.
+    unsafe {
+        match kernel {
+            // Without enough pairs, the 512-bit path's keys and pair tests only cost (on
+            // alternating AND/XOR gates it measured a quarter slower than the 256-bit one);
+            // with one index per AND nothing is paired.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Zmm
+                if 4 * scan.adjacent_ands >= scan.and_gates
+                    && matches!(tweaks, AndTweaks::From(_)) =>
+            {
+                evaluate_zmm(hash, run, checked)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Zmm | Kernel::Ymm => evaluate_ymm(hash, run, checked),
+            _ => {
+                let mut kernel = Portable {
+                    hash,
+                    delta: Block::ZERO,
+                    and_index: tweaks.first(),
+                };
+                run.dispatch(&mut kernel, true)
+            }
+        }
+    }
+}
+
+/// The arguments of one evaluation call, minus the kernel.
+#[derive(Clone, Copy)]
+struct EvaluateRun<'a> {
+    labels: *mut Block,
+    num_wires: usize,
+    tweaks: AndTweaks<'a>,
+    gates: &'a [Gate],
+    tables: &'a [Block],
+}
+
+impl EvaluateRun<'_> {
+    /// Picks the gate loop for the checks and tweaks this call needs.
+    ///
+    /// # Safety
+    /// As [`evaluate_gates`]; `tables` holds exactly 2 blocks per AND; with `checked`
+    /// false, every wire of the gates is below `num_wires`; an [`AndTweaks::Each`] holds
+    /// one index per AND; the kernel's CPU features are present.
+    #[inline(always)]
+    unsafe fn dispatch<K: EvaluateAnd>(
+        self,
+        kernel: &mut K,
+        checked: bool,
+    ) -> Result<(), GarbleError> {
+        // SAFETY: per this function's contract.
+        unsafe {
+            match (checked, self.tweaks) {
+                (true, AndTweaks::From(_)) => self.evaluate_loop::<K, true, false>(kernel),
+                (false, AndTweaks::From(_)) => self.evaluate_loop::<K, false, false>(kernel),
+                (true, AndTweaks::Each(_)) => self.evaluate_loop::<K, true, true>(kernel),
+                (false, AndTweaks::Each(_)) => self.evaluate_loop::<K, false, true>(kernel),
+            }
+        }
+    }
+
+    /// The gate loop (see [`GarbleRun::garble_loop`] for `CHECKED` and `EACH`).
+    ///
+    /// # Safety
+    /// As [`EvaluateRun::dispatch`].
+    #[inline(always)]
+    unsafe fn evaluate_loop<K: EvaluateAnd, const CHECKED: bool, const EACH: bool>(
+        self,
+        kernel: &mut K,
+    ) -> Result<(), GarbleError> {
+        let EvaluateRun {
+            labels,
+            num_wires,
+            tweaks,
+            gates,
+            tables,
+        } = self;
+        let indices: &[u64] = match tweaks {
+            AndTweaks::Each(indices) => indices,
+            AndTweaks::From(_) => &[],
+        };
+        let mut rows = tables.as_ptr();
+        let mut ands = 0;
+        let mut index = 0;
+        while index < gates.len() {
+            let g = &gates[index];
+            let Gate { op, a, b, out } = *g;
+            index += 1;
+            // A bad gate is an error, not a panic.
+            if CHECKED && !gate_wires_ok(g, num_wires) {
+                return Err(wire_error(index - 1, g, num_wires));
+            }
+            // SAFETY (all arms): the gate's wires are below num_wires, the length of the
+            // labels: checked just above or, without CHECKED, for all gates by the caller.
+            // `rows` points at this AND's 2 blocks (and a paired next AND's 2 after them):
+            // the caller checked there are 2 per AND; with EACH, `indices` holds one entry
+            // per AND (checked by `evaluate_gates`). A paired next gate is only read
+            // without CHECKED, where its wires are known in range too, and it does not read
+            // this AND's output (the `evaluate_pair` contract); with EACH nothing is paired,
+            // as a pair's tweaks are consecutive.
+            unsafe {
+                // If-else rather than `match`, as in `GarbleRun::garble_loop`.
+                if op == Op::Xor {
+                    xor_labels(labels, a, b, out);
+                } else if op == Op::And {
+                    let at = |w: WireId| labels.add(w as usize);
+                    if EACH {
+                        kernel.set_and_index(*indices.get_unchecked(ands));
+                        ands += 1;
+                    }
+                    // Pairs only where every wire is known in range (no per-gate check).
+                    let next = if K::PAIRS && !CHECKED && !EACH {
+                        gates.get(index)
+                    } else {
+                        None
+                    };
+                    match next {
+                        Some(n) if n.op == Op::And && n.a != out && n.b != out => {
+                            kernel.evaluate_pair(
+                                at(a),
+                                at(b),
+                                at(out),
+                                at(n.a),
+                                at(n.b),
+                                at(n.out),
+                                rows,
+                            );
+                            rows = rows.add(4);
+                            index += 1;
+                        }
+                        _ => {
+                            kernel.evaluate_and(at(a), at(b), rows, at(out));
+                            rows = rows.add(2);
+                        }
+                    }
+                } else {
+                    // INV and Copy copy the label; Const's is the public 0.
+                    let value = match op {
+                        Op::Const => Block::ZERO,
+                        _ => *labels.add(a as usize),
+                    };
+                    *labels.add(out as usize) = value;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// # Safety
+/// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2 and VAES.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,avx2,vaes")]
+unsafe fn evaluate_ymm(
+    hash: &TccrHash,
+    run: EvaluateRun<'_>,
+    checked: bool,
+) -> Result<(), GarbleError> {
+    // SAFETY: the caller checked the CPU, and this function has its features.
+    unsafe {
+        let keys = pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation());
+        let mut kernel = wide::EvaluateYmm::new(keys, run.tweaks.first());
+        run.dispatch(&mut kernel, checked)
+    }
+}
+
+/// # Safety
+/// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2, AVX-512F and VAES.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,avx2,avx512f,vaes")]
+unsafe fn evaluate_zmm(
+    hash: &TccrHash,
+    run: EvaluateRun<'_>,
+    checked: bool,
+) -> Result<(), GarbleError> {
+    // SAFETY: the caller checked the CPU, and this function has its features.
+    unsafe {
+        let aes = hash.permutation();
+        let mut kernel = wide::EvaluateZmm::new(
+            pgc_crypto::aes::wide::RoundKeys256::new(aes),
+            pgc_crypto::aes::wide::RoundKeys512::new(aes),
+            run.tweaks.first(),
+        );
+        run.dispatch(&mut kernel, checked)
+    }
 }
 
 #[cfg(test)]
@@ -891,6 +1176,95 @@ mod tests {
                     "{:?}, {num_wires} wires",
                     evaluators[k]
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn one_index_per_and_matches_the_counter_set_per_gate() {
+        let kernels: Vec<Kernel> = [Kernel::Zmm, Kernel::Ymm, Kernel::Portable]
+            .into_iter()
+            .filter(|k| k.is_available())
+            .collect();
+        let mut prg = Prg::from_seed(Block(0x1d5));
+        for (num_wires, count) in [(3usize, 200usize), (64, 700)] {
+            let gates = random_gates(&mut prg, num_wires, count);
+            let (delta, key) = (random_delta(&mut prg), prg.random_block());
+            let labels: Vec<Block> = (0..num_wires).map(|_| prg.random_block()).collect();
+            // Scattered, increasing AND indices.
+            let mut next = 5u64;
+            let indices: Vec<u64> = (0..and_count(&gates))
+                .map(|_| {
+                    next += 1 + prg.random_u64() % 9;
+                    next
+                })
+                .collect();
+            // Reference: one gate per call, the counter set before each AND.
+            let mut garbler = Garbler::new(num_wires, delta, key);
+            garbler.kernel = Kernel::Portable;
+            for (w, &l) in labels.iter().enumerate() {
+                garbler.set_zero_label(w as WireId, l);
+            }
+            let mut expected = Vec::new();
+            let mut ands = indices.iter();
+            for g in &gates {
+                if g.op == Op::And {
+                    garbler.set_and_index(*ands.next().unwrap());
+                }
+                garbler.garble(std::slice::from_ref(g), &mut expected);
+            }
+            let hash = TccrHash::new(key);
+            for &kernel in &kernels {
+                let mut zero = labels.clone();
+                let mut tables = Vec::new();
+                // SAFETY: `zero` is this test's own array of `num_wires` blocks.
+                let n = unsafe {
+                    garble_gates(
+                        kernel,
+                        &hash,
+                        delta,
+                        zero.as_mut_ptr(),
+                        num_wires,
+                        AndTweaks::Each(&indices),
+                        &gates,
+                        &mut tables,
+                    )
+                };
+                assert_eq!(n, indices.len());
+                assert_eq!(tables, expected, "{kernel:?}");
+                assert_eq!(zero, garbler.zero_labels, "{kernel:?}");
+                // Evaluating from the zero-labels ends on the same labels as a reference
+                // evaluator taking one gate at a time.
+                let mut evaluator = Evaluator::new(num_wires, key);
+                evaluator.kernel = Kernel::Portable;
+                for (w, &l) in labels.iter().enumerate() {
+                    evaluator.set_label(w as WireId, l);
+                }
+                let (mut ands, mut rows) = (indices.iter(), tables.chunks(2));
+                for g in &gates {
+                    let t: &[Block] = if g.op == Op::And {
+                        evaluator.set_and_index(*ands.next().unwrap());
+                        rows.next().unwrap()
+                    } else {
+                        &[]
+                    };
+                    evaluator.evaluate(std::slice::from_ref(g), t).unwrap();
+                }
+                let mut evaluated = labels.clone();
+                // SAFETY: as above.
+                unsafe {
+                    evaluate_gates(
+                        kernel,
+                        &hash,
+                        evaluated.as_mut_ptr(),
+                        num_wires,
+                        AndTweaks::Each(&indices),
+                        &gates,
+                        &tables,
+                    )
+                }
+                .unwrap();
+                assert_eq!(evaluated, evaluator.labels, "{kernel:?}");
             }
         }
     }

@@ -114,6 +114,17 @@ impl GarbleZmm {
         }
     }
 
+    /// Makes the next AND the `and_index`-th (its tweaks).
+    ///
+    /// # Safety
+    /// AES-NI, AVX-512F and VAES.
+    #[inline(always)]
+    pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
+        let t = and_index.wrapping_mul(2);
+        let (t0, t1) = (t as i64, t.wrapping_add(1) as i64);
+        self.tweaks = unsafe { _mm512_set_epi64(0, t1, 0, t1, 0, t0, 0, t0) };
+    }
+
     /// Garbles the next AND: input zero-labels at `a`, `b`; writes `[T_G, T_E]` to
     /// `rows[0..2]` and C⁰ to `out`.
     ///
@@ -176,6 +187,16 @@ impl GarbleYmm {
         }
     }
 
+    /// Makes the next AND the `and_index`-th (its tweaks).
+    ///
+    /// # Safety
+    /// AES-NI, AVX2 and VAES.
+    #[inline(always)]
+    pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
+        let t = and_index.wrapping_mul(2) as i64;
+        self.tweaks = unsafe { _mm256_set_epi64x(0, t, 0, t) };
+    }
+
     /// As [`GarbleZmm::garble_and`].
     ///
     /// # Safety
@@ -222,6 +243,16 @@ impl EvaluateYmm {
         let t = and_index.wrapping_mul(2);
         let tweaks = unsafe { _mm256_set_epi64x(0, t.wrapping_add(1) as i64, 0, t as i64) };
         EvaluateYmm { keys, tweaks }
+    }
+
+    /// Makes the next AND the `and_index`-th (its tweaks).
+    ///
+    /// # Safety
+    /// AES-NI, AVX2 and VAES.
+    #[inline(always)]
+    pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
+        let t = and_index.wrapping_mul(2);
+        self.tweaks = unsafe { _mm256_set_epi64x(0, t.wrapping_add(1) as i64, 0, t as i64) };
     }
 
     /// Evaluates the next AND: labels at `a`, `b`, tables `[T_G, T_E]` at `rows`; writes
@@ -295,6 +326,15 @@ impl EvaluateZmm {
         out: *mut Block,
     ) {
         unsafe { self.single.evaluate_and(a, b, rows, out) }
+    }
+
+    /// As [`EvaluateYmm::set_and_index`].
+    ///
+    /// # Safety
+    /// AES-NI, AVX2 and VAES.
+    #[inline(always)]
+    pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
+        unsafe { self.single.set_and_index(and_index) }
     }
 
     /// Evaluates the next two ANDs, `(a1, b1) → out1` and `(a2, b2) → out2`, with their

@@ -152,7 +152,8 @@ impl Hello {
         if peer.fingerprint != self.fingerprint {
             return fail(format!(
                 "the circuits differ: fingerprint {} here, {} at the peer (both sides must load \
-                 the same circuit file)",
+                 the same circuit or program with the same options, and both run --parallel none \
+                 or both a parallel mode)",
                 hex(&self.fingerprint[..8]),
                 hex(&peer.fingerprint[..8])
             ));
@@ -189,7 +190,7 @@ impl Hello {
 }
 
 /// Sends our hello, reads the peer's and checks it.
-pub fn exchange(ch: &mut impl Channel, ours: &Hello) -> Result<Hello, ProtocolError> {
+pub fn exchange(ch: &mut (impl Channel + ?Sized), ours: &Hello) -> Result<Hello, ProtocolError> {
     ch.send_frame(&ours.to_bytes())?;
     ch.flush()?;
     let bytes = ch.recv_frame(MAX_HELLO).map_err(|e| match e {

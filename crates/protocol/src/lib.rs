@@ -8,10 +8,12 @@
 
 pub mod handshake;
 pub mod local;
+pub mod parallel;
 pub mod yao;
 
 pub use handshake::{Hello, PROTOCOL_VERSION};
-pub use local::{run_local_tcp, run_local_tcp_with_visibility, split_inputs};
+pub use local::{run_local_parallel, run_local_tcp, run_local_tcp_with_visibility, split_inputs};
+pub use parallel::{ParallelConfig, ParallelMode};
 pub use pgc_circuit::Visibility;
 pub use yao::{
     Outcome, Party, ProtocolError, RunStats, all_visible, check_own_inputs, run_evaluator,

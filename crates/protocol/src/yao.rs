@@ -123,7 +123,7 @@ pub fn all_visible(layout: &Layout) -> Vec<Visibility> {
 
 /// Garbled tables per frame: 1 MiB, large enough to amortise the per-frame cost, small enough
 /// to keep memory bounded and the evaluator busy early.
-const TABLE_FRAME_BLOCKS: usize = 1 << 16;
+pub(crate) const TABLE_FRAME_BLOCKS: usize = 1 << 16;
 /// The largest table frame the evaluator accepts (a peer announcing more is broken).
 const MAX_TABLE_FRAME_BYTES: usize = 16 << 20;
 
@@ -312,14 +312,22 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
 }
 
 /// The output wires `party` may see, value by value.
-fn output_wires_seen_by(layout: &Layout, visibility: &[Visibility], party: Party) -> Vec<WireId> {
+pub(crate) fn output_wires_seen_by(
+    layout: &Layout,
+    visibility: &[Visibility],
+    party: Party,
+) -> Vec<WireId> {
     (0..layout.output_widths.len())
         .filter(|&j| sees(visibility[j], party))
         .flat_map(|j| layout.output_wires_of(j).iter().copied())
         .collect()
 }
 
-fn recv_bits(ch: &mut impl Channel, n: usize, what: &str) -> Result<Vec<bool>, ProtocolError> {
+pub(crate) fn recv_bits(
+    ch: &mut (impl Channel + ?Sized),
+    n: usize,
+    what: &str,
+) -> Result<Vec<bool>, ProtocolError> {
     let packed = ch.recv_frame(n.div_ceil(8))?;
     unpack_bits(&packed, n).ok_or_else(|| {
         ProtocolError::Peer(format!(
@@ -332,7 +340,7 @@ fn recv_bits(ch: &mut impl Channel, n: usize, what: &str) -> Result<Vec<bool>, P
 
 /// `out_bits` holds the bits of the outputs `me` may see, in output order.
 #[allow(clippy::too_many_arguments)]
-fn outcome<S: GateSource>(
+pub(crate) fn outcome<S: GateSource>(
     layout: &Layout,
     visibility: &[Visibility],
     me: Party,
@@ -366,8 +374,8 @@ fn outcome<S: GateSource>(
 
 /// What both parties do first: check this party's inputs (before anything is sent), then
 /// the handshake. Returns when the run started and the channel's counts at that point.
-fn begin<S: GateSource>(
-    ch: &mut impl Channel,
+pub(crate) fn begin<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
     circuit: &S,
     owners: &[Party],
     visibility: &[Visibility],
@@ -446,7 +454,10 @@ pub fn check_own_inputs(
 }
 
 /// Input wires of A and of B, each in circuit order.
-fn input_wires_by_owner(layout: &Layout, owners: &[Party]) -> (Vec<WireId>, Vec<WireId>) {
+pub(crate) fn input_wires_by_owner(
+    layout: &Layout,
+    owners: &[Party],
+) -> (Vec<WireId>, Vec<WireId>) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for (i, owner) in owners.iter().enumerate() {
         let dst = if *owner == Party::A { &mut a } else { &mut b };
@@ -455,8 +466,8 @@ fn input_wires_by_owner(layout: &Layout, owners: &[Party]) -> (Vec<WireId>, Vec<
     (a, b)
 }
 
-fn recv_blocks_exact(
-    ch: &mut impl Channel,
+pub(crate) fn recv_blocks_exact(
+    ch: &mut (impl Channel + ?Sized),
     out: &mut [Block],
     what: &str,
 ) -> Result<(), ProtocolError> {
@@ -475,17 +486,21 @@ fn recv_blocks_exact(
 /// Buffers the garbled-table frames and hands out exactly the tables each gate chunk needs,
 /// whatever the frame boundaries.
 #[derive(Default)]
-struct TableReader {
+pub(crate) struct TableReader {
     buf: Vec<Block>,
     pos: usize,
 }
 
 impl TableReader {
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
-    fn take(&mut self, ch: &mut impl Channel, n: usize) -> Result<&[Block], ProtocolError> {
+    pub(crate) fn take(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        n: usize,
+    ) -> Result<&[Block], ProtocolError> {
         if self.remaining() < n {
             self.buf.drain(..self.pos);
             self.pos = 0;

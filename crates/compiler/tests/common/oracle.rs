@@ -383,11 +383,24 @@ fn output_types(c: &Compiled) -> Vec<&CType> {
 pub fn eval_circuit(c: &Compiled, inputs: &[Values]) -> Vec<Values> {
     let in_types = input_types(c);
     let out_types = output_types(c);
+    // Where the compiler found parallel regions, the split circuit (templates and
+    // instances) must compute exactly what the flat one does.
+    let parallel = (!c.regions.is_empty()).then(|| {
+        c.parallel_circuit()
+            .unwrap_or_else(|e| panic!("splitting into regions: {e}"))
+    });
     let mut results = Vec::with_capacity(inputs.len());
     for batch in inputs.chunks(64) {
         let sets: Vec<Vec<bool>> = batch.iter().map(|v| encode(&in_types, v)).collect();
         let lanes = pgc_circuit::eval::pack_lanes(&sets);
         let out = eval_bitsliced(&c.circuit, &lanes);
+        if let Some(pc) = &parallel {
+            assert_eq!(
+                eval_bitsliced(pc, &lanes),
+                out,
+                "the parallel regions compute something else than the flat circuit"
+            );
+        }
         for k in 0..batch.len() {
             let bits = pgc_circuit::eval::unpack_lane(&out, k);
             results.push(decode(&out_types, &bits));
@@ -421,16 +434,45 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
         }
     }
     let visibility: Vec<Visibility> = c.interface.outputs.iter().map(|p| p.visibility).collect();
-    let (out_a, out_b) = run_local_tcp_with_visibility(
-        &c.circuit,
-        &owners,
-        &visibility,
-        &a,
-        &b,
-        Duration::from_secs(120),
-        &mut |_| {},
-    )
-    .map_err(|e| format!("the two-party protocol failed: {e}"))?;
+    // Every run takes one of the protocol's variants, chosen from the input values (so a
+    // test always runs the same ones): the sequential protocol, or the parallel one in
+    // each mode with 1, 2, 3 or 8 threads (threads may exceed the cores).
+    let variants = protocol_variants();
+    let pick = input
+        .iter()
+        .flatten()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+            (h ^ x).wrapping_mul(0x100_0000_01b3)
+        });
+    let variant = variants[(pick % variants.len() as u64) as usize];
+    let result = match variant {
+        None => run_local_tcp_with_visibility(
+            &c.circuit,
+            &owners,
+            &visibility,
+            &a,
+            &b,
+            Duration::from_secs(120),
+            &mut |_| {},
+        ),
+        Some(config) => {
+            let pc = c
+                .parallel_circuit()
+                .map_err(|e| format!("splitting into regions: {e}"))?;
+            pgc_protocol::run_local_parallel(
+                &pc,
+                &owners,
+                &visibility,
+                &a,
+                &b,
+                &config,
+                pgc_net::LinkShape::default(),
+                Duration::from_secs(120),
+                &std::sync::atomic::AtomicU64::new(0),
+            )
+        }
+    };
+    let (out_a, out_b) = result.map_err(|e| format!("the two-party protocol failed: {e}"))?;
     let view = |outs: &Vec<Option<Vec<bool>>>| -> Result<PartyView, String> {
         if outs.len() != c.interface.outputs.len() {
             return Err(format!(
@@ -447,6 +489,28 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
             .collect())
     };
     Ok((view(&out_a.outputs)?, view(&out_b.outputs)?))
+}
+
+/// The protocol variants [`run_protocol`] spreads its runs over: `None` is the sequential
+/// protocol.
+fn protocol_variants() -> Vec<Option<pgc_protocol::ParallelConfig>> {
+    use pgc_protocol::{ParallelConfig, ParallelMode};
+    let mut v = vec![None];
+    for mode in [
+        ParallelMode::Fgp,
+        ParallelMode::Cgp,
+        ParallelMode::Ipp,
+        ParallelMode::Auto,
+    ] {
+        for threads in [1, 2, 3, 8] {
+            v.push(Some(ParallelConfig {
+                mode,
+                threads,
+                tau: 4,
+            }));
+        }
+    }
+    v
 }
 
 fn pgc_circuit_decode(t: &CType, bits: &[bool]) -> Vec<u64> {

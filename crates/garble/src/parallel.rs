@@ -1,0 +1,1649 @@
+//! Multi-threaded garbling and evaluation of a [`ParallelCircuit`] (fine-grained and
+//! coarse-grained parallelism, Buescher et al., USENIX Security 2015, §4.2–4.4), sans IO.
+//!
+//! # How it works
+//!
+//! A [`Plan`] cuts the circuit into *steps*. In a step each of T threads runs its own list
+//! of work (gates or region instances), and all threads meet at a barrier before the next
+//! step. Garbler thread t writes its tables, in its work order, to its own stream t; the
+//! evaluator builds the same plan (a pure function of the circuit, T, the mode and τ), so
+//! its thread t reads stream t in exactly that order. No table carries an index.
+//!
+//! Every AND uses the tweaks of its position in the *flat order* (phases in order,
+//! instances in order, as [`ParallelCircuit::flatten`] lists the gates), so the tables of
+//! an AND are the same for every thread count and mode, and equal to what the sequential
+//! [`Garbler`](crate::Garbler) produces on the flattened circuit; only their distribution
+//! over the streams differs ([`Plan::stream_and_indices`]).
+//!
+//! Modes:
+//! - [`Mode::None`]: one step, all work on thread 0 in flat order (the sequential stream).
+//! - [`Mode::Fgp`]: the flattened circuit is cut into *levels* of mutually independent gates;
+//!   a level with at least 2τ ANDs (AND levels) or 2·16τ linear gates (linear levels) is
+//!   split among up to T threads, at least τ ANDs (16τ linear gates) each; runs of narrower
+//!   levels are merged into one serial step on thread 0.
+//! - [`Mode::Cgp`]: the instances of each region are split among the threads in contiguous
+//!   runs of about equal weight (ANDs plus linear gates / 16), at least τ ANDs' worth each;
+//!   sequential phases run serially.
+//! - [`Mode::Auto`]: CGP for regions and FGP inside each sequential phase.
+//!
+//! Levels: every gate gets a level `(D, s)`, ordered lexicographically. An AND gets
+//! `(1 + max D of its inputs, 0)`; a linear gate (XOR, INV, copy, constant) gets `(D, s + 1)`
+//! where `(D, s)` is the largest level among its inputs (inputs and wires set before the
+//! part are at `(0, 0)`). Every gate's level is strictly above its inputs' levels, so the
+//! gates of one level never read each other's outputs, and in single-assignment form they
+//! write distinct wires: a level runs in any order on any threads. AND levels hold only
+//! ANDs and linear levels only linear gates, so ANDs and linear gates are balanced
+//! separately (§4.3). Unlike depth counting every gate, all ANDs of AND depth D share one
+//! level, so there are as few AND steps as the AND depth allows, each as wide as possible;
+//! the linear gates between them (cheap, free XOR) form short sub-levels, usually merged
+//! into serial steps.
+//!
+//! # Streams and flushing
+//!
+//! A garbler thread batches its tables into puts of about 64 KiB, and at the end of every
+//! step in which it produced tables it puts the rest and calls [`TableSink::flush`]. The
+//! flush per step is what keeps a bounded transport from deadlocking: evaluator thread t
+//! cannot pass step s's barrier before it has read stream t's tables of step s, and with
+//! backpressure a garbler thread blocked in `put` on another stream would otherwise stall
+//! the garbler barrier while those tables sat in its buffer.
+//!
+//! # Threads and errors
+//!
+//! T persistent scoped threads (the caller's thread is thread 0) run all steps with a
+//! [`Barrier`] between them; threads that have no work in any step are not started. A
+//! thread whose sink or source fails (or that panics) records the error and the step, and
+//! still goes to the barrier; after barrier s every thread checks for a failure in a step
+//! up to s, so all stop after the same barrier and none waits forever. The first error is
+//! returned (a panic is resumed on the caller's thread).
+//!
+//! Labels of global wires (of the flattened circuit in FGP mode) live in one array shared
+//! by all threads, each step's threads writing disjoint wires (see the safety comments);
+//! the wires inside a region instance live in a per-thread scratch array.
+
+use std::any::Any;
+use std::convert::Infallible;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+use pgc_circuit::{Gate, Op, ParallelCircuit, Phase, Template, WireId};
+use pgc_crypto::{Block, Prg, TccrHash};
+
+use crate::{AndTweaks, GarbleError, Kernel, evaluate_gates, garble_gates, random_delta};
+
+/// How a [`Plan`] parallelizes (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Everything on thread 0, in flat order.
+    None,
+    /// Fine-grained: levels of the flattened circuit split among threads.
+    Fgp,
+    /// Coarse-grained: region instances split among threads.
+    Cgp,
+    /// CGP for regions, FGP inside sequential phases.
+    Auto,
+}
+
+/// A default τ (minimum ANDs per thread for a split): a barrier of parked threads costs
+/// microseconds, a garbled AND tens of nanoseconds. Measure it per machine (`garble_offline`
+/// over FGP widths, paper Fig. 5).
+pub const DEFAULT_TAU: usize = 128;
+
+/// Linear gates (free XOR: a few loads and stores) counted as one AND for balancing and τ.
+const LINEAR_PER_AND: usize = 16;
+/// The most ANDs of one work piece: the evaluator reads a piece's tables at once
+/// (128 KiB).
+const PIECE_ANDS: usize = 4096;
+/// A garbler thread hands its tables to its sink once it has this many blocks (64 KiB).
+const PUT_BLOCKS: usize = 4096;
+/// Runs of consecutive gates at least this long are run in place rather than copied.
+const MIN_RUN: usize = 32;
+
+/// Where the gates of a [`Work::Gates`] item are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Src {
+    /// A sequential phase of the circuit.
+    Phase(usize),
+    /// The plan's flattened circuit (FGP mode).
+    Flat,
+    /// The plan's pool of copied gates.
+    Pool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    /// Gates `start..end` of `src`; their ANDs are consecutive in flat order, the first
+    /// one the `first_and`-th.
+    Gates {
+        src: Src,
+        start: usize,
+        end: usize,
+        first_and: u64,
+        ands: usize,
+    },
+    /// Gates `start..end` of the plan's pool; AND k of them is the
+    /// `and_indices[first_index + k]`-th in flat order.
+    Scattered {
+        start: usize,
+        end: usize,
+        first_index: usize,
+        ands: usize,
+    },
+    /// Instance `instance` of the region at phase `phase`, whose first AND is the
+    /// `first_and`-th.
+    Instance {
+        phase: usize,
+        instance: usize,
+        first_and: u64,
+    },
+}
+
+/// Gate ranges of a template with at most [`PIECE_ANDS`] ANDs each.
+#[derive(Clone, Debug)]
+struct Pieces {
+    /// Gate bounds: piece k is gates `bounds[k]..bounds[k + 1]`.
+    bounds: Vec<usize>,
+    /// ANDs before piece k (one more entry: the template's total).
+    ands_before: Vec<u64>,
+}
+
+impl Pieces {
+    fn of(template: &Template) -> Pieces {
+        let mut bounds = vec![0];
+        let mut ands_before = vec![0];
+        let mut ands = 0u64;
+        let mut in_piece = 0;
+        for (k, g) in template.gates.iter().enumerate() {
+            if g.op == Op::And {
+                if in_piece == PIECE_ANDS {
+                    bounds.push(k);
+                    ands_before.push(ands);
+                    in_piece = 0;
+                }
+                in_piece += 1;
+                ands += 1;
+            }
+        }
+        bounds.push(template.gates.len());
+        ands_before.push(ands);
+        Pieces {
+            bounds,
+            ands_before,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.bounds.len() - 1
+    }
+}
+
+/// What the plan knows of each phase, to check that it is run on the circuit it was made
+/// for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PhaseShape {
+    Sequential { gates: usize },
+    Region { templates: Vec<u32> },
+}
+
+/// Figures about a plan, for reports and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Steps (barriers between them: steps − 1).
+    pub steps: usize,
+    /// Steps where more than one thread works.
+    pub parallel_steps: usize,
+    /// ANDs run in serial steps (on thread 0).
+    pub serial_ands: u64,
+    /// ANDs run in parallel steps.
+    pub parallel_ands: u64,
+    /// FGP levels (over all sequential parts planned with FGP).
+    pub levels: usize,
+    /// FGP levels split among threads.
+    pub split_levels: usize,
+    /// Threads that have work in some step (the others are not started).
+    pub active_threads: usize,
+}
+
+/// The schedule of a parallel garbling or evaluation: a pure function of the circuit, the
+/// thread count, the mode and τ, so that both parties build the same one.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    threads: usize,
+    mode: Mode,
+    tau: usize,
+    /// Size of the shared label array: global wires, or flat wires in FGP mode.
+    label_wires: usize,
+    num_input_wires: usize,
+    /// The flattened circuit's gates (FGP mode only).
+    flat: Vec<Gate>,
+    /// Copies of gates that run out of order (pieces of FGP levels).
+    pool: Vec<Gate>,
+    and_indices: Vec<u64>,
+    work: Vec<Work>,
+    /// Step s, thread t: work `bounds[s * (threads + 1) + t]..[.. + t + 1]`.
+    bounds: Vec<usize>,
+    steps: usize,
+    /// Regions whose instances run on several threads at once (checked before each run).
+    parallel_regions: Vec<usize>,
+    phase_and_base: Vec<u64>,
+    instance_and_base: Vec<Vec<u64>>,
+    pieces: Vec<Pieces>,
+    scratch_wires: usize,
+    shape: Vec<PhaseShape>,
+    and_gates: u64,
+    stats: PlanStats,
+}
+
+/// Collects the steps while the plan is built.
+struct Builder {
+    threads: usize,
+    /// Per step: whether it is serial (open for more serial work), and each thread's work.
+    steps: Vec<(bool, Vec<Vec<Work>>)>,
+    pool: Vec<Gate>,
+    and_indices: Vec<u64>,
+    stats: PlanStats,
+}
+
+impl Builder {
+    /// The work list of the current serial step (a new one after a parallel step).
+    fn serial(&mut self) -> &mut Vec<Work> {
+        if !matches!(self.steps.last(), Some((true, _))) {
+            self.steps.push((true, vec![Vec::new(); self.threads]));
+        }
+        let (_, per_thread) = self.steps.last_mut().expect("just pushed");
+        &mut per_thread[0]
+    }
+
+    /// A step with each thread's work (serial if only one thread has any).
+    fn parallel(&mut self, per_thread: Vec<Vec<Work>>) {
+        let busy = per_thread.iter().filter(|w| !w.is_empty()).count();
+        if busy <= 1 {
+            for works in per_thread {
+                self.serial().extend(works);
+            }
+        } else {
+            self.steps.push((false, per_thread));
+        }
+    }
+
+    /// Work items for gates `range` of `src` (already in flat order), cut into pieces of at
+    /// most [`PIECE_ANDS`] ANDs.
+    fn range(
+        out: &mut Vec<Work>,
+        gates: &[Gate],
+        src: Src,
+        range: std::ops::Range<usize>,
+        first_and: u64,
+    ) {
+        let mut start = range.start;
+        let mut piece_first = first_and;
+        let mut ands = 0;
+        for p in range.clone() {
+            if gates[p].op == Op::And {
+                if ands == PIECE_ANDS {
+                    out.push(Work::Gates {
+                        src,
+                        start,
+                        end: p,
+                        first_and: piece_first,
+                        ands,
+                    });
+                    start = p;
+                    piece_first += ands as u64;
+                    ands = 0;
+                }
+                ands += 1;
+            }
+        }
+        if range.end > start {
+            out.push(Work::Gates {
+                src,
+                start,
+                end: range.end,
+                first_and: piece_first,
+                ands,
+            });
+        }
+    }
+
+    /// Work items for the gates at `positions` (ascending) of a part, in that order: long
+    /// runs of consecutive gates as they are, the rest copied to the pool with one AND
+    /// index each. `ands_before[p]` counts the part's ANDs before gate `p`. In a parallel
+    /// step (`shared`) the runs of a circuit phase are copied to the pool too, so that what
+    /// threads run concurrently is the plan's own data, whose levels it checked.
+    #[allow(clippy::too_many_arguments)]
+    fn positions(
+        &mut self,
+        out: &mut Vec<Work>,
+        gates: &[Gate],
+        src: Src,
+        ands_before: &[u64],
+        first_and: u64,
+        positions: &[u32],
+        shared: bool,
+    ) {
+        let mut copied: Option<(usize, usize, usize)> = None;
+        let flush = |b: &mut Builder, out: &mut Vec<Work>, copied: &mut Option<_>| {
+            if let Some((start, first_index, ands)) = copied.take() {
+                out.push(Work::Scattered {
+                    start,
+                    end: b.pool.len(),
+                    first_index,
+                    ands,
+                });
+            }
+        };
+        let mut i = 0;
+        while i < positions.len() {
+            let mut j = i + 1;
+            while j < positions.len() && positions[j] == positions[j - 1] + 1 {
+                j += 1;
+            }
+            let (first, last) = (positions[i] as usize, positions[j - 1] as usize);
+            if j - i >= MIN_RUN {
+                flush(self, out, &mut copied);
+                let run_first_and = first_and + ands_before[first];
+                if shared && matches!(src, Src::Phase(_)) {
+                    let start = self.pool.len();
+                    self.pool.extend_from_slice(&gates[first..=last]);
+                    let end = self.pool.len();
+                    Builder::range(out, &self.pool, Src::Pool, start..end, run_first_and);
+                } else {
+                    Builder::range(out, gates, src, first..last + 1, run_first_and);
+                }
+            } else {
+                for p in first..=last {
+                    let batch = copied.get_or_insert((self.pool.len(), self.and_indices.len(), 0));
+                    self.pool.push(gates[p]);
+                    if gates[p].op == Op::And {
+                        self.and_indices.push(first_and + ands_before[p]);
+                        batch.2 += 1;
+                        if batch.2 == PIECE_ANDS {
+                            flush(self, out, &mut copied);
+                        }
+                    }
+                }
+            }
+            i = j;
+        }
+        flush(self, out, &mut copied);
+    }
+}
+
+impl Plan {
+    /// Plans `circuit` for `threads` threads (0 counts as 1) in `mode`, splitting work only
+    /// where each thread gets at least `tau` ANDs' worth (0 counts as 1).
+    pub fn new(circuit: &ParallelCircuit, threads: usize, mode: Mode, tau: usize) -> Plan {
+        let threads = threads.max(1);
+        let tau = tau.max(1);
+        let templates = &circuit.templates;
+        let pieces: Vec<Pieces> = templates.iter().map(Pieces::of).collect();
+        let scratch_wires = templates
+            .iter()
+            .map(|t| t.num_wires() as usize)
+            .max()
+            .unwrap_or(0);
+        let mut phase_and_base = Vec::with_capacity(circuit.phases.len());
+        let mut instance_and_base = Vec::with_capacity(circuit.phases.len());
+        let mut shape = Vec::with_capacity(circuit.phases.len());
+        let mut and_gates = 0u64;
+        for phase in &circuit.phases {
+            phase_and_base.push(and_gates);
+            match phase {
+                Phase::Sequential(gates) => {
+                    instance_and_base.push(Vec::new());
+                    shape.push(PhaseShape::Sequential { gates: gates.len() });
+                    and_gates += crate::and_count(gates) as u64;
+                }
+                Phase::Region(region) => {
+                    let mut bases = Vec::with_capacity(region.instances.len());
+                    for inst in &region.instances {
+                        bases.push(and_gates);
+                        and_gates += pieces[inst.template as usize].ands_before.last().unwrap();
+                    }
+                    instance_and_base.push(bases);
+                    shape.push(PhaseShape::Region {
+                        templates: region.instances.iter().map(|i| i.template).collect(),
+                    });
+                }
+            }
+        }
+
+        let mut b = Builder {
+            threads,
+            steps: Vec::new(),
+            pool: Vec::new(),
+            and_indices: Vec::new(),
+            stats: PlanStats::default(),
+        };
+        let mut flat = Vec::new();
+        let mut parallel_regions = Vec::new();
+        let label_wires;
+        if mode == Mode::Fgp && threads > 1 {
+            let flattened = circuit.flatten();
+            label_wires = flattened.layout.num_wires as usize;
+            flat = flattened.gates;
+            let mut levels = Levels::new(label_wires, circuit.layout.num_input_wires() as usize);
+            levels.plan(&mut b, &flat, Src::Flat, 0, tau);
+        } else {
+            label_wires = circuit.layout.num_wires as usize;
+            let mut levels = (mode == Mode::Auto && threads > 1)
+                .then(|| Levels::new(label_wires, circuit.layout.num_input_wires() as usize));
+            for (p, phase) in circuit.phases.iter().enumerate() {
+                match phase {
+                    Phase::Sequential(gates) => match levels.as_mut() {
+                        Some(levels) => {
+                            levels.plan(&mut b, gates, Src::Phase(p), phase_and_base[p], tau)
+                        }
+                        None => {
+                            let out = b.serial();
+                            Builder::range(
+                                out,
+                                gates,
+                                Src::Phase(p),
+                                0..gates.len(),
+                                phase_and_base[p],
+                            );
+                        }
+                    },
+                    Phase::Region(region) => {
+                        let spread = matches!(mode, Mode::Cgp | Mode::Auto) && threads > 1;
+                        let per_thread = if spread {
+                            split_instances(circuit, region, &instance_and_base[p], p, threads, tau)
+                        } else {
+                            None
+                        };
+                        match per_thread {
+                            Some(per_thread) => {
+                                parallel_regions.push(p);
+                                b.parallel(per_thread);
+                            }
+                            None => {
+                                let out = b.serial();
+                                for (i, &first_and) in instance_and_base[p].iter().enumerate() {
+                                    out.push(Work::Instance {
+                                        phase: p,
+                                        instance: i,
+                                        first_and,
+                                    });
+                                }
+                            }
+                        }
+                        // Instance outputs are set for the FGP of later phases.
+                        if let Some(levels) = levels.as_mut() {
+                            for inst in &region.instances {
+                                for &w in &inst.outputs {
+                                    levels.mark_set(w);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // The steps as flat arrays, and their figures.
+        let mut work = Vec::new();
+        let mut bounds = Vec::with_capacity(b.steps.len() * (threads + 1));
+        let mut stats = b.stats;
+        let mut active = 1;
+        let ands_of = |w: &Work| -> u64 {
+            match *w {
+                Work::Gates { ands, .. } | Work::Scattered { ands, .. } => ands as u64,
+                Work::Instance {
+                    phase, instance, ..
+                } => match &circuit.phases[phase] {
+                    Phase::Region(r) => {
+                        templates[r.instances[instance].template as usize].and_count()
+                    }
+                    Phase::Sequential(_) => 0,
+                },
+            }
+        };
+        for (_, per_thread) in &b.steps {
+            let busy = per_thread.iter().filter(|w| !w.is_empty()).count();
+            let ands: u64 = per_thread.iter().flatten().map(ands_of).sum();
+            if busy > 1 {
+                stats.parallel_steps += 1;
+                stats.parallel_ands += ands;
+            } else {
+                stats.serial_ands += ands;
+            }
+            for (t, works) in per_thread.iter().enumerate() {
+                bounds.push(work.len());
+                if !works.is_empty() {
+                    active = active.max(t + 1);
+                }
+                work.extend_from_slice(works);
+            }
+            bounds.push(work.len());
+        }
+        stats.steps = b.steps.len();
+        stats.active_threads = active;
+        Plan {
+            threads,
+            mode,
+            tau,
+            label_wires,
+            num_input_wires: circuit.layout.num_input_wires() as usize,
+            flat,
+            pool: b.pool,
+            and_indices: b.and_indices,
+            work,
+            bounds,
+            steps: b.steps.len(),
+            parallel_regions,
+            phase_and_base,
+            instance_and_base,
+            pieces,
+            scratch_wires,
+            shape,
+            and_gates,
+            stats,
+        }
+    }
+
+    /// Threads (sinks and sources) the plan is made for.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn tau(&self) -> usize {
+        self.tau
+    }
+
+    /// ANDs of the whole circuit.
+    pub fn and_gates(&self) -> u64 {
+        self.and_gates
+    }
+
+    pub fn stats(&self) -> &PlanStats {
+        &self.stats
+    }
+
+    /// The flat-order index of the first AND of phase `phase` (None if there is no such
+    /// phase).
+    pub fn phase_and_base(&self, phase: usize) -> Option<u64> {
+        self.phase_and_base.get(phase).copied()
+    }
+
+    /// The flat-order index of the first AND of instance `instance` of the region at phase
+    /// `phase` (None if that is not a region instance): the `and_index_base` for
+    /// [`garble_instance`] and [`evaluate_instance`].
+    pub fn instance_and_base(&self, phase: usize, instance: usize) -> Option<u64> {
+        self.instance_and_base.get(phase)?.get(instance).copied()
+    }
+
+    /// The flat-order AND index of each table pair in stream `thread`, in stream order
+    /// (empty for a thread without work): the sequential garbler's tables of AND j are the
+    /// pair this lists at j.
+    pub fn stream_and_indices(&self, circuit: &ParallelCircuit, thread: usize) -> Vec<u64> {
+        let mut out = Vec::new();
+        if thread >= self.threads {
+            return out;
+        }
+        for step in 0..self.steps {
+            for w in self.items(step, thread) {
+                match *w {
+                    Work::Gates {
+                        first_and, ands, ..
+                    } => out.extend(first_and..first_and + ands as u64),
+                    Work::Scattered {
+                        first_index, ands, ..
+                    } => out.extend_from_slice(&self.and_indices[first_index..first_index + ands]),
+                    Work::Instance {
+                        phase,
+                        instance,
+                        first_and,
+                    } => {
+                        if let Phase::Region(r) = &circuit.phases[phase] {
+                            let ands = circuit.templates[r.instances[instance].template as usize]
+                                .and_count();
+                            out.extend(first_and..first_and + ands);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn items(&self, step: usize, thread: usize) -> &[Work] {
+        let at = step * (self.threads + 1) + thread;
+        &self.work[self.bounds[at]..self.bounds[at + 1]]
+    }
+
+    /// Panics unless `circuit` is the one the plan was made for (in the respects the plan
+    /// depends on), and checks that the instances of every region the plan runs in
+    /// parallel write distinct wires that no instance of the region reads: what makes
+    /// their concurrent writes to the shared labels sound, whatever was done to the
+    /// circuit's public fields since it was checked.
+    fn check_circuit(&self, circuit: &ParallelCircuit) {
+        let same = circuit.phases.len() == self.shape.len()
+            && circuit.templates.len() == self.pieces.len()
+            && circuit.layout.num_input_wires() as usize == self.num_input_wires
+            && circuit
+                .phases
+                .iter()
+                .zip(&self.shape)
+                .all(|(p, s)| match (p, s) {
+                    (Phase::Sequential(g), PhaseShape::Sequential { gates }) => g.len() == *gates,
+                    (Phase::Region(r), PhaseShape::Region { templates }) => {
+                        r.instances.len() == templates.len()
+                            && r.instances
+                                .iter()
+                                .zip(templates)
+                                .all(|(i, &t)| i.template == t)
+                    }
+                    _ => false,
+                })
+            && circuit
+                .templates
+                .iter()
+                .zip(&self.pieces)
+                .all(|(t, p)| *p.bounds.last().unwrap() == t.gates.len());
+        let flat_ok =
+            self.flat.is_empty() || circuit.flat_layout().num_wires as usize == self.label_wires;
+        let global_ok =
+            !self.flat.is_empty() || circuit.layout.num_wires as usize == self.label_wires;
+        assert!(
+            same && flat_ok && global_ok,
+            "parallel garbling: the plan was made for another circuit"
+        );
+        let mut written = vec![false; self.label_wires];
+        for &p in &self.parallel_regions {
+            let Phase::Region(region) = &circuit.phases[p] else {
+                unreachable!("checked above");
+            };
+            for (i, inst) in region.instances.iter().enumerate() {
+                for &w in &inst.outputs {
+                    let slot = written.get_mut(w as usize);
+                    assert!(
+                        matches!(slot, Some(false)),
+                        "parallel garbling: instance {i} of the region at phase {p} writes wire \
+                         {w}, out of range or written by another instance"
+                    );
+                    *slot.unwrap() = true;
+                }
+            }
+            for (i, inst) in region.instances.iter().enumerate() {
+                for &w in &inst.inputs {
+                    assert!(
+                        (w as usize) < self.label_wires && !written[w as usize],
+                        "parallel garbling: instance {i} of the region at phase {p} reads wire \
+                         {w}, out of range or written in the region"
+                    );
+                }
+            }
+            for inst in &region.instances {
+                for &w in &inst.outputs {
+                    written[w as usize] = false;
+                }
+            }
+        }
+    }
+}
+
+/// Splits a region's instances among threads in contiguous runs of about equal weight,
+/// or None where fewer than 2 threads would get τ ANDs' worth each.
+fn split_instances(
+    circuit: &ParallelCircuit,
+    region: &pgc_circuit::Region,
+    bases: &[u64],
+    phase: usize,
+    threads: usize,
+    tau: usize,
+) -> Option<Vec<Vec<Work>>> {
+    // Weights in sixteenths of an AND: 16 per AND, 1 per linear gate.
+    let weights: Vec<u64> = region
+        .instances
+        .iter()
+        .map(|inst| {
+            let t = &circuit.templates[inst.template as usize];
+            let ands = t.and_count();
+            ands * LINEAR_PER_AND as u64 + (t.gates.len() as u64 - ands)
+        })
+        .collect();
+    let total: u64 = weights.iter().sum();
+    let k = (total / (tau * LINEAR_PER_AND) as u64)
+        .min(threads as u64)
+        .min(region.instances.len() as u64) as usize;
+    if k < 2 {
+        return None;
+    }
+    let mut per_thread = vec![Vec::new(); threads];
+    let mut before = 0u64;
+    for (i, &w) in weights.iter().enumerate() {
+        // The thread whose share [t·total/k, (t+1)·total/k) holds this instance's middle.
+        let middle = 2 * before + w;
+        let t = ((middle as u128 * k as u128) / (2 * total.max(1)) as u128) as usize;
+        per_thread[t.min(k - 1)].push(Work::Instance {
+            phase,
+            instance: i,
+            first_and: bases[i],
+        });
+        before += w;
+    }
+    Some(per_thread)
+}
+
+/// FGP level planning over one label space.
+struct Levels {
+    /// The level `(D << 32) | s` of each wire set in the current part (0 otherwise).
+    level: Vec<u64>,
+    /// Whether each wire is set (inputs, earlier parts, this part so far).
+    set: Vec<bool>,
+}
+
+impl Levels {
+    fn new(num_wires: usize, num_input_wires: usize) -> Levels {
+        let mut set = vec![false; num_wires];
+        set[..num_input_wires.min(num_wires)].fill(true);
+        Levels {
+            level: vec![0; num_wires],
+            set,
+        }
+    }
+
+    fn mark_set(&mut self, w: WireId) {
+        if let Some(s) = self.set.get_mut(w as usize) {
+            *s = true;
+        }
+    }
+
+    /// Plans the gates of one sequential part (`first_and`: its first AND's flat index).
+    fn plan(&mut self, b: &mut Builder, gates: &[Gate], src: Src, first_and: u64, tau: usize) {
+        let n = gates.len();
+        let level_of = |level: &[u64], w: WireId| level.get(w as usize).copied().unwrap_or(0);
+        let mut keys = Vec::with_capacity(n);
+        let mut ands_before = Vec::with_capacity(n + 1);
+        let mut max_s: Vec<u32> = Vec::new();
+        let mut ands = 0u64;
+        // Levels are only sound in single-assignment form with every read wire set before:
+        // otherwise the part runs serially.
+        let mut ssa = true;
+        for g in gates {
+            ands_before.push(ands);
+            let inputs: &[WireId] = match g.op {
+                Op::Const => &[],
+                _ => g.inputs(),
+            };
+            let mut m = 0;
+            for &w in inputs {
+                ssa &= self.set.get(w as usize).copied().unwrap_or(false);
+                m = m.max(level_of(&self.level, w));
+            }
+            let key = if g.op == Op::And {
+                ands += 1;
+                ((m >> 32) + 1) << 32
+            } else {
+                m + 1
+            };
+            match self.set.get_mut(g.out as usize) {
+                Some(s) if !*s => *s = true,
+                _ => ssa = false,
+            }
+            if let Some(l) = self.level.get_mut(g.out as usize) {
+                *l = key;
+            }
+            keys.push(key);
+            let (d, s) = ((key >> 32) as usize, key as u32);
+            if max_s.len() <= d {
+                max_s.resize(d + 1, 0);
+            }
+            max_s[d] = max_s[d].max(s);
+        }
+        ands_before.push(ands);
+        for g in gates {
+            if let Some(l) = self.level.get_mut(g.out as usize) {
+                *l = 0;
+            }
+        }
+        if !ssa || b.threads == 1 || n == 0 {
+            let out = b.serial();
+            Builder::range(out, gates, src, 0..n, first_and);
+            return;
+        }
+        // Dense level numbers, then the gates bucketed by level (ascending within one).
+        let mut offset = Vec::with_capacity(max_s.len());
+        let mut total = 0usize;
+        for &s in &max_s {
+            offset.push(total);
+            total += s as usize + 1;
+        }
+        let dense = |key: u64| offset[(key >> 32) as usize] + key as u32 as usize;
+        let mut start = vec![0usize; total + 1];
+        for &key in &keys {
+            start[dense(key) + 1] += 1;
+        }
+        for l in 0..total {
+            start[l + 1] += start[l];
+        }
+        let mut fill = start.clone();
+        let mut order = vec![0u32; n];
+        for (p, &key) in keys.iter().enumerate() {
+            let l = dense(key);
+            order[fill[l]] = p as u32;
+            fill[l] += 1;
+        }
+        drop(keys);
+
+        let threads = b.threads;
+        let mut serial: Vec<u32> = Vec::new();
+        let flush_serial = |b: &mut Builder, serial: &mut Vec<u32>| {
+            if serial.is_empty() {
+                return;
+            }
+            serial.sort_unstable();
+            let mut out = std::mem::take(b.serial());
+            b.positions(&mut out, gates, src, &ands_before, first_and, serial, false);
+            *b.serial() = out;
+            serial.clear();
+        };
+        for l in 0..total {
+            let members = &order[start[l]..start[l + 1]];
+            if members.is_empty() {
+                continue;
+            }
+            b.stats.levels += 1;
+            let is_and = gates[members[0] as usize].op == Op::And;
+            let weight = if is_and {
+                members.len()
+            } else {
+                members.len() / LINEAR_PER_AND
+            };
+            let k = (weight / tau).min(threads);
+            if k < 2 {
+                serial.extend_from_slice(members);
+                continue;
+            }
+            flush_serial(b, &mut serial);
+            b.stats.split_levels += 1;
+            let mut per_thread = vec![Vec::new(); threads];
+            for (t, out) in per_thread.iter_mut().enumerate().take(k) {
+                let share = &members[t * members.len() / k..(t + 1) * members.len() / k];
+                b.positions(out, gates, src, &ands_before, first_and, share, true);
+            }
+            b.parallel(per_thread);
+        }
+        flush_serial(b, &mut serial);
+    }
+}
+
+/// Where garbler thread t puts its tables: stream t.
+pub trait TableSink: Send {
+    type Error: Send;
+    /// Takes the next tables of this stream (it may buffer them).
+    fn put(&mut self, tables: &[Block]) -> Result<(), Self::Error>;
+    /// Sends everything put so far on its way to the peer: called at the end of each step
+    /// in which the thread put tables (see the module doc for why).
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// Where evaluator thread t reads its tables: stream t.
+pub trait TableSource: Send {
+    type Error: Send;
+    /// The next `n_blocks` blocks of this stream (exactly that many).
+    fn take(&mut self, n_blocks: usize) -> Result<&[Block], Self::Error>;
+}
+
+/// Collects the stream in memory.
+impl TableSink for Vec<Block> {
+    type Error = Infallible;
+    fn put(&mut self, tables: &[Block]) -> Result<(), Infallible> {
+        self.extend_from_slice(tables);
+        Ok(())
+    }
+}
+
+/// A stream read from memory.
+#[derive(Clone, Debug)]
+pub struct SliceSource<'a> {
+    blocks: &'a [Block],
+    position: usize,
+}
+
+impl<'a> SliceSource<'a> {
+    pub fn new(blocks: &'a [Block]) -> SliceSource<'a> {
+        SliceSource {
+            blocks,
+            position: 0,
+        }
+    }
+
+    /// Blocks not taken yet.
+    pub fn remaining(&self) -> usize {
+        self.blocks.len() - self.position
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the table stream ended: {wanted} blocks wanted, {left} left")]
+pub struct StreamEnded {
+    pub wanted: usize,
+    pub left: usize,
+}
+
+impl TableSource for SliceSource<'_> {
+    type Error = StreamEnded;
+    fn take(&mut self, n_blocks: usize) -> Result<&[Block], StreamEnded> {
+        let left = self.remaining();
+        if n_blocks > left {
+            return Err(StreamEnded {
+                wanted: n_blocks,
+                left,
+            });
+        }
+        let start = self.position;
+        self.position += n_blocks;
+        Ok(&self.blocks[start..self.position])
+    }
+}
+
+/// Errors of [`evaluate`]; `E` is the sources' error.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError<E> {
+    #[error("evaluator thread {thread}: reading garbled tables failed: {source}")]
+    Source { thread: usize, source: E },
+    #[error(
+        "evaluator thread {thread}: the table source returned {got} blocks where {expected} \
+         were asked for"
+    )]
+    ShortRead {
+        thread: usize,
+        expected: usize,
+        got: usize,
+    },
+    #[error("evaluator thread {thread}: {source}")]
+    Garble { thread: usize, source: GarbleError },
+    #[error("{got} input labels given, but the circuit has {expected} input wires")]
+    InputCount { expected: usize, got: usize },
+}
+
+/// What [`garble`] returns besides the tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GarbleOutput {
+    /// The zero-label of each output wire of the layout, in order (their lsbs are the
+    /// decoding bits).
+    pub output_zero_labels: Vec<Block>,
+    pub and_gates: u64,
+    /// Table blocks put to each stream.
+    pub blocks_per_stream: Vec<u64>,
+}
+
+/// The label array all threads share.
+#[derive(Clone, Copy)]
+struct SharedLabels {
+    ptr: *mut Block,
+    len: usize,
+}
+
+// SAFETY: the threads access the array only as the plan allows: in each step, at wires no
+// other thread of that step reads or writes (see `Plan::check_circuit` and `Levels`), with
+// a barrier between steps.
+unsafe impl Send for SharedLabels {}
+unsafe impl Sync for SharedLabels {}
+
+impl SharedLabels {
+    /// # Safety
+    /// No other thread writes wire `w` during this call.
+    unsafe fn read(self, w: WireId) -> Block {
+        assert!((w as usize) < self.len, "wire {w} out of range");
+        // SAFETY: in range (just checked); no concurrent write per the caller.
+        unsafe { *self.ptr.add(w as usize) }
+    }
+
+    /// # Safety
+    /// No other thread reads or writes wire `w` during this call.
+    unsafe fn write(self, w: WireId, label: Block) {
+        assert!((w as usize) < self.len, "wire {w} out of range");
+        // SAFETY: in range (just checked); no concurrent access per the caller.
+        unsafe { *self.ptr.add(w as usize) = label }
+    }
+}
+
+/// What every thread of a run shares.
+struct Shared<'a> {
+    plan: &'a Plan,
+    circuit: &'a ParallelCircuit,
+    kernel: Kernel,
+    hash: &'a TccrHash,
+    labels: SharedLabels,
+}
+
+impl Shared<'_> {
+    fn gates(&self, src: Src, start: usize, end: usize) -> &[Gate] {
+        match src {
+            Src::Flat => &self.plan.flat[start..end],
+            Src::Pool => &self.plan.pool[start..end],
+            Src::Phase(p) => match &self.circuit.phases[p] {
+                Phase::Sequential(gates) => &gates[start..end],
+                Phase::Region(_) => unreachable!("checked by Plan::check_circuit"),
+            },
+        }
+    }
+
+    fn instance(
+        &self,
+        phase: usize,
+        instance: usize,
+    ) -> (&Template, &Pieces, &pgc_circuit::Instance) {
+        match &self.circuit.phases[phase] {
+            Phase::Region(r) => {
+                let inst = &r.instances[instance];
+                let t = inst.template as usize;
+                (&self.circuit.templates[t], &self.plan.pieces[t], inst)
+            }
+            Phase::Sequential(_) => unreachable!("checked by Plan::check_circuit"),
+        }
+    }
+}
+
+/// One thread's part of a run.
+trait StepRunner: Send {
+    type Error: Send;
+    fn run(&mut self, thread: usize, items: &[Work]) -> Result<(), Self::Error>;
+}
+
+/// Runs every step of `plan` on `runners.len()` threads (runner t on thread t).
+fn execute<R: StepRunner>(plan: &Plan, runners: &mut [R]) -> Result<(), R::Error> {
+    if runners.len() == 1 {
+        for step in 0..plan.steps {
+            runners[0].run(0, plan.items(step, 0))?;
+        }
+        return Ok(());
+    }
+    let barrier = Barrier::new(runners.len());
+    // The first step in which a thread failed (usize::MAX: none). A step number rather than
+    // a flag: after barrier s every thread must decide alike, so a failure in step s + 1
+    // by a thread that ran ahead must not count yet.
+    let failed_step = AtomicUsize::new(usize::MAX);
+    let first_error: Mutex<Option<R::Error>> = Mutex::new(None);
+    let panicked: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
+    let thread_loop = |t: usize, runner: &mut R| {
+        let mut failed = false;
+        for step in 0..plan.steps {
+            if !failed {
+                let outcome = catch_unwind(AssertUnwindSafe(|| runner.run(t, plan.items(step, t))));
+                match outcome {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                        slot.get_or_insert(e);
+                        failed = true;
+                    }
+                    Err(payload) => {
+                        let mut slot = panicked.lock().unwrap_or_else(|p| p.into_inner());
+                        slot.get_or_insert(payload);
+                        failed = true;
+                    }
+                }
+                if failed {
+                    failed_step.fetch_min(step, Ordering::Release);
+                }
+            }
+            // Everyone reaches every barrier until all see a failure after the same one.
+            barrier.wait();
+            if failed_step.load(Ordering::Acquire) <= step {
+                return;
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        let (first, rest) = runners.split_first_mut().expect("at least 2 runners");
+        for (t, runner) in rest.iter_mut().enumerate() {
+            let thread_loop = &thread_loop;
+            scope.spawn(move || thread_loop(t + 1, runner));
+        }
+        thread_loop(0, first);
+    });
+    if let Some(payload) = panicked.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        resume_unwind(payload);
+    }
+    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+struct GarbleRunner<'a, S> {
+    shared: &'a Shared<'a>,
+    delta: Block,
+    sink: &'a mut S,
+    tables: Vec<Block>,
+    scratch: Vec<Block>,
+    put_in_step: bool,
+    blocks: u64,
+}
+
+impl<S: TableSink> GarbleRunner<'_, S> {
+    fn put(&mut self) -> Result<(), S::Error> {
+        if !self.tables.is_empty() {
+            self.sink.put(&self.tables)?;
+            self.blocks += self.tables.len() as u64;
+            self.tables.clear();
+            self.put_in_step = true;
+        }
+        Ok(())
+    }
+}
+
+impl<S: TableSink> StepRunner for GarbleRunner<'_, S> {
+    type Error = S::Error;
+
+    fn run(&mut self, _thread: usize, items: &[Work]) -> Result<(), S::Error> {
+        let shared = self.shared;
+        let (kernel, hash, delta, labels) = (shared.kernel, shared.hash, self.delta, shared.labels);
+        for &item in items {
+            match item {
+                Work::Gates {
+                    src,
+                    start,
+                    end,
+                    first_and,
+                    ..
+                } => {
+                    let gates = shared.gates(src, start, end);
+                    // SAFETY: the labels hold `len` blocks. In a serial step this is the
+                    // only thread. In a parallel step these gates are the plan's own copies
+                    // (`Src::Flat` or `Src::Pool`, see `Builder::positions`) of part of one
+                    // FGP level, whose gates read only wires of lower levels (set in
+                    // earlier steps) and write distinct wires (single assignment, checked
+                    // by `Levels::plan`), and the other threads run other gates of the
+                    // level.
+                    unsafe {
+                        garble_gates(
+                            kernel,
+                            hash,
+                            delta,
+                            labels.ptr,
+                            labels.len,
+                            AndTweaks::From(first_and),
+                            gates,
+                            &mut self.tables,
+                        );
+                    }
+                }
+                Work::Scattered {
+                    start,
+                    end,
+                    first_index,
+                    ands,
+                } => {
+                    let plan = shared.plan;
+                    let indices = &plan.and_indices[first_index..first_index + ands];
+                    // SAFETY: as for `Work::Gates`.
+                    unsafe {
+                        garble_gates(
+                            kernel,
+                            hash,
+                            delta,
+                            labels.ptr,
+                            labels.len,
+                            AndTweaks::Each(indices),
+                            &plan.pool[start..end],
+                            &mut self.tables,
+                        );
+                    }
+                }
+                Work::Instance {
+                    phase,
+                    instance,
+                    first_and,
+                } => {
+                    let (template, pieces, inst) = shared.instance(phase, instance);
+                    let num_wires = template.num_wires() as usize;
+                    self.scratch
+                        .resize(num_wires.max(self.scratch.len()), Block::ZERO);
+                    for (k, &w) in inst.inputs.iter().enumerate() {
+                        // SAFETY: instances read wires set before their region, which no
+                        // thread writes during it (`Plan::check_circuit`).
+                        self.scratch[k] = unsafe { labels.read(w) };
+                    }
+                    for k in 0..pieces.count() {
+                        let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
+                        // SAFETY: the scratch array is this thread's own, with `num_wires`
+                        // blocks.
+                        unsafe {
+                            garble_gates(
+                                kernel,
+                                hash,
+                                delta,
+                                self.scratch.as_mut_ptr(),
+                                num_wires,
+                                AndTweaks::From(first_and + pieces.ands_before[k]),
+                                gates,
+                                &mut self.tables,
+                            );
+                        }
+                        if self.tables.len() >= PUT_BLOCKS {
+                            self.put()?;
+                        }
+                    }
+                    for (&local, &global) in template.outputs.iter().zip(&inst.outputs) {
+                        // SAFETY: the instances of a region write distinct wires that none
+                        // of them reads (`Plan::check_circuit`).
+                        unsafe { labels.write(global, self.scratch[local as usize]) };
+                    }
+                }
+            }
+            if self.tables.len() >= PUT_BLOCKS {
+                self.put()?;
+            }
+        }
+        self.put()?;
+        if std::mem::take(&mut self.put_in_step) {
+            self.sink.flush()?;
+        }
+        Ok(())
+    }
+}
+
+struct EvaluateRunner<'a, R> {
+    shared: &'a Shared<'a>,
+    source: &'a mut R,
+    scratch: Vec<Block>,
+}
+
+impl<R: TableSource> EvaluateRunner<'_, R> {
+    /// The next `2 * ands` blocks of the stream.
+    fn tables(source: &mut R, thread: usize, ands: usize) -> Result<&[Block], EvalError<R::Error>> {
+        let expected = 2 * ands;
+        if expected == 0 {
+            return Ok(&[]);
+        }
+        let tables = source
+            .take(expected)
+            .map_err(|source| EvalError::Source { thread, source })?;
+        if tables.len() != expected {
+            return Err(EvalError::ShortRead {
+                thread,
+                expected,
+                got: tables.len(),
+            });
+        }
+        Ok(tables)
+    }
+}
+
+impl<R: TableSource> StepRunner for EvaluateRunner<'_, R> {
+    type Error = EvalError<R::Error>;
+
+    fn run(&mut self, thread: usize, items: &[Work]) -> Result<(), Self::Error> {
+        let shared = self.shared;
+        let (kernel, hash, labels) = (shared.kernel, shared.hash, shared.labels);
+        let garble_error = |source| EvalError::Garble { thread, source };
+        for &item in items {
+            match item {
+                Work::Gates {
+                    src,
+                    start,
+                    end,
+                    first_and,
+                    ands,
+                } => {
+                    let gates = shared.gates(src, start, end);
+                    let tables = Self::tables(self.source, thread, ands)?;
+                    // SAFETY: as in `GarbleRunner::run`.
+                    unsafe {
+                        evaluate_gates(
+                            kernel,
+                            hash,
+                            labels.ptr,
+                            labels.len,
+                            AndTweaks::From(first_and),
+                            gates,
+                            tables,
+                        )
+                    }
+                    .map_err(garble_error)?;
+                }
+                Work::Scattered {
+                    start,
+                    end,
+                    first_index,
+                    ands,
+                } => {
+                    let plan = shared.plan;
+                    let indices = &plan.and_indices[first_index..first_index + ands];
+                    let tables = Self::tables(self.source, thread, ands)?;
+                    // SAFETY: as in `GarbleRunner::run`.
+                    unsafe {
+                        evaluate_gates(
+                            kernel,
+                            hash,
+                            labels.ptr,
+                            labels.len,
+                            AndTweaks::Each(indices),
+                            &plan.pool[start..end],
+                            tables,
+                        )
+                    }
+                    .map_err(garble_error)?;
+                }
+                Work::Instance {
+                    phase,
+                    instance,
+                    first_and,
+                } => {
+                    let (template, pieces, inst) = shared.instance(phase, instance);
+                    let num_wires = template.num_wires() as usize;
+                    self.scratch
+                        .resize(num_wires.max(self.scratch.len()), Block::ZERO);
+                    for (k, &w) in inst.inputs.iter().enumerate() {
+                        // SAFETY: as in `GarbleRunner::run`.
+                        self.scratch[k] = unsafe { labels.read(w) };
+                    }
+                    for k in 0..pieces.count() {
+                        let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
+                        let ands = (pieces.ands_before[k + 1] - pieces.ands_before[k]) as usize;
+                        let tables = Self::tables(self.source, thread, ands)?;
+                        // SAFETY: the scratch array is this thread's own, with `num_wires`
+                        // blocks.
+                        unsafe {
+                            evaluate_gates(
+                                kernel,
+                                hash,
+                                self.scratch.as_mut_ptr(),
+                                num_wires,
+                                AndTweaks::From(first_and + pieces.ands_before[k]),
+                                gates,
+                                tables,
+                            )
+                        }
+                        .map_err(garble_error)?;
+                    }
+                    for (&local, &global) in template.outputs.iter().zip(&inst.outputs) {
+                        // SAFETY: as in `GarbleRunner::run`.
+                        unsafe { labels.write(global, self.scratch[local as usize]) };
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Garbles `circuit` as `plan` says: Δ (lsb 1), the hash key (public, fresh per run), the
+/// zero-labels of the global input wires; garbler thread t puts its tables to `sinks[t]`.
+/// Returns the output zero-labels, or the first sink error (all threads stop after the
+/// step where it happened).
+///
+/// # Panics
+/// If `plan` was made for another circuit, `sinks` does not hold one sink per plan
+/// thread, `input_zero_labels` one label per input wire, or Δ has lsb 0.
+pub fn garble<S>(
+    plan: &Plan,
+    circuit: &ParallelCircuit,
+    delta: Block,
+    hash_key: Block,
+    input_zero_labels: &[Block],
+    sinks: &mut [S],
+) -> Result<GarbleOutput, S::Error>
+where
+    S: TableSink,
+{
+    assert!(
+        delta.lsb(),
+        "the garbler's Δ must have lsb 1 (point-and-permute)"
+    );
+    assert_eq!(sinks.len(), plan.threads, "one table sink per plan thread");
+    assert_eq!(
+        input_zero_labels.len(),
+        plan.num_input_wires,
+        "one zero-label per input wire"
+    );
+    plan.check_circuit(circuit);
+    let hash = TccrHash::new(hash_key);
+    let mut labels = vec![Block::ZERO; plan.label_wires];
+    labels[..plan.num_input_wires].copy_from_slice(input_zero_labels);
+    let shared = Shared {
+        plan,
+        circuit,
+        kernel: Kernel::best(),
+        hash: &hash,
+        labels: SharedLabels {
+            ptr: labels.as_mut_ptr(),
+            len: labels.len(),
+        },
+    };
+    let active = plan.stats.active_threads;
+    let mut runners: Vec<GarbleRunner<'_, S>> = sinks[..active]
+        .iter_mut()
+        .map(|sink| GarbleRunner {
+            shared: &shared,
+            delta,
+            sink,
+            tables: Vec::with_capacity(PUT_BLOCKS + 2 * PIECE_ANDS),
+            scratch: vec![Block::ZERO; plan.scratch_wires],
+            put_in_step: false,
+            blocks: 0,
+        })
+        .collect();
+    execute(plan, &mut runners)?;
+    let mut blocks_per_stream: Vec<u64> = runners.iter().map(|r| r.blocks).collect();
+    blocks_per_stream.resize(plan.threads, 0);
+    drop(runners);
+    let output_zero_labels = circuit
+        .layout
+        .output_wires
+        .iter()
+        .map(|&w| labels[w as usize])
+        .collect();
+    Ok(GarbleOutput {
+        output_zero_labels,
+        and_gates: plan.and_gates,
+        blocks_per_stream,
+    })
+}
+
+/// Evaluates `circuit` as `plan` says, from the labels of the global input wires and the
+/// hash key the garbler chose; evaluator thread t reads its tables from `sources[t]`.
+/// Returns the label of each output wire of the layout. A failing source, a short read or
+/// a bad gate stops all threads after the current step and is returned.
+///
+/// # Panics
+/// If `plan` was made for another circuit or `sources` does not hold one source per plan
+/// thread.
+pub fn evaluate<R>(
+    plan: &Plan,
+    circuit: &ParallelCircuit,
+    hash_key: Block,
+    input_labels: &[Block],
+    sources: &mut [R],
+) -> Result<Vec<Block>, EvalError<R::Error>>
+where
+    R: TableSource,
+{
+    assert_eq!(
+        sources.len(),
+        plan.threads,
+        "one table source per plan thread"
+    );
+    if input_labels.len() != plan.num_input_wires {
+        return Err(EvalError::InputCount {
+            expected: plan.num_input_wires,
+            got: input_labels.len(),
+        });
+    }
+    plan.check_circuit(circuit);
+    let hash = TccrHash::new(hash_key);
+    let mut labels = vec![Block::ZERO; plan.label_wires];
+    labels[..plan.num_input_wires].copy_from_slice(input_labels);
+    let shared = Shared {
+        plan,
+        circuit,
+        kernel: Kernel::best(),
+        hash: &hash,
+        labels: SharedLabels {
+            ptr: labels.as_mut_ptr(),
+            len: labels.len(),
+        },
+    };
+    let active = plan.stats.active_threads;
+    let mut runners: Vec<EvaluateRunner<'_, R>> = sources[..active]
+        .iter_mut()
+        .map(|source| EvaluateRunner {
+            shared: &shared,
+            source,
+            scratch: vec![Block::ZERO; plan.scratch_wires],
+        })
+        .collect();
+    execute(plan, &mut runners)?;
+    drop(runners);
+    Ok(circuit
+        .layout
+        .output_wires
+        .iter()
+        .map(|&w| labels[w as usize])
+        .collect())
+}
+
+/// Garbles one instance of `template` on its own: `input_zero` holds the zero-labels of
+/// its inner inputs, its first AND is the `and_index_base`-th of the circuit (see
+/// [`Plan::instance_and_base`]). Appends 2 blocks per AND to `tables` and replaces
+/// `out_zero` with the zero-labels of its inner outputs. `scratch` is reused across calls.
+///
+/// # Panics
+/// If `input_zero` does not hold one label per inner input, Δ has lsb 0, or the template
+/// is malformed (as [`ParallelCircuit::new`] rejects).
+#[allow(clippy::too_many_arguments)]
+pub fn garble_instance(
+    template: &Template,
+    and_index_base: u64,
+    delta: Block,
+    hash: &TccrHash,
+    input_zero: &[Block],
+    scratch: &mut Vec<Block>,
+    tables: &mut Vec<Block>,
+    out_zero: &mut Vec<Block>,
+) {
+    assert!(
+        delta.lsb(),
+        "the garbler's Δ must have lsb 1 (point-and-permute)"
+    );
+    assert_eq!(
+        input_zero.len(),
+        template.num_inputs as usize,
+        "one zero-label per inner input"
+    );
+    let num_wires = template.num_wires() as usize;
+    scratch.clear();
+    scratch.resize(num_wires, Block::ZERO);
+    scratch[..input_zero.len()].copy_from_slice(input_zero);
+    // SAFETY: the scratch array is the caller's, borrowed mutably, with `num_wires` blocks.
+    unsafe {
+        garble_gates(
+            Kernel::best(),
+            hash,
+            delta,
+            scratch.as_mut_ptr(),
+            num_wires,
+            AndTweaks::From(and_index_base),
+            &template.gates,
+            tables,
+        );
+    }
+    out_zero.clear();
+    out_zero.extend(template.outputs.iter().map(|&w| scratch[w as usize]));
+}
+
+/// Evaluates one instance of `template` (the counterpart of [`garble_instance`]) with its
+/// `tables` (exactly 2 blocks per AND); replaces `out` with the labels of its inner
+/// outputs.
+pub fn evaluate_instance(
+    template: &Template,
+    and_index_base: u64,
+    hash: &TccrHash,
+    input_labels: &[Block],
+    tables: &[Block],
+    scratch: &mut Vec<Block>,
+    out: &mut Vec<Block>,
+) -> Result<(), GarbleError> {
+    if input_labels.len() != template.num_inputs as usize {
+        return Err(GarbleError::LabelCount {
+            expected: template.num_inputs as usize,
+            got: input_labels.len(),
+        });
+    }
+    let num_wires = template.num_wires() as usize;
+    scratch.clear();
+    scratch.resize(num_wires, Block::ZERO);
+    scratch[..input_labels.len()].copy_from_slice(input_labels);
+    // SAFETY: the scratch array is the caller's, borrowed mutably, with `num_wires` blocks.
+    unsafe {
+        evaluate_gates(
+            Kernel::best(),
+            hash,
+            scratch.as_mut_ptr(),
+            num_wires,
+            AndTweaks::From(and_index_base),
+            &template.gates,
+            tables,
+        )?;
+    }
+    out.clear();
+    for &w in &template.outputs {
+        let label = scratch
+            .get(w as usize)
+            .copied()
+            .ok_or(GarbleError::WireOutOfRange {
+                gate_index: template.gates.len(),
+                op: "output",
+                wire: w,
+                num_wires,
+            })?;
+        out.push(label);
+    }
+    Ok(())
+}
+
+/// Offline garbling speed ([`garble_offline`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OfflineStats {
+    pub seconds: f64,
+    pub and_gates: u64,
+    pub and_per_sec: f64,
+}
+
+/// A sink that drops the tables (they are still computed into the thread's buffer).
+struct Discard;
+
+impl TableSink for Discard {
+    type Error = Infallible;
+    fn put(&mut self, tables: &[Block]) -> Result<(), Infallible> {
+        std::hint::black_box(tables);
+        Ok(())
+    }
+}
+
+/// Garbles `circuit` as `plan` says with random Δ, hash key and input labels, dropping the
+/// tables, and times it (paper Fig. 5/6). The plan fixes the thread count.
+pub fn garble_offline(plan: &Plan, circuit: &ParallelCircuit) -> OfflineStats {
+    let mut prg = Prg::from_os_entropy();
+    let delta = random_delta(&mut prg);
+    let hash_key = prg.random_block();
+    let mut inputs = vec![Block::ZERO; plan.num_input_wires];
+    prg.fill_blocks(&mut inputs);
+    let mut sinks: Vec<Discard> = (0..plan.threads).map(|_| Discard).collect();
+    let start = Instant::now();
+    let result = garble(plan, circuit, delta, hash_key, &inputs, &mut sinks);
+    let seconds = start.elapsed().as_secs_f64();
+    let output = match result {
+        Ok(output) => output,
+        Err(never) => match never {},
+    };
+    std::hint::black_box(&output.output_zero_labels);
+    OfflineStats {
+        seconds,
+        and_gates: output.and_gates,
+        and_per_sec: output.and_gates as f64 / seconds.max(1e-12),
+    }
+}

@@ -1,0 +1,645 @@
+//! Parallel garbling and evaluation (`pgc_garble::parallel`) agree with the cleartext
+//! circuit and with the sequential garbler, table for table, for every mode and thread
+//! count; bad streams are errors, not hangs or panics; τ keeps narrow levels serial.
+
+use std::convert::Infallible;
+
+use pgc_circuit::generate::{SplitMix64, random_circuit};
+use pgc_circuit::{
+    Circuit, Gate, GateSource, Layout, Op, ParallelCircuit, Phase, RegionSpan, WireId, eval_bits,
+};
+use pgc_crypto::{Block, Prg, TccrHash};
+use pgc_garble::parallel::{
+    self, EvalError, Mode, Plan, SliceSource, StreamEnded, TableSink, TableSource,
+};
+use pgc_garble::{Garbler, random_delta};
+
+const MODES: [Mode; 4] = [Mode::None, Mode::Fgp, Mode::Cgp, Mode::Auto];
+const THREADS: [usize; 4] = [1, 2, 3, 8];
+
+/// A random single-assignment circuit with `regions.len()` regions: a random prefix, then
+/// for each region its instances (each reading only wires set before the region, the
+/// instances of one region sharing a structure when `same_template`), then a random
+/// suffix reading everything. Returns the flat circuit and its spans.
+fn region_circuit(
+    seed: u64,
+    num_inputs: u32,
+    regions: &[(usize, usize, bool)],
+    linear_gates: usize,
+) -> (Circuit, Vec<RegionSpan>) {
+    let mut rng = SplitMix64::new(seed);
+    let mut gates: Vec<Gate> = Vec::new();
+    let mut next: WireId = num_inputs;
+    let push = |gates: &mut Vec<Gate>, g: Gate, next: &mut WireId| {
+        gates.push(g);
+        *next += 1;
+    };
+    let random_gate =
+        |rng: &mut SplitMix64, pick: &mut dyn FnMut(&mut SplitMix64) -> WireId, out| {
+            let (a, b) = (pick(rng), pick(rng));
+            match rng.below(10) {
+                0..=3 => Gate::and(a, b, out),
+                4..=7 => Gate::xor(a, b, out),
+                8 => Gate::inv(a, out),
+                _ => Gate::copy(a, out),
+            }
+        };
+    // Prefix.
+    for _ in 0..linear_gates {
+        let g = random_gate(&mut rng, &mut |r: &mut SplitMix64| r.below(next), next);
+        push(&mut gates, g, &mut next);
+    }
+    let mut spans = Vec::new();
+    for (line, &(instances, per_instance, same_template)) in regions.iter().enumerate() {
+        let before = next;
+        let mut bounds = vec![gates.len()];
+        // A shared structure: for each gate, op and which earlier local it reads.
+        let shape_seed = rng.next_u64();
+        for _ in 0..instances {
+            let mut shape = SplitMix64::new(if same_template {
+                shape_seed
+            } else {
+                rng.next_u64()
+            });
+            // The instance's inputs: 4 wires set before the region (may repeat).
+            let inputs: Vec<WireId> = (0..4).map(|_| rng.below(before)).collect();
+            let mut locals: Vec<WireId> = inputs.clone();
+            for _ in 0..per_instance {
+                let out = next;
+                let g = random_gate(
+                    &mut shape,
+                    &mut |r: &mut SplitMix64| locals[r.below(locals.len() as u32) as usize],
+                    out,
+                );
+                push(&mut gates, g, &mut next);
+                locals.push(out);
+            }
+            bounds.push(gates.len());
+        }
+        spans.push(RegionSpan {
+            line: line as u32 + 1,
+            bounds,
+        });
+        // Linear glue between regions reads everything so far.
+        for _ in 0..linear_gates / 2 {
+            let g = random_gate(&mut rng, &mut |r: &mut SplitMix64| r.below(next), next);
+            push(&mut gates, g, &mut next);
+        }
+    }
+    // Suffix: reads recent wires, so instance outputs escape.
+    for _ in 0..linear_gates {
+        let g = random_gate(
+            &mut rng,
+            &mut |r: &mut SplitMix64| next - 1 - r.below(next.min(64)),
+            next,
+        );
+        push(&mut gates, g, &mut next);
+    }
+    let output_wires: Vec<WireId> = (0..12)
+        .map(|_| next - 1 - rng.below(next.min(200)))
+        .collect();
+    let layout = Layout {
+        num_wires: next,
+        input_widths: vec![num_inputs / 2, num_inputs - num_inputs / 2],
+        output_widths: vec![output_wires.len() as u32],
+        output_wires,
+    };
+    (Circuit { layout, gates }, spans)
+}
+
+/// A layered circuit of only ANDs in single-assignment form: `depth` layers of `width`
+/// ANDs, each reading two random wires of the layer before.
+fn layered_ands(width: u32, depth: u32, seed: u64) -> Circuit {
+    let mut rng = SplitMix64::new(seed);
+    let mut gates = Vec::new();
+    let (mut prev_start, mut prev_len) = (0u32, 2 * width);
+    let mut next = 2 * width;
+    for _ in 0..depth {
+        let start = next;
+        for _ in 0..width {
+            let a = prev_start + rng.below(prev_len);
+            let b = prev_start + rng.below(prev_len);
+            gates.push(Gate::and(a, b, next));
+            next += 1;
+        }
+        (prev_start, prev_len) = (start, width);
+    }
+    Circuit {
+        layout: Layout {
+            num_wires: next,
+            input_widths: vec![width, width],
+            output_widths: vec![width.min(16)],
+            output_wires: (next - width.min(16)..next).collect(),
+        },
+        gates,
+    }
+}
+
+fn test_circuits() -> Vec<(String, ParallelCircuit)> {
+    let mut out = Vec::new();
+    for seed in 0..4u64 {
+        let c = random_circuit(seed, 12 + seed as u32, 300 + 200 * seed as usize);
+        out.push((
+            format!("random {seed}"),
+            ParallelCircuit::sequential(&c).expect("random circuits are SSA"),
+        ));
+    }
+    let (c, spans) = region_circuit(7, 16, &[(6, 40, true), (5, 25, false)], 80);
+    out.push((
+        "regions".into(),
+        ParallelCircuit::from_flat(&c, &spans).unwrap(),
+    ));
+    let (c, spans) = region_circuit(8, 10, &[(17, 12, true), (2, 300, true), (9, 1, false)], 30);
+    out.push((
+        "many regions".into(),
+        ParallelCircuit::from_flat(&c, &spans).unwrap(),
+    ));
+    let c = layered_ands(100, 8, 3);
+    out.push(("layered".into(), ParallelCircuit::sequential(&c).unwrap()));
+    out
+}
+
+struct Fixture {
+    delta: Block,
+    key: Block,
+    zero: Vec<Block>,
+    bits: Vec<bool>,
+}
+
+impl Fixture {
+    fn new(seed: u128, inputs: usize) -> Fixture {
+        let mut prg = Prg::from_seed(Block(seed));
+        let delta = random_delta(&mut prg);
+        let key = prg.random_block();
+        let zero = (0..inputs).map(|_| prg.random_block()).collect();
+        let bits = (0..inputs).map(|_| prg.random_bool()).collect();
+        Fixture {
+            delta,
+            key,
+            zero,
+            bits,
+        }
+    }
+
+    fn active(&self) -> Vec<Block> {
+        self.zero
+            .iter()
+            .zip(&self.bits)
+            .map(|(&z, &b)| z ^ self.delta.select(b))
+            .collect()
+    }
+}
+
+/// The sequential garbler's tables and output zero-labels on the flattened circuit.
+fn sequential_reference(flat: &Circuit, f: &Fixture) -> (Vec<Block>, Vec<Block>) {
+    let mut garbler = Garbler::new(flat.layout.num_wires as usize, f.delta, f.key);
+    for (w, &z) in f.zero.iter().enumerate() {
+        garbler.set_zero_label(w as WireId, z);
+    }
+    let mut tables = Vec::new();
+    garbler.garble(&flat.gates, &mut tables);
+    let outputs = flat
+        .layout
+        .output_wires
+        .iter()
+        .map(|&w| garbler.zero_label(w))
+        .collect();
+    (tables, outputs)
+}
+
+fn garble_to_vecs(plan: &Plan, pc: &ParallelCircuit, f: &Fixture) -> (Vec<Vec<Block>>, Vec<Block>) {
+    let mut sinks: Vec<Vec<Block>> = vec![Vec::new(); plan.threads()];
+    let out = parallel::garble(plan, pc, f.delta, f.key, &f.zero, &mut sinks).unwrap();
+    let total: u64 = out.blocks_per_stream.iter().sum();
+    assert_eq!(total, 2 * pc.and_count());
+    (sinks, out.output_zero_labels)
+}
+
+#[test]
+fn every_mode_and_thread_count_matches_cleartext_and_the_sequential_garbler() {
+    for (name, pc) in test_circuits() {
+        let flat = pc.flatten();
+        let f = Fixture::new(
+            0x1234 + pc.and_count() as u128,
+            pc.layout.num_input_wires() as usize,
+        );
+        let expected = eval_bits(&flat, &f.bits);
+        let (seq_tables, seq_outputs) = sequential_reference(&flat, &f);
+        for mode in MODES {
+            for threads in THREADS {
+                for tau in [1, 4, parallel::DEFAULT_TAU] {
+                    let what = format!("{name}, {mode:?}, {threads} threads, tau {tau}");
+                    let plan = Plan::new(&pc, threads, mode, tau);
+                    if tau == 1 && threads > 1 && matches!(mode, Mode::Fgp | Mode::Auto) {
+                        assert!(plan.stats().split_levels > 0, "{what}: {:?}", plan.stats());
+                    }
+                    if mode == Mode::Cgp && threads > 1 && tau == 1 && pc.regions().count() > 0 {
+                        assert!(plan.stats().parallel_steps > 0, "{what}");
+                    }
+                    let (streams, out_zero) = garble_to_vecs(&plan, &pc, &f);
+                    assert_eq!(out_zero, seq_outputs, "{what}: output zero-labels");
+                    // Table for table, each stream's pairs are the sequential garbler's
+                    // pairs of the ANDs the plan lists for it, and every AND is in one.
+                    let mut seen = vec![false; pc.and_count() as usize];
+                    for (t, stream) in streams.iter().enumerate() {
+                        let order = plan.stream_and_indices(&pc, t);
+                        assert_eq!(stream.len(), 2 * order.len(), "{what}: stream {t}");
+                        for (k, &j) in order.iter().enumerate() {
+                            let j = j as usize;
+                            assert!(!seen[j], "{what}: AND {j} twice");
+                            seen[j] = true;
+                            assert_eq!(
+                                stream[2 * k..2 * k + 2],
+                                seq_tables[2 * j..2 * j + 2],
+                                "{what}: stream {t}, pair {k} (AND {j})"
+                            );
+                        }
+                    }
+                    assert!(seen.iter().all(|&s| s), "{what}: every AND garbled");
+                    if mode == Mode::None {
+                        assert!(streams[1..].iter().all(Vec::is_empty), "{what}");
+                        assert_eq!(streams[0], seq_tables, "{what}: the sequential stream");
+                    }
+                    // Evaluate with a plan built independently, as the evaluator would.
+                    let eval_plan = Plan::new(&pc, threads, mode, tau);
+                    let mut sources: Vec<SliceSource> =
+                        streams.iter().map(|s| SliceSource::new(s)).collect();
+                    let labels =
+                        parallel::evaluate(&eval_plan, &pc, f.key, &f.active(), &mut sources)
+                            .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(
+                        sources.iter().all(|s| s.remaining() == 0),
+                        "{what}: all read"
+                    );
+                    let bits: Vec<bool> = labels
+                        .iter()
+                        .zip(&out_zero)
+                        .map(|(l, z)| l.lsb() ^ z.lsb())
+                        .collect();
+                    assert_eq!(bits, expected, "{what}: outputs");
+                    // The active label is the zero-label or the zero-label ⊕ Δ.
+                    for ((l, z), b) in labels.iter().zip(&out_zero).zip(&bits) {
+                        assert_eq!(*l, *z ^ f.delta.select(*b), "{what}: output label");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn plans_split_work_where_it_pays() {
+    let wide = ParallelCircuit::sequential(&layered_ands(64, 20, 1)).unwrap();
+    // 64 ANDs per level: 4 threads with τ 8 split every level, τ 100 none, τ 20 over 3.
+    let plan = Plan::new(&wide, 4, Mode::Fgp, 8);
+    let stats = plan.stats();
+    assert_eq!(stats.split_levels, 20);
+    assert_eq!(stats.parallel_steps, 20);
+    assert_eq!(stats.serial_ands, 0);
+    assert_eq!(stats.active_threads, 4);
+    let counts: Vec<usize> = (0..4)
+        .map(|t| plan.stream_and_indices(&wide, t).len())
+        .collect();
+    assert_eq!(counts, vec![320; 4], "ANDs balanced");
+    let plan = Plan::new(&wide, 4, Mode::Fgp, 100);
+    assert_eq!(plan.stats().parallel_steps, 0);
+    assert_eq!(
+        plan.stats().steps,
+        1,
+        "narrow levels merge into one serial step"
+    );
+    assert_eq!(plan.stats().active_threads, 1);
+    let plan = Plan::new(&wide, 4, Mode::Fgp, 20);
+    assert_eq!(plan.stats().active_threads, 3);
+    // Auto splits sequential phases the same way; CGP leaves them serial.
+    assert_eq!(
+        Plan::new(&wide, 4, Mode::Auto, 8).stats().parallel_steps,
+        20
+    );
+    assert_eq!(Plan::new(&wide, 4, Mode::Cgp, 8).stats().parallel_steps, 0);
+
+    // A chain (every level one AND) stays serial whatever τ.
+    let chain = layered_ands(1, 200, 2);
+    let chain = ParallelCircuit::sequential(&chain).unwrap();
+    let plan = Plan::new(&chain, 8, Mode::Fgp, 1);
+    assert_eq!((plan.stats().steps, plan.stats().parallel_steps), (1, 0));
+
+    // Narrow and wide levels alternate: the narrow runs between wide levels merge.
+    let (c, spans) = region_circuit(5, 16, &[(8, 30, true)], 60);
+    let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    let plan = Plan::new(&pc, 4, Mode::Cgp, 4);
+    let stats = plan.stats();
+    assert_eq!(stats.parallel_steps, 1);
+    assert!(stats.steps <= 3, "{stats:?}");
+    // Equal instances: 2 per thread.
+    let ands = pc.regions().next().unwrap().instances.len();
+    assert_eq!(ands, 8);
+    let per_thread: Vec<usize> = (0..4)
+        .map(|t| plan.stream_and_indices(&pc, t).len())
+        .collect();
+    assert!(
+        per_thread[1..].iter().all(|&n| n == per_thread[1]),
+        "{per_thread:?}"
+    );
+    // τ above the region's weight keeps it serial.
+    assert_eq!(
+        Plan::new(&pc, 4, Mode::Cgp, 1_000_000)
+            .stats()
+            .parallel_steps,
+        0
+    );
+    // Plans are deterministic.
+    let a = Plan::new(&pc, 3, Mode::Auto, 2);
+    let b = Plan::new(&pc, 3, Mode::Auto, 2);
+    for t in 0..3 {
+        assert_eq!(a.stream_and_indices(&pc, t), b.stream_and_indices(&pc, t));
+    }
+}
+
+/// A source that hands out its stream but fails (or lies about the count) at some take.
+struct BadSource {
+    blocks: Vec<Block>,
+    position: usize,
+    takes: usize,
+    fail_at: Option<usize>,
+    short_at: Option<usize>,
+}
+
+impl TableSource for BadSource {
+    type Error = StreamEnded;
+    fn take(&mut self, n: usize) -> Result<&[Block], StreamEnded> {
+        let take = self.takes;
+        self.takes += 1;
+        if self.fail_at == Some(take) {
+            return Err(StreamEnded { wanted: n, left: 0 });
+        }
+        let n = if self.short_at == Some(take) {
+            n - 1
+        } else {
+            n
+        };
+        let left = self.blocks.len() - self.position;
+        if n > left {
+            return Err(StreamEnded { wanted: n, left });
+        }
+        self.position += n;
+        Ok(&self.blocks[self.position - n..self.position])
+    }
+}
+
+#[test]
+fn bad_streams_are_errors_not_hangs() {
+    let (c, spans) = region_circuit(11, 16, &[(12, 30, true), (6, 20, false)], 200);
+    let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    let f = Fixture::new(99, pc.layout.num_input_wires() as usize);
+    for mode in MODES {
+        for threads in [2, 3, 8] {
+            let plan = Plan::new(&pc, threads, mode, 1);
+            let (streams, _) = garble_to_vecs(&plan, &pc, &f);
+            for t in 0..threads {
+                if streams[t].is_empty() {
+                    continue;
+                }
+                let what = format!("{mode:?}, {threads} threads, stream {t}");
+                // Truncated: the last block of stream t is missing.
+                let mut sources: Vec<SliceSource> = streams
+                    .iter()
+                    .enumerate()
+                    .map(|(u, s)| SliceSource::new(if u == t { &s[..s.len() - 1] } else { s }))
+                    .collect();
+                let r = parallel::evaluate(&plan, &pc, f.key, &f.active(), &mut sources);
+                match r {
+                    Err(EvalError::Source { thread, .. }) => assert_eq!(thread, t, "{what}"),
+                    other => panic!("{what}: {other:?}"),
+                }
+                // A source failing at its first take, and one returning too few blocks.
+                for (fail_at, short_at) in [(Some(0), None), (None, Some(0))] {
+                    let mut sources: Vec<BadSource> = streams
+                        .iter()
+                        .enumerate()
+                        .map(|(u, s)| BadSource {
+                            blocks: s.clone(),
+                            position: 0,
+                            takes: 0,
+                            fail_at: if u == t { fail_at } else { None },
+                            short_at: if u == t { short_at } else { None },
+                        })
+                        .collect();
+                    let r = parallel::evaluate(&plan, &pc, f.key, &f.active(), &mut sources);
+                    match (r, short_at) {
+                        (Err(EvalError::Source { thread, .. }), None) => assert_eq!(thread, t),
+                        (
+                            Err(EvalError::ShortRead {
+                                thread,
+                                expected,
+                                got,
+                            }),
+                            Some(_),
+                        ) => {
+                            assert_eq!((thread, got + 1), (t, expected), "{what}")
+                        }
+                        (other, _) => panic!("{what}: {other:?}"),
+                    }
+                }
+            }
+            // Garbage tables evaluate (semi-honest) to wrong labels, not to a panic.
+            let garbage: Vec<Vec<Block>> = streams
+                .iter()
+                .map(|s| s.iter().map(|b| Block(b.0.rotate_left(7))).collect())
+                .collect();
+            let mut sources: Vec<SliceSource> =
+                garbage.iter().map(|s| SliceSource::new(s)).collect();
+            let labels = parallel::evaluate(&plan, &pc, f.key, &f.active(), &mut sources).unwrap();
+            assert_eq!(labels.len(), pc.layout.output_wires.len());
+        }
+    }
+    // Wrong input count.
+    let plan = Plan::new(&pc, 2, Mode::Auto, 1);
+    let mut sources = vec![SliceSource::new(&[]), SliceSource::new(&[])];
+    let r = parallel::evaluate(&plan, &pc, f.key, &f.active()[1..], &mut sources);
+    assert!(matches!(r, Err(EvalError::InputCount { .. })));
+}
+
+/// A sink that fails on its n-th put.
+struct FailingSink {
+    puts: usize,
+    fail_at: usize,
+}
+
+#[derive(Debug, PartialEq)]
+struct SinkFailed(usize);
+
+impl TableSink for FailingSink {
+    type Error = SinkFailed;
+    fn put(&mut self, _tables: &[Block]) -> Result<(), SinkFailed> {
+        self.puts += 1;
+        if self.puts > self.fail_at {
+            return Err(SinkFailed(self.fail_at));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_sink_stops_all_threads() {
+    let pc = ParallelCircuit::sequential(&layered_ands(256, 30, 4)).unwrap();
+    let f = Fixture::new(5, pc.layout.num_input_wires() as usize);
+    for mode in [Mode::Fgp, Mode::Auto] {
+        for threads in [2, 3, 8] {
+            let plan = Plan::new(&pc, threads, mode, 4);
+            for failing in [0, threads - 1] {
+                let mut sinks: Vec<FailingSink> = (0..threads)
+                    .map(|t| FailingSink {
+                        puts: 0,
+                        fail_at: if t == failing { 3 } else { usize::MAX },
+                    })
+                    .collect();
+                let r = parallel::garble(&plan, &pc, f.delta, f.key, &f.zero, &mut sinks);
+                assert_eq!(r.unwrap_err(), SinkFailed(3), "{mode:?}, {threads} threads");
+                // The others stopped at the same step: far fewer puts than steps.
+                let steps = plan.stats().steps;
+                assert!(sinks.iter().all(|s| s.puts <= 5), "{mode:?}: {steps} steps");
+            }
+        }
+    }
+}
+
+#[test]
+fn instances_garble_alone_with_their_flat_and_base() {
+    let (c, spans) = region_circuit(21, 16, &[(5, 40, true), (4, 30, false)], 50);
+    let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    let flat = pc.flatten();
+    let f = Fixture::new(77, pc.layout.num_input_wires() as usize);
+    // All zero-labels of the flattened circuit from the sequential garbler.
+    let mut garbler = Garbler::new(flat.layout.num_wires as usize, f.delta, f.key);
+    for (w, &z) in f.zero.iter().enumerate() {
+        garbler.set_zero_label(w as WireId, z);
+    }
+    let mut seq_tables = Vec::new();
+    garbler.garble(&flat.gates, &mut seq_tables);
+    let plan = Plan::new(&pc, 1, Mode::None, 1);
+    let hash = TccrHash::new(f.key);
+    let (mut scratch, mut tables, mut out_zero) = (Vec::new(), Vec::new(), Vec::new());
+    let mut eval_out = Vec::new();
+    let mut checked = 0;
+    for (p, phase) in pc.phases.iter().enumerate() {
+        let Phase::Region(region) = phase else {
+            continue;
+        };
+        for (i, inst) in region.instances.iter().enumerate() {
+            let template = &pc.templates[inst.template as usize];
+            let base = plan.instance_and_base(p, i).unwrap();
+            let inputs: Vec<Block> = inst.inputs.iter().map(|&w| garbler.zero_label(w)).collect();
+            tables.clear();
+            parallel::garble_instance(
+                template,
+                base,
+                f.delta,
+                &hash,
+                &inputs,
+                &mut scratch,
+                &mut tables,
+                &mut out_zero,
+            );
+            let n = 2 * template.and_count() as usize;
+            let b = 2 * base as usize;
+            assert_eq!(tables, seq_tables[b..b + n], "phase {p}, instance {i}");
+            let expected: Vec<Block> = inst
+                .outputs
+                .iter()
+                .map(|&w| garbler.zero_label(w))
+                .collect();
+            assert_eq!(out_zero, expected);
+            // Evaluated on zero-labels (inputs 0), each output holds the label of its
+            // cleartext value.
+            let mut clear = vec![false; template.num_wires() as usize];
+            for g in &template.gates {
+                clear[g.out as usize] = match g.op {
+                    Op::And => clear[g.a as usize] & clear[g.b as usize],
+                    Op::Xor => clear[g.a as usize] ^ clear[g.b as usize],
+                    Op::Inv => !clear[g.a as usize],
+                    Op::Copy => clear[g.a as usize],
+                    Op::Const => g.a != 0,
+                };
+            }
+            let expected: Vec<Block> = template
+                .outputs
+                .iter()
+                .zip(&expected)
+                .map(|(&w, &z)| z ^ f.delta.select(clear[w as usize]))
+                .collect();
+            parallel::evaluate_instance(
+                template,
+                base,
+                &hash,
+                &inputs,
+                &tables,
+                &mut scratch,
+                &mut eval_out,
+            )
+            .unwrap();
+            assert_eq!(eval_out, expected);
+            if n > 0 {
+                let r = parallel::evaluate_instance(
+                    template,
+                    base,
+                    &hash,
+                    &inputs,
+                    &tables[1..],
+                    &mut scratch,
+                    &mut eval_out,
+                );
+                assert!(r.is_err());
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 9);
+    assert_eq!(plan.instance_and_base(0, 0), None, "phase 0 is sequential");
+}
+
+#[test]
+fn offline_garbling_reports_its_ands() {
+    let pc = ParallelCircuit::sequential(&layered_ands(32, 10, 9)).unwrap();
+    for threads in [1, 3] {
+        let plan = Plan::new(&pc, threads, Mode::Fgp, 2);
+        let stats = parallel::garble_offline(&plan, &pc);
+        assert_eq!(stats.and_gates, 320);
+        assert!(stats.seconds > 0.0 && stats.and_per_sec > 0.0);
+    }
+}
+
+#[test]
+fn vec_sinks_collect_and_are_infallible() {
+    let mut sink: Vec<Block> = Vec::new();
+    let r: Result<(), Infallible> = sink.put(&[Block(1), Block(2)]);
+    assert!(r.is_ok());
+    assert_eq!(sink, vec![Block(1), Block(2)]);
+}
+
+/// A sink that panics on its first put.
+struct PanickingSink(bool);
+
+impl TableSink for PanickingSink {
+    type Error = Infallible;
+    fn put(&mut self, _tables: &[Block]) -> Result<(), Infallible> {
+        assert!(!self.0, "sink told to panic");
+        Ok(())
+    }
+}
+
+#[test]
+fn a_panicking_sink_is_resumed_not_a_hang() {
+    let pc = ParallelCircuit::sequential(&layered_ands(64, 10, 6)).unwrap();
+    let f = Fixture::new(6, pc.layout.num_input_wires() as usize);
+    let plan = Plan::new(&pc, 3, Mode::Fgp, 4);
+    let mut sinks = vec![
+        PanickingSink(false),
+        PanickingSink(false),
+        PanickingSink(true),
+    ];
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        parallel::garble(&plan, &pc, f.delta, f.key, &f.zero, &mut sinks)
+    }));
+    assert!(r.is_err());
+}

@@ -1,0 +1,394 @@
+//! The parallel protocol (FGP, CGP, auto, IPP) against cleartext evaluation, over in-memory
+//! and TCP streams, for several thread counts; and what crosses the wire under IPP.
+
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use pgc_circuit::blocks::{add, lt_unsigned, mul, mux_word};
+use pgc_circuit::generate::SplitMix64;
+use pgc_circuit::{NetBuilder, OptimizeFor, ParallelCircuit, Visibility, eval_bits};
+use pgc_net::{Channel, MemoryChannel};
+use pgc_protocol::parallel::{MemoryStreams, ParallelConfig, ParallelMode, run_parallel};
+use pgc_protocol::{Outcome, Party, ProtocolError};
+
+/// A's n values, B's n values: a region of products, their sum, a second region of sums
+/// and the minimum: sequential → parallel → sequential, twice.
+fn mixed_circuit(n: usize, w: u32) -> ParallelCircuit {
+    let mut g = NetBuilder::new(OptimizeFor::Size);
+    let a: Vec<_> = (0..n).map(|_| g.input(w)).collect();
+    let b: Vec<_> = (0..n).map(|_| g.input(w)).collect();
+    g.begin_region(1);
+    let mut products = Vec::new();
+    for i in 0..n {
+        if i > 0 {
+            g.next_instance();
+        }
+        products.push(mul(&mut g, &a[i], &b[i]));
+    }
+    assert!(g.end_region());
+    let mut dot = products[0].clone();
+    for p in &products[1..] {
+        dot = add(&mut g, &dot, p);
+    }
+    g.output(&dot);
+    g.begin_region(2);
+    let mut sums = Vec::new();
+    for i in 0..n {
+        if i > 0 {
+            g.next_instance();
+        }
+        let t = add(&mut g, &a[i], &dot);
+        sums.push(mul(&mut g, &t, &b[i]));
+    }
+    assert!(g.end_region());
+    let mut best = sums[0].clone();
+    for s in &sums[1..] {
+        let lt = lt_unsigned(&mut g, s, &best);
+        best = mux_word(&mut g, lt, s, &best);
+    }
+    g.output(&best);
+    let prepared = g.prepare().unwrap();
+    let spans = prepared.region_spans().to_vec();
+    let (c, _) = prepared.into_circuit().unwrap();
+    ParallelCircuit::from_flat(&c, &spans).unwrap()
+}
+
+fn owners(n: usize) -> Vec<Party> {
+    let mut o = vec![Party::A; n];
+    o.extend(vec![Party::B; n]);
+    o
+}
+
+fn run_memory(
+    pc: &ParallelCircuit,
+    owners: &[Party],
+    a_in: &[Vec<bool>],
+    b_in: &[Vec<bool>],
+    config: ParallelConfig,
+) -> (
+    Result<Outcome, ProtocolError>,
+    Result<Outcome, ProtocolError>,
+) {
+    let timeout = Duration::from_secs(20);
+    let (mut ca, mut cb) = MemoryChannel::pair();
+    ca.set_timeout(Some(timeout));
+    cb.set_timeout(Some(timeout));
+    let (mut oa, mut ob) = MemoryStreams::pair(timeout);
+    let vis = vec![Visibility::Both; pc.layout.output_widths.len()];
+    let (pa, pb) = (AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        let ha = s.spawn(|| {
+            run_parallel(
+                Party::A,
+                &mut ca,
+                &mut oa,
+                pc,
+                owners,
+                &vis,
+                a_in,
+                &config,
+                &pa,
+            )
+        });
+        let rb = run_parallel(
+            Party::B,
+            &mut cb,
+            &mut ob,
+            pc,
+            owners,
+            &vis,
+            b_in,
+            &config,
+            &pb,
+        );
+        (ha.join().unwrap(), rb)
+    })
+}
+
+fn random_inputs(rng: &mut SplitMix64, n: usize, w: u32) -> Vec<Vec<bool>> {
+    (0..n)
+        .map(|_| (0..w).map(|_| rng.next_bool()).collect())
+        .collect()
+}
+
+#[test]
+fn every_mode_and_thread_count_matches_cleartext() {
+    let n = 6;
+    let w = 8;
+    let pc = mixed_circuit(n, w);
+    assert_eq!(pc.region_info().len(), 2);
+    let owners = owners(n);
+    let mut rng = SplitMix64::new(11);
+    for mode in [
+        ParallelMode::None,
+        ParallelMode::Fgp,
+        ParallelMode::Cgp,
+        ParallelMode::Auto,
+        ParallelMode::Ipp,
+    ] {
+        for threads in [1, 2, 3, 8] {
+            let a_in = random_inputs(&mut rng, n, w);
+            let b_in = random_inputs(&mut rng, n, w);
+            let all: Vec<bool> = a_in.iter().chain(&b_in).flatten().copied().collect();
+            let expect = eval_bits(&pc, &all);
+            let config = ParallelConfig {
+                mode,
+                threads,
+                tau: 2,
+            };
+            let (ra, rb) = run_memory(&pc, &owners, &a_in, &b_in, config);
+            let (oa, ob) = (ra.unwrap(), rb.unwrap());
+            let got_a: Vec<bool> = oa.all_outputs().unwrap().concat();
+            let got_b: Vec<bool> = ob.all_outputs().unwrap().concat();
+            assert_eq!(got_a, expect, "{mode:?} with {threads} threads (A)");
+            assert_eq!(got_b, expect, "{mode:?} with {threads} threads (B)");
+        }
+    }
+}
+
+#[test]
+fn mismatched_modes_are_refused_on_both_sides() {
+    let pc = mixed_circuit(2, 4);
+    let owners = owners(2);
+    let timeout = Duration::from_secs(10);
+    let (mut ca, mut cb) = MemoryChannel::pair();
+    ca.set_timeout(Some(timeout));
+    cb.set_timeout(Some(timeout));
+    let (mut oa, mut ob) = MemoryStreams::pair(timeout);
+    let vis = vec![Visibility::Both; 2];
+    let inputs = vec![vec![false; 4]; 2];
+    let (pa, pb) = (AtomicU64::new(0), AtomicU64::new(0));
+    let (ra, rb) = std::thread::scope(|s| {
+        let ha = s.spawn(|| {
+            let config = ParallelConfig {
+                mode: ParallelMode::Ipp,
+                threads: 2,
+                tau: 8,
+            };
+            run_parallel(
+                Party::A,
+                &mut ca,
+                &mut oa,
+                &pc,
+                &owners,
+                &vis,
+                &inputs,
+                &config,
+                &pa,
+            )
+        });
+        let config = ParallelConfig {
+            mode: ParallelMode::Cgp,
+            threads: 2,
+            tau: 8,
+        };
+        let rb = run_parallel(
+            Party::B,
+            &mut cb,
+            &mut ob,
+            &pc,
+            &owners,
+            &vis,
+            &inputs,
+            &config,
+            &pb,
+        );
+        (ha.join().unwrap(), rb)
+    });
+    for r in [ra, rb] {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("--parallel"), "{e}");
+    }
+}
+
+/// Records every byte a party sends on a channel.
+struct Recording<C: Channel> {
+    inner: C,
+    log: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl<C: Channel> Channel for Recording<C> {
+    fn send(&mut self, bytes: &[u8]) -> Result<(), pgc_net::NetError> {
+        self.log.lock().unwrap().extend_from_slice(bytes);
+        self.inner.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), pgc_net::NetError> {
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<(), pgc_net::NetError> {
+        self.inner.flush()
+    }
+    fn counts(&self) -> pgc_net::ByteCounts {
+        self.inner.counts()
+    }
+}
+
+/// Streams that record what this party sends on them.
+struct RecordingStreams {
+    inner: MemoryStreams,
+    log: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl pgc_protocol::parallel::StreamOpener for RecordingStreams {
+    fn open(
+        &mut self,
+        n: usize,
+        token: [u8; 16],
+    ) -> Result<Vec<Box<dyn Channel>>, pgc_net::NetError> {
+        let streams = self.inner.open(n, token)?;
+        Ok(streams
+            .into_iter()
+            .map(|s| {
+                Box::new(Recording {
+                    inner: s,
+                    log: self.log.clone(),
+                }) as Box<dyn Channel>
+            })
+            .collect())
+    }
+}
+
+fn pack(bits: &[bool]) -> Vec<u8> {
+    bits.chunks(8)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u8, |b, (i, &x)| b | (x as u8) << i)
+        })
+        .collect()
+}
+
+#[test]
+fn ipp_sends_no_region_boundary_value_in_the_clear() {
+    // Both regions' outputs cross between the parties' labels (B garbles every odd
+    // instance); with the naive "open the circuit" switch these values would be sent as
+    // plain bits. Their packed bits (24 bytes) must appear nowhere in either party's
+    // transcript, nor their complement.
+    let (n, w) = (12, 16);
+    let pc = mixed_circuit(n, w);
+    let owners = owners(n);
+    let mut rng = SplitMix64::new(5);
+    let a_in = random_inputs(&mut rng, n, w);
+    let b_in = random_inputs(&mut rng, n, w);
+    // The boundary values, computed in cleartext from the flat circuit's instance outputs.
+    let flat_inputs: Vec<bool> = a_in.iter().chain(&b_in).flatten().copied().collect();
+    let values = boundary_values(&pc, &flat_inputs);
+    assert!(
+        values.len() >= 2 * 6 * w as usize,
+        "odd-instance outputs of both regions"
+    );
+    let pattern = pack(&values);
+    let complement: Vec<u8> = pattern.iter().map(|b| !b).collect();
+
+    let timeout = Duration::from_secs(20);
+    let (ca, cb) = MemoryChannel::pair();
+    let logs: Vec<_> = (0..2)
+        .map(|_| std::sync::Arc::new(std::sync::Mutex::new(Vec::new())))
+        .collect();
+    let mut ra = Recording {
+        inner: ca,
+        log: logs[0].clone(),
+    };
+    let mut rb = Recording {
+        inner: cb,
+        log: logs[1].clone(),
+    };
+    ra.inner.set_timeout(Some(timeout));
+    rb.inner.set_timeout(Some(timeout));
+    let (ma, mb) = MemoryStreams::pair(timeout);
+    let mut oa = RecordingStreams {
+        inner: ma,
+        log: logs[0].clone(),
+    };
+    let mut ob = RecordingStreams {
+        inner: mb,
+        log: logs[1].clone(),
+    };
+    let vis = vec![Visibility::Both; 2];
+    let config = ParallelConfig {
+        mode: ParallelMode::Ipp,
+        threads: 2,
+        tau: 8,
+    };
+    let (pa, pb) = (AtomicU64::new(0), AtomicU64::new(0));
+    let (oa_out, ob_out) = std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            run_parallel(
+                Party::A,
+                &mut ra,
+                &mut oa,
+                &pc,
+                &owners,
+                &vis,
+                &a_in,
+                &config,
+                &pa,
+            )
+        });
+        let b = run_parallel(
+            Party::B,
+            &mut rb,
+            &mut ob,
+            &pc,
+            &owners,
+            &vis,
+            &b_in,
+            &config,
+            &pb,
+        );
+        (h.join().unwrap().unwrap(), b.unwrap())
+    });
+    assert_eq!(oa_out.all_outputs(), ob_out.all_outputs());
+    for log in &logs {
+        let t = log.lock().unwrap();
+        assert!(t.len() > 10_000, "a real transcript");
+        for p in [&pattern, &complement] {
+            assert!(
+                !t.windows(p.len()).any(|win| win == p.as_slice()),
+                "a boundary value appears in the clear"
+            );
+        }
+    }
+}
+
+/// The cleartext values of the outputs of every odd instance (B's under IPP), in order.
+fn boundary_values(pc: &ParallelCircuit, inputs: &[bool]) -> Vec<bool> {
+    use pgc_circuit::Phase;
+    // Evaluate the global wires phase by phase.
+    let mut v = vec![false; pc.layout.num_wires as usize];
+    v[..inputs.len()].copy_from_slice(inputs);
+    let mut out = Vec::new();
+    let gate = |v: &mut Vec<bool>, g: &pgc_circuit::Gate| {
+        use pgc_circuit::Op;
+        let x = match g.op {
+            Op::Xor => v[g.a as usize] ^ v[g.b as usize],
+            Op::And => v[g.a as usize] & v[g.b as usize],
+            Op::Inv => !v[g.a as usize],
+            Op::Copy => v[g.a as usize],
+            Op::Const => g.a == 1,
+        };
+        v[g.out as usize] = x;
+    };
+    for phase in &pc.phases {
+        match phase {
+            Phase::Sequential(gates) => gates.iter().for_each(|g| gate(&mut v, g)),
+            Phase::Region(r) => {
+                for (k, inst) in r.instances.iter().enumerate() {
+                    let t = &pc.templates[inst.template as usize];
+                    let mut local = vec![false; t.num_wires() as usize];
+                    for (i, &w) in inst.inputs.iter().enumerate() {
+                        local[i] = v[w as usize];
+                    }
+                    t.gates.iter().for_each(|g| gate(&mut local, g));
+                    for (&lw, &gw) in t.outputs.iter().zip(&inst.outputs) {
+                        v[gw as usize] = local[lw as usize];
+                        if k % 2 == 1 {
+                            out.push(local[lw as usize]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
