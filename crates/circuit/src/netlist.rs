@@ -490,8 +490,6 @@ struct NodeRegion {
 struct OpenRegion {
     line: u32,
     bounds: Vec<u64>,
-    /// Set when a gate read a node of an earlier instance (a loop-carried dependence).
-    dependent: bool,
 }
 
 impl OpenRegion {
@@ -548,7 +546,6 @@ impl NetBuilder {
         self.open_region = Some(OpenRegion {
             line,
             bounds: vec![self.num_nodes],
-            dependent: false,
         });
         // Every instance starts from the same (empty) table, so instances that make the
         // same gate calls come out identical and share one template.
@@ -560,24 +557,20 @@ impl NetBuilder {
     pub fn next_instance(&mut self) {
         if let Some(r) = &mut self.open_region {
             r.bounds.push(self.num_nodes);
-            if !r.dependent {
-                self.strash.clear();
-            }
+            self.strash.clear();
         }
     }
 
-    /// Closes the open region. Returns true if its instances were independent (no gate of
-    /// an instance read a gate of an earlier one); only then is it kept as a region,
-    /// otherwise its gates simply stay sequential.
+    /// Closes the open region and keeps it. Returns false if there was none: in particular
+    /// when a gate of one instance read a gate of an earlier one (a loop-carried
+    /// dependence), which gives the region up on the spot (its gates simply stay
+    /// sequential, and a loop nested in its later iterations may open a region of its own).
     pub fn end_region(&mut self) -> bool {
         let Some(mut r) = self.open_region.take() else {
             return false;
         };
         if r.bounds.len() < 2 || r.bounds.last() != Some(&self.num_nodes) {
             r.bounds.push(self.num_nodes);
-        }
-        if r.dependent {
-            return false;
         }
         self.regions.push(NodeRegion {
             line: r.line,
@@ -589,11 +582,6 @@ impl NetBuilder {
     /// Whether a region is being recorded.
     pub fn region_open(&self) -> bool {
         self.open_region.is_some()
-    }
-
-    /// Whether the open region has so far seen a dependence between its instances.
-    pub fn region_is_dependent(&self) -> bool {
-        self.open_region.as_ref().is_some_and(|r| r.dependent)
     }
 
     /// Whether node `v` is one of the input bits.
@@ -610,17 +598,16 @@ impl NetBuilder {
         let Some(r) = &self.open_region else {
             return;
         };
-        if r.dependent {
-            return;
-        }
         let earlier = r.earlier_instances();
         let crosses = [node.a, node.b].into_iter().any(|raw| {
             lit_from_raw(raw)
                 .wire_id()
                 .is_some_and(|w| earlier.contains(&(w as u64)) && !self.is_input_node(w as u64))
         });
-        if crosses && let Some(r) = &mut self.open_region {
-            r.dependent = true;
+        if crosses {
+            // Give the region up at once: the loop stays sequential, and loops nested in its
+            // remaining iterations may become regions of their own.
+            self.open_region = None;
         }
     }
 
@@ -759,7 +746,7 @@ impl NetBuilder {
             let shared_across_instances = self
                 .open_region
                 .as_ref()
-                .is_some_and(|r| !r.dependent && r.earlier_instances().contains(&(id as u64)));
+                .is_some_and(|r| r.earlier_instances().contains(&(id as u64)));
             if !shared_across_instances {
                 self.stats.structural_hashing += 1;
                 return Lit::wire(id);
@@ -785,7 +772,6 @@ impl NetBuilder {
         // older node is within the window depends on the instance's position, and the
         // instances should simplify alike.
         if let Some(r) = &self.open_region
-            && !r.dependent
             && w < *r.bounds.last().expect("bounds start non-empty")
         {
             return None;

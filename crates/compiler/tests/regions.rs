@@ -174,6 +174,36 @@ void mpc_main(int16_t INPUT_A_m[4][5], int16_t INPUT_B_v[5], int16_t OUTPUT_r[4]
 }
 
 #[test]
+fn a_sequential_loop_around_a_parallel_one_gives_consecutive_regions() {
+    // Each round depends on the previous one, but within a round the updates are
+    // independent: the outer loop is given up as a region in its second iteration, and the
+    // inner loops of the later rounds become regions of their own.
+    let src = r#"
+#include <stdint.h>
+void mpc_main(uint16_t INPUT_A_x[6], uint16_t INPUT_B_k[6], uint16_t OUTPUT_y[6])
+{
+    uint16_t s[6];
+    for (int i = 0; i < 6; i++)
+        s[i] = INPUT_A_x[i];
+    for (int round = 0; round < 4; round++) {
+        for (int i = 0; i < 6; i++)
+            s[i] = (uint16_t)(s[i] * s[i] + INPUT_B_k[i] * round);
+    }
+    for (int i = 0; i < 6; i++)
+        OUTPUT_y[i] = s[i];
+}
+"#;
+    let c = compile(src);
+    let r = regions(&c);
+    assert!(r.len() >= 2, "{r:?}");
+    assert!(
+        r.iter().all(|&(line, n, t)| line == 9 && n == 6 && t == 1),
+        "{r:?}"
+    );
+    check_gcc("rounds.c", src);
+}
+
+#[test]
 fn omp_pragma_is_honoured_and_refused_where_wrong() {
     let ok = r#"
 void mpc_main(int INPUT_A_a[8], int INPUT_B_b[8], int *OUTPUT_r)
