@@ -61,6 +61,15 @@ enum BenchKind {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// FGP efficiency by level width on AND-only random circuits (seed paper Fig. 5), and
+    /// the FGP threshold τ derived from it (saved for later runs).
+    Width(crate::experiments::WidthArgs),
+    /// The seed applications BioMatch, MExp and MVMul: circuit properties, offline FGP/CGP
+    /// speed-up, level widths, single-core protocol and CGP speed-up (Tables 2–3, Figs. 6–8).
+    Apps(crate::experiments::AppsArgs),
+    /// Inter-party parallelism against the sequential protocol and, with --rate-limit or
+    /// --latency, against CGP over a shaped link (seed paper Tables 4–5).
+    Ipp(crate::experiments::IppArgs),
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
@@ -87,6 +96,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         BenchKind::Run { ands, width, quiet } => {
             bench_run(ands, width, quiet || args.json, args.json)
         }
+        BenchKind::Width(a) => crate::experiments::width(a, args.json),
+        BenchKind::Apps(a) => crate::experiments::apps(a, args.json),
+        BenchKind::Ipp(a) => crate::experiments::ipp(a, args.json),
     }
 }
 
@@ -266,4 +278,15 @@ fn bench_run(ands: u64, width: u32, quiet: bool, json: bool) -> Result<()> {
         println!("  {}", report::stats_line("party B (evaluator)", &ob.stats));
     }
     Ok(())
+}
+
+/// Where `pgc bench width` keeps the FGP threshold τ it measured on this machine.
+pub fn tau_file() -> Option<std::path::PathBuf> {
+    crate::circuits::cache_dir().map(|d| d.join("fgp-tau"))
+}
+
+/// The FGP threshold τ `pgc bench width` measured here, if it ran.
+pub fn measured_tau() -> Option<usize> {
+    let text = std::fs::read_to_string(tau_file()?).ok()?;
+    text.trim().parse().ok().filter(|&t: &usize| t > 0)
 }

@@ -9,9 +9,11 @@ use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
-use pgc_circuit::pgcfile::{is_pgc_file, read_pgc, write_pgc_file};
+use pgc_circuit::pgcfile::{is_pgc_file, read_pgc_parallel, write_pgc_parallel_file};
 use pgc_circuit::value::BitOrder;
-use pgc_circuit::{Circuit, Gate, GateSource, Interface, Layout, OptimizeFor, builder};
+use pgc_circuit::{
+    Circuit, Gate, GateSource, Interface, Layout, OptimizeFor, ParallelCircuit, builder,
+};
 use pgc_protocol::Party;
 
 /// A circuit ready to run: held in memory, or generated gate by gate as it is consumed.
@@ -59,6 +61,10 @@ pub struct Program {
     pub circuit: Loaded,
     /// `Some` for `.c` programs and `.pgc` files that carry an interface.
     pub interface: Option<Interface>,
+    /// The circuit split into sequential phases and parallel regions, for compiled
+    /// programs (C sources and `.pgc` files); `None` for Bristol and built-in circuits,
+    /// which run as one sequential phase.
+    pub parallel: Option<ParallelCircuit>,
 }
 
 /// The names `builtin:NAME` accepts, for help and errors.
@@ -210,6 +216,7 @@ pub fn load_spec(
         return Ok(Program {
             circuit: builtin(name)?,
             interface: None,
+            parallel: None,
         });
     }
     let path = Path::new(spec);
@@ -217,10 +224,11 @@ pub fn load_spec(
         if format.is_some() {
             bail!("--format applies to Bristol files; {spec} is a C program");
         }
-        let (circuit, interface) = compile_cached(path, compile, use_cache, quiet)?;
+        let (parallel, interface) = compile_cached(path, compile, use_cache, quiet)?;
         return Ok(Program {
-            circuit: Loaded::Memory(circuit),
+            circuit: Loaded::Memory(parallel.flatten()),
             interface: Some(interface),
+            parallel: Some(parallel),
         });
     }
     let pgc = is_pgc_file(path).with_context(|| format!("cannot read circuit file {spec}"))?;
@@ -228,17 +236,19 @@ pub fn load_spec(
         if format.is_some() {
             bail!("--format applies to Bristol files; {spec} is a pgc circuit file");
         }
-        let (circuit, interface) = read_pgc(path)?;
+        let (parallel, interface) = read_pgc_parallel(path)?;
         let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
         return Ok(Program {
-            circuit: Loaded::Memory(circuit),
+            circuit: Loaded::Memory(parallel.flatten()),
             interface: typed.then_some(interface),
+            parallel: Some(parallel),
         });
     }
     let c = read_circuit_file(path, format)?;
     Ok(Program {
         circuit: Loaded::Memory(c),
         interface: None,
+        parallel: None,
     })
 }
 
@@ -263,11 +273,13 @@ fn prepare(p: Program, spec: &str) -> Result<Program> {
             Program {
                 circuit: Loaded::Memory(assign_slots(&leveled)),
                 interface: p.interface,
+                parallel: p.parallel,
             }
         }
         g => Program {
             circuit: g,
             interface: p.interface,
+            parallel: p.parallel,
         },
     })
 }
@@ -308,7 +320,7 @@ pub fn compile_cached(
     args: &CompileArgs,
     use_cache: bool,
     quiet: bool,
-) -> Result<(Circuit, Interface)> {
+) -> Result<(ParallelCircuit, Interface)> {
     let source =
         std::fs::read(path).with_context(|| format!("cannot read C program {}", path.display()))?;
     let opts = args.options();
@@ -320,28 +332,31 @@ pub fn compile_cached(
     if let Some(file) = &cached_at
         && file.exists()
     {
-        match read_pgc(file) {
+        match read_pgc_parallel(file) {
             Ok(hit) => return Ok(hit),
             Err(e) if !quiet => eprintln!("note: ignoring a damaged cache entry ({e})"),
             Err(_) => {}
         }
     }
     let compiled = pgc_compiler::compile_file(path, &opts)?;
+    let parallel = compiled
+        .parallel_circuit()
+        .with_context(|| format!("splitting {} into parallel regions", path.display()))?;
     if let Some(file) = &cached_at {
-        store(file, &compiled.circuit, &compiled.interface);
+        store(file, &parallel, &compiled.interface);
     }
-    Ok((compiled.circuit, compiled.interface))
+    Ok((parallel, compiled.interface))
 }
 
 /// Writes a cache entry atomically (temporary file, then rename); a cache that cannot be
 /// written is not an error, only slower next time.
-fn store(file: &Path, circuit: &Circuit, interface: &Interface) {
+fn store(file: &Path, circuit: &ParallelCircuit, interface: &Interface) {
     let Some(dir) = file.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    if write_pgc_file(&tmp, circuit, interface).is_ok() {
+    if write_pgc_parallel_file(&tmp, circuit, interface).is_ok() {
         let _ = std::fs::rename(&tmp, file);
     } else {
         let _ = std::fs::remove_file(&tmp);

@@ -8,10 +8,15 @@ use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
 use pgc_circuit::eval::eval_bits;
 use pgc_circuit::value::decode_outputs;
-use pgc_circuit::{GateSource, Interface, Layout, Owner, Visibility, validate};
-use pgc_net::TcpChannel;
+use pgc_circuit::{GateSource, Interface, Layout, Owner, ParallelCircuit, Visibility, validate};
+use std::sync::atomic::AtomicU64;
+
+use pgc_net::{Channel, LinkShape, ShapedChannel, SharedLink, TcpChannel};
+use pgc_protocol::parallel::{
+    ParallelConfig, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams, run_parallel,
+};
 use pgc_protocol::{
-    Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility,
+    Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility, run_local_parallel,
     run_local_tcp_with_visibility,
 };
 use serde_json::{Value, json};
@@ -88,9 +93,95 @@ pub struct ProtocolArgs {
     /// structs), a list of 0x-hex values for Bristol circuits.
     #[arg(long)]
     pub json: bool,
+    /// How the work is spread over threads (both parties must choose the same).
+    #[arg(long, value_enum, default_value_t = ParallelArg::Auto, help_heading = "Parallelism")]
+    pub parallel: ParallelArg,
+    /// Worker threads per party (default: every core of this machine; the parties use the
+    /// smaller of their two counts). Under ipp, this many garbling and as many evaluating
+    /// threads.
+    #[arg(long, value_name = "N", help_heading = "Parallelism")]
+    pub threads: Option<usize>,
+    /// Fine-grained threshold τ: an AND level is split among threads only where it has at
+    /// least τ ANDs per thread (default: what `pgc bench width` measured on this machine,
+    /// else 128; party A's value is used).
+    #[arg(long, value_name = "ANDS", help_heading = "Parallelism")]
+    pub tau: Option<usize>,
+    /// Limit what this party sends to MBIT megabits per second, to try a WAN on a LAN or
+    /// one machine (with `local`: each party's sends).
+    #[arg(long, value_name = "MBIT", help_heading = "Network shaping")]
+    pub rate_limit: Option<f64>,
+    /// Delay everything this party sends by MS milliseconds (one way; with `local`: both
+    /// directions, so a round trip takes 2 × MS).
+    #[arg(long, value_name = "MS", help_heading = "Network shaping")]
+    pub latency: Option<f64>,
+}
+
+/// `--parallel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ParallelArg {
+    /// Coarse-grained regions over threads, fine-grained levels in between (the default).
+    Auto,
+    /// One thread: the sequential protocol.
+    None,
+    /// Fine-grained: split wide AND levels among threads.
+    Fgp,
+    /// Coarse-grained: the instances of each parallel region (independent loop
+    /// iterations the compiler found) over threads.
+    Cgp,
+    /// Inter-party: A garbles half of each region's instances and B the other half, each
+    /// evaluating the other's, so both machines' cores and both network directions work.
+    /// Semi-honest only, like the rest: here both parties garble, so neither may deviate.
+    Ipp,
 }
 
 impl ProtocolArgs {
+    fn parallel_config(&self) -> Result<ParallelConfig> {
+        let threads = match self.threads {
+            Some(0) => bail!("--threads must be at least 1"),
+            Some(n) if n > pgc_protocol::parallel::MAX_THREADS => bail!(
+                "--threads {n}: at most {} are supported",
+                pgc_protocol::parallel::MAX_THREADS
+            ),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let tau = match self.tau {
+            Some(0) => bail!("--tau must be at least 1"),
+            Some(t) => t,
+            None => crate::bench::measured_tau().unwrap_or(pgc_garble::parallel::DEFAULT_TAU),
+        };
+        Ok(ParallelConfig {
+            mode: match self.parallel {
+                ParallelArg::Auto => ParallelMode::Auto,
+                ParallelArg::None => ParallelMode::None,
+                ParallelArg::Fgp => ParallelMode::Fgp,
+                ParallelArg::Cgp => ParallelMode::Cgp,
+                ParallelArg::Ipp => ParallelMode::Ipp,
+            },
+            threads,
+            tau,
+        })
+    }
+
+    fn link_shape(&self) -> Result<LinkShape> {
+        let rate = match self.rate_limit {
+            None => None,
+            Some(m) if m > 0.0 && m.is_finite() => Some((m * 1e6) as u64),
+            Some(_) => bail!("--rate-limit must be a positive number of megabits per second"),
+        };
+        let latency = match self.latency {
+            None => Duration::ZERO,
+            Some(ms) if ms >= 0.0 && ms.is_finite() && ms < 3.6e6 => {
+                Duration::from_secs_f64(ms / 1000.0)
+            }
+            Some(_) => bail!("--latency must be a number of milliseconds, 0 or more"),
+        };
+        Ok(LinkShape {
+            rate_bits_per_sec: rate,
+            latency,
+        })
+    }
+
     fn timeout(&self) -> Result<Duration> {
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
             bail!("--timeout must be a positive number of seconds");
@@ -183,6 +274,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
         let mut v = serde_json::to_value(&s)?;
         v["fingerprint"] = json!(hex(&c.fingerprint()));
         v["slots_when_run"] = json!(slots);
+        v["regions"] = json!(region_json(program.parallel.as_ref()));
         v["label_bytes_when_run"] = json!(slots as u64 * 16);
         if let Some(iface) = &program.interface {
             let (inputs, outputs) = typed_io::interface_json(iface);
@@ -233,12 +325,69 @@ pub fn info(args: InfoArgs) -> Result<()> {
         report::bytes(slots as u64 * 16)
     );
     println!("fingerprint  {}", hex(&c.fingerprint()));
+    for line in region_lines(program.parallel.as_ref(), s.and_gates) {
+        println!("{line}");
+    }
     if let Some(iface) = &program.interface {
         for line in typed_io::interface_lines(iface) {
             println!("{line}");
         }
     }
     Ok(())
+}
+
+/// `"regions"` of `pgc info --json`: one object per parallel region.
+fn region_json(pc: Option<&ParallelCircuit>) -> Vec<Value> {
+    pc.map(|pc| pc.region_info())
+        .unwrap_or_default()
+        .iter()
+        .map(|r| {
+            json!({
+                "line": r.line,
+                "instances": r.instances,
+                "and_gates_per_instance": r.and_gates_per_instance,
+                "and_gates": r.and_gates,
+                "templates": r.templates,
+                "inputs_per_instance": r.inputs_per_instance,
+                "outputs_per_instance": r.outputs_per_instance,
+            })
+        })
+        .collect()
+}
+
+/// The parallel regions, one line each, for `pgc info`.
+fn region_lines(pc: Option<&ParallelCircuit>, and_total: u64) -> Vec<String> {
+    let Some(pc) = pc else {
+        return vec![];
+    };
+    let info = pc.region_info();
+    if info.is_empty() {
+        return vec!["regions      none (no loop with independent iterations was found)".into()];
+    }
+    let share = |x: u64| 100.0 * x as f64 / and_total.max(1) as f64;
+    let in_regions: u64 = info.iter().map(|r| r.and_gates).sum();
+    let mut lines = vec![format!(
+        "regions      {} parallel region(s) holding {:.1}% of the AND gates:",
+        info.len(),
+        share(in_regions)
+    )];
+    for r in &info {
+        lines.push(format!(
+            "  line {:<6} {} instances × {} ANDs ({:.1}% of all ANDs), {} in / {} out wires per instance{}",
+            r.line,
+            r.instances,
+            report::group(r.and_gates_per_instance),
+            share(r.and_gates),
+            r.inputs_per_instance,
+            r.outputs_per_instance,
+            if r.templates > 1 {
+                format!(", {} distinct templates", r.templates)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    lines
 }
 
 pub fn eval(args: EvalArgs) -> Result<()> {
@@ -317,10 +466,56 @@ fn roles(
     }
 }
 
+/// The circuit as phases and regions for the parallel protocol, or `None` where it runs
+/// the sequential protocol (`--parallel none`, and generated circuits, which are never
+/// held in memory).
+fn parallel_form(
+    program: &circuits::Program,
+    config: &ParallelConfig,
+) -> Result<Option<ParallelCircuit>> {
+    if config.mode == ParallelMode::None {
+        return Ok(None);
+    }
+    if let Some(pc) = &program.parallel {
+        return Ok(Some(pc.clone()));
+    }
+    match &program.circuit {
+        Loaded::Memory(c) => Ok(Some(ParallelCircuit::sequential(c).context(
+            "this circuit is not in single-assignment form, which the parallel protocol needs; \
+             run it with --parallel none",
+        )?)),
+        Loaded::Generated(_) => Ok(None),
+    }
+}
+
+/// Loads what a protocol run needs: the sequential protocol takes the circuit levelized
+/// and packed into slots; the parallel one takes it as phases and regions.
+fn load_for_protocol(
+    c: &CircuitArgs,
+    config: &ParallelConfig,
+    quiet: bool,
+) -> Result<circuits::Program> {
+    if config.mode == ParallelMode::None {
+        circuits::load_for_run(c, quiet)
+    } else {
+        circuits::load(c, quiet)
+    }
+}
+
+fn wrap_shaped(ch: TcpChannel, link: &Option<SharedLink>) -> Result<Box<dyn Channel>> {
+    Ok(match link {
+        Some(l) => Box::new(ShapedChannel::wrap_tcp(ch, l.clone())?),
+        None => Box::new(ch),
+    })
+}
+
 pub fn run(args: RunArgs) -> Result<()> {
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
-    let program = circuits::load_for_run(&args.c, quiet)?;
+    let config = args.p.parallel_config()?;
+    let shape = args.p.link_shape()?;
+    let program = load_for_protocol(&args.c, &config, quiet)?;
+    let parallel = parallel_form(&program, &config)?;
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
@@ -353,9 +548,13 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     };
 
-    let mut ch = match (&args.listen, &args.connect) {
-        (Some(addr), _) => {
-            let listener = TcpChannel::listen(addr)?;
+    let link = (!shape.is_none()).then(|| SharedLink::new(shape));
+    let listener = match &args.listen {
+        Some(addr) => Some(TcpChannel::listen(addr)?),
+        None => None,
+    };
+    let mut ch = match (&listener, &args.connect) {
+        (Some(listener), _) => {
             if !quiet {
                 eprintln!(
                     "party {}: waiting for the peer on {}",
@@ -369,23 +568,68 @@ pub fn run(args: RunArgs) -> Result<()> {
         (None, None) => unreachable!("clap requires --listen or --connect"),
     };
     ch.set_timeout(Some(timeout))?;
-    let mut progress = Progress::new(circuit.and_count(), quiet);
-    let outcome = match me {
-        Party::A => {
-            run_garbler_with_visibility(&mut ch, circuit, &owners, &visibility, &inputs, &mut |n| {
-                progress.set(n)
+    let mut ch = wrap_shaped(ch, &link)?;
+    if !quiet && let Some(l) = &link {
+        eprintln!(
+            "party {}: shaping what it sends to {}",
+            me.letter(),
+            l.shape()
+        );
+    }
+    let outcome = match &parallel {
+        None => {
+            let mut progress = Progress::new(circuit.and_count(), quiet);
+            let outcome = match me {
+                Party::A => run_garbler_with_visibility(
+                    &mut ch,
+                    circuit,
+                    &owners,
+                    &visibility,
+                    &inputs,
+                    &mut |n| progress.set(n),
+                ),
+                Party::B => run_evaluator_with_visibility(
+                    &mut ch,
+                    circuit,
+                    &owners,
+                    &visibility,
+                    &inputs,
+                    &mut |n| progress.set(n),
+                ),
+            };
+            progress.finish();
+            outcome
+        }
+        Some(pc) => {
+            let counter = AtomicU64::new(0);
+            let mut opener: Box<dyn StreamOpener + '_> = match (&listener, &args.connect) {
+                (Some(listener), _) => Box::new(TcpAcceptStreams {
+                    listener,
+                    timeout,
+                    link: link.clone(),
+                }),
+                (None, Some(addr)) => Box::new(TcpConnectStreams {
+                    addr: addr.clone(),
+                    timeout,
+                    link: link.clone(),
+                }),
+                (None, None) => unreachable!("clap requires --listen or --connect"),
+            };
+            crate::progress::watch(pc.and_count(), quiet, &counter, || {
+                run_parallel(
+                    me,
+                    &mut *ch,
+                    &mut *opener,
+                    pc,
+                    &owners,
+                    &visibility,
+                    &inputs,
+                    &config,
+                    &counter,
+                )
             })
         }
-        Party::B => run_evaluator_with_visibility(
-            &mut ch,
-            circuit,
-            &owners,
-            &visibility,
-            &inputs,
-            &mut |n| progress.set(n),
-        ),
     };
-    progress.finish();
     let outcome = outcome?;
     let extra = json!({
         "party": me.letter().to_string(),
@@ -418,7 +662,10 @@ pub fn run(args: RunArgs) -> Result<()> {
 pub fn local(args: LocalArgs) -> Result<()> {
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
-    let program = circuits::load_for_run(&args.c, quiet)?;
+    let config = args.p.parallel_config()?;
+    let shape = args.p.link_shape()?;
+    let program = load_for_protocol(&args.c, &config, quiet)?;
+    let parallel = parallel_form(&program, &config)?;
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
@@ -460,12 +707,41 @@ pub fn local(args: LocalArgs) -> Result<()> {
             )
         }
     };
-    let mut progress = Progress::new(circuit.and_count(), quiet);
-    let result =
-        run_local_tcp_with_visibility(circuit, &owners, &visibility, &a, &b, timeout, &mut |n| {
-            progress.set(n)
-        });
-    progress.finish();
+    let result = match &parallel {
+        None if shape.is_none() => {
+            let mut progress = Progress::new(circuit.and_count(), quiet);
+            let r = run_local_tcp_with_visibility(
+                circuit,
+                &owners,
+                &visibility,
+                &a,
+                &b,
+                timeout,
+                &mut |n| progress.set(n),
+            );
+            progress.finish();
+            r
+        }
+        None => {
+            bail!("--rate-limit and --latency need the parallel protocol (any --parallel but none)")
+        }
+        Some(pc) => {
+            let counter = AtomicU64::new(0);
+            crate::progress::watch(pc.and_count(), quiet, &counter, || {
+                run_local_parallel(
+                    pc,
+                    &owners,
+                    &visibility,
+                    &a,
+                    &b,
+                    &config,
+                    shape,
+                    timeout,
+                    &counter,
+                )
+            })
+        }
+    };
     let (oa, ob) = result?;
     // Both parties run here: show every output, each as the party allowed to see it decoded
     // it, after checking that outputs seen by both agree.

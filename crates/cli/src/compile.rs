@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::stats;
 use pgc_circuit::bristol::write_bristol_fashion;
-use pgc_circuit::pgcfile::write_pgc_file;
+use pgc_circuit::pgcfile::write_pgc_parallel_file;
 use pgc_circuit::validate;
 use serde_json::json;
 
@@ -43,7 +43,8 @@ pub struct CompileCmdArgs {
     /// Stream gates through a temporary file next to the output instead of holding the
     /// circuit in RAM (for programs of hundreds of millions of gates). Memory then stays at
     /// the program's variables plus about 50 MB; the summary has gate counts but no AND
-    /// depth. Only with --emit pgc.
+    /// depth. Only with --emit pgc. The file holds the flat circuit: parallel regions are
+    /// not kept, so it runs with fine-grained parallelism only.
     #[arg(long)]
     pub low_memory: bool,
     #[command(flatten)]
@@ -75,8 +76,13 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
     let compiled = pgc_compiler::compile_file(&args.source, &args.compile.options())?;
     let c = &compiled.circuit;
     validate(c).context("the compiler produced an invalid circuit; this is a bug in pgc")?;
+    let parallel = compiled
+        .parallel_circuit()
+        .context("splitting the circuit into parallel regions; this is a bug in pgc")?;
+    let regions = parallel.region_info();
     match args.emit {
-        Emit::Pgc => write_pgc_file(&output, c, &compiled.interface)?,
+        // Each parallel region is stored once, as a template and its instances' wires.
+        Emit::Pgc => write_pgc_parallel_file(&output, &parallel, &compiled.interface)?,
         Emit::Bristol => {
             let write = || -> std::io::Result<()> {
                 let mut f = std::fs::File::create(&output)?;
@@ -104,6 +110,11 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
             "inputs": inputs,
             "outputs": outputs,
             "compile_seconds": cs.elapsed.as_secs_f64(),
+            "regions": regions.iter().map(|r| json!({
+                "line": r.line,
+                "instances": r.instances,
+                "and_gates_per_instance": r.and_gates_per_instance,
+            })).collect::<Vec<_>>(),
         });
         if args.stats {
             v["stats"] = serde_json::to_value(cs)?;
@@ -125,6 +136,19 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
         report::group(s.inv_gates),
         s.and_depth
     );
+    for r in &regions {
+        println!(
+            "region       line {}: {} independent instances × {} ANDs{}",
+            r.line,
+            r.instances,
+            report::group(r.and_gates_per_instance),
+            if args.emit == Emit::Bristol {
+                " (Bristol output is flat)"
+            } else {
+                ""
+            }
+        );
+    }
     if args.emit == Emit::Bristol {
         println!("Bristol Fashion keeps no names or types; input and output values in this order:");
     }
@@ -182,6 +206,8 @@ fn compile_low_memory(args: &CompileCmdArgs, output: &Path) -> Result<()> {
             "inputs": inputs,
             "outputs": outputs,
             "compile_seconds": cs.elapsed.as_secs_f64(),
+            // The streaming compile writes the flat circuit (no regions kept).
+            "regions": [],
         });
         if args.stats {
             v["stats"] = serde_json::to_value(&cs)?;

@@ -5,6 +5,8 @@ mod circuits;
 mod commands;
 mod compile;
 mod demo;
+mod experiments;
+mod plot;
 mod progress;
 mod report;
 mod typed_io;

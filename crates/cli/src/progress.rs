@@ -2,6 +2,7 @@
 //! never with `--quiet` or `--json`.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
@@ -45,4 +46,22 @@ impl Progress {
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// Runs `work` while a bar follows `counter` (AND gates done, updated by worker threads).
+pub fn watch<T>(total: u64, quiet: bool, counter: &AtomicU64, work: impl FnOnce() -> T) -> T {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut bar = Progress::new(total, quiet);
+            while !done.load(Ordering::Acquire) {
+                bar.set(counter.load(Ordering::Relaxed).min(total));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            bar.finish();
+        });
+        let result = work();
+        done.store(true, Ordering::Release);
+        result
+    })
 }

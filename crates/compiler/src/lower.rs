@@ -828,7 +828,9 @@ impl<'a> Lowerer<'a> {
                     var,
                     op,
                     ty,
-                    init: self.var_bits(var).to_vec(),
+                    // The merged value (valid on every path), not the active value seen on
+                    // the current one: the combined result replaces it on all paths.
+                    init: self.vars[var].bits.clone(),
                     partials: Vec::new(),
                     started: false,
                 });
@@ -886,7 +888,7 @@ impl<'a> Lowerer<'a> {
                 self.g.next_instance();
             }
             for red in reductions.iter_mut() {
-                red.partials.push(self.var_bits(red.var).to_vec());
+                red.partials.push(self.vars[red.var].bits.clone());
             }
         }
         for red in reductions.iter_mut() {
@@ -904,7 +906,7 @@ impl<'a> Lowerer<'a> {
         if !red.started {
             return;
         }
-        red.partials.push(self.var_bits(red.var).to_vec());
+        red.partials.push(self.vars[red.var].bits.clone());
         let mut level = red.partials;
         while level.len() > 1 {
             let mut next = Vec::with_capacity(level.len().div_ceil(2));

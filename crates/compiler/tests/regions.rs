@@ -105,6 +105,33 @@ void mpc_main(int32_t INPUT_A_a[6], int32_t INPUT_B_b[6], int32_t *OUTPUT_sum, i
 }
 
 #[test]
+fn reductions_under_a_secret_condition() {
+    // The loop runs on secret paths only: each iteration's partial result must be the
+    // identity on the other paths (found by the random-program oracle, seed 181).
+    let src = r#"
+void mpc_main(int INPUT_A_x, int INPUT_B_c, int INPUT_B_v[4], int *OUTPUT_r, int *OUTPUT_m)
+{
+    int r = INPUT_A_x;
+    int m = 1000;
+    if (INPUT_B_c) {
+        r = r * 2;
+    } else {
+        for (int i = 0; i < 4; i += 1) {
+            --r;
+            if (INPUT_B_v[i] < m)
+                m = INPUT_B_v[i];
+        }
+    }
+    *OUTPUT_r = r;
+    *OUTPUT_m = m;
+}
+"#;
+    let c = compile(src);
+    assert_eq!(regions(&c).len(), 1);
+    check_gcc("secret_reduction.c", src);
+}
+
+#[test]
 fn loops_with_a_carried_dependence_are_not_regions() {
     let prefix = r#"
 void mpc_main(int INPUT_A_x[8], int OUTPUT_p[8])

@@ -1,0 +1,251 @@
+//! `--parallel`, `--threads`, link shaping and the regions `pgc info` reports, through the
+//! `pgc` binary as a user runs it.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+mod support;
+use support::{json_of, run_ok};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example(name: &str) -> String {
+    repo()
+        .join("examples")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn pgc(cache: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pgc"));
+    let dir = std::env::temp_dir().join(format!("pgc-par-{cache}-{}", std::process::id()));
+    c.env("XDG_CACHE_HOME", dir);
+    c
+}
+
+#[test]
+fn every_mode_gives_the_same_outputs_for_the_seed_benchmarks() {
+    let cases = [
+        (
+            "biomatch.c",
+            vec![
+                "-D",
+                "BIOMATCH_N=5",
+                "--a",
+                "db=[[1,2,3,4],[9,9,9,9],[0,0,0,0],[1,2,3,5],[-7,1,1,1]]",
+                "--b",
+                "sample=[1,2,3,6]",
+            ],
+            json!({"OUTPUT_min_dist": 1}),
+        ),
+        (
+            "mexp.c",
+            vec![
+                "-D",
+                "MEXP_K=3",
+                "--a",
+                "base=[3,10,7]",
+                "--b",
+                "exponent=[5,65520,2]",
+            ],
+            json!({"OUTPUT_power": [243, 1, 49]}),
+        ),
+        (
+            "mvmul.c",
+            vec![
+                "-D",
+                "MVMUL_M=3",
+                "-D",
+                "MVMUL_K=2",
+                "--a",
+                "matrix=[[1,2],[3,4],[-1,0]]",
+                "--b",
+                "vector=[5,6]",
+            ],
+            json!({"OUTPUT_product": [17, 39, -5]}),
+        ),
+    ];
+    for (file, args, expect) in &cases {
+        for (mode, threads) in [
+            ("none", "1"),
+            ("fgp", "2"),
+            ("cgp", "3"),
+            ("ipp", "2"),
+            ("auto", "8"),
+        ] {
+            let out = run_ok(
+                pgc("modes")
+                    .args(["local", &example(file)])
+                    .args(args)
+                    .args(["--parallel", mode, "--threads", threads, "--json"]),
+            );
+            assert_eq!(
+                json_of(&out)["outputs"],
+                *expect,
+                "{file} --parallel {mode}"
+            );
+        }
+    }
+}
+
+#[test]
+fn info_lists_the_regions() {
+    let out = run_ok(pgc("info").args(["info", &example("mvmul.c"), "-D", "MVMUL_M=4", "--json"]));
+    let regions = &json_of(&out)["regions"];
+    assert_eq!(regions.as_array().unwrap().len(), 1, "{regions}");
+    assert_eq!(regions[0]["instances"], 4);
+    assert!(regions[0]["line"].as_u64().unwrap() > 0);
+    assert!(regions[0]["and_gates_per_instance"].as_u64().unwrap() > 1000);
+    let text = String::from_utf8(
+        run_ok(pgc("info").args(["info", &example("mvmul.c"), "-D", "MVMUL_M=4"])).stdout,
+    )
+    .unwrap();
+    assert!(text.contains("4 instances"), "{text}");
+    // A Bristol circuit has no regions: an empty list.
+    let out = run_ok(pgc("info").args(["info", "builtin:millionaires", "--json"]));
+    assert_eq!(json_of(&out)["regions"], json!([]));
+}
+
+#[test]
+fn shaped_link_and_two_processes_under_ipp() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let src = example("mexp.c");
+    let common = [
+        "-D",
+        "MEXP_K=4",
+        "--parallel",
+        "ipp",
+        "--threads",
+        "2",
+        "--json",
+        "--latency",
+        "2",
+        "--rate-limit",
+        "200",
+    ];
+    let a = pgc("run")
+        .args([
+            "run",
+            &src,
+            "--party",
+            "a",
+            "--listen",
+            &addr,
+            "--input",
+            "base=[2,3,4,5]",
+        ])
+        .args(common)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = pgc("run")
+        .args([
+            "run",
+            &src,
+            "--party",
+            "b",
+            "--connect",
+            &addr,
+            "--input",
+            "exponent=[10,4,3,1]",
+        ])
+        .args(common)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for (who, out) in [("a", &a), ("b", &b)] {
+        assert!(
+            out.status.success(),
+            "party {who}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            json_of(out)["outputs"],
+            json!({"OUTPUT_power": [1024, 81, 64, 5]})
+        );
+    }
+}
+
+#[test]
+fn parties_with_different_modes_stop_with_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let src = example("mexp.c");
+    let a = pgc("mm")
+        .args([
+            "run",
+            &src,
+            "-D",
+            "MEXP_K=2",
+            "--party",
+            "a",
+            "--listen",
+            &addr,
+            "--input",
+            "base=[2,3]",
+            "--parallel",
+            "cgp",
+            "--timeout",
+            "20",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let b = pgc("mm")
+        .args([
+            "run",
+            &src,
+            "-D",
+            "MEXP_K=2",
+            "--party",
+            "b",
+            "--connect",
+            &addr,
+            "--input",
+            "exponent=[1,2]",
+            "--parallel",
+            "ipp",
+            "--timeout",
+            "20",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for out in [&a, &b] {
+        assert!(!out.status.success());
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("--parallel"), "{e}");
+    }
+    // Bad values are refused before anything runs.
+    let out = pgc("mm")
+        .args(["local", &src, "--threads", "0"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads"));
+    let out = pgc("mm")
+        .args(["local", &src, "--rate-limit", "0"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rate-limit"));
+}
