@@ -423,6 +423,10 @@ impl ParallelCircuit {
         let mut phases: Vec<Phase> = Vec::new();
         let mut templates: Vec<Template> = Vec::new();
         let mut template_ids: HashMap<Template, u32> = HashMap::new();
+        let mut template_outputs: Vec<std::collections::BTreeSet<WireId>> = Vec::new();
+        // (phase, instance, wanted local outputs, their global wires), finished below.
+        #[allow(clippy::type_complexity)]
+        let mut pending: Vec<(usize, usize, Vec<WireId>, Vec<WireId>)> = Vec::new();
         let mut seq: Vec<Gate> = Vec::new();
         let push_seq = |seq: &mut Vec<Gate>, g: &Gate| {
             let mut ng = *g;
@@ -462,11 +466,18 @@ impl ParallelCircuit {
                 if gates.is_empty() {
                     continue;
                 }
-                let (tpl, inputs, outputs) = template_of(&gates, &escapes, &gmap);
+                let (mut tpl, inputs, outputs) = template_of(&gates, &escapes, &gmap);
+                // Instances with the same gates share a template whatever results later
+                // code needs from each: the template hands out the union, and an instance
+                // gets a fresh (unread) global wire for results nobody reads.
+                let wanted = std::mem::take(&mut tpl.outputs);
                 let id = *template_ids.entry(tpl.clone()).or_insert_with(|| {
                     templates.push(tpl);
+                    template_outputs.push(std::collections::BTreeSet::new());
                     templates.len() as u32 - 1
                 });
+                template_outputs[id as usize].extend(wanted.iter().copied());
+                pending.push((phases.len(), instances.len(), wanted, outputs.clone()));
                 instances.push(Instance {
                     template: id,
                     inputs,
@@ -490,6 +501,31 @@ impl ParallelCircuit {
         }
         if !seq.is_empty() {
             phases.push(Phase::Sequential(seq));
+        }
+        for (t, outs) in templates.iter_mut().zip(&template_outputs) {
+            t.outputs = outs.iter().copied().collect();
+        }
+        for (phase, index, wanted, globals) in pending {
+            let Phase::Region(region) = &mut phases[phase] else {
+                unreachable!("pending instances are in regions")
+            };
+            let inst = &mut region.instances[index];
+            let tpl = &templates[inst.template as usize];
+            // Both lists ascend (wires in definition order), so one merge walk pairs them.
+            let mut k = 0;
+            inst.outputs = tpl
+                .outputs
+                .iter()
+                .map(|lw| {
+                    if wanted.get(k) == Some(lw) {
+                        k += 1;
+                        globals[k - 1]
+                    } else {
+                        next += 1;
+                        next - 1
+                    }
+                })
+                .collect();
         }
         let layout = Layout {
             num_wires: next,

@@ -75,8 +75,10 @@ fn regions_split_into_one_template_and_flatten_back() {
         "identical instances share one template"
     );
     assert_eq!(info[0].line, 10);
-    eprintln!("{info:?}");
-    assert!(pc.templates.len() <= 4);
+    // Instances differ only in which results the code after the region needs (and in
+    // which polarity): they still share one template per region.
+    assert!(info.iter().all(|r| r.templates == 1), "{info:?}");
+    assert_eq!(pc.templates.len(), 2);
     assert_eq!(pc.and_count(), c.and_count());
     assert_eq!(pc.gate_count(), c.gates.len() as u64);
     let flat = pc.flatten();

@@ -143,7 +143,7 @@ pub struct Lowerer<'a> {
     pub pragmas: Vec<OmpPragma>,
     /// Min/max reduction statements being run as reductions: `if` statement address →
     /// the compared expression and the variable, whose types must agree.
-    minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId)>,
+    minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp)>,
 }
 
 /// A `for` loop being compiled as a parallel region (see [`crate::parallel`]).
@@ -152,7 +152,7 @@ pub struct RegionPlan<'a> {
     /// Whether `#pragma omp parallel for` asked for it (then a dependence is an error).
     pub pragma: bool,
     pub reductions: Vec<(VarId, RedOp, IntTy)>,
-    minmax: Vec<(usize, &'a Node<Expression>, VarId)>,
+    minmax: Vec<(usize, &'a Node<Expression>, VarId, RedOp)>,
 }
 
 /// Per reduction variable while the loop runs: its value before the loop and each
@@ -750,7 +750,8 @@ impl<'a> Lowerer<'a> {
     }
 
     fn exec_if(&mut self, i: &'a IfStatement) -> R<()> {
-        if let Some(&(value, var)) = self.minmax_checks.get(&(i as *const IfStatement as usize)) {
+        if let Some(&(value, var, op)) = self.minmax_checks.get(&(i as *const IfStatement as usize))
+        {
             // A min/max reduction combines partial results at the variable's type, which
             // is only the same as running the statements in order if the compared value
             // has that type too.
@@ -764,6 +765,11 @@ impl<'a> Lowerer<'a> {
                     "this min/max reduction compares a value of another type than the variable it \
                      updates; cast it to the variable's type (then pgc can combine the iterations in any order)",
                 );
+            }
+            // While the variable still holds the identity (the first update of an
+            // iteration), min(e, identity) = e: assign without comparing.
+            if self.var_bits(var) == identity(op, vt).as_slice() {
+                return self.exec_stmt(&i.then_statement);
             }
         }
         let c = self.eval_cond(&i.condition)?;
@@ -835,8 +841,8 @@ impl<'a> Lowerer<'a> {
                     started: false,
                 });
             }
-            for &(key, value, var) in &p.minmax {
-                self.minmax_checks.insert(key, (value, var));
+            for &(key, value, var, op) in &p.minmax {
+                self.minmax_checks.insert(key, (value, var, op));
             }
         }
         let r = self.exec_loop_inner(
@@ -850,7 +856,7 @@ impl<'a> Lowerer<'a> {
             &mut reductions,
         );
         if let Some(p) = &plan {
-            for &(key, _, _) in &p.minmax {
+            for &(key, _, _, _) in &p.minmax {
                 self.minmax_checks.remove(&key);
             }
         }
@@ -977,7 +983,7 @@ impl<'a> Lowerer<'a> {
             reductions.push((var, op, ty));
             for u in uses {
                 if let Some((key, value)) = u.minmax {
-                    minmax.push((key, value, var));
+                    minmax.push((key, value, var, op));
                 }
             }
             true
