@@ -11,10 +11,10 @@
 //!   stream t carries those tables in order. The AND gates use the same tweaks whatever the
 //!   thread count, so every mode and count computes the same function with the same
 //!   security as the sequential protocol.
-//! - `ipp`: sequential phases as above (A garbles), but within each parallel region A
-//!   garbles the even instances and B the odd ones, each party evaluating the other's, on
-//!   2T streams (T per direction): both parties' cores and both directions of the network
-//!   work. Between A's labels (free-XOR offset Δ_A) and B's (Δ_B) values move by the
+//! - `ipp`: sequential phases are garbled by A on one thread (on the main connection), and
+//!   within each parallel region A garbles the even instances and B the odd ones, each party
+//!   evaluating the other's, on 2T streams (T per direction): both parties' cores and both
+//!   directions of the network work. Between A's labels (free-XOR offset Δ_A) and B's (Δ_B) values move by the
 //!   *transferring roles* protocol with point-and-permute bits as blinding: a value v on a
 //!   wire that A garbled is shared as v = d ⊕ p, where d is the lsb of A's zero-label and p
 //!   the lsb of B's label; each bit alone is uniformly random. To move v into B's labels, B
