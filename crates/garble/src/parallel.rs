@@ -63,8 +63,9 @@
 use std::any::Any;
 use std::convert::Infallible;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use pgc_circuit::{Gate, Op, ParallelCircuit, Phase, Template, WireId};
@@ -1052,6 +1053,57 @@ trait StepRunner: Send {
     fn run(&mut self, thread: usize, items: &[Work]) -> Result<(), Self::Error>;
 }
 
+/// A barrier that spins briefly before it sleeps: steps of fine-grained parallelism take
+/// microseconds, and waking a parked thread costs about as much again (std's `Barrier`
+/// always parks), while a long serial step must not leave the other threads burning a
+/// core.
+struct StepBarrier {
+    threads: usize,
+    arrived: AtomicUsize,
+    generation: AtomicU64,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+/// Spin iterations before sleeping (tens of microseconds).
+const BARRIER_SPINS: u32 = 1 << 14;
+
+impl StepBarrier {
+    fn new(threads: usize) -> StepBarrier {
+        StepBarrier {
+            threads,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            // Last to arrive: reset for the next step, then release the others. No thread
+            // can arrive for the next step before it sees the new generation.
+            self.arrived.store(0, Ordering::Relaxed);
+            let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.generation.store(generation + 1, Ordering::Release);
+            self.wake.notify_all();
+            return;
+        }
+        for _ in 0..BARRIER_SPINS {
+            if self.generation.load(Ordering::Acquire) != generation {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        // The generation changes only under the lock, so no wake-up is lost.
+        while self.generation.load(Ordering::Acquire) == generation {
+            guard = self.wake.wait(guard).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
 /// Runs every step of `plan` on `runners.len()` threads (runner t on thread t).
 fn execute<R: StepRunner>(plan: &Plan, runners: &mut [R]) -> Result<(), R::Error> {
     if runners.len() == 1 {
@@ -1060,7 +1112,7 @@ fn execute<R: StepRunner>(plan: &Plan, runners: &mut [R]) -> Result<(), R::Error
         }
         return Ok(());
     }
-    let barrier = Barrier::new(runners.len());
+    let barrier = StepBarrier::new(runners.len());
     // The first step in which a thread failed (usize::MAX: none). A step number rather than
     // a flag: after barrier s every thread must decide alike, so a failure in step s + 1
     // by a thread that ran ahead must not count yet.
