@@ -1420,7 +1420,12 @@ pub fn ipp(args: IppArgs, json: bool) -> Result<()> {
         "ipp",
         doc,
         &tables,
-        &[("fig_ipp_speedup.svg".into(), chart.to_svg())],
+        // A speed-up curve needs at least two thread counts.
+        &if threads.len() >= 2 {
+            vec![("fig_ipp_speedup.svg".into(), chart.to_svg())]
+        } else {
+            Vec::new()
+        },
     )
 }
 
