@@ -1019,6 +1019,46 @@ struct Shared<'a> {
     labels: SharedLabels,
 }
 
+impl<'a> Shared<'a> {
+    /// What both sides share: `labels` is the whole label array (inputs filled in), which
+    /// must outlive the returned value's use.
+    fn new(
+        plan: &'a Plan,
+        circuit: &'a ParallelCircuit,
+        hash: &'a TccrHash,
+        labels: &mut [Block],
+    ) -> Shared<'a> {
+        plan.check_circuit(circuit);
+        Shared {
+            plan,
+            circuit,
+            kernel: Kernel::best(),
+            hash,
+            labels: SharedLabels {
+                ptr: labels.as_mut_ptr(),
+                len: labels.len(),
+            },
+        }
+    }
+}
+
+/// The label array for a plan, its input wires set to `inputs`.
+fn initial_labels(plan: &Plan, inputs: &[Block]) -> Vec<Block> {
+    let mut labels = vec![Block::ZERO; plan.label_wires];
+    labels[..plan.num_input_wires].copy_from_slice(inputs);
+    labels
+}
+
+/// The labels of the circuit's output wires, in layout order.
+fn output_labels(circuit: &ParallelCircuit, labels: &[Block]) -> Vec<Block> {
+    circuit
+        .layout
+        .output_wires
+        .iter()
+        .map(|&w| labels[w as usize])
+        .collect()
+}
+
 impl Shared<'_> {
     fn gates(&self, src: Src, start: usize, end: usize) -> &[Gate] {
         match src {
@@ -1452,20 +1492,9 @@ where
         plan.num_input_wires,
         "one zero-label per input wire"
     );
-    plan.check_circuit(circuit);
     let hash = TccrHash::new(hash_key);
-    let mut labels = vec![Block::ZERO; plan.label_wires];
-    labels[..plan.num_input_wires].copy_from_slice(input_zero_labels);
-    let shared = Shared {
-        plan,
-        circuit,
-        kernel: Kernel::best(),
-        hash: &hash,
-        labels: SharedLabels {
-            ptr: labels.as_mut_ptr(),
-            len: labels.len(),
-        },
-    };
+    let mut labels = initial_labels(plan, input_zero_labels);
+    let shared = Shared::new(plan, circuit, &hash, &mut labels);
     let active = plan.stats.active_threads;
     let mut runners: Vec<GarbleRunner<'_, S>> = sinks[..active]
         .iter_mut()
@@ -1483,12 +1512,7 @@ where
     let mut blocks_per_stream: Vec<u64> = runners.iter().map(|r| r.blocks).collect();
     blocks_per_stream.resize(plan.threads, 0);
     drop(runners);
-    let output_zero_labels = circuit
-        .layout
-        .output_wires
-        .iter()
-        .map(|&w| labels[w as usize])
-        .collect();
+    let output_zero_labels = output_labels(circuit, &labels);
     Ok(GarbleOutput {
         output_zero_labels,
         and_gates: plan.and_gates,
@@ -1525,20 +1549,9 @@ where
             got: input_labels.len(),
         });
     }
-    plan.check_circuit(circuit);
     let hash = TccrHash::new(hash_key);
-    let mut labels = vec![Block::ZERO; plan.label_wires];
-    labels[..plan.num_input_wires].copy_from_slice(input_labels);
-    let shared = Shared {
-        plan,
-        circuit,
-        kernel: Kernel::best(),
-        hash: &hash,
-        labels: SharedLabels {
-            ptr: labels.as_mut_ptr(),
-            len: labels.len(),
-        },
-    };
+    let mut labels = initial_labels(plan, input_labels);
+    let shared = Shared::new(plan, circuit, &hash, &mut labels);
     let active = plan.stats.active_threads;
     let mut runners: Vec<EvaluateRunner<'_, R>> = sources[..active]
         .iter_mut()
@@ -1550,12 +1563,7 @@ where
         .collect();
     execute(plan, &mut runners)?;
     drop(runners);
-    Ok(circuit
-        .layout
-        .output_wires
-        .iter()
-        .map(|&w| labels[w as usize])
-        .collect())
+    Ok(output_labels(circuit, &labels))
 }
 
 /// Garbles one instance of `template` on its own: `input_zero` holds the zero-labels of
