@@ -415,6 +415,25 @@ pub type PartyView = Vec<Option<Vec<u64>>>;
 
 /// Runs the two-party protocol (both parties in this process over loopback TCP).
 pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyView), String> {
+    // Every run takes one of the protocol's variants, chosen from the input values (so a
+    // test always runs the same ones): the sequential protocol, or the parallel one in
+    // each mode with 1, 2, 3 or 8 threads (threads may exceed the cores).
+    let variants = protocol_variants();
+    let pick = input
+        .iter()
+        .flatten()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+            (h ^ x).wrapping_mul(0x100_0000_01b3)
+        });
+    run_protocol_with(c, input, variants[(pick % variants.len() as u64) as usize])
+}
+
+/// [`run_protocol`] with a given variant: `None` is the sequential protocol.
+pub fn run_protocol_with(
+    c: &Compiled,
+    input: &Values,
+    variant: Option<pgc_protocol::ParallelConfig>,
+) -> Result<(PartyView, PartyView), String> {
     let owners: Vec<Party> = c
         .interface
         .inputs
@@ -434,17 +453,6 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
         }
     }
     let visibility: Vec<Visibility> = c.interface.outputs.iter().map(|p| p.visibility).collect();
-    // Every run takes one of the protocol's variants, chosen from the input values (so a
-    // test always runs the same ones): the sequential protocol, or the parallel one in
-    // each mode with 1, 2, 3 or 8 threads (threads may exceed the cores).
-    let variants = protocol_variants();
-    let pick = input
-        .iter()
-        .flatten()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
-            (h ^ x).wrapping_mul(0x100_0000_01b3)
-        });
-    let variant = variants[(pick % variants.len() as u64) as usize];
     let result = match variant {
         None => run_local_tcp_with_visibility(
             &c.circuit,
@@ -493,7 +501,7 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
 
 /// The protocol variants [`run_protocol`] spreads its runs over: `None` is the sequential
 /// protocol.
-fn protocol_variants() -> Vec<Option<pgc_protocol::ParallelConfig>> {
+pub fn protocol_variants() -> Vec<Option<pgc_protocol::ParallelConfig>> {
     use pgc_protocol::{ParallelConfig, ParallelMode};
     let mut v = vec![None];
     for mode in [
