@@ -392,3 +392,115 @@ fn boundary_values(pc: &ParallelCircuit, inputs: &[bool]) -> Vec<bool> {
     }
     out
 }
+
+/// A channel that fails once it has received `budget` bytes (a peer vanishing mid-run).
+struct Failing<C: Channel> {
+    inner: C,
+    budget: usize,
+}
+
+impl<C: Channel> Channel for Failing<C> {
+    fn send(&mut self, bytes: &[u8]) -> Result<(), pgc_net::NetError> {
+        self.inner.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), pgc_net::NetError> {
+        if buf.len() > self.budget {
+            return Err(pgc_net::NetError::Closed);
+        }
+        self.budget -= buf.len();
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<(), pgc_net::NetError> {
+        self.inner.flush()
+    }
+    fn counts(&self) -> pgc_net::ByteCounts {
+        self.inner.counts()
+    }
+}
+
+/// B's worker streams break after a few kilobytes; its threads stop and drop their
+/// streams, so A's threads see the peer gone.
+struct BreakingStreams {
+    inner: MemoryStreams,
+}
+
+impl pgc_protocol::parallel::StreamOpener for BreakingStreams {
+    fn open(
+        &mut self,
+        n: usize,
+        token: [u8; 16],
+    ) -> Result<Vec<Box<dyn Channel>>, pgc_net::NetError> {
+        Ok(self
+            .inner
+            .open(n, token)?
+            .into_iter()
+            .map(|s| {
+                Box::new(Failing {
+                    inner: s,
+                    budget: 4096,
+                }) as Box<dyn Channel>
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn a_peer_vanishing_mid_run_stops_both_parties_with_errors() {
+    let (n, w) = (8, 16);
+    let pc = mixed_circuit(n, w);
+    let owners = owners(n);
+    let inputs = vec![vec![true; w as usize]; n];
+    for mode in [ParallelMode::Cgp, ParallelMode::Fgp, ParallelMode::Ipp] {
+        let timeout = Duration::from_secs(20);
+        let (mut ca, mut cb) = MemoryChannel::pair();
+        ca.set_timeout(Some(timeout));
+        cb.set_timeout(Some(timeout));
+        let (ma, mb) = MemoryStreams::pair(timeout);
+        let mut oa = ma;
+        let mut ob = BreakingStreams { inner: mb };
+        let vis = vec![Visibility::Both; 2];
+        let config = ParallelConfig {
+            mode,
+            threads: 3,
+            tau: 2,
+        };
+        let (pa, pb) = (AtomicU64::new(0), AtomicU64::new(0));
+        let start = std::time::Instant::now();
+        let (ra, rb) = std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let r = run_parallel(
+                    Party::A,
+                    &mut ca,
+                    &mut oa,
+                    &pc,
+                    &owners,
+                    &vis,
+                    &inputs,
+                    &config,
+                    &pa,
+                );
+                drop(ca);
+                r
+            });
+            let b = run_parallel(
+                Party::B,
+                &mut cb,
+                &mut ob,
+                &pc,
+                &owners,
+                &vis,
+                &inputs,
+                &config,
+                &pb,
+            );
+            drop(cb);
+            (h.join().unwrap(), b)
+        });
+        assert!(rb.is_err(), "{mode:?}: B must fail");
+        assert!(ra.is_err(), "{mode:?}: A must fail too");
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "{mode:?}: no waiting for timeouts"
+        );
+    }
+}
