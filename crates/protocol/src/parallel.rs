@@ -405,7 +405,6 @@ pub fn run_parallel(
             threads,
             &mut world,
             &keys,
-            &mut prg,
             progress,
         )?
     } else {
@@ -630,7 +629,6 @@ fn reveal_outputs(
 
 /// Runs every phase under IPP; returns this party's labels of the output wires (A's world:
 /// A's zero-labels, B's active labels).
-#[allow(clippy::too_many_arguments)]
 fn run_ipp(
     ch: &mut dyn Channel,
     streams: &mut [Box<dyn Channel>],
@@ -638,18 +636,15 @@ fn run_ipp(
     threads: usize,
     world: &mut World,
     keys: &Keys,
-    prg: &mut Prg,
     progress: &AtomicU64,
 ) -> Result<Vec<Block>, ProtocolError> {
     let n = circuit.layout.num_wires as usize;
     let n_in = circuit.layout.num_input_wires() as usize;
-    // Global labels for every wire (inputs filled in, the rest as phases set them).
     let (own_delta, own_hash) = keys.own.expect("both parties garble under IPP");
     let own_hash_fn = TccrHash::new(own_hash);
     let peer_hash_fn = TccrHash::new(keys.peer_hash.expect("both parties evaluate under IPP"));
-    let (to_peer, from_peer) = streams.split_at_mut(threads);
     // Streams 0..T carry A's tables to B, T..2T B's to A.
-    let (a_to_b, b_to_a) = (to_peer, from_peer);
+    let (a_to_b, b_to_a) = streams.split_at_mut(threads);
     let mut and_base = 0u64;
     match world {
         World::A {
@@ -657,7 +652,6 @@ fn run_ipp(
             ot_sender,
             ot_receiver,
         } => {
-            let _ = prg;
             // A's zero-labels of every global wire live in one garbler.
             let mut garbler = Garbler::new(n, own_delta, own_hash);
             for (w, &z) in zero.iter().enumerate().take(n_in) {
