@@ -216,8 +216,13 @@ pub struct Plan {
     /// Size of the shared label array: global wires, or flat wires in FGP mode.
     label_wires: usize,
     num_input_wires: usize,
-    /// The flattened circuit's gates (FGP mode only).
+    /// The flattened circuit's gates (FGP mode only), their wires renamed to reusable slots
+    /// (see [`Plan::reuse_slots`]).
     flat: Vec<Gate>,
+    /// Wires of the flattened circuit (FGP mode only; `label_wires` then counts slots).
+    flat_wires: usize,
+    /// FGP mode: the slot of each output wire of the layout.
+    output_slots: Vec<WireId>,
     /// Copies of gates that run out of order (pieces of FGP levels).
     pool: Vec<Gate>,
     and_indices: Vec<u64>,
@@ -235,6 +240,10 @@ pub struct Plan {
     and_gates: u64,
     stats: PlanStats,
 }
+
+/// A step's gates for slot planning: whether it runs in parallel, and its gate ranges in
+/// execution order as (in the pool?, start, end).
+type StepGates = (bool, Vec<(bool, usize, usize)>);
 
 /// Collects the steps while the plan is built.
 struct Builder {
@@ -522,13 +531,16 @@ impl Plan {
         }
         stats.steps = b.steps.len();
         stats.active_threads = active;
-        Plan {
+        let flat_wires = if flat.is_empty() { 0 } else { label_wires };
+        let mut plan = Plan {
             threads,
             mode,
             tau,
             label_wires,
             num_input_wires: circuit.layout.num_input_wires() as usize,
             flat,
+            flat_wires,
+            output_slots: Vec::new(),
             pool: b.pool,
             and_indices: b.and_indices,
             work,
@@ -542,6 +554,181 @@ impl Plan {
             shape,
             and_gates,
             stats,
+        };
+        if !plan.flat.is_empty() {
+            plan.reuse_slots(&circuit.layout.output_wires);
+        }
+        plan
+    }
+
+    /// FGP mode: renames the flattened circuit's wires to reusable slots, so the label
+    /// array holds the values live at once instead of every unrolled wire (240 MB for
+    /// BioMatch). A slot is freed after its value's last reader. Within a serial step
+    /// (one thread, in order) it may be taken by the very next gate; within a parallel
+    /// step every gate runs at once, so slots freed there become free only after the step,
+    /// and the step's outputs take slots freed before it: no thread ever writes a slot
+    /// another thread of the same step reads or writes.
+    fn reuse_slots(&mut self, outputs: &[WireId]) {
+        const NEVER: u64 = u64::MAX;
+        const TO_END: u64 = u64::MAX - 1;
+        const RELEASED: u64 = u64::MAX - 2;
+        let n_in = self.num_input_wires;
+        // Debug builds (tests) replay the renamed plan against the original wires.
+        let originals = cfg!(debug_assertions).then(|| (self.flat.clone(), self.pool.clone()));
+        // Each step's gate ranges, as (in the pool?, start, end), in execution order.
+        let mut steps: Vec<StepGates> = Vec::with_capacity(self.steps);
+        for step in 0..self.steps {
+            let mut ranges = Vec::new();
+            let mut busy = 0;
+            for t in 0..self.threads {
+                let items = self.items(step, t);
+                busy += (!items.is_empty()) as usize;
+                for w in items {
+                    match *w {
+                        Work::Gates {
+                            src, start, end, ..
+                        } => ranges.push((src == Src::Pool, start, end)),
+                        Work::Scattered { start, end, .. } => ranges.push((true, start, end)),
+                        Work::Instance { .. } => unreachable!("FGP mode runs no instances"),
+                    }
+                }
+            }
+            steps.push((busy > 1, ranges));
+        }
+        // Last use of each wire, in a clock where a serial step ticks once per gate and a
+        // parallel step once for all its gates.
+        let mut last = vec![NEVER; self.flat_wires];
+        let mut clock = 0u64;
+        for (parallel, ranges) in &steps {
+            for &(in_pool, start, end) in ranges {
+                let gates = if in_pool { &self.pool } else { &self.flat };
+                for g in &gates[start..end] {
+                    for &w in g.inputs() {
+                        last[w as usize] = clock;
+                    }
+                    clock += !parallel as u64;
+                }
+            }
+            clock += *parallel as u64;
+        }
+        for &w in outputs {
+            last[w as usize] = TO_END;
+        }
+        // Assign slots in the same order.
+        let mut slot = vec![u32::MAX; self.flat_wires];
+        for (w, s) in slot.iter_mut().enumerate().take(n_in) {
+            *s = w as u32;
+        }
+        let mut free: Vec<u32> = (0..n_in as u32)
+            .rev()
+            .filter(|&w| last[w as usize] == NEVER)
+            .collect();
+        let mut next = n_in as u32;
+        let mut after_step: Vec<u32> = Vec::new();
+        let mut clock = 0u64;
+        for (parallel, ranges) in &steps {
+            for &(in_pool, start, end) in ranges {
+                let gates = if in_pool {
+                    &mut self.pool[start..end]
+                } else {
+                    &mut self.flat[start..end]
+                };
+                for g in gates.iter_mut() {
+                    let release = if *parallel {
+                        &mut after_step
+                    } else {
+                        &mut free
+                    };
+                    let (a, b) = (g.a, g.b);
+                    match g.op {
+                        Op::And | Op::Xor => {
+                            g.a = slot[a as usize];
+                            g.b = slot[b as usize];
+                        }
+                        Op::Inv | Op::Copy => g.a = slot[a as usize],
+                        Op::Const => {}
+                    }
+                    let inputs: &[WireId] = match g.op {
+                        Op::And | Op::Xor => &[a, b],
+                        Op::Inv | Op::Copy => &[a],
+                        Op::Const => &[],
+                    };
+                    for &w in inputs {
+                        // Freed once, however many readers it has at its last clock (a
+                        // gate reading it twice, several gates of a parallel step).
+                        if last[w as usize] == clock {
+                            last[w as usize] = RELEASED;
+                            release.push(slot[w as usize]);
+                        }
+                    }
+                    let out = g.out as usize;
+                    let s = free.pop().unwrap_or_else(|| {
+                        next += 1;
+                        next - 1
+                    });
+                    slot[out] = s;
+                    g.out = s;
+                    if last[out] == NEVER {
+                        let release = if *parallel {
+                            &mut after_step
+                        } else {
+                            &mut free
+                        };
+                        release.push(s);
+                    }
+                    clock += !parallel as u64;
+                }
+            }
+            clock += *parallel as u64;
+            free.append(&mut after_step);
+        }
+        self.output_slots = outputs.iter().map(|&w| slot[w as usize]).collect();
+        self.label_wires = next as usize;
+        if let Some((flat, pool)) = originals {
+            self.check_slots(&steps, &flat, &pool);
+        }
+    }
+
+    /// Replays the steps on slot contents: every gate must find in its input slots the
+    /// original wires it read before renaming (a parallel step's writes land after all of
+    /// its reads). Panics on the first violation.
+    fn check_slots(&self, steps: &[StepGates], orig_flat: &[Gate], orig_pool: &[Gate]) {
+        let mut holder: Vec<u32> = (0..self.label_wires as u32).collect();
+        // Slots above the inputs hold nothing yet.
+        for h in holder.iter_mut().skip(self.num_input_wires) {
+            *h = u32::MAX;
+        }
+        for (si, (parallel, ranges)) in steps.iter().enumerate() {
+            let mut writes = Vec::new();
+            for &(in_pool, start, end) in ranges {
+                let (new, old) = if in_pool {
+                    (&self.pool[start..end], &orig_pool[start..end])
+                } else {
+                    (&self.flat[start..end], &orig_flat[start..end])
+                };
+                for (k, (g, o)) in new.iter().zip(old).enumerate() {
+                    let ins: Vec<(u32, u32)> = match g.op {
+                        Op::And | Op::Xor => vec![(g.a, o.a), (g.b, o.b)],
+                        Op::Inv | Op::Copy => vec![(g.a, o.a)],
+                        Op::Const => vec![],
+                    };
+                    for (sl, w) in ins {
+                        assert_eq!(
+                            holder[sl as usize], w,
+                            "FGP slot reuse: step {si} (parallel {parallel}), gate {k} of \
+                             {start}..{end}: slot {sl} no longer holds wire {w}"
+                        );
+                    }
+                    if *parallel {
+                        writes.push((g.out, o.out));
+                    } else {
+                        holder[g.out as usize] = o.out;
+                    }
+                }
+            }
+            for (sl, w) in writes {
+                holder[sl as usize] = w;
+            }
         }
     }
 
@@ -649,7 +836,7 @@ impl Plan {
                 .zip(&self.pieces)
                 .all(|(t, p)| *p.bounds.last().unwrap() == t.gates.len());
         let flat_ok =
-            self.flat.is_empty() || circuit.flat_layout().num_wires as usize == self.label_wires;
+            self.flat.is_empty() || circuit.flat_layout().num_wires as usize == self.flat_wires;
         let global_ok =
             !self.flat.is_empty() || circuit.layout.num_wires as usize == self.label_wires;
         assert!(
@@ -987,8 +1174,9 @@ struct SharedLabels {
 }
 
 // SAFETY: the threads access the array only as the plan allows: in each step, at wires no
-// other thread of that step reads or writes (see `Plan::check_circuit` and `Levels`), with
-// a barrier between steps.
+// other thread of that step reads or writes (see `Plan::check_circuit`, `Levels`, and for
+// FGP's reused slots `Plan::reuse_slots`, which never hands a parallel step a slot freed in
+// that step), with a barrier between steps.
 unsafe impl Send for SharedLabels {}
 unsafe impl Sync for SharedLabels {}
 
@@ -1049,14 +1237,15 @@ fn initial_labels(plan: &Plan, inputs: &[Block]) -> Vec<Block> {
     labels
 }
 
-/// The labels of the circuit's output wires, in layout order.
-fn output_labels(circuit: &ParallelCircuit, labels: &[Block]) -> Vec<Block> {
-    circuit
-        .layout
-        .output_wires
-        .iter()
-        .map(|&w| labels[w as usize])
-        .collect()
+/// The labels of the circuit's output wires, in layout order (through the plan's slots in
+/// FGP mode).
+fn output_labels(plan: &Plan, circuit: &ParallelCircuit, labels: &[Block]) -> Vec<Block> {
+    let wires = if plan.output_slots.is_empty() {
+        &circuit.layout.output_wires
+    } else {
+        &plan.output_slots
+    };
+    wires.iter().map(|&w| labels[w as usize]).collect()
 }
 
 impl Shared<'_> {
@@ -1512,7 +1701,7 @@ where
     let mut blocks_per_stream: Vec<u64> = runners.iter().map(|r| r.blocks).collect();
     blocks_per_stream.resize(plan.threads, 0);
     drop(runners);
-    let output_zero_labels = output_labels(circuit, &labels);
+    let output_zero_labels = output_labels(plan, circuit, &labels);
     Ok(GarbleOutput {
         output_zero_labels,
         and_gates: plan.and_gates,
@@ -1563,7 +1752,7 @@ where
         .collect();
     execute(plan, &mut runners)?;
     drop(runners);
-    Ok(output_labels(circuit, &labels))
+    Ok(output_labels(plan, circuit, &labels))
 }
 
 /// Garbles one instance of `template` on its own: `input_zero` holds the zero-labels of
