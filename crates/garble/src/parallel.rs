@@ -1288,6 +1288,9 @@ trait StepRunner: Send {
 /// core.
 struct StepBarrier {
     threads: usize,
+    /// Spin iterations before sleeping: none when there are more threads than CPUs, where
+    /// a spinning thread would only take the CPU from one with work.
+    spins: u32,
     arrived: AtomicUsize,
     generation: AtomicU64,
     lock: Mutex<()>,
@@ -1299,8 +1302,10 @@ const BARRIER_SPINS: u32 = 1 << 14;
 
 impl StepBarrier {
     fn new(threads: usize) -> StepBarrier {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         StepBarrier {
             threads,
+            spins: if threads <= cpus { BARRIER_SPINS } else { 0 },
             arrived: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             lock: Mutex::new(()),
@@ -1319,7 +1324,7 @@ impl StepBarrier {
             self.wake.notify_all();
             return;
         }
-        for _ in 0..BARRIER_SPINS {
+        for _ in 0..self.spins {
             if self.generation.load(Ordering::Acquire) != generation {
                 return;
             }
