@@ -1063,6 +1063,37 @@ impl Levels {
     }
 }
 
+/// Copies an instance's input labels from the shared array into this thread's scratch
+/// (grown to the template's wires).
+fn load_instance(
+    scratch: &mut Vec<Block>,
+    labels: SharedLabels,
+    template: &Template,
+    inst: &pgc_circuit::Instance,
+) {
+    let num_wires = template.num_wires() as usize;
+    scratch.resize(num_wires.max(scratch.len()), Block::ZERO);
+    for (k, &w) in inst.inputs.iter().enumerate() {
+        // SAFETY: instances read wires set before their region, which no thread writes
+        // during it (`Plan::check_circuit`).
+        scratch[k] = unsafe { labels.read(w) };
+    }
+}
+
+/// Copies an instance's output labels from this thread's scratch to the shared array.
+fn store_instance(
+    scratch: &[Block],
+    labels: SharedLabels,
+    template: &Template,
+    inst: &pgc_circuit::Instance,
+) {
+    for (&local, &global) in template.outputs.iter().zip(&inst.outputs) {
+        // SAFETY: the instances of a region write distinct wires that none of them reads
+        // (`Plan::check_circuit`).
+        unsafe { labels.write(global, scratch[local as usize]) };
+    }
+}
+
 /// Where garbler thread t puts its tables: stream t.
 pub trait TableSink: Send {
     type Error: Send;
@@ -1486,13 +1517,7 @@ impl<S: TableSink> StepRunner for GarbleRunner<'_, S> {
                 } => {
                     let (template, pieces, inst) = shared.instance(phase, instance);
                     let num_wires = template.num_wires() as usize;
-                    self.scratch
-                        .resize(num_wires.max(self.scratch.len()), Block::ZERO);
-                    for (k, &w) in inst.inputs.iter().enumerate() {
-                        // SAFETY: instances read wires set before their region, which no
-                        // thread writes during it (`Plan::check_circuit`).
-                        self.scratch[k] = unsafe { labels.read(w) };
-                    }
+                    load_instance(&mut self.scratch, labels, template, inst);
                     for k in 0..pieces.count() {
                         let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
                         // SAFETY: the scratch array is this thread's own, with `num_wires`
@@ -1513,11 +1538,7 @@ impl<S: TableSink> StepRunner for GarbleRunner<'_, S> {
                             self.put()?;
                         }
                     }
-                    for (&local, &global) in template.outputs.iter().zip(&inst.outputs) {
-                        // SAFETY: the instances of a region write distinct wires that none
-                        // of them reads (`Plan::check_circuit`).
-                        unsafe { labels.write(global, self.scratch[local as usize]) };
-                    }
+                    store_instance(&self.scratch, labels, template, inst);
                 }
             }
             if self.tables.len() >= PUT_BLOCKS {
@@ -1621,12 +1642,7 @@ impl<R: TableSource> StepRunner for EvaluateRunner<'_, R> {
                 } => {
                     let (template, pieces, inst) = shared.instance(phase, instance);
                     let num_wires = template.num_wires() as usize;
-                    self.scratch
-                        .resize(num_wires.max(self.scratch.len()), Block::ZERO);
-                    for (k, &w) in inst.inputs.iter().enumerate() {
-                        // SAFETY: as in `GarbleRunner::run`.
-                        self.scratch[k] = unsafe { labels.read(w) };
-                    }
+                    load_instance(&mut self.scratch, labels, template, inst);
                     for k in 0..pieces.count() {
                         let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
                         let ands = (pieces.ands_before[k + 1] - pieces.ands_before[k]) as usize;
@@ -1646,10 +1662,7 @@ impl<R: TableSource> StepRunner for EvaluateRunner<'_, R> {
                         }
                         .map_err(garble_error)?;
                     }
-                    for (&local, &global) in template.outputs.iter().zip(&inst.outputs) {
-                        // SAFETY: as in `GarbleRunner::run`.
-                        unsafe { labels.write(global, self.scratch[local as usize]) };
-                    }
+                    store_instance(&self.scratch, labels, template, inst);
                 }
             }
         }
