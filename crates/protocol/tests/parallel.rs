@@ -201,18 +201,28 @@ fn mismatched_modes_are_refused_on_both_sides() {
     }
 }
 
-/// Records every byte a party sends on a channel.
-struct Recording<C: Channel> {
+type Log = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// A channel that records every byte this party sends (if `log`) and fails once it has
+/// received `recv_budget` bytes (a peer vanishing mid-run).
+struct Tap<C: Channel> {
     inner: C,
-    log: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    log: Option<Log>,
+    recv_budget: usize,
 }
 
-impl<C: Channel> Channel for Recording<C> {
+impl<C: Channel> Channel for Tap<C> {
     fn send(&mut self, bytes: &[u8]) -> Result<(), pgc_net::NetError> {
-        self.log.lock().unwrap().extend_from_slice(bytes);
+        if let Some(log) = &self.log {
+            log.lock().unwrap().extend_from_slice(bytes);
+        }
         self.inner.send(bytes)
     }
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), pgc_net::NetError> {
+        if buf.len() > self.recv_budget {
+            return Err(pgc_net::NetError::Closed);
+        }
+        self.recv_budget -= buf.len();
         self.inner.recv(buf)
     }
     fn flush(&mut self) -> Result<(), pgc_net::NetError> {
@@ -223,25 +233,28 @@ impl<C: Channel> Channel for Recording<C> {
     }
 }
 
-/// Streams that record what this party sends on them.
-struct RecordingStreams {
+/// Worker streams wrapped in [`Tap`]s with the same log and budget.
+struct TapStreams {
     inner: MemoryStreams,
-    log: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    log: Option<Log>,
+    recv_budget: usize,
 }
 
-impl pgc_protocol::parallel::StreamOpener for RecordingStreams {
+impl pgc_protocol::parallel::StreamOpener for TapStreams {
     fn open(
         &mut self,
         n: usize,
         token: [u8; 16],
     ) -> Result<Vec<Box<dyn Channel>>, pgc_net::NetError> {
-        let streams = self.inner.open(n, token)?;
-        Ok(streams
+        Ok(self
+            .inner
+            .open(n, token)?
             .into_iter()
             .map(|s| {
-                Box::new(Recording {
+                Box::new(Tap {
                     inner: s,
                     log: self.log.clone(),
+                    recv_budget: self.recv_budget,
                 }) as Box<dyn Channel>
             })
             .collect())
@@ -285,24 +298,28 @@ fn ipp_sends_no_region_boundary_value_in_the_clear() {
     let logs: Vec<_> = (0..2)
         .map(|_| std::sync::Arc::new(std::sync::Mutex::new(Vec::new())))
         .collect();
-    let mut ra = Recording {
+    let mut ra = Tap {
         inner: ca,
-        log: logs[0].clone(),
+        log: Some(logs[0].clone()),
+        recv_budget: usize::MAX,
     };
-    let mut rb = Recording {
+    let mut rb = Tap {
         inner: cb,
-        log: logs[1].clone(),
+        log: Some(logs[1].clone()),
+        recv_budget: usize::MAX,
     };
     ra.inner.set_timeout(Some(timeout));
     rb.inner.set_timeout(Some(timeout));
     let (ma, mb) = MemoryStreams::pair(timeout);
-    let mut oa = RecordingStreams {
+    let mut oa = TapStreams {
         inner: ma,
-        log: logs[0].clone(),
+        log: Some(logs[0].clone()),
+        recv_budget: usize::MAX,
     };
-    let mut ob = RecordingStreams {
+    let mut ob = TapStreams {
         inner: mb,
-        log: logs[1].clone(),
+        log: Some(logs[1].clone()),
+        recv_budget: usize::MAX,
     };
     let vis = vec![Visibility::Both; 2];
     let config = ParallelConfig {
@@ -393,57 +410,6 @@ fn boundary_values(pc: &ParallelCircuit, inputs: &[bool]) -> Vec<bool> {
     out
 }
 
-/// A channel that fails once it has received `budget` bytes (a peer vanishing mid-run).
-struct Failing<C: Channel> {
-    inner: C,
-    budget: usize,
-}
-
-impl<C: Channel> Channel for Failing<C> {
-    fn send(&mut self, bytes: &[u8]) -> Result<(), pgc_net::NetError> {
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<(), pgc_net::NetError> {
-        if buf.len() > self.budget {
-            return Err(pgc_net::NetError::Closed);
-        }
-        self.budget -= buf.len();
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<(), pgc_net::NetError> {
-        self.inner.flush()
-    }
-    fn counts(&self) -> pgc_net::ByteCounts {
-        self.inner.counts()
-    }
-}
-
-/// B's worker streams break after a few kilobytes; its threads stop and drop their
-/// streams, so A's threads see the peer gone.
-struct BreakingStreams {
-    inner: MemoryStreams,
-}
-
-impl pgc_protocol::parallel::StreamOpener for BreakingStreams {
-    fn open(
-        &mut self,
-        n: usize,
-        token: [u8; 16],
-    ) -> Result<Vec<Box<dyn Channel>>, pgc_net::NetError> {
-        Ok(self
-            .inner
-            .open(n, token)?
-            .into_iter()
-            .map(|s| {
-                Box::new(Failing {
-                    inner: s,
-                    budget: 4096,
-                }) as Box<dyn Channel>
-            })
-            .collect())
-    }
-}
-
 #[test]
 fn a_peer_vanishing_mid_run_stops_both_parties_with_errors() {
     let (n, w) = (8, 16);
@@ -457,7 +423,13 @@ fn a_peer_vanishing_mid_run_stops_both_parties_with_errors() {
         cb.set_timeout(Some(timeout));
         let (ma, mb) = MemoryStreams::pair(timeout);
         let mut oa = ma;
-        let mut ob = BreakingStreams { inner: mb };
+        // B's worker streams break after a few kilobytes; its threads stop and drop their
+        // streams, so A's threads see the peer gone.
+        let mut ob = TapStreams {
+            inner: mb,
+            log: None,
+            recv_budget: 4096,
+        };
         let vis = vec![Visibility::Both; 2];
         let config = ParallelConfig {
             mode,
