@@ -280,10 +280,21 @@ pub fn write_pgc_file(
     circuit: &Circuit,
     interface: &Interface,
 ) -> Result<(), PgcFileError> {
-    let path = path.as_ref();
+    write_file(path.as_ref(), |file| {
+        write_pgc(&mut *file, circuit, interface)?;
+        Ok(())
+    })
+}
+
+/// Creates (or replaces) the file at `path`, lets `write` fill it, and syncs it; errors
+/// name the path.
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<(), PgcFileError>,
+) -> Result<(), PgcFileError> {
     let run = || -> Result<(), PgcFileError> {
         let mut file = BufWriter::new(File::create(path)?);
-        write_pgc(&mut file, circuit, interface)?;
+        write(&mut file)?;
         file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         Ok(())
     };
@@ -568,16 +579,9 @@ pub fn write_pgc_parallel_file(
     pc: &ParallelCircuit,
     interface: &Interface,
 ) -> Result<(), PgcFileError> {
-    let path = path.as_ref();
-    let run = || -> Result<(), PgcFileError> {
-        let file = BufWriter::new(File::create(path)?);
-        let file = write_pgc_parallel(file, pc, interface)?;
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    write_file(path.as_ref(), |file| {
+        write_pgc_parallel(&mut *file, pc, interface)?;
         Ok(())
-    };
-    run().map_err(|e| PgcFileError {
-        path: Some(path.to_path_buf()),
-        kind: e.kind,
     })
 }
 
