@@ -2,7 +2,7 @@
 //! `pgc` binary as a user runs it.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::json;
 
@@ -112,15 +112,31 @@ fn info_lists_the_regions() {
     assert_eq!(json_of(&out)["regions"], json!([]));
 }
 
-#[test]
-fn shaped_link_and_two_processes_under_ipp() {
+/// Runs party A (listening) and party B (connecting) of `pgc run` on `src` as two
+/// processes, each with its own extra arguments; returns (A's output, B's output).
+fn run_two_parties(cache: &str, src: &str, a_args: &[&str], b_args: &[&str]) -> (Output, Output) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
-    let src = example("mexp.c");
+    let spawn = |party: &str, endpoint: &str, extra: &[&str]| {
+        pgc(cache)
+            .args(["run", src, "--party", party, endpoint, &addr])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn("a", "--listen", a_args);
+    let b = spawn("b", "--connect", b_args);
+    (a.wait_with_output().unwrap(), b.wait_with_output().unwrap())
+}
+
+#[test]
+fn shaped_link_and_two_processes_under_ipp() {
     let common = [
         "-D",
         "MEXP_K=4",
@@ -134,39 +150,9 @@ fn shaped_link_and_two_processes_under_ipp() {
         "--rate-limit",
         "200",
     ];
-    let a = pgc("run")
-        .args([
-            "run",
-            &src,
-            "--party",
-            "a",
-            "--listen",
-            &addr,
-            "--input",
-            "base=[2,3,4,5]",
-        ])
-        .args(common)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let b = pgc("run")
-        .args([
-            "run",
-            &src,
-            "--party",
-            "b",
-            "--connect",
-            &addr,
-            "--input",
-            "exponent=[10,4,3,1]",
-        ])
-        .args(common)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let a_args = [&common[..], &["--input", "base=[2,3,4,5]"]].concat();
+    let b_args = [&common[..], &["--input", "exponent=[10,4,3,1]"]].concat();
+    let (a, b) = run_two_parties("run", &example("mexp.c"), &a_args, &b_args);
     for (who, out) in [("a", &a), ("b", &b)] {
         assert!(
             out.status.success(),
@@ -182,56 +168,15 @@ fn shaped_link_and_two_processes_under_ipp() {
 
 #[test]
 fn parties_with_different_modes_stop_with_a_clear_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
     let src = example("mexp.c");
-    let a = pgc("mm")
-        .args([
-            "run",
-            &src,
-            "-D",
-            "MEXP_K=2",
-            "--party",
-            "a",
-            "--listen",
-            &addr,
-            "--input",
-            "base=[2,3]",
-            "--parallel",
-            "cgp",
-            "--timeout",
-            "20",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let b = pgc("mm")
-        .args([
-            "run",
-            &src,
-            "-D",
-            "MEXP_K=2",
-            "--party",
-            "b",
-            "--connect",
-            &addr,
-            "--input",
-            "exponent=[1,2]",
-            "--parallel",
-            "ipp",
-            "--timeout",
-            "20",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let common = ["-D", "MEXP_K=2", "--timeout", "20"];
+    let a_args = [&common[..], &["--input", "base=[2,3]", "--parallel", "cgp"]].concat();
+    let b_args = [
+        &common[..],
+        &["--input", "exponent=[1,2]", "--parallel", "ipp"],
+    ]
+    .concat();
+    let (a, b) = run_two_parties("mm", &src, &a_args, &b_args);
     for out in [&a, &b] {
         assert!(!out.status.success());
         let e = String::from_utf8_lossy(&out.stderr);
