@@ -19,6 +19,7 @@
 pub mod analysis;
 pub mod blocks;
 pub mod bristol;
+pub mod compact;
 pub mod builder;
 pub mod eval;
 pub mod generate;

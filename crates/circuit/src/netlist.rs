@@ -99,6 +99,7 @@ pub trait Gates {
 // NetBuilder: a structurally hashed gate graph with dead-gate elimination at the end.
 // ---------------------------------------------------------------------------------------
 
+use crate::compact::{Call, Item};
 use crate::ir::{Circuit, Gate, Layout};
 use std::collections::HashMap;
 use std::fs::File;
@@ -127,6 +128,10 @@ pub struct BuildStats {
     pub gates_final: u64,
     /// ANDs of the final circuit.
     pub and_final: u64,
+    /// Calls of compact templates kept (see [`NetBuilder::call`]).
+    pub calls_final: u64,
+    /// Calls removed because no output depends on them.
+    pub calls_dead_removed: u64,
 }
 
 /// Why a [`NetBuilder`] could not produce its circuit.
@@ -136,6 +141,11 @@ pub enum NetlistError {
     TooManyNodes,
     #[error("the final circuit would need {wires} wires, more than 32-bit wire ids can name")]
     TooManyWires { wires: u64 },
+    #[error(
+        "this netlist calls compact templates, so it has no flat gate list: take its items \
+         (PreparedNetlist::for_each_item) instead"
+    )]
+    HasCalls,
     #[error("netlist spill file {path}: {source}")]
     Spill {
         path: PathBuf,
@@ -147,7 +157,8 @@ pub enum NetlistError {
 /// One node of the graph, 16 bytes, the operation implied by the operand order:
 /// an input bit is `(0, 0)`; an AND is `(a, b)` with `a < b` (raw literals, complements
 /// allowed); an XOR is `(a, b)` with `a > b` (both uncomplemented: complements are pushed to
-/// the XOR's result). Constants never occur as operands, so `0` marks inputs unambiguously.
+/// the XOR's result). Constants never occur as operands, so `a = 0` marks opaque nodes
+/// unambiguously: an input bit is `(0, 0)`, an output of template call `c` is `(0, c + 1)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Node {
     a: u64,
@@ -157,6 +168,7 @@ struct Node {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum NodeKind {
     Input,
+    CallOutput,
     And,
     Xor,
 }
@@ -166,7 +178,11 @@ impl Node {
 
     fn kind(self) -> NodeKind {
         if self.a == 0 {
-            NodeKind::Input
+            if self.b == 0 {
+                NodeKind::Input
+            } else {
+                NodeKind::CallOutput
+            }
         } else if self.a < self.b {
             NodeKind::And
         } else {
@@ -286,6 +302,33 @@ enum NodeStore {
     Spill(SpillFile),
 }
 
+/// Creates a new temporary file `PREFIX-PID-NANOS-N.tmp` in `dir`, for reading and writing.
+fn create_temp_file(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    loop {
+        let path = dir.join(format!(
+            "{prefix}-{}-{}-{}.tmp",
+            std::process::id(),
+            nanos,
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        match File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A temporary file of 16-byte node records; removed when dropped.
 struct SpillFile {
     path: PathBuf,
@@ -297,36 +340,13 @@ struct SpillFile {
 
 impl SpillFile {
     fn create(dir: &Path) -> io::Result<SpillFile> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        loop {
-            let path = dir.join(format!(
-                "pgc-netlist-{}-{}-{}.tmp",
-                std::process::id(),
-                nanos,
-                COUNTER.fetch_add(1, Ordering::Relaxed)
-            ));
-            match File::options()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => {
-                    return Ok(SpillFile {
-                        path,
-                        writer: Some(BufWriter::with_capacity(1 << 20, file)),
-                        reader: None,
-                        nodes: 0,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
+        let (path, file) = create_temp_file(dir, "pgc-netlist")?;
+        Ok(SpillFile {
+            path,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            reader: None,
+            nodes: 0,
+        })
     }
 
     fn push(&mut self, node: Node) -> io::Result<()> {
@@ -426,6 +446,214 @@ impl NodeStore {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Template calls (compact circuits)
+// ---------------------------------------------------------------------------------------
+
+/// Calls per chunk of the call store (a chunk is decoded whole when read back).
+const CALL_CHUNK_CALLS: usize = 1 << 14;
+
+/// One recorded call of a compact template: its outputs are nodes
+/// `first_node..first_node + num_outputs`, its inputs `inputs` (literals of earlier nodes).
+#[derive(Clone, Debug, Default)]
+struct CallRecord {
+    first_node: u64,
+    template: u32,
+    num_outputs: u32,
+    inputs: Vec<Lit>,
+}
+
+/// Where a chunk of encoded calls lives.
+enum CallChunkData {
+    Memory(Vec<u8>),
+    /// `len` bytes at `offset` of the spill file.
+    Spilled { offset: u64, len: usize },
+}
+
+struct CallChunk {
+    first_call: u64,
+    /// The previous call's first node (distances of the chunk's first call count from it).
+    base: u64,
+    calls: usize,
+    data: CallChunkData,
+}
+
+/// The calls of a [`NetBuilder`], in emission order, varint-encoded in chunks: each input
+/// literal as its distance below the call's first output node (recent values cost a byte
+/// or two), so a call of a template with tens of inputs takes tens of bytes. In spill mode
+/// finished chunks go to a temporary file, so RAM holds one chunk.
+struct CallStore {
+    chunks: Vec<CallChunk>,
+    current: Vec<u8>,
+    current_calls: usize,
+    total: u64,
+    last_first_node: u64,
+    chunk_base: u64,
+    /// Where chunks spill (the file is made with the first chunk: most netlists have no
+    /// calls).
+    spill_dir: Option<PathBuf>,
+    spill: Option<(PathBuf, File, u64)>,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        out.push((x as u8) | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+fn get_varint(bytes: &[u8], pos: &mut usize) -> u64 {
+    let mut x = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*pos];
+        *pos += 1;
+        x |= ((b & 0x7f) as u64) << shift;
+        if b < 0x80 {
+            return x;
+        }
+        shift += 7;
+    }
+}
+
+impl CallStore {
+    fn new() -> CallStore {
+        CallStore {
+            chunks: Vec::new(),
+            current: Vec::new(),
+            current_calls: 0,
+            total: 0,
+            last_first_node: 0,
+            chunk_base: 0,
+            spill_dir: None,
+            spill: None,
+        }
+    }
+
+    /// Spills finished chunks to a temporary file in `dir`.
+    fn spill_to(dir: &Path) -> CallStore {
+        let mut store = CallStore::new();
+        store.spill_dir = Some(dir.to_path_buf());
+        store
+    }
+
+    fn push(&mut self, call: &CallRecord) -> io::Result<()> {
+        let out = &mut self.current;
+        put_varint(out, call.first_node - self.last_first_node);
+        put_varint(out, call.template as u64);
+        put_varint(out, call.num_outputs as u64);
+        put_varint(out, call.inputs.len() as u64);
+        let top = 2 * (call.first_node + 1);
+        for lit in &call.inputs {
+            put_varint(out, top - lit.raw());
+        }
+        self.last_first_node = call.first_node;
+        self.current_calls += 1;
+        self.total += 1;
+        if self.current_calls == CALL_CHUNK_CALLS {
+            self.seal()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the current chunk.
+    fn seal(&mut self) -> io::Result<()> {
+        if self.current_calls == 0 {
+            return Ok(());
+        }
+        let bytes = std::mem::take(&mut self.current);
+        if self.spill.is_none()
+            && let Some(dir) = &self.spill_dir
+        {
+            let (path, file) = create_temp_file(dir, "pgc-calls")?;
+            self.spill = Some((path, file, 0));
+        }
+        let data = match &mut self.spill {
+            None => CallChunkData::Memory(bytes),
+            Some((_, file, end)) => {
+                file.seek(SeekFrom::Start(*end))?;
+                file.write_all(&bytes)?;
+                let offset = *end;
+                *end += bytes.len() as u64;
+                CallChunkData::Spilled {
+                    offset,
+                    len: bytes.len(),
+                }
+            }
+        };
+        self.chunks.push(CallChunk {
+            first_call: self.total - self.current_calls as u64,
+            base: self.chunk_base,
+            calls: self.current_calls,
+            data,
+        });
+        self.current_calls = 0;
+        self.chunk_base = self.last_first_node;
+        Ok(())
+    }
+
+    /// Decodes chunk `k` into `out`.
+    fn read_chunk(&mut self, k: usize, out: &mut Vec<CallRecord>) -> io::Result<()> {
+        let chunk = &self.chunks[k];
+        let owned;
+        let bytes: &[u8] = match &chunk.data {
+            CallChunkData::Memory(b) => b,
+            CallChunkData::Spilled { offset, len } => {
+                let (_, file, _) = self.spill.as_mut().expect("spilled chunks have a file");
+                file.seek(SeekFrom::Start(*offset))?;
+                let mut b = vec![0u8; *len];
+                file.read_exact(&mut b)?;
+                owned = b;
+                &owned
+            }
+        };
+        out.resize_with(chunk.calls, CallRecord::default);
+        let mut pos = 0;
+        let mut base = chunk.base;
+        for rec in out.iter_mut() {
+            rec.first_node = base + get_varint(bytes, &mut pos);
+            base = rec.first_node;
+            rec.template = get_varint(bytes, &mut pos) as u32;
+            rec.num_outputs = get_varint(bytes, &mut pos) as u32;
+            let n = get_varint(bytes, &mut pos) as usize;
+            let top = 2 * (rec.first_node + 1);
+            rec.inputs.clear();
+            rec.inputs
+                .extend((0..n).map(|_| lit_from_raw(top - get_varint(bytes, &mut pos))));
+        }
+        Ok(())
+    }
+}
+
+/// Reads calls by index from a sealed [`CallStore`], one decoded chunk at a time (callers
+/// walk the calls in order, forward or backward).
+#[derive(Default)]
+struct CallCursor {
+    chunk: Option<usize>,
+    recs: Vec<CallRecord>,
+}
+
+impl CallCursor {
+    fn get(&mut self, store: &mut CallStore, index: u64) -> io::Result<&CallRecord> {
+        let k = store.chunks.partition_point(|c| c.first_call <= index) - 1;
+        if self.chunk != Some(k) {
+            store.read_chunk(k, &mut self.recs)?;
+            self.chunk = Some(k);
+        }
+        Ok(&self.recs[(index - store.chunks[k].first_call) as usize])
+    }
+}
+
+impl Drop for CallStore {
+    fn drop(&mut self) {
+        if let Some((path, _, _)) = self.spill.take() {
+            // Best effort, as for the node spill file.
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// What [`NodeStore::for_each_chunk_forward`] calls: first node index and the chunk.
 type ChunkVisitor<'a, E> = dyn FnMut(u64, &[Node]) -> Result<(), E> + 'a;
 
@@ -475,6 +703,7 @@ pub struct NetBuilder {
     /// Closed regions whose instances proved independent, in node numbers.
     regions: Vec<NodeRegion>,
     open_region: Option<OpenRegion>,
+    calls: CallStore,
 }
 
 /// A parallel region in node numbers: instance `k` is nodes `bounds[k]..bounds[k + 1]`.
@@ -513,7 +742,10 @@ impl NetBuilder {
             path: dir.to_path_buf(),
             source,
         })?;
-        Ok(NetBuilder::with_store(optimize, NodeStore::Spill(file)))
+        let calls = CallStore::spill_to(dir);
+        let mut b = NetBuilder::with_store(optimize, NodeStore::Spill(file));
+        b.calls = calls;
+        Ok(b)
     }
 
     fn with_store(optimize: OptimizeFor, store: NodeStore) -> NetBuilder {
@@ -532,7 +764,60 @@ impl NetBuilder {
             error: None,
             regions: Vec::new(),
             open_region: None,
+            calls: CallStore::new(),
         }
+    }
+
+    /// Calls compact template `template` (an index into the templates the caller keeps; see
+    /// [`crate::compact`]) on `inputs` and returns its `num_outputs` output bits, fresh
+    /// wires. A call is opaque: nothing folds through it, it is never shared, and it stays
+    /// whole (all outputs) if any output is used, or goes whole if none is. A netlist with
+    /// calls finishes only as items ([`PreparedNetlist::for_each_item`]). Closes any open
+    /// parallel region (regions hold plain gates only).
+    ///
+    /// # Panics
+    /// If an input names a wire this builder never made.
+    pub fn call(&mut self, template: u32, inputs: &[Lit], num_outputs: u32) -> Vec<Lit> {
+        for lit in inputs {
+            if let Some(w) = lit.wire_id() {
+                assert!(
+                    (w as u64) < self.num_nodes,
+                    "NetBuilder::call: input names wire {w}, which this builder never made"
+                );
+            }
+        }
+        self.open_region = None;
+        if num_outputs == 0 {
+            return Vec::new();
+        }
+        let first = self.num_nodes;
+        if first + num_outputs as u64 > MAX_NODES || self.error.is_some() {
+            self.fail(NetlistError::TooManyNodes);
+            return vec![Lit::FALSE; num_outputs as usize];
+        }
+        let marker = Node {
+            a: 0,
+            b: self.calls.total + 1,
+        };
+        for _ in 0..num_outputs {
+            self.push_node(marker);
+        }
+        let record = CallRecord {
+            first_node: first,
+            template,
+            num_outputs,
+            inputs: inputs.to_vec(),
+        };
+        if let Err(source) = self.calls.push(&record) {
+            let path = self.calls.spill.as_ref().map(|s| s.0.clone()).or(self.calls.spill_dir.clone());
+            self.fail(NetlistError::Spill {
+                path: path.unwrap_or_default(),
+                source,
+            });
+        }
+        (first..first + num_outputs as u64)
+            .map(|n| Lit::wire(n as WireId))
+            .collect()
     }
 
     /// Starts recording a parallel region (a loop whose iterations may be independent)
@@ -862,11 +1147,55 @@ impl NetBuilder {
             path: spill_path.clone().unwrap_or_default(),
             source,
         };
+        let calls = &mut self.calls;
+        calls.seal().map_err(&to_error)?;
+        let mut cursor = CallCursor::default();
+        let mut call_error: Option<io::Error> = None;
+        let mut call_consts = [false; 2];
+        let (mut calls_live, mut calls_dead, mut call_outputs_live) = (0u64, 0u64, 0u64);
         self.store
             .for_each_chunk_backward(&mut |first, nodes| {
                 for (k, node) in nodes.iter().enumerate().rev() {
                     let v = first as usize + k;
                     let kind = node.kind();
+                    if kind == NodeKind::CallOutput {
+                        if call_error.is_some() {
+                            continue;
+                        }
+                        let rec = match cursor.get(calls, node.b - 1) {
+                            Ok(rec) => rec,
+                            Err(e) => {
+                                call_error = Some(e);
+                                continue;
+                            }
+                        };
+                        // A call is decided at its first output, when every later node
+                        // (every reader of any of its outputs) has been seen.
+                        if v as u64 != rec.first_node {
+                            continue;
+                        }
+                        let outputs = v..v + rec.num_outputs as usize;
+                        if !outputs.clone().any(|w| live.get(w)) {
+                            calls_dead += 1;
+                            continue;
+                        }
+                        calls_live += 1;
+                        call_outputs_live += rec.num_outputs as u64;
+                        outputs.for_each(|w| live.set(w));
+                        for &lit in &rec.inputs {
+                            match lit.as_const() {
+                                Some(value) => call_consts[value as usize] = true,
+                                None => {
+                                    let w = lit.wire_id().expect("non-constant") as usize;
+                                    live.set(w);
+                                    if lit.is_negated() {
+                                        negated.set(w);
+                                    }
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     if !live.get(v) {
                         if kind != NodeKind::Input {
                             dead += 1;
@@ -875,7 +1204,7 @@ impl NetBuilder {
                         continue;
                     }
                     match kind {
-                        NodeKind::Input => {}
+                        NodeKind::Input | NodeKind::CallOutput => {}
                         NodeKind::Xor | NodeKind::And => {
                             and_live += (kind == NodeKind::And) as u64;
                             for raw in [node.a, node.b] {
@@ -890,7 +1219,10 @@ impl NetBuilder {
                     }
                 }
             })
-            .map_err(to_error)?;
+            .map_err(&to_error)?;
+        if let Some(e) = call_error {
+            return Err(to_error(e));
+        }
 
         // Inputs are kept regardless of use and numbered by declaration: move their bits out
         // of the gate bitmaps.
@@ -909,7 +1241,9 @@ impl NetBuilder {
         let gates = PairRank::new(live, negated);
         let input_inv = PairRank::new(input_negated, BitVec::new(n_in));
 
-        let needs_const = |value: bool| self.output_bits.contains(&Lit::constant(value));
+        let needs_const = |value: bool| {
+            call_consts[value as usize] || self.output_bits.contains(&Lit::constant(value))
+        };
         let const_wires: [Option<WireId>; 2] = {
             let mut next = n_in as u64;
             let mut take = |needed: bool| {
@@ -966,8 +1300,10 @@ impl NetBuilder {
         let mut stats = self.stats;
         stats.dead_removed = dead;
         stats.and_dead_removed = and_dead;
-        stats.gates_final = gate_count;
+        stats.gates_final = gate_count - call_outputs_live;
         stats.and_final = and_live;
+        stats.calls_final = calls_live;
+        stats.calls_dead_removed = calls_dead;
         Ok(PreparedNetlist {
             layout: Layout {
                 num_wires: num_wires as u32,
@@ -980,6 +1316,7 @@ impl NetBuilder {
             stats,
             spill_path,
             region_spans,
+            calls: self.calls,
         })
     }
 }
@@ -1186,6 +1523,7 @@ pub struct PreparedNetlist {
     stats: BuildStats,
     spill_path: Option<PathBuf>,
     region_spans: Vec<crate::parallel::RegionSpan>,
+    calls: CallStore,
 }
 
 impl PreparedNetlist {
@@ -1216,6 +1554,9 @@ impl PreparedNetlist {
         mut self,
         mut f: impl FnMut(&[Gate]) -> Result<(), E>,
     ) -> Result<BuildStats, E> {
+        if self.calls.total > 0 {
+            return Err(E::from(NetlistError::HasCalls));
+        }
         let num = &self.numbering;
         let mut out: Vec<Gate> = Vec::with_capacity(SPILL_CHUNK_NODES * 2);
         // Constants, then the INVs of inputs.
@@ -1245,7 +1586,9 @@ impl PreparedNetlist {
                     let gate = match node.kind() {
                         NodeKind::And => Gate::and(a, b, next),
                         NodeKind::Xor => Gate::xor(b, a, next),
-                        NodeKind::Input => unreachable!("input nodes are never kept as gates"),
+                        NodeKind::Input | NodeKind::CallOutput => {
+                            unreachable!("inputs are never kept as gates; calls were refused")
+                        }
                     };
                     debug_assert_eq!(num.gate_wire(v), next);
                     out.push(gate);
@@ -1273,6 +1616,122 @@ impl PreparedNetlist {
         }
         debug_assert_eq!(next, self.layout.num_wires);
         Ok(self.stats)
+    }
+
+    /// Whether the netlist calls compact templates (then only
+    /// [`for_each_item`](PreparedNetlist::for_each_item) can hand it out).
+    pub fn has_calls(&self) -> bool {
+        self.calls.total > 0
+    }
+
+    /// Hands the final body to `f` in order, in chunks of [`Item`]s: gates, and template
+    /// calls whose outputs are fresh wires in single-assignment form (a call's outputs
+    /// follow its inputs; an output whose complement is needed gets an INV after the call).
+    /// Wires are numbered as for [`for_each_chunk`](PreparedNetlist::for_each_chunk), the
+    /// outputs of a call counting like gates. Stops at the first error of `f`.
+    pub fn for_each_item<E: From<NetlistError>>(
+        mut self,
+        mut f: impl FnMut(&[Item]) -> Result<(), E>,
+    ) -> Result<BuildStats, E> {
+        let num = &self.numbering;
+        let mut out: Vec<Item> = Vec::with_capacity(SPILL_CHUNK_NODES);
+        for (value, wire) in num.const_wires.iter().enumerate() {
+            if let Some(w) = wire {
+                out.push(Item::Gate(Gate::constant(value == 1, *w)));
+            }
+        }
+        let mut next = num.input_inv_base;
+        for index in 0..self.layout.num_input_wires() as usize {
+            if num.input_inv.first.get(index) {
+                out.push(Item::Gate(Gate::inv(index as WireId, next)));
+                next += 1;
+            }
+        }
+        let spill_path = self.spill_path.clone().unwrap_or_default();
+        let calls = &mut self.calls;
+        let mut cursor = CallCursor::default();
+        let mut call_error: Option<io::Error> = None;
+        self.store.for_each_chunk_forward(
+            &mut |first, nodes| {
+                for (k, node) in nodes.iter().enumerate() {
+                    let v = first as usize + k;
+                    if !num.gates.first.get(v) {
+                        continue;
+                    }
+                    let kind = node.kind();
+                    if kind == NodeKind::CallOutput {
+                        let rec = match cursor.get(calls, node.b - 1) {
+                            Ok(rec) => rec,
+                            Err(e) => {
+                                call_error.get_or_insert(e);
+                                return Ok(());
+                            }
+                        };
+                        if v as u64 != rec.first_node {
+                            continue;
+                        }
+                        let outputs: Vec<WireId> = (0..rec.num_outputs as usize)
+                            .map(|j| num.gate_wire(v + j))
+                            .collect();
+                        out.push(Item::Call(Call {
+                            template: rec.template,
+                            inputs: rec.inputs.iter().map(|&l| num.wire_of(l)).collect(),
+                            outputs: outputs.clone(),
+                        }));
+                        for (j, &w) in outputs.iter().enumerate() {
+                            if num.gates.second.get(v + j) {
+                                out.push(Item::Gate(Gate::inv(w, w + 1)));
+                            }
+                        }
+                    } else {
+                        let a = num.wire_of(lit_from_raw(node.a));
+                        let b = num.wire_of(lit_from_raw(node.b));
+                        let w = num.gate_wire(v);
+                        out.push(Item::Gate(match kind {
+                            NodeKind::And => Gate::and(a, b, w),
+                            _ => Gate::xor(b, a, w),
+                        }));
+                        if num.gates.second.get(v) {
+                            out.push(Item::Gate(Gate::inv(w, w + 1)));
+                        }
+                    }
+                }
+                if out.len() >= SPILL_CHUNK_NODES {
+                    f(&out)?;
+                    out.clear();
+                }
+                Ok(())
+            },
+            |source| {
+                E::from(NetlistError::Spill {
+                    path: spill_path.clone(),
+                    source,
+                })
+            },
+        )?;
+        if let Some(source) = call_error {
+            return Err(E::from(NetlistError::Spill {
+                path: spill_path,
+                source,
+            }));
+        }
+        if !out.is_empty() {
+            f(&out)?;
+        }
+        Ok(self.stats)
+    }
+
+    /// The whole body in memory as items (see
+    /// [`for_each_item`](PreparedNetlist::for_each_item)): the layout (in single-assignment
+    /// wires), the items and the statistics.
+    pub fn into_items(self) -> Result<(Layout, Vec<Item>, BuildStats), NetlistError> {
+        let layout = self.layout.clone();
+        let mut items = Vec::new();
+        let stats = self.for_each_item(|chunk| {
+            items.extend_from_slice(chunk);
+            Ok::<(), NetlistError>(())
+        })?;
+        Ok((layout, items, stats))
     }
 
     /// The whole circuit in memory.

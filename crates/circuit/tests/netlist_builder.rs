@@ -377,3 +377,82 @@ fn two_level_rules_only_look_at_recent_gates() {
     let near = b.xor(acc, v[0]);
     assert_eq!(b.xor(near, v[0]), acc);
 }
+
+// ---- template calls (compact circuits) ----
+
+use pgc_circuit::compact::{Call, Item};
+
+/// Builds `out = f(x & y, !x, 1)` where f is template 0 with 3 inputs and 2 outputs, plus a
+/// dead call, and returns the items.
+fn build_with_calls(b: &mut NetBuilder) {
+    let x = b.input(1)[0];
+    let y = b.input(1)[0];
+    let xy = b.and(x, y);
+    let outs = b.call(0, &[xy, !x, Lit::TRUE], 2);
+    let _dead = b.call(0, &[x, y, x], 2);
+    let r = b.xor(outs[0], y);
+    b.output(&[r, !outs[1]]);
+}
+
+#[test]
+fn calls_become_items_with_fresh_outputs() {
+    for spill in [false, true] {
+        let dir = std::env::temp_dir();
+        let mut b = if spill {
+            NetBuilder::with_spill(OptimizeFor::Size, &dir).unwrap()
+        } else {
+            NetBuilder::new(OptimizeFor::Size)
+        };
+        build_with_calls(&mut b);
+        let prepared = b.prepare().unwrap();
+        assert!(prepared.has_calls());
+        let (layout, items, stats) = prepared.into_items().unwrap();
+        assert_eq!(stats.calls_final, 1, "the unused call is removed");
+        assert_eq!(stats.calls_dead_removed, 1);
+        let calls: Vec<&Call> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Call(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 1);
+        let call = calls[0];
+        assert_eq!(call.template, 0);
+        assert_eq!(call.inputs.len(), 3);
+        assert_eq!(call.outputs.len(), 2);
+        // Input 1 is !x: an INV of input wire 0; input 2 the constant-1 wire.
+        let defining = |w: u32| {
+            items.iter().find_map(|i| match i {
+                Item::Gate(g) if g.out == w => Some(*g),
+                _ => None,
+            })
+        };
+        let inv = defining(call.inputs[1]).expect("an INV defines !x");
+        assert_eq!((inv.op, inv.a), (Op::Inv, 0));
+        let one = defining(call.inputs[2]).expect("a constant gate defines 1");
+        assert_eq!((one.op, one.a), (Op::Const, 1));
+        // Output 1 is read complemented: an INV follows the call.
+        let inv_out = defining(layout.output_wires[1]).expect("INV of output 1");
+        assert_eq!((inv_out.op, inv_out.a), (Op::Inv, call.outputs[1]));
+        // Single assignment over the whole body, everything below num_wires.
+        let mut seen = std::collections::HashSet::new();
+        for item in &items {
+            let outs: Vec<u32> = match item {
+                Item::Gate(g) => vec![g.out],
+                Item::Call(c) => c.outputs.clone(),
+            };
+            for w in outs {
+                assert!(w < layout.num_wires && w >= 2 && seen.insert(w));
+            }
+        }
+    }
+}
+
+#[test]
+fn flat_finishing_refuses_calls() {
+    let mut b = NetBuilder::new(OptimizeFor::Size);
+    build_with_calls(&mut b);
+    let e = b.try_finish().unwrap_err();
+    assert!(e.to_string().contains("compact templates"), "{e}");
+}
