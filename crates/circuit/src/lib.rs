@@ -19,8 +19,8 @@
 pub mod analysis;
 pub mod blocks;
 pub mod bristol;
-pub mod compact;
 pub mod builder;
+pub mod compact;
 pub mod eval;
 pub mod generate;
 pub mod ir;

@@ -467,7 +467,10 @@ struct CallRecord {
 enum CallChunkData {
     Memory(Vec<u8>),
     /// `len` bytes at `offset` of the spill file.
-    Spilled { offset: u64, len: usize },
+    Spilled {
+        offset: u64,
+        len: usize,
+    },
 }
 
 struct CallChunk {
@@ -809,7 +812,12 @@ impl NetBuilder {
             inputs: inputs.to_vec(),
         };
         if let Err(source) = self.calls.push(&record) {
-            let path = self.calls.spill.as_ref().map(|s| s.0.clone()).or(self.calls.spill_dir.clone());
+            let path = self
+                .calls
+                .spill
+                .as_ref()
+                .map(|s| s.0.clone())
+                .or(self.calls.spill_dir.clone());
             self.fail(NetlistError::Spill {
                 path: path.unwrap_or_default(),
                 source,

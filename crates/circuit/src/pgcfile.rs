@@ -135,9 +135,92 @@
 //! [`read_pgc`] reads either version as a plain circuit (version 2 flattened). [`PgcReader`]
 //! streams version 1 only: it refuses a version 2 file with an error that says so.
 //!
+//! Version 3 files (compact circuits, below) are read by [`read_pgc_compact`],
+//! [`PgcCompactReader`] and [`CompactFile`]; [`read_pgc`], [`read_pgc_parallel`] and
+//! [`PgcReader`] refuse them with [`PgcErrorKind::CompactCircuit`], once the header checksum
+//! shows that the version field is not a corruption. [`pgc_format_version`] tells which
+//! version a file is.
+//!
 //! # Writing
 //! [`write_pgc`] and [`PgcWriter`] write version 1. [`write_pgc_parallel`] writes version 2,
-//! or version 1 for a parallel circuit without regions.
+//! or version 1 for a parallel circuit without regions. [`write_pgc_compact`] and
+//! [`PgcCompactWriter`] write version 3.
+//!
+//! # Format, version 3: compact circuits
+//!
+//! A [`CompactCircuit`](crate::compact::CompactCircuit) stores repeated structure once, as
+//! templates that the main body and other templates call (see [`crate::compact`] for the
+//! wire conventions). Its main body may hold hundreds of millions of items, so version 3 is
+//! written and read as a stream: the templates come first and are held in memory, then the
+//! main body follows in blocks that each decode on their own.
+//!
+//! ```text
+//! header      as version 1 with format version = 3; the layout is the main body's
+//! templates
+//!       u32       T: number of templates
+//!       T times
+//!         u32     N, then N bytes: the template's name, UTF-8 (N at most 65536)
+//!         u32     num_inputs
+//!         u32     num_outputs      num_inputs + num_outputs <= num_wires
+//!         u32     num_wires
+//!         u64     I: items in its body
+//!         item blocks holding exactly the I items, no end marker
+//! main        item blocks, then u32 0, u32 0 (a block with no items ends the body)
+//! end
+//!       u64       main item count (the sum of the main blocks' n)
+//!       u64       main call count (how many of those items are calls)
+//!       32 bytes  BLAKE3 of every byte of the file before this field
+//! item block
+//!       u32       n: items in the block, 1 ..= 16384 (in a template, at most the items left)
+//!       u32       m: bytes of item records that follow, n ..= 2^20 + R, where R, the
+//!                 longest record the body can hold, is the largest 6 + 5·(num_inputs +
+//!                 num_outputs) among the templates the body may call, and at least 16
+//!       m bytes   n item records
+//! ```
+//! Nothing may follow the final checksum. The expanded gate and AND counts are not stored:
+//! readers compute them from the templates (a writer streaming the main body does not know
+//! them cheaply).
+//!
+//! **Item records.** Each block decodes on its own: a cursor `next` starts at 0 at every
+//! block, and so does "the previous call's template". A record starts with a tag byte whose
+//! bits 0-2 are a code: 0 to 4 are the gates of version 1 (the record is a version 1 gate
+//! record with the same cursor, and `next` becomes `out + 1`), 5 is a call:
+//! ```text
+//! tag   bits 0-2: 5
+//!       bit 3:    the outputs are next, next + 1, … (no output pieces follow)
+//!       bit 4:    the template is the previous call's in this block (no template field)
+//!       bits 5-7: 0
+//! [varint t]                    the called template, unless bit 4 is set
+//! pieces for num_inputs wires   the inputs, the piece cursor c starting at next
+//! [pieces for num_outputs wires]  the outputs, unless bit 3 is set; c starts at next again
+//! ```
+//! A *piece* is a run of consecutive wires: a varint `h = 2·zz(start − c) + r`, then, if
+//! `r = 1`, a varint `len − 2` (`2 <= len <= 64`; `len = 1` when `r = 0`); the piece is the
+//! wires `start .. start + len`, and `c` becomes `start + len`. A list's pieces hold exactly
+//! its count of wires. After a call with outputs, `next` is its last output + 1. A call
+//! whose 64 inputs are 4 runs of 16 wires costs about 13 bytes when its 16 outputs follow
+//! the previous item's, about 16 when they are a reused block of slots elsewhere.
+//!
+//! **Well-formedness** (checked while reading, errors name the byte offset, the body and the
+//! item): every wire is below its body's `num_wires` (main: the layout's); template `t`
+//! calls only templates `0 .. t`, the main body any template; a template body never writes
+//! its input wires (`0 .. num_inputs`); a call's outputs are distinct from each other and
+//! from its inputs; the layout's output wires are in range; the counts at the end match.
+//! Which wires are set before they are read is not checked here (it needs the expansion).
+//!
+//! **Memory.** No count is trusted for an allocation: bytes are read in pieces as the file
+//! delivers them, and runs are at most 64 wires long, so what a reader holds is at most a
+//! small multiple of the bytes it has read. The templates are held whole; of the main body,
+//! one block at a time.
+
+mod compact_file;
+mod compact_source;
+
+pub use compact_file::{
+    MAX_BLOCK_ITEMS, PgcCompactReader, PgcCompactWriter, read_pgc_compact, read_pgc_compact_from,
+    write_pgc_compact, write_pgc_compact_file,
+};
+pub use compact_source::CompactFile;
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -146,6 +229,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::analysis::{CircuitError, validate};
+use crate::compact::CompactError;
 use crate::ir::{Circuit, Gate, Layout, Op, WireId};
 use crate::parallel::{Instance, ParallelCircuit, ParallelError, Phase, Region, Template};
 use crate::ports::Interface;
@@ -158,6 +242,8 @@ pub const PGC_MAGIC: [u8; 8] = [0x89, b'p', b'g', b'c', 0x0d, 0x0a, 0x1a, 0x0a];
 pub const PGC_FORMAT_VERSION: u32 = 1;
 /// The format version of a file holding a [`ParallelCircuit`] with regions.
 pub const PGC_PARALLEL_FORMAT_VERSION: u32 = 2;
+/// The format version of a file holding a [`CompactCircuit`](crate::compact::CompactCircuit).
+pub const PGC_COMPACT_FORMAT_VERSION: u32 = 3;
 /// Most gates in one block.
 pub const MAX_BLOCK_GATES: u32 = 1 << 16;
 /// Longest gate record: tag + three 5-byte varints.
@@ -198,7 +284,7 @@ pub enum PgcErrorKind {
     NotPgc,
     #[error(
         "pgc circuit format version {found}; this build reads versions {PGC_FORMAT_VERSION} \
-         and {PGC_PARALLEL_FORMAT_VERSION} (recompile the program, or use a matching pgc)"
+         to {PGC_COMPACT_FORMAT_VERSION} (recompile the program, or use a matching pgc)"
     )]
     UnsupportedVersion { found: u32 },
     #[error("the file ends at byte {offset}, inside {what} (truncated?)")]
@@ -218,6 +304,25 @@ pub enum PgcErrorKind {
     ParallelNotStreamable,
     #[error("the parallel circuit is invalid: {0}")]
     InvalidParallel(#[from] ParallelError),
+    #[error(
+        "this file (format version {PGC_COMPACT_FORMAT_VERSION}) holds a compact circuit \
+         (templates expanded while garbling), which this reader does not read; load it with \
+         read_pgc_compact or CompactFile (a compact circuit runs only sequentially)"
+    )]
+    CompactCircuit,
+    #[error(
+        "this file holds a {} (format version {version}), not a compact circuit (format \
+         version {PGC_COMPACT_FORMAT_VERSION}); load it with {}",
+        if *.version == PGC_FORMAT_VERSION { "plain circuit" } else { "parallel circuit" },
+        if *.version == PGC_FORMAT_VERSION { "read_pgc or PgcReader" } else { "read_pgc_parallel" }
+    )]
+    NotCompact { version: u32 },
+    #[error("the compact circuit is invalid: {0}")]
+    InvalidCompact(#[from] CompactError),
+    #[error("cannot write the compact circuit: {0}")]
+    CompactWrite(String),
+    #[error("the file changed since it was opened ({0}); open it again")]
+    ChangedSinceOpened(String),
 }
 
 impl PgcErrorKind {
@@ -436,22 +541,7 @@ impl BlockEncoder {
     }
 
     fn push(&mut self, g: &Gate) {
-        let mut tag = g.op as u8;
-        if g.out == self.next {
-            tag |= TAG_OUT_IS_NEXT;
-        }
-        if g.op == Op::Const && g.a == 1 {
-            tag |= TAG_CONST_ONE;
-        }
-        self.bytes.push(tag);
-        if g.out != self.next {
-            put_varint(&mut self.bytes, zigzag(g.out as i64 - self.next as i64));
-        }
-        if g.op != Op::Const {
-            for &w in g.inputs() {
-                put_varint(&mut self.bytes, zigzag(g.out as i64 - w as i64));
-            }
-        }
+        encode_gate_record(g, self.next, &mut self.bytes);
         self.next = g.out.wrapping_add(1);
         self.gates += 1;
     }
@@ -472,6 +562,26 @@ impl BlockEncoder {
         self.gates = 0;
         self.next = 0;
         Ok(())
+    }
+}
+
+/// Appends `g`'s gate record for the cursor `next` (see the module documentation).
+fn encode_gate_record(g: &Gate, next: WireId, bytes: &mut Vec<u8>) {
+    let mut tag = g.op as u8;
+    if g.out == next {
+        tag |= TAG_OUT_IS_NEXT;
+    }
+    if g.op == Op::Const && g.a == 1 {
+        tag |= TAG_CONST_ONE;
+    }
+    bytes.push(tag);
+    if g.out != next {
+        put_varint(bytes, zigzag(g.out as i64 - next as i64));
+    }
+    if g.op != Op::Const {
+        for &w in g.inputs() {
+            put_varint(bytes, zigzag(g.out as i64 - w as i64));
+        }
     }
 }
 
@@ -1057,11 +1167,14 @@ pub struct PgcReader<R: Read> {
 
 impl<R: Read> PgcReader<R> {
     /// Reads and checks the header (magic, version, layout, interface, header checksum).
-    /// A version 2 file is refused with [`PgcErrorKind::ParallelNotStreamable`].
+    /// A version 2 file is refused with [`PgcErrorKind::ParallelNotStreamable`], a version 3
+    /// file with [`PgcErrorKind::CompactCircuit`].
     pub fn new(reader: R) -> Result<Self, PgcFileError> {
         let (src, header) = read_header(reader)?;
-        if header.version != PGC_FORMAT_VERSION {
-            return Err(PgcErrorKind::ParallelNotStreamable.into());
+        match header.version {
+            PGC_FORMAT_VERSION => {}
+            PGC_COMPACT_FORMAT_VERSION => return Err(PgcErrorKind::CompactCircuit.into()),
+            _ => return Err(PgcErrorKind::ParallelNotStreamable.into()),
         }
         Ok(PgcReader::after_header(src, header))
     }
@@ -1131,7 +1244,7 @@ impl<R: Read> PgcReader<R> {
     }
 }
 
-/// Reads and checks the header of a version 1 or 2 file; returns the source positioned
+/// Reads and checks the header of a version 1, 2 or 3 file; returns the source positioned
 /// after it.
 fn read_header<R: Read>(reader: R) -> Result<(Source<R>, PgcHeader), PgcFileError> {
     let mut src = Source {
@@ -1145,7 +1258,7 @@ fn read_header<R: Read>(reader: R) -> Result<(Source<R>, PgcHeader), PgcFileErro
         return Err(PgcErrorKind::NotPgc.into());
     }
     let version = src.u32("the format version")?;
-    if version != PGC_FORMAT_VERSION && version != PGC_PARALLEL_FORMAT_VERSION {
+    if !(PGC_FORMAT_VERSION..=PGC_COMPACT_FORMAT_VERSION).contains(&version) {
         return Err(PgcErrorKind::UnsupportedVersion { found: version }.into());
     }
     let flags_at = src.offset;
@@ -1230,6 +1343,9 @@ enum Loaded {
 
 fn read_any<R: Read>(reader: R) -> Result<(Loaded, Interface), PgcFileError> {
     let (mut src, header) = read_header(reader)?;
+    if header.version == PGC_COMPACT_FORMAT_VERSION {
+        return Err(PgcErrorKind::CompactCircuit.into());
+    }
     if header.version == PGC_FORMAT_VERSION {
         let (header, gates) = PgcReader::after_header(src, header).read_all()?;
         let circuit = Circuit {
@@ -1261,6 +1377,15 @@ pub fn read_pgc_from<R: Read>(reader: R) -> Result<(Circuit, Interface), PgcFile
 /// the file.
 pub fn read_pgc(path: impl AsRef<Path>) -> Result<(Circuit, Interface), PgcFileError> {
     with_file(path.as_ref(), read_pgc_from)
+}
+
+/// The format version of the `.pgc` file at `path` (1 plain, 2 parallel, 3 compact), after
+/// checking its header (magic, version, layout, interface, header checksum), so that a
+/// caller can pick the reader; errors name the file.
+pub fn pgc_format_version(path: impl AsRef<Path>) -> Result<u32, PgcFileError> {
+    with_file(path.as_ref(), |reader| {
+        read_header(reader).map(|(_, header)| header.version)
+    })
 }
 
 /// Reads a whole `.pgc` stream as a parallel circuit: version 2 as stored, version 1 as
@@ -1363,6 +1488,20 @@ impl<R: Read> Source<R> {
             v.extend_from_slice(&piece[..k]);
         }
         Ok(v)
+    }
+
+    /// Replaces `buf`'s contents with the next `len` bytes, growing it only as the bytes
+    /// arrive (so a corrupted length cannot make us allocate more than the file holds).
+    fn read_into(&mut self, buf: &mut Vec<u8>, len: u64, what: &str) -> Result<(), PgcFileError> {
+        const PIECE: u64 = 1 << 16;
+        buf.clear();
+        while (buf.len() as u64) < len {
+            let have = buf.len();
+            let k = (len - have as u64).min(PIECE) as usize;
+            buf.resize(have + k, 0);
+            self.fill(&mut buf[have..], what)?;
+        }
+        Ok(())
     }
 
     /// Reads a 32-byte checksum and compares it with the hash of everything before it.
@@ -1797,75 +1936,16 @@ fn decode_block(
             )));
         };
         pos += 1;
-        let op = match tag & 0b111 {
-            0 => Op::Xor,
-            1 => Op::And,
-            2 => Op::Inv,
-            3 => Op::Copy,
-            4 => Op::Const,
-            code => return Err(bad(format!("unknown operation code {code}"))),
-        };
+        let code = tag & 0b111;
+        let op = gate_op(code).ok_or_else(|| bad(format!("unknown operation code {code}")))?;
         if tag & TAG_RESERVED != 0 {
             return Err(bad(format!("reserved bits set in tag byte {tag:#04x}")));
         }
-        if tag & TAG_CONST_ONE != 0 && op != Op::Const {
-            return Err(bad(format!(
-                "constant bit set in the tag of a {} gate",
-                op.name()
-            )));
-        }
-        let varint = |pos: &mut usize| -> Result<i64, PgcFileError> {
-            let mut v: u64 = 0;
-            for k in 0..MAX_VARINT_BYTES {
-                let Some(&byte) = data.get(*pos) else {
-                    return Err(bad("the block ends inside a varint".into()));
-                };
-                *pos += 1;
-                v |= ((byte & 0x7f) as u64) << (7 * k);
-                if byte & 0x80 == 0 {
-                    return Ok(unzigzag(v));
-                }
-            }
-            Err(bad(format!(
-                "a varint longer than {MAX_VARINT_BYTES} bytes"
-            )))
-        };
-        let out_wire = if tag & TAG_OUT_IS_NEXT != 0 {
-            next
-        } else {
-            next + varint(&mut pos)?
-        };
-        let wire = |w: i64, role: &str| -> Result<WireId, PgcFileError> {
-            if (0..num_wires as i64).contains(&w) {
-                Ok(w as WireId)
-            } else {
-                Err(bad(format!(
-                    "{role} wire {w} is out of range for {num_wires} wires"
-                )))
-            }
-        };
-        let o = wire(out_wire, "output")?;
-        let g = match op {
-            Op::Xor | Op::And => {
-                let a = wire(out_wire - varint(&mut pos)?, "input")?;
-                let b = wire(out_wire - varint(&mut pos)?, "input")?;
-                Gate { op, a, b, out: o }
-            }
-            Op::Inv | Op::Copy => {
-                let a = wire(out_wire - varint(&mut pos)?, "input")?;
-                Gate {
-                    op,
-                    a,
-                    b: 0,
-                    out: o,
-                }
-            }
-            Op::Const => Gate::constant(tag & TAG_CONST_ONE != 0, o),
-        };
+        let g = decode_gate_fields(data, &mut pos, op, tag, next, num_wires).map_err(bad)?;
         check(gate, &g).map_err(bad)?;
         ands += (op == Op::And) as u64;
         out.push(g);
-        next = out_wire + 1;
+        next = g.out as i64 + 1;
     }
     if pos != data.len() {
         return Err(malformed(
@@ -1877,6 +1957,64 @@ fn decode_block(
         ));
     }
     Ok(ands)
+}
+
+/// The operation of gate code `code` (bits 0-2 of a tag), if it is one.
+fn gate_op(code: u8) -> Option<Op> {
+    match code {
+        0 => Some(Op::Xor),
+        1 => Some(Op::And),
+        2 => Some(Op::Inv),
+        3 => Some(Op::Copy),
+        4 => Some(Op::Const),
+        _ => None,
+    }
+}
+
+/// Decodes the rest of a gate record whose tag (already read, operation `op`) is `tag`,
+/// for the cursor `next`; every wire must be `< num_wires`.
+fn decode_gate_fields(
+    data: &[u8],
+    pos: &mut usize,
+    op: Op,
+    tag: u8,
+    next: i64,
+    num_wires: u32,
+) -> Result<Gate, String> {
+    if tag & TAG_CONST_ONE != 0 && op != Op::Const {
+        return Err(format!(
+            "constant bit set in the tag of a {} gate",
+            op.name()
+        ));
+    }
+    let varint = |pos: &mut usize| get_varint(data, pos).map(unzigzag);
+    let out_wire = if tag & TAG_OUT_IS_NEXT != 0 {
+        next
+    } else {
+        next + varint(pos)?
+    };
+    let wire = |w: i64, role: &str| -> Result<WireId, String> {
+        if (0..num_wires as i64).contains(&w) {
+            Ok(w as WireId)
+        } else {
+            Err(format!(
+                "{role} wire {w} is out of range for {num_wires} wires"
+            ))
+        }
+    };
+    let out = wire(out_wire, "output")?;
+    Ok(match op {
+        Op::Xor | Op::And => {
+            let a = wire(out_wire - varint(pos)?, "input")?;
+            let b = wire(out_wire - varint(pos)?, "input")?;
+            Gate { op, a, b, out }
+        }
+        Op::Inv | Op::Copy => {
+            let a = wire(out_wire - varint(pos)?, "input")?;
+            Gate { op, a, b: 0, out }
+        }
+        Op::Const => Gate::constant(tag & TAG_CONST_ONE != 0, out),
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
-use pgc_circuit::pgcfile::{is_pgc_file, read_pgc_parallel, write_pgc_parallel_file};
+use pgc_circuit::pgcfile::{
+    CompactFile, is_pgc_file, pgc_format_version, read_pgc_parallel, write_pgc_parallel_file,
+};
 use pgc_circuit::value::BitOrder;
 use pgc_circuit::{
     Circuit, Gate, GateSource, Interface, Layout, OptimizeFor, ParallelCircuit, builder,
@@ -20,6 +22,8 @@ use pgc_protocol::Party;
 pub enum Loaded {
     Memory(Circuit),
     Generated(RandomLayered),
+    /// A compact circuit (format v3), its main body streamed from the file at every pass.
+    Compact(CompactFile),
 }
 
 impl GateSource for Loaded {
@@ -27,30 +31,35 @@ impl GateSource for Loaded {
         match self {
             Loaded::Memory(c) => c.layout(),
             Loaded::Generated(g) => g.layout(),
+            Loaded::Compact(c) => c.layout(),
         }
     }
     fn gate_count(&self) -> u64 {
         match self {
             Loaded::Memory(c) => c.gate_count(),
             Loaded::Generated(g) => g.gate_count(),
+            Loaded::Compact(c) => c.gate_count(),
         }
     }
     fn and_count(&self) -> u64 {
         match self {
             Loaded::Memory(c) => GateSource::and_count(c),
             Loaded::Generated(g) => g.and_count(),
+            Loaded::Compact(c) => c.and_count(),
         }
     }
     fn fingerprint(&self) -> [u8; 32] {
         match self {
             Loaded::Memory(c) => c.fingerprint(),
             Loaded::Generated(g) => g.fingerprint(),
+            Loaded::Compact(c) => c.fingerprint(),
         }
     }
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
         match self {
             Loaded::Memory(c) => c.for_each_chunk(f),
             Loaded::Generated(g) => g.for_each_chunk(f),
+            Loaded::Compact(c) => c.for_each_chunk(f),
         }
     }
 }
@@ -65,6 +74,42 @@ pub struct Program {
     /// programs (C sources and `.pgc` files); `None` for Bristol and built-in circuits,
     /// which run as one sequential phase.
     pub parallel: Option<ParallelCircuit>,
+    /// A temporary compact circuit file the program streams from (removed on drop).
+    pub _temp: Option<TempFile>,
+}
+
+/// A file removed when dropped (best effort).
+pub struct TempFile(pub PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Above this many gates, `--compact auto` compiles a program compact.
+pub const AUTO_COMPACT_ABOVE_GATES: u64 = 1 << 25;
+
+/// `--compact`: how the compiler stores functions called many times.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum CompactArg {
+    /// Unroll fully while the program stays under 2^25 (33.5 M) gates, so every
+    /// --parallel mode can split it; compact above that.
+    #[default]
+    Auto,
+    /// Store each function once per argument shape (which argument bits are constants) and
+    /// expand it while garbling: compiling and the file follow the program's size, not the
+    /// unrolled gate count. Compact circuits run sequentially (--parallel none).
+    Always,
+    /// Always unroll every call and loop (the circuit can be split for parallel runs).
+    Never,
+}
+
+/// A compiled C program: the unrolled circuit with its parallel regions, or a compact
+/// circuit in a file.
+pub enum CompiledProgram {
+    Flat(ParallelCircuit),
+    Compact(PathBuf, Option<TempFile>),
 }
 
 /// The names `builtin:NAME` accepts, for help and errors.
@@ -99,6 +144,10 @@ pub struct CompileArgs {
     /// Most iterations one loop may unroll to before compiling stops with an error.
     #[arg(long, value_name = "N")]
     pub unroll_limit: Option<u64>,
+    /// Store functions called many times once, as templates expanded while garbling:
+    /// auto (only programs above 2^25 gates), always, never [default: auto].
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub compact: Option<CompactArg>,
 }
 
 impl CompileArgs {
@@ -125,6 +174,11 @@ impl CompileArgs {
             || self.optimize.is_some()
             || self.entry.is_some()
             || self.unroll_limit.is_some()
+            || self.compact.is_some()
+    }
+
+    pub fn compact_mode(&self) -> CompactArg {
+        self.compact.unwrap_or_default()
     }
 }
 
@@ -208,8 +262,8 @@ pub fn load_spec(
     let is_c = is_c_source(spec);
     if !is_c && compile.any_given() {
         bail!(
-            "-D, -I, --optimize, --entry and --unroll-limit apply to C programs (.c files) only; \
-             {spec} is not one"
+            "-D, -I, --optimize, --entry, --unroll-limit and --compact apply to C programs (.c \
+             files) only; {spec} is not one"
         );
     }
     if let Some(name) = spec.strip_prefix("builtin:") {
@@ -217,6 +271,7 @@ pub fn load_spec(
             circuit: builtin(name)?,
             interface: None,
             parallel: None,
+            _temp: None,
         });
     }
     let path = Path::new(spec);
@@ -224,11 +279,24 @@ pub fn load_spec(
         if format.is_some() {
             bail!("--format applies to Bristol files; {spec} is a C program");
         }
-        let (parallel, interface) = compile_cached(path, compile, use_cache, quiet)?;
-        return Ok(Program {
-            circuit: Loaded::Memory(parallel.flatten()),
-            interface: Some(interface),
-            parallel: Some(parallel),
+        let (compiled, interface) = compile_cached(path, compile, use_cache, quiet)?;
+        return Ok(match compiled {
+            CompiledProgram::Flat(parallel) => Program {
+                circuit: Loaded::Memory(parallel.flatten()),
+                interface: Some(interface),
+                parallel: Some(parallel),
+                _temp: None,
+            },
+            CompiledProgram::Compact(file, temp) => {
+                let (c, _) = CompactFile::open(&file)
+                    .with_context(|| format!("reading the compact circuit of {spec}"))?;
+                Program {
+                    circuit: Loaded::Compact(c),
+                    interface: Some(interface),
+                    parallel: None,
+                    _temp: temp,
+                }
+            }
         });
     }
     let pgc = is_pgc_file(path).with_context(|| format!("cannot read circuit file {spec}"))?;
@@ -236,12 +304,23 @@ pub fn load_spec(
         if format.is_some() {
             bail!("--format applies to Bristol files; {spec} is a pgc circuit file");
         }
+        if pgc_format_version(path)? == 3 {
+            let (c, interface) = CompactFile::open(path)?;
+            let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
+            return Ok(Program {
+                circuit: Loaded::Compact(c),
+                interface: typed.then_some(interface),
+                parallel: None,
+                _temp: None,
+            });
+        }
         let (parallel, interface) = read_pgc_parallel(path)?;
         let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
         return Ok(Program {
             circuit: Loaded::Memory(parallel.flatten()),
             interface: typed.then_some(interface),
             parallel: Some(parallel),
+            _temp: None,
         });
     }
     let c = read_circuit_file(path, format)?;
@@ -249,6 +328,7 @@ pub fn load_spec(
         circuit: Loaded::Memory(c),
         interface: None,
         parallel: None,
+        _temp: None,
     })
 }
 
@@ -274,12 +354,14 @@ fn prepare(p: Program, spec: &str) -> Result<Program> {
                 circuit: Loaded::Memory(assign_slots(&leveled)),
                 interface: p.interface,
                 parallel: p.parallel,
+                _temp: p._temp,
             }
         }
         g => Program {
             circuit: g,
             interface: p.interface,
             parallel: p.parallel,
+            _temp: p._temp,
         },
     })
 }
@@ -320,32 +402,137 @@ pub fn compile_cached(
     args: &CompileArgs,
     use_cache: bool,
     quiet: bool,
-) -> Result<(ParallelCircuit, Interface)> {
+) -> Result<(CompiledProgram, Interface)> {
     let source =
         std::fs::read(path).with_context(|| format!("cannot read C program {}", path.display()))?;
     let opts = args.options();
+    let mode = args.compact_mode();
     let cached_at = if use_cache {
-        cache_dir().map(|dir| dir.join(format!("{}.pgc", cache_key(path, &source, &opts))))
+        cache_dir().map(|dir| {
+            dir.join(format!(
+                "{}.pgc",
+                cache_key(path, &source, &opts, &format!("{mode:?}"))
+            ))
+        })
     } else {
         None
     };
     if let Some(file) = &cached_at
         && file.exists()
     {
-        match read_pgc_parallel(file) {
+        let hit = match pgc_format_version(file) {
+            Ok(3) => CompactFile::open(file)
+                .map(|(_, iface)| (CompiledProgram::Compact(file.clone(), None), iface)),
+            Ok(_) => read_pgc_parallel(file).map(|(pc, iface)| (CompiledProgram::Flat(pc), iface)),
+            Err(e) => Err(e),
+        };
+        match hit {
             Ok(hit) => return Ok(hit),
             Err(e) if !quiet => eprintln!("note: ignoring a damaged cache entry ({e})"),
             Err(_) => {}
         }
     }
-    let compiled = pgc_compiler::compile_file(path, &opts)?;
-    let parallel = compiled
-        .parallel_circuit()
-        .with_context(|| format!("splitting {} into parallel regions", path.display()))?;
-    if let Some(file) = &cached_at {
-        store(file, &parallel, &compiled.interface);
+    match compile_either(path, &opts, mode, quiet)? {
+        Either::Flat(compiled) => {
+            let parallel = compiled
+                .parallel_circuit()
+                .with_context(|| format!("splitting {} into parallel regions", path.display()))?;
+            if let Some(file) = &cached_at {
+                store(file, &parallel, &compiled.interface);
+            }
+            Ok((CompiledProgram::Flat(parallel), compiled.interface))
+        }
+        Either::Compact => {
+            // Straight into the cache entry (or a temporary file removed after the run).
+            let (file, temp) = match &cached_at {
+                Some(f) => (f.clone(), None),
+                None => {
+                    let f = std::env::temp_dir().join(format!(
+                        "pgc-compact-{}-{}.pgc",
+                        std::process::id(),
+                        std::time::SystemTime::now()
+                            .duration_since(UNIX_EPOCH)
+                            .map_or(0, |d| d.as_nanos())
+                    ));
+                    (f.clone(), Some(TempFile(f)))
+                }
+            };
+            let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+            let guard = TempFile(tmp.clone());
+            let (interface, _, _) = compile_compact_to(path, &opts, &dir, &tmp, quiet)?;
+            std::fs::rename(&tmp, &file)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            std::mem::forget(guard);
+            Ok((CompiledProgram::Compact(file, temp), interface))
+        }
     }
-    Ok((parallel, compiled.interface))
+}
+
+/// What [`compile_either`] chose.
+pub enum Either {
+    Flat(pgc_compiler::Compiled),
+    /// Compile compact (the unrolled form was not attempted, or went over the budget).
+    Compact,
+}
+
+/// Compiles unrolled unless `mode` says compact; under `auto`, gives up the unrolled form
+/// once it passes [`AUTO_COMPACT_ABOVE_GATES`] and asks for the compact one instead.
+pub fn compile_either(
+    path: &Path,
+    opts: &pgc_compiler::Options,
+    mode: CompactArg,
+    quiet: bool,
+) -> Result<Either> {
+    if mode == CompactArg::Always {
+        return Ok(Either::Compact);
+    }
+    let mut o = opts.clone();
+    if mode == CompactArg::Auto {
+        o.gate_budget = Some(AUTO_COMPACT_ABOVE_GATES);
+    }
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    o.progress = Some(counter.clone());
+    let r =
+        crate::progress::watch_compile(quiet, &counter, || pgc_compiler::compile_file(path, &o));
+    match r {
+        Ok(c) => Ok(Either::Flat(c)),
+        Err(pgc_compiler::CompileError::OverBudget { .. }) => {
+            if !quiet {
+                eprintln!(
+                    "note: {} unrolls to more than {} gates; compiling it compact instead \
+                     (functions stored once and expanded while garbling; runs sequentially)",
+                    path.display(),
+                    crate::report::group(AUTO_COMPACT_ABOVE_GATES)
+                );
+            }
+            Ok(Either::Compact)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Compiles `path` compact into the file `out` (through temporary files in `spill_dir`),
+/// with a progress counter.
+pub fn compile_compact_to(
+    path: &Path,
+    opts: &pgc_compiler::Options,
+    spill_dir: &Path,
+    out: &Path,
+    quiet: bool,
+) -> Result<(
+    Interface,
+    pgc_compiler::CompileStats,
+    pgc_compiler::CompactSummary,
+)> {
+    let mut o = opts.clone();
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    o.progress = Some(counter.clone());
+    Ok(crate::progress::watch_compile(quiet, &counter, || {
+        pgc_compiler::compile_compact_streaming(path, &o, spill_dir, out)
+    })?)
 }
 
 /// Writes a cache entry atomically (temporary file, then rename); a cache that cannot be
@@ -374,7 +561,7 @@ pub fn cache_dir() -> Option<PathBuf> {
         .map(|h| h.join(".cache").join("pgc"))
 }
 
-fn cache_key(path: &Path, source: &[u8], opts: &pgc_compiler::Options) -> String {
+fn cache_key(path: &Path, source: &[u8], opts: &pgc_compiler::Options, mode: &str) -> String {
     let mut h = blake3::Hasher::new();
     let mut field = |bytes: &[u8]| {
         h.update(&(bytes.len() as u64).to_le_bytes());
@@ -407,6 +594,7 @@ fn cache_key(path: &Path, source: &[u8], opts: &pgc_compiler::Options) -> String
     field(opts.entry.as_deref().unwrap_or("").as_bytes());
     field(format!("{:?}", opts.optimize).as_bytes());
     field(&opts.unroll_limit.to_le_bytes());
+    field(mode.as_bytes());
     match preprocess_for_key(&dir, source, opts) {
         Some(expanded) => {
             field(b"preprocessed");

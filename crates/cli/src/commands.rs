@@ -245,6 +245,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
     let program = circuits::load(&args.c, args.json)?;
     let c = match program.circuit {
         Loaded::Memory(c) => c,
+        Loaded::Compact(cf) => return compact_info(&args, &cf, program.interface.as_ref()),
         Loaded::Generated(g) => {
             let v = json!({
                 "generated": true,
@@ -329,6 +330,65 @@ pub fn info(args: InfoArgs) -> Result<()> {
         println!("{line}");
     }
     if let Some(iface) = &program.interface {
+        for line in typed_io::interface_lines(iface) {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// `pgc info` for a compact circuit: expanded size, templates, and the working set.
+fn compact_info(
+    args: &InfoArgs,
+    cf: &pgc_circuit::pgcfile::CompactFile,
+    iface: Option<&Interface>,
+) -> Result<()> {
+    let s = cf.stats();
+    let label_bytes = s.peak_live_wires * 16;
+    if args.json {
+        let mut v = json!({
+            "compact": true,
+            "gates": cf.gate_count(),
+            "and_gates": cf.and_count(),
+            "templates": s.templates,
+            "calls": s.calls,
+            "main_slots": s.main_slots,
+            "scratch_slots": s.scratch_slots,
+            "peak_live_wires": s.peak_live_wires,
+            "slots_when_run": s.peak_live_wires,
+            "label_bytes_when_run": label_bytes,
+            "fingerprint": hex(&cf.fingerprint()),
+            "regions": [],
+        });
+        if let Some(iface) = iface {
+            let (inputs, outputs) = typed_io::interface_json(iface);
+            v["inputs"] = inputs;
+            v["outputs"] = outputs;
+        }
+        println!("{v}");
+        return Ok(());
+    }
+    println!("circuit      {} (compact)", args.c.circuit);
+    println!(
+        "gates        {} expanded (AND {})",
+        report::group(cf.gate_count()),
+        report::group(cf.and_count())
+    );
+    println!(
+        "templates    {} stored once, called {} times from the main body",
+        s.templates,
+        report::group(s.calls)
+    );
+    println!(
+        "live wires   {} slots when run ({} main + {} template scratch): {} of labels per party",
+        report::group(s.peak_live_wires),
+        report::group(s.main_slots),
+        report::group(s.scratch_slots),
+        report::bytes(label_bytes)
+    );
+    println!("fingerprint  {}", hex(&cf.fingerprint()));
+    println!("parallel     runs sequentially (compact circuits are expanded on one thread)");
+    if let Some(iface) = iface {
         for line in typed_io::interface_lines(iface) {
             println!("{line}");
         }
@@ -485,6 +545,15 @@ fn parallel_form(
              run it with --parallel none",
         )?)),
         Loaded::Generated(_) => Ok(None),
+        Loaded::Compact(_) => {
+            if config.mode != ParallelMode::Auto {
+                bail!(
+                    "compact circuits run sequentially: use --parallel none (or auto), or \
+                     compile with --compact never to unroll the program for the parallel modes"
+                );
+            }
+            Ok(None)
+        }
     }
 }
 

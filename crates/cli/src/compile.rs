@@ -10,7 +10,9 @@ use pgc_circuit::pgcfile::write_pgc_parallel_file;
 use pgc_circuit::validate;
 use serde_json::json;
 
-use crate::circuits::{CompileArgs, is_c_source};
+use crate::circuits::{
+    CompileArgs, Either, TempFile, compile_compact_to, compile_either, is_c_source,
+};
 use crate::report;
 use crate::typed_io;
 
@@ -73,7 +75,12 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
     if args.low_memory {
         return compile_low_memory(&args, &output);
     }
-    let compiled = pgc_compiler::compile_file(&args.source, &args.compile.options())?;
+    let opts = args.compile.options();
+    let compiled =
+        match compile_either(&args.source, &opts, args.compile.compact_mode(), args.json)? {
+            Either::Flat(compiled) => compiled,
+            Either::Compact => return compile_compact(&args, &opts, &output),
+        };
     let c = &compiled.circuit;
     validate(c).context("the compiler produced an invalid circuit; this is a bug in pgc")?;
     let parallel = compiled
@@ -165,6 +172,92 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
         );
         println!("optimizer    gates avoided while building, or removed afterwards:");
         print_passes(cs);
+    }
+    Ok(())
+}
+
+/// A compact circuit (format v3): functions stored once per argument shape.
+fn compile_compact(
+    args: &CompileCmdArgs,
+    opts: &pgc_compiler::Options,
+    output: &Path,
+) -> Result<()> {
+    if args.emit == Emit::Bristol {
+        bail!(
+            "a compact circuit cannot be written as Bristol Fashion (which has no templates); \
+             compile with --compact never to unroll it, or drop --emit bristol"
+        );
+    }
+    let dir = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = output.with_extension(format!("pgc.tmp{}", std::process::id()));
+    let guard = TempFile(tmp.clone());
+    let (interface, cs, summary) = compile_compact_to(&args.source, opts, &dir, &tmp, args.json)?;
+    std::fs::rename(&tmp, output).with_context(|| format!("cannot write {}", output.display()))?;
+    std::mem::forget(guard);
+    let rate = cs.gates_final as f64 / cs.elapsed.as_secs_f64().max(1e-9);
+    if args.json {
+        let (inputs, outputs) = typed_io::interface_json(&interface);
+        let mut v = json!({
+            "source": args.source.display().to_string(),
+            "output": output.display().to_string(),
+            "format": "pgc-compact",
+            "gates": cs.gates_final,
+            "and_gates": cs.and_gates_final,
+            "templates": summary.templates,
+            "calls": summary.calls,
+            "calls_reused": summary.calls_reused,
+            "peak_live_wires": summary.peak_live_wires,
+            "label_bytes_when_run": summary.peak_live_wires * 16,
+            "inputs": inputs,
+            "outputs": outputs,
+            "compile_seconds": cs.elapsed.as_secs_f64(),
+            "gates_per_second": rate,
+            "regions": [],
+        });
+        if args.stats {
+            v["stats"] = serde_json::to_value(&cs)?;
+        }
+        println!("{v}");
+        return Ok(());
+    }
+    println!(
+        "{} -> {} (compact)",
+        args.source.display(),
+        output.display()
+    );
+    println!(
+        "gates        {} expanded (AND {})",
+        report::group(cs.gates_final),
+        report::group(cs.and_gates_final)
+    );
+    println!(
+        "templates    {} stored once; {} calls in the main body ({} answered by a template \
+         already compiled)",
+        summary.templates,
+        report::group(summary.calls),
+        report::group(summary.calls_reused)
+    );
+    println!(
+        "live wires   {} slots when run ({} of labels per party)",
+        report::group(summary.peak_live_wires),
+        report::bytes(summary.peak_live_wires * 16)
+    );
+    for line in typed_io::interface_lines(&interface) {
+        println!("{line}");
+    }
+    if args.stats {
+        println!(
+            "compiled in  {:.1} ms ({:.1} M gates/s of the expanded circuit); {} AND/XOR gates \
+             emitted outside templates",
+            cs.elapsed.as_secs_f64() * 1e3,
+            rate / 1e6,
+            report::group(cs.gates_emitted)
+        );
+        println!("optimizer    gates avoided while building, or removed afterwards:");
+        print_passes(&cs);
     }
     Ok(())
 }

@@ -35,6 +35,30 @@ impl Progress {
         }
     }
 
+    /// A counter of gates made by a compilation (no total is known until it ends, so it
+    /// shows the count and the rate, not the time left).
+    pub fn compiling(quiet: bool) -> Progress {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] compiling: {human_pos} gates ({rate})",
+            )
+            .expect("valid template")
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1} M gates/s", state.per_sec() / 1e6);
+                },
+            ),
+        );
+        Progress {
+            bar,
+            start: Instant::now(),
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
     pub fn set(&mut self, ands_done: u64) {
         if self.enabled && !self.shown && self.start.elapsed() > Duration::from_secs(1) {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -56,6 +80,24 @@ pub fn watch<T>(total: u64, quiet: bool, counter: &AtomicU64, work: impl FnOnce(
             let mut bar = Progress::new(total, quiet);
             while !done.load(Ordering::Acquire) {
                 bar.set(counter.load(Ordering::Relaxed).min(total));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            bar.finish();
+        });
+        let result = work();
+        done.store(true, Ordering::Release);
+        result
+    })
+}
+
+/// Runs a compilation while a counter follows `counter` (gates made so far).
+pub fn watch_compile<T>(quiet: bool, counter: &AtomicU64, work: impl FnOnce() -> T) -> T {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut bar = Progress::compiling(quiet);
+            while !done.load(Ordering::Acquire) {
+                bar.set(counter.load(Ordering::Relaxed));
                 std::thread::sleep(Duration::from_millis(100));
             }
             bar.finish();

@@ -384,6 +384,7 @@ impl<'a> Lowerer<'a> {
         };
         if is_static && !global {
             self.statics.insert(span.start, var);
+            self.pin_var(var);
         }
         if let Some(vis) = output_visibility(&name)
             && in_entry
@@ -403,6 +404,7 @@ impl<'a> Lowerer<'a> {
             if self.outputs.iter().any(|o| o.name == name) {
                 return self.err(span, format!("output `{name}` is declared twice"));
             }
+            self.pin_var(var);
             self.outputs.push(PendingOutput {
                 name: name.clone(),
                 var,

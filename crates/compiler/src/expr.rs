@@ -779,6 +779,14 @@ impl<'a> Lowerer<'a> {
         let ct = IntTy::common(lt, rt);
         let a = self.convert_bits(lt, &lb, ct);
         let b = self.convert_bits(rt, &rb, ct);
+        if let Some(v) = const_fold(&op, ct, &a, &b) {
+            // Compile-time values (loop counters, indices): skip the gate builders, which
+            // would fold every gate one by one.
+            return Ok(match v {
+                Folded::Int(x) => Val::Int(ct, self.const_bits(x as i128, ct.bits)),
+                Folded::Bool(x) => self.bool_val(Lit::constant(x)),
+            });
+        }
         let g = &mut self.g;
         let out = match op {
             B::Plus => blocks::add(g, &a, &b),
@@ -918,6 +926,61 @@ fn parse_char(s: &str) -> Option<u8> {
         "?" => b'?',
         r if r.starts_with('x') => u8::from_str_radix(&r[1..], 16).ok()?,
         r if r.chars().all(|c| c.is_digit(8)) => u8::from_str_radix(r, 8).ok()?,
+        _ => return None,
+    })
+}
+
+/// What [`const_fold`] computed.
+enum Folded {
+    /// The result's bits as an unsigned number.
+    Int(u128),
+    Bool(bool),
+}
+
+/// The value of `a op b` when both operands are constants, for the operators whose circuit
+/// is plain two's-complement arithmetic (so folding here gives exactly the circuit's
+/// result); `None` otherwise (then the gate builders fold it, e.g. division by zero keeps
+/// the circuit's own answer).
+fn const_fold(op: &BinaryOperator, ct: IntTy, a: &[Lit], b: &[Lit]) -> Option<Folded> {
+    use BinaryOperator as B;
+    let value = |bits: &[Lit]| -> Option<u128> {
+        let mut v = 0u128;
+        for (i, l) in bits.iter().enumerate() {
+            if l.as_const()? {
+                v |= 1 << i;
+            }
+        }
+        Some(v)
+    };
+    if ct.bits == 0 || ct.bits > 64 {
+        return None;
+    }
+    let (x, y) = (value(a)?, value(b)?);
+    let mask = (1u128 << ct.bits) - 1;
+    let signed = |v: u128| -> i128 {
+        let shift = 128 - ct.bits;
+        ((v << shift) as i128) >> shift
+    };
+    let less = |p: u128, q: u128| {
+        if ct.signed {
+            signed(p) < signed(q)
+        } else {
+            p < q
+        }
+    };
+    Some(match op {
+        B::Plus => Folded::Int(x.wrapping_add(y) & mask),
+        B::Minus => Folded::Int(x.wrapping_sub(y) & mask),
+        B::Multiply => Folded::Int(x.wrapping_mul(y) & mask),
+        B::BitwiseAnd => Folded::Int(x & y),
+        B::BitwiseOr => Folded::Int(x | y),
+        B::BitwiseXor => Folded::Int(x ^ y),
+        B::Less => Folded::Bool(less(x, y)),
+        B::Greater => Folded::Bool(less(y, x)),
+        B::LessOrEqual => Folded::Bool(!less(y, x)),
+        B::GreaterOrEqual => Folded::Bool(!less(x, y)),
+        B::Equals => Folded::Bool(x == y),
+        B::NotEquals => Folded::Bool(x != y),
         _ => return None,
     })
 }

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub mod compact;
 mod decl;
 mod expr;
 mod lower;
@@ -44,6 +45,17 @@ pub struct Options {
     /// Find parallel regions (`for` loops whose iterations are independent) on their own;
     /// loops marked `#pragma omp parallel for` become regions either way.
     pub regions: bool,
+    /// Compile each function once per argument shape as a template of a compact circuit
+    /// (see [`compact`]) instead of inlining every call; parallel regions are then not
+    /// looked for.
+    pub compact: bool,
+    /// Where the compiler reports how many gates it has made so far (calls of templates
+    /// counted at their expanded size), for a progress display; `None` = nowhere.
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Stop with [`CompileError::OverBudget`] once this many gates are made (calls of
+    /// templates counted at their expanded size); `None` = no limit. Lets a caller try the
+    /// fully unrolled form first and fall back to the compact one for large programs.
+    pub gate_budget: Option<u64>,
 }
 
 impl Default for Options {
@@ -55,6 +67,9 @@ impl Default for Options {
             optimize: OptimizeFor::Size,
             unroll_limit: 1 << 20,
             regions: true,
+            compact: false,
+            progress: None,
+            gate_budget: None,
         }
     }
 }
@@ -136,6 +151,9 @@ pub enum CompileError {
     },
     #[error("preprocessor failed:\n{0}")]
     Preprocessor(String),
+    /// The program made more gates than [`Options::gate_budget`] allows.
+    #[error("the program makes more than {budget} gates (the budget for this compilation)")]
+    OverBudget { budget: u64 },
 }
 
 fn at(pos: &Option<SourcePos>, message: &str) -> String {
@@ -187,6 +205,9 @@ pub fn preprocess_file(path: &Path, opts: &Options) -> Result<String, CompileErr
 /// fixed, gates still in RAM or in the spill file) and its interface.
 struct FrontEnd {
     netlist: pgc_circuit::netlist::PreparedNetlist,
+    /// Templates of compact compilation (empty otherwise).
+    templates: Vec<pgc_circuit::compact::Template>,
+    calls_reused: u64,
     interface: Interface,
     entry_name: String,
     entry_params: Vec<String>,
@@ -288,6 +309,8 @@ fn front_end_on_this_thread(
     })?;
     Ok(FrontEnd {
         netlist,
+        templates: std::mem::take(&mut low.compact.templates),
+        calls_reused: low.compact.calls_reused,
         interface,
         entry_name,
         entry_params,
@@ -343,6 +366,203 @@ fn compile_in(
         entry_name: fe.entry_name,
         entry_params: fe.entry_params,
     })
+}
+
+/// A program compiled into a compact circuit (see [`Options::compact`]).
+pub struct CompiledCompact {
+    pub circuit: pgc_circuit::compact::CompactCircuit,
+    pub interface: Interface,
+    /// Figures of the main body; `gates_final`/`and_gates_final` count the expanded circuit.
+    pub stats: CompileStats,
+    /// Calls answered by an already compiled template.
+    pub calls_reused: u64,
+    pub entry_name: String,
+    pub entry_params: Vec<String>,
+}
+
+/// Compiles the C file at `path` into a compact circuit held in memory (functions called
+/// again with arguments of the same shape become calls of one template).
+pub fn compile_compact_file(path: &Path, opts: &Options) -> Result<CompiledCompact, CompileError> {
+    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    compact_in(&source, &path.display().to_string(), path.parent(), opts)
+}
+
+/// [`compile_compact_file`] for source text; `name` is used in error messages.
+pub fn compile_compact_source(
+    source: &str,
+    name: &str,
+    opts: &Options,
+) -> Result<CompiledCompact, CompileError> {
+    compact_in(source, name, None, opts)
+}
+
+fn compact_in(
+    source: &str,
+    name: &str,
+    dir: Option<&Path>,
+    opts: &Options,
+) -> Result<CompiledCompact, CompileError> {
+    let mut opts = opts.clone();
+    opts.compact = true;
+    let fe = front_end(source, name, dir, &opts, None)?;
+    let fail = |e: String| CompileError::Source {
+        pos: None,
+        message: format!("{name}: the circuit cannot be built: {e}"),
+    };
+    let (layout, items, b) = fe.netlist.into_items().map_err(|e| fail(e.to_string()))?;
+    let circuit = pgc_circuit::compact::CompactCircuit::from_ssa(layout, fe.templates, items)
+        .map_err(|e| fail(e.to_string()))?;
+    let counts = pgc_circuit::compact::compact_stats(&circuit).map_err(|e| fail(e.to_string()))?;
+    let mut stats = compile_stats(&b, counts.and_gates, fe.start);
+    stats.gates_final = counts.gates;
+    Ok(CompiledCompact {
+        circuit,
+        interface: fe.interface,
+        stats,
+        calls_reused: fe.calls_reused,
+        entry_name: fe.entry_name,
+        entry_params: fe.entry_params,
+    })
+}
+
+/// Compiles the C file at `path` into a compact circuit written to the `.pgc` file `out`
+/// (format v3) in bounded memory: the netlist and its calls spill to temporary files in
+/// `spill_dir`, the main body is parked there too, walked backward once to find each
+/// wire's last use, and forward to assign reusable wire slots while it is written out. So
+/// memory holds the program's variables, the templates, and a few bits per main-body wire;
+/// never the body itself.
+pub fn compile_compact_streaming(
+    path: &Path,
+    opts: &Options,
+    spill_dir: &Path,
+    out: &Path,
+) -> Result<(Interface, CompileStats, CompactSummary), CompileError> {
+    use pgc_circuit::compact::{LastUses, MainSlotter};
+    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let name = path.display().to_string();
+    let mut opts = opts.clone();
+    opts.compact = true;
+    let fe = front_end(&source, &name, path.parent(), &opts, Some(spill_dir))?;
+    let fail = |e: String| CompileError::Source {
+        pos: None,
+        message: format!("{name}: {e}"),
+    };
+    let io_fail =
+        |e: std::io::Error| fail(format!("temporary file in {}: {e}", spill_dir.display()));
+    let ssa_layout = fe.netlist.layout().clone();
+    let mut spill = compact::ItemSpill::create(spill_dir).map_err(io_fail)?;
+    let b = fe
+        .netlist
+        .for_each_item::<SpillError>(|items| spill.push_chunk(items).map_err(SpillError::Io))
+        .map_err(|e| match e {
+            SpillError::Io(e) => io_fail(e),
+            SpillError::Netlist(e) => fail(e.to_string()),
+        })?;
+    let templates = fe.templates;
+    // Backward: each wire's last use. Then forward twice: once to learn the slot count
+    // (the file's header needs it), once to write.
+    let mut chunk = Vec::new();
+    let compact_fail = |e: pgc_circuit::compact::CompactError| fail(e.to_string());
+    let mut last_uses =
+        LastUses::new(&ssa_layout, ssa_layout.num_wires as u64).map_err(compact_fail)?;
+    for k in (0..spill.chunk_count()).rev() {
+        spill.read_chunk(k, &mut chunk).map_err(io_fail)?;
+        last_uses.feed_backward(&chunk);
+    }
+    let mut dry = MainSlotter::new(last_uses.clone());
+    for k in 0..spill.chunk_count() {
+        spill.read_chunk(k, &mut chunk).map_err(io_fail)?;
+        dry.rename_forward(&mut chunk).map_err(compact_fail)?;
+    }
+    let layout = dry.finish().map_err(compact_fail)?;
+    let file = std::fs::File::create(out).map_err(|e| CompileError::Io {
+        path: out.to_path_buf(),
+        source: e,
+    })?;
+    let write_err = |e: pgc_circuit::PgcFileError| fail(format!("writing {}: {e}", out.display()));
+    let mut writer = pgc_circuit::pgcfile::PgcCompactWriter::new(
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        &layout,
+        &fe.interface,
+        &templates,
+    )
+    .map_err(write_err)?;
+    let expander = pgc_circuit::compact::Expander::new(&templates, layout.num_wires)
+        .map_err(|e| fail(e.to_string()))?;
+    // Expanded counts (main-level gates plus each call's template) on the way.
+    let mut gates = 0u64;
+    let mut ands = b.and_final;
+    let mut calls = 0u64;
+    let mut slotter = MainSlotter::new(last_uses);
+    for k in 0..spill.chunk_count() {
+        spill.read_chunk(k, &mut chunk).map_err(io_fail)?;
+        for item in &chunk {
+            match item {
+                pgc_circuit::compact::Item::Gate(_) => gates += 1,
+                pgc_circuit::compact::Item::Call(c) => {
+                    let (g, a) = expander
+                        .template_counts(c.template)
+                        .ok_or_else(|| fail(format!("call of missing template {}", c.template)))?;
+                    gates += g;
+                    ands += a;
+                    calls += 1;
+                }
+            }
+        }
+        slotter.rename_forward(&mut chunk).map_err(compact_fail)?;
+        writer.write_items(&chunk).map_err(write_err)?;
+    }
+    let final_layout = slotter.finish().map_err(compact_fail)?;
+    debug_assert_eq!(final_layout, layout);
+    let w = writer.finish().map_err(write_err)?;
+    w.into_inner()
+        .map_err(|e| fail(format!("writing {}: {}", out.display(), e.error())))?
+        .sync_all()
+        .map_err(|e| CompileError::Io {
+            path: out.to_path_buf(),
+            source: e,
+        })?;
+    let mut stats = compile_stats(&b, ands, fe.start);
+    stats.gates_final = gates;
+    let summary = CompactSummary {
+        templates: templates.len() as u64,
+        calls,
+        calls_reused: fe.calls_reused,
+        main_slots: layout.num_wires as u64,
+        peak_live_wires: expander.num_wires() as u64,
+    };
+    Ok((fe.interface, stats, summary))
+}
+
+/// What compact compilation made: templates, calls and the label memory they imply.
+#[derive(Clone, Debug, Serialize)]
+pub struct CompactSummary {
+    pub templates: u64,
+    /// Calls in the main body.
+    pub calls: u64,
+    /// Calls answered by a template compiled for an earlier call.
+    pub calls_reused: u64,
+    /// Wire slots of the main body.
+    pub main_slots: u64,
+    /// Label slots a party needs when running it (main slots plus template scratch).
+    pub peak_live_wires: u64,
+}
+
+enum SpillError {
+    Io(std::io::Error),
+    Netlist(pgc_circuit::NetlistError),
+}
+
+impl From<pgc_circuit::NetlistError> for SpillError {
+    fn from(e: pgc_circuit::NetlistError) -> Self {
+        SpillError::Netlist(e)
+    }
 }
 
 /// Compiles the C file at `path` straight into a `.pgc` file written to `out`, never holding

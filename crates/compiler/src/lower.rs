@@ -76,6 +76,10 @@ pub struct Var {
     pub active: Option<(Lit, Vec<Lit>)>,
 }
 
+/// Names visible in one block (looked up at every identifier: a fast hasher).
+pub type Scope =
+    HashMap<String, Binding, std::hash::BuildHasherDefault<crate::compact::ShapeHasher>>;
+
 #[derive(Clone, Debug)]
 pub enum Binding {
     Var(VarId),
@@ -115,11 +119,11 @@ pub struct Lowerer<'a> {
     pub opts: &'a Options,
     pub map: &'a LineMap,
     pub functions: HashMap<String, &'a Node<FunctionDefinition>>,
-    pub globals: HashMap<String, Binding>,
+    pub globals: Scope,
     /// Global variable declarations not yet materialized (created on first use).
     pub pending_globals: HashMap<String, (&'a Node<Declaration>, &'a Node<InitDeclarator>)>,
     /// Per inlined function: its block scopes, innermost last.
-    pub frames: Vec<Vec<HashMap<String, Binding>>>,
+    pub frames: Vec<Vec<Scope>>,
     pub struct_tags: HashMap<String, Result<std::rc::Rc<StructDef>, String>>,
     pub vars: Vec<Var>,
     pub cur: Lit,
@@ -144,6 +148,20 @@ pub struct Lowerer<'a> {
     /// Min/max reduction statements being run as reductions: `if` statement address →
     /// the compared expression and the variable, whose types must agree.
     minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp)>,
+    /// Templates and the memo of compact compilation ([`Options::compact`]).
+    pub compact: crate::compact::CompactState,
+    /// Variables whose scope ended, for reuse by new ones (compact mode only, where
+    /// unrolled loops would otherwise grow the table by every iteration's locals).
+    free_vars: Vec<VarId>,
+    /// Variables that outlive their scope: ports and static locals.
+    pinned_vars: HashSet<VarId>,
+}
+
+/// Conditions state saved while a template is compiled in a builder of its own.
+pub struct PathState {
+    cur: Lit,
+    implied: Vec<Lit>,
+    implied_count: HashMap<Lit, u32>,
 }
 
 /// A `for` loop being compiled as a parallel region (see [`crate::parallel`]).
@@ -174,7 +192,7 @@ impl<'a> Lowerer<'a> {
             opts,
             map,
             functions: HashMap::new(),
-            globals: HashMap::new(),
+            globals: Scope::default(),
             pending_globals: HashMap::new(),
             frames: Vec::new(),
             struct_tags: HashMap::new(),
@@ -192,6 +210,49 @@ impl<'a> Lowerer<'a> {
             text: "",
             pragmas: Vec::new(),
             minmax_checks: HashMap::new(),
+            compact: Default::default(),
+            free_vars: Vec::new(),
+            pinned_vars: HashSet::new(),
+        }
+    }
+
+    /// Takes the path conditions (literals of the current builder) and starts afresh.
+    pub fn take_path_state(&mut self) -> PathState {
+        PathState {
+            cur: std::mem::replace(&mut self.cur, Lit::TRUE),
+            implied: std::mem::replace(&mut self.implied, vec![Lit::TRUE]),
+            implied_count: std::mem::replace(
+                &mut self.implied_count,
+                HashMap::from([(Lit::TRUE, 1)]),
+            ),
+        }
+    }
+
+    pub fn restore_path_state(&mut self, s: PathState) {
+        self.cur = s.cur;
+        self.implied = s.implied;
+        self.implied_count = s.implied_count;
+    }
+
+    /// Keeps `var` alive beyond its scope (ports, static locals).
+    pub fn pin_var(&mut self, var: VarId) {
+        self.pinned_vars.insert(var);
+    }
+
+    /// Makes the variables of a scope that ended reusable (compact mode).
+    fn release_scope(&mut self, scope: Scope) {
+        if !self.opts.compact {
+            return;
+        }
+        for b in scope.into_values() {
+            if let Binding::Var(v) = b
+                && !self.pinned_vars.contains(&v)
+            {
+                self.vars[v].bits = Vec::new();
+                self.vars[v].ptr = None;
+                self.vars[v].active = None;
+                self.free_vars.push(v);
+            }
         }
     }
 
@@ -268,6 +329,15 @@ impl<'a> Lowerer<'a> {
 
     pub fn new_var(&mut self, ty: Ty, bits: Vec<Lit>) -> VarId {
         debug_assert_eq!(bits.len() as u64, ty.bits());
+        if let Some(v) = self.free_vars.pop() {
+            self.vars[v] = Var {
+                ty,
+                bits,
+                ptr: None,
+                active: None,
+            };
+            return v;
+        }
         self.vars.push(Var {
             ty,
             bits,
@@ -283,7 +353,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The bits of `var` as seen on the current paths.
-    fn var_bits(&self, var: VarId) -> &[Lit] {
+    pub(crate) fn var_bits(&self, var: VarId) -> &[Lit] {
         let v = &self.vars[var];
         match &v.active {
             Some((g, bits)) if self.is_implied(*g) => bits,
@@ -293,7 +363,7 @@ impl<'a> Lowerer<'a> {
 
     /// Writes `value` to bits `off..` of `var` on the paths where `guard` holds (`guard`
     /// implies `cur`).
-    fn write_bits(&mut self, var: VarId, off: u64, value: &[Lit], guard: Lit) {
+    pub(crate) fn write_bits(&mut self, var: VarId, off: u64, value: &[Lit], guard: Lit) {
         if guard == Lit::FALSE || value.is_empty() {
             return;
         }
@@ -386,11 +456,14 @@ impl<'a> Lowerer<'a> {
         self.frames
             .last_mut()
             .expect("inside a function")
-            .push(HashMap::new());
+            .push(Scope::default());
     }
 
     pub fn pop_scope(&mut self) {
-        self.frames.last_mut().expect("inside a function").pop();
+        let scope = self.frames.last_mut().expect("inside a function").pop();
+        if let Some(scope) = scope {
+            self.release_scope(scope);
+        }
     }
 
     pub fn bind(&mut self, name: String, b: Binding) {
@@ -450,7 +523,7 @@ impl<'a> Lowerer<'a> {
     pub fn run_entry(&mut self, f: &'a Node<FunctionDefinition>) -> R<(String, Vec<String>)> {
         let (name, ret_ty, params) = self.function_signature(f)?;
         let span = f.span;
-        self.frames.push(vec![HashMap::new()]);
+        self.frames.push(vec![Scope::default()]);
         self.call_stack.push(name.clone());
         let mut param_names = Vec::new();
         for (pname, pty, pspan) in params {
@@ -470,6 +543,7 @@ impl<'a> Lowerer<'a> {
                     );
                 }
                 let v = self.zero_var(t.clone());
+                self.pin_var(v);
                 self.outputs.push(PendingOutput {
                     name: "OUTPUT_return".into(),
                     var: v,
@@ -554,6 +628,7 @@ impl<'a> Lowerer<'a> {
                     format!("output `{name}` has a type a port cannot have"),
                 );
             }
+            self.pin_var(target);
             self.outputs.push(PendingOutput {
                 name: name.to_string(),
                 var: target,
@@ -592,7 +667,9 @@ impl<'a> Lowerer<'a> {
             owner,
             ctype,
         });
-        Ok(self.new_var(ty, bits))
+        let v = self.new_var(ty, bits);
+        self.pin_var(v);
+        Ok(v)
     }
 
     /// Emits the outputs (their values at the end of the entry function).
@@ -614,6 +691,17 @@ impl<'a> Lowerer<'a> {
     // ---- statements -----------------------------------------------------------------------
 
     pub fn exec_stmt(&mut self, s: &'a Node<Statement>) -> R<()> {
+        if !self.compact.is_building() {
+            let made = self.compact.expanded_so_far(self.g.gates_emitted());
+            if let Some(p) = &self.opts.progress {
+                p.store(made, std::sync::atomic::Ordering::Relaxed);
+            }
+            if let Some(budget) = self.opts.gate_budget
+                && made > budget
+            {
+                return Err(CompileError::OverBudget { budget });
+            }
+        }
         if self.cur == Lit::FALSE {
             return Ok(());
         }
@@ -957,7 +1045,8 @@ impl<'a> Lowerer<'a> {
     /// Whether a `for` loop should be recorded as a parallel region, and its reductions.
     fn plan_region(&mut self, f: &'a ForStatement, span: Span) -> R<Option<RegionPlan<'a>>> {
         let pragma = self.pragma_before(span.start);
-        if !self.opts.regions && pragma.is_none() {
+        // Compact circuits run sequentially (their calls are not plain gates to split).
+        if self.opts.compact || (!self.opts.regions && pragma.is_none()) {
             return Ok(None);
         }
         if self.g.region_open() {
@@ -1369,6 +1458,11 @@ impl<'a> Lowerer<'a> {
                 ),
             );
         }
+        if self.opts.compact
+            && let Some(v) = self.call_compact(name, f, &params, &args, &ret_ty)?
+        {
+            return Ok(v);
+        }
         // Bind parameters in a fresh frame: the callee cannot see the caller's locals.
         let mut bindings = Vec::new();
         for ((pname, pty, _pspan), (arg, aspan)) in params.into_iter().zip(args) {
@@ -1404,7 +1498,20 @@ impl<'a> Lowerer<'a> {
                 bindings.push((n, var));
             }
         }
-        let ret_var = match &ret_ty {
+        self.run_body(name, f, &ret_ty, bindings)
+    }
+
+    /// Runs function `f`'s body with its parameters bound to `bindings` and returns its
+    /// result (every path leaves a function, so the path condition after it is the one
+    /// before).
+    pub fn run_body(
+        &mut self,
+        name: &str,
+        f: &'a Node<FunctionDefinition>,
+        ret_ty: &Ty,
+        bindings: Vec<(String, VarId)>,
+    ) -> R<Val> {
+        let ret_var = match ret_ty {
             Ty::Void => None,
             Ty::Pointer(_) => {
                 return self.err(f.span, "functions returning pointers are not supported");
@@ -1425,7 +1532,10 @@ impl<'a> Lowerer<'a> {
         self.ctl.pop();
         self.exit_events = exits_before;
         self.call_stack.pop();
-        self.frames.pop();
+        let frame = self.frames.pop();
+        for scope in frame.into_iter().flatten() {
+            self.release_scope(scope);
+        }
         r?;
         // Every path leaves a function (by `return` or its end).
         self.restore(saved);
@@ -1434,6 +1544,9 @@ impl<'a> Lowerer<'a> {
             Some(v) => {
                 let ty = self.vars[v].ty.clone();
                 let bits = self.var_bits(v).to_vec();
+                if self.opts.compact {
+                    self.free_vars.push(v);
+                }
                 match ty {
                     Ty::Int(t) => Val::Int(t, bits),
                     t => Val::Agg(t, bits),

@@ -471,6 +471,10 @@ fn every_example_is_tested_and_documented() {
         "hamming.c",
         "auction.c",
         "median.c",
+        // Tested in large_examples.rs.
+        "edit_distance_large.c",
+        "modexp.c",
+        "lwe_dot.c",
     ];
     let readme = std::fs::read_to_string(example("README.md")).expect("examples/README.md");
     let dir = common::repo_root().join("examples");
@@ -494,7 +498,7 @@ fn every_example_is_tested_and_documented() {
 /// it may see (the circuit itself is checked against gcc above).
 #[test]
 fn every_example_in_every_parallel_mode() {
-    let cases: [(&str, &[&str]); 9] = [
+    let cases: [(&str, &[&str]); 12] = [
         ("millionaires.c", &[]),
         ("dot_product.c", &["N=6"]),
         ("biomatch.c", &["BIOMATCH_N=5", "BIOMATCH_D=2"]),
@@ -504,6 +508,9 @@ fn every_example_in_every_parallel_mode() {
         ("hamming.c", &["HAMMING_WORDS=2"]),
         ("auction.c", &[]),
         ("median.c", &["MEDIAN_N=4"]),
+        ("edit_distance_large.c", &["EDIT_LEN=4"]),
+        ("modexp.c", &[]),
+        ("lwe_dot.c", &["LWE_N=4"]),
     ];
     let mut rng = Rng::new(44);
     for (file, defines) in cases {

@@ -1,0 +1,567 @@
+//! Compact compilation: a function called again with arguments of the same *shape* reuses
+//! the body compiled at its first such call, as a template of the compact circuit
+//! ([`pgc_circuit::compact`]), instead of being inlined again.
+//!
+//! The shape of a call is which argument bits are compile-time constants (and their
+//! values), plus the size and element type of every array passed by pointer: with the
+//! same shape, the body folds the same constants and so builds the same gates, whatever
+//! wires carry the other bits. So the first call of each shape compiles the body once,
+//! with those bits as fresh template inputs, and every later call costs a table lookup
+//! and a call item: compile time follows the program, not the number of calls.
+//!
+//! A function qualifies when its body (and every function it calls) reads and writes only
+//! its parameters and locals: no global variable, no `static` local, no port. Pointer
+//! arguments must point into disjoint objects (the template copies them in and writes
+//! them back). A call under a secret condition writes its pointer results back under that
+//! condition, which is what inlining would have done. Results that are constants or
+//! unchanged inputs come back as such (no wires), so read-only array arguments cost
+//! nothing at the call.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use lang_c::ast::{FunctionDefinition, Identifier};
+use lang_c::span::{Node, Span};
+use lang_c::visit::Visit;
+use pgc_circuit::Lit;
+use pgc_circuit::compact::{Item, Template};
+use pgc_circuit::netlist::NetBuilder;
+
+use crate::lower::{Binding, Lowerer, Ptr, Val};
+use crate::types::Ty;
+
+type R<T> = Result<T, crate::CompileError>;
+
+/// Different shapes of one function compiled as templates before calls of further shapes
+/// use one generic template that takes every argument bit as a wire (constants included):
+/// a function called with a different constant each time (a loop counter, or values whose
+/// known-zero high bits grow with the iteration) would otherwise make one template per call.
+const MAX_SHAPES_PER_FUNCTION: usize = 16;
+
+/// Where one result bit of a memoized call comes from.
+#[derive(Clone, Copy, Debug)]
+enum ResultBit {
+    Const(bool),
+    /// The call's input bit `k`, complemented if the flag is set.
+    Input(u32, bool),
+    /// The template's output `j`, complemented if the flag is set.
+    Output(u32, bool),
+}
+
+/// A compiled shape of a function.
+#[derive(Clone, Debug)]
+pub struct MemoEntry {
+    /// `None` when every result bit is a constant or an input (no template needed).
+    template: Option<u32>,
+    num_outputs: u32,
+    /// Result bits: the return value's, then each pointer argument's region in order.
+    results: Vec<ResultBit>,
+}
+
+/// A fast hasher for shape keys (looked up at every call; our own data, no DoS concern).
+#[derive(Default)]
+pub struct ShapeHasher(u64);
+
+impl Hasher for ShapeHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.write_u64(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        for &b in chunks.remainder() {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(26) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Compact-compilation state of a [`Lowerer`].
+#[derive(Default)]
+pub struct CompactState {
+    pub templates: Vec<Template>,
+    memo: HashMap<(String, Vec<u8>), MemoEntry, BuildHasherDefault<ShapeHasher>>,
+    shapes: HashMap<String, usize>,
+    qualifies: HashMap<String, bool>,
+    /// Calls answered from a template (for statistics).
+    pub calls_reused: u64,
+    /// Expanded gates of each template (its gates plus those of the calls it makes).
+    pub template_gates: Vec<u64>,
+    /// Expanded gates of the calls made by the main body so far.
+    pub main_call_gates: u64,
+    /// Templates being compiled right now (nested when a body calls another function).
+    building: u32,
+}
+
+impl CompactState {
+    /// Whether a template body is being compiled (the builder is then the template's).
+    pub fn is_building(&self) -> bool {
+        self.building > 0
+    }
+
+    /// Gates made so far by a compilation whose main builder emitted `main_gates`.
+    pub fn expanded_so_far(&self, main_gates: u64) -> u64 {
+        self.main_call_gates + main_gates
+    }
+}
+
+/// One argument, ready to pass: its bits, and for pointers the object they point into.
+struct Arg {
+    bits: Vec<Lit>,
+    ptr: Option<Ptr>,
+    ty: Ty,
+}
+
+struct Idents<'a>(Vec<&'a str>);
+
+impl<'a> Visit<'a> for Idents<'a> {
+    fn visit_identifier(&mut self, id: &'a Identifier, _span: &'a Span) {
+        self.0.push(&id.name);
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    /// Whether `name` may be compiled once per shape (see the module docs).
+    fn qualifies(&mut self, name: &str, f: &'a Node<FunctionDefinition>) -> bool {
+        if let Some(&q) = self.compact.qualifies.get(name) {
+            return q;
+        }
+        // Assume yes while looking (recursion is an error elsewhere anyway).
+        self.compact.qualifies.insert(name.to_string(), true);
+        // The body only: the definition's own specifiers may say `static`.
+        let span = f.node.statement.span;
+        let body = &self.text[span.start.min(self.text.len())..span.end.min(self.text.len())];
+        let mut ok = !["static", "INPUT_", "OUTPUT_"]
+            .iter()
+            .any(|w| body.contains(w));
+        if ok {
+            let mut ids = Idents(Vec::new());
+            ids.visit_function_definition(&f.node, &f.span);
+            for id in ids.0 {
+                if matches!(self.globals.get(id), Some(Binding::Var(_)))
+                    || self.pending_globals.contains_key(id)
+                {
+                    ok = false;
+                    break;
+                }
+                if id != name
+                    && let Some(&g) = self.functions.get(id)
+                    && !self.qualifies(id, g)
+                {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        self.compact.qualifies.insert(name.to_string(), ok);
+        ok
+    }
+
+    /// Calls `name` through a template if it qualifies; `None` means: inline it.
+    pub fn call_compact(
+        &mut self,
+        name: &str,
+        f: &'a Node<FunctionDefinition>,
+        params: &[(Option<String>, Ty, Span)],
+        args: &[(Val, Span)],
+        ret_ty: &Ty,
+    ) -> R<Option<Val>> {
+        if !self.qualifies(name, f) || matches!(ret_ty, Ty::Pointer(_)) {
+            return Ok(None);
+        }
+        let mut prepared = Vec::with_capacity(args.len());
+        for ((_, pty, _), (arg, aspan)) in params.iter().zip(args) {
+            let pty = Self::adjust_param(pty.clone());
+            if let Ty::Pointer(_) = &pty {
+                let Val::Ptr(p) = arg else {
+                    return Ok(None); // the inlined call reports the error
+                };
+                let start = p.off as usize;
+                let len = (p.count * p.elem.bits()) as usize;
+                let bits = self.vars[p.var].bits.get(start..start + len);
+                let Some(bits) = bits else {
+                    return Ok(None);
+                };
+                if self.vars[p.var].active.is_some() {
+                    // The variable's value differs by path; inlining handles that.
+                    return Ok(None);
+                }
+                prepared.push(Arg {
+                    bits: bits.to_vec(),
+                    ptr: Some(p.clone()),
+                    ty: pty,
+                });
+            } else {
+                let bits = self.convert_val(arg.clone(), &pty, *aspan)?;
+                prepared.push(Arg {
+                    bits,
+                    ptr: None,
+                    ty: pty,
+                });
+            }
+        }
+        // Pointer arguments must not overlap: the template treats them as separate copies.
+        let ptrs: Vec<&Ptr> = prepared.iter().filter_map(|a| a.ptr.as_ref()).collect();
+        for (i, p) in ptrs.iter().enumerate() {
+            for q in &ptrs[..i] {
+                let (a0, a1) = (p.off, p.off + p.count * p.elem.bits());
+                let (b0, b1) = (q.off, q.off + q.count * q.elem.bits());
+                if p.var == q.var && a0 < b1 && b0 < a1 {
+                    return Ok(None);
+                }
+            }
+        }
+        let mut shape = Vec::new();
+        for a in &prepared {
+            if let Some(p) = &a.ptr {
+                shape.extend_from_slice(format!("*{}x{:?};", p.count, p.elem).as_bytes());
+            }
+            shape.extend(a.bits.iter().map(|l| match l.as_const() {
+                Some(v) => v as u8,
+                None => 2,
+            }));
+            shape.push(b';');
+        }
+        let mut key = (name.to_string(), shape);
+        let mut generic = false;
+        let entry = match self.compact.memo.get(&key) {
+            Some(e) => {
+                self.compact.calls_reused += 1;
+                e.clone()
+            }
+            None => {
+                let shapes = self.compact.shapes.entry(name.to_string()).or_default();
+                if *shapes >= MAX_SHAPES_PER_FUNCTION {
+                    // The generic shape: every bit a wire.
+                    generic = true;
+                    for b in key.1.iter_mut() {
+                        if *b < 2 {
+                            *b = 2;
+                        }
+                    }
+                    key.0.push_str("\0generic");
+                }
+                match self.compact.memo.get(&key) {
+                    Some(e) => {
+                        self.compact.calls_reused += 1;
+                        e.clone()
+                    }
+                    None => {
+                        *self.compact.shapes.entry(name.to_string()).or_default() += 1;
+                        let e = self.build_template(name, f, params, &prepared, ret_ty, generic)?;
+                        self.compact.memo.insert(key, e.clone());
+                        e
+                    }
+                }
+            }
+        };
+        // The call: the argument bits that are template inputs, in order.
+        let inputs: Vec<Lit> = prepared
+            .iter()
+            .flat_map(|a| a.bits.iter().copied())
+            .filter(|l| generic || l.as_const().is_none())
+            .collect();
+        let outs = match entry.template {
+            Some(t) => {
+                if self.compact.building == 0 {
+                    self.compact.main_call_gates += self.compact.template_gates[t as usize];
+                }
+                self.g.call(t, &inputs, entry.num_outputs)
+            }
+            None => Vec::new(),
+        };
+        let mut results = entry.results.iter().map(|r| match *r {
+            ResultBit::Const(v) => Lit::constant(v),
+            ResultBit::Input(k, neg) => lit_xor(inputs[k as usize], neg),
+            ResultBit::Output(j, neg) => lit_xor(outs[j as usize], neg),
+        });
+        let ret_bits: Vec<Lit> = results.by_ref().take(ret_ty.bits() as usize).collect();
+        for a in &prepared {
+            if let Some(p) = &a.ptr {
+                let bits: Vec<Lit> = results.by_ref().take(a.bits.len()).collect();
+                let guard = self.cur;
+                self.write_bits(p.var, p.off, &bits, guard);
+            }
+        }
+        Ok(Some(match ret_ty {
+            Ty::Void => Val::Void,
+            Ty::Int(t) => Val::Int(*t, ret_bits),
+            t => Val::Agg(t.clone(), ret_bits),
+        }))
+    }
+
+    /// Compiles `name`'s body for the shape of `args` in a builder of its own.
+    fn build_template(
+        &mut self,
+        name: &str,
+        f: &'a Node<FunctionDefinition>,
+        params: &[(Option<String>, Ty, Span)],
+        args: &[Arg],
+        ret_ty: &Ty,
+        generic: bool,
+    ) -> R<MemoEntry> {
+        let outer = std::mem::replace(&mut self.g, NetBuilder::new(self.opts.optimize));
+        let saved_paths = self.take_path_state();
+        self.compact.building += 1;
+        let result = self.template_body(name, f, params, args, ret_ty, generic);
+        self.compact.building -= 1;
+        let inner = std::mem::replace(&mut self.g, outer);
+        self.restore_path_state(saved_paths);
+        let (result_lits, num_inputs) = result?;
+        // Sort result bits into constants, inputs and template outputs.
+        let mut outputs: Vec<Lit> = Vec::new();
+        let mut index_of: HashMap<Lit, u32> = HashMap::new();
+        let results = result_lits
+            .iter()
+            .map(|&l| {
+                if let Some(v) = l.as_const() {
+                    return ResultBit::Const(v);
+                }
+                let w = l.wire_id().expect("non-constant");
+                if (w as u64) < num_inputs as u64 {
+                    return ResultBit::Input(w, l.is_negated());
+                }
+                let j = *index_of.entry(l.positive()).or_insert_with(|| {
+                    outputs.push(l.positive());
+                    outputs.len() as u32 - 1
+                });
+                ResultBit::Output(j, l.is_negated())
+            })
+            .collect();
+        if outputs.is_empty() {
+            return Ok(MemoEntry {
+                template: None,
+                num_outputs: 0,
+                results,
+            });
+        }
+        let mut inner = inner;
+        inner.output(&outputs);
+        let fail = |e: String| crate::CompileError::Source {
+            pos: Some(self.map.pos(f.span.start)),
+            message: format!("compiling `{name}` as a template: {e}"),
+        };
+        let (layout, items, _) = inner
+            .prepare()
+            .and_then(|p| p.into_items())
+            .map_err(|e| fail(e.to_string()))?;
+        let template = Template::from_ssa(
+            name.to_string(),
+            num_inputs,
+            layout.num_wires,
+            items,
+            &layout.output_wires,
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let gates = template
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Gate(_) => 1,
+                Item::Call(c) => self.compact.template_gates[c.template as usize],
+            })
+            .sum();
+        self.compact.template_gates.push(gates);
+        self.compact.templates.push(template);
+        Ok(MemoEntry {
+            template: Some(self.compact.templates.len() as u32 - 1),
+            num_outputs: outputs.len() as u32,
+            results,
+        })
+    }
+
+    /// Runs the body with the non-constant argument bits as the builder's inputs; returns
+    /// the result bits (return value, then each pointer region) and the input count.
+    fn template_body(
+        &mut self,
+        name: &str,
+        f: &'a Node<FunctionDefinition>,
+        params: &[(Option<String>, Ty, Span)],
+        args: &[Arg],
+        ret_ty: &Ty,
+        generic: bool,
+    ) -> R<(Vec<Lit>, u32)> {
+        let is_input = |l: &Lit| generic || l.as_const().is_none();
+        let num_inputs = args
+            .iter()
+            .flat_map(|a| &a.bits)
+            .filter(|l| is_input(l))
+            .count();
+        let mut fresh = self.g.input(num_inputs as u32).into_iter();
+        let mut region_vars = Vec::new();
+        let mut param_vars = Vec::new();
+        for a in args {
+            let bits: Vec<Lit> = a
+                .bits
+                .iter()
+                .map(|l| {
+                    if is_input(l) {
+                        fresh.next().expect("one input per input bit")
+                    } else {
+                        *l
+                    }
+                })
+                .collect();
+            let var = match &a.ptr {
+                Some(p) => {
+                    let ty = Ty::Array(Box::new(p.elem.clone()), p.count);
+                    let target = self.new_var(ty, bits);
+                    region_vars.push(target);
+                    let v = self.new_var(a.ty.clone(), vec![]);
+                    self.vars[v].ptr = Some(Ptr {
+                        var: target,
+                        off: 0,
+                        elem: p.elem.clone(),
+                        count: p.count,
+                    });
+                    v
+                }
+                None => self.new_var(a.ty.clone(), bits),
+            };
+            param_vars.push(var);
+        }
+        let bindings = params
+            .iter()
+            .zip(param_vars)
+            .filter_map(|((n, _, _), v)| n.clone().map(|n| (n, v)))
+            .collect();
+        let ret = self.run_body(name, f, ret_ty, bindings)?;
+        let mut results = match ret {
+            Val::Int(_, bits) | Val::Agg(_, bits) => bits,
+            _ => Vec::new(),
+        };
+        for v in region_vars {
+            results.extend_from_slice(self.var_bits(v));
+        }
+        Ok((results, num_inputs as u32))
+    }
+}
+
+fn lit_xor(l: Lit, neg: bool) -> Lit {
+    if neg { !l } else { l }
+}
+
+/// Main-body items parked in a temporary file between the passes of a streaming compact
+/// compilation (which walks them backward once to find last uses, then forward): chunks
+/// of little-endian `u32` words, each chunk's place kept in memory.
+pub struct ItemSpill {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    chunks: Vec<(u64, usize)>,
+    end: u64,
+}
+
+impl ItemSpill {
+    pub fn create(dir: &std::path::Path) -> std::io::Result<ItemSpill> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        loop {
+            let path = dir.join(format!(
+                "pgc-items-{}-{}.tmp",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            match std::fs::File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => {
+                    return Ok(ItemSpill {
+                        path,
+                        file,
+                        chunks: Vec::new(),
+                        end: 0,
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    pub fn push_chunk(&mut self, items: &[Item]) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut words: Vec<u32> = Vec::with_capacity(items.len() * 4);
+        for item in items {
+            match item {
+                Item::Gate(g) => words.extend([g.op as u32, g.a, g.b, g.out]),
+                Item::Call(c) => {
+                    words.extend([
+                        u32::MAX,
+                        c.template,
+                        c.inputs.len() as u32,
+                        c.outputs.len() as u32,
+                    ]);
+                    words.extend_from_slice(&c.inputs);
+                    words.extend_from_slice(&c.outputs);
+                }
+            }
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.file.seek(SeekFrom::Start(self.end))?;
+        self.file.write_all(&bytes)?;
+        self.chunks.push((self.end, bytes.len()));
+        self.end += bytes.len() as u64;
+        Ok(())
+    }
+
+    pub fn read_chunk(&mut self, k: usize, out: &mut Vec<Item>) -> std::io::Result<()> {
+        use pgc_circuit::{Gate, Op};
+        use std::io::{Read, Seek, SeekFrom};
+        let (offset, len) = self.chunks[k];
+        let mut bytes = vec![0u8; len];
+        self.file.seek(SeekFrom::Start(offset))?;
+        self.file.read_exact(&mut bytes)?;
+        let words: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        out.clear();
+        let mut i = 0;
+        while i < words.len() {
+            if words[i] == u32::MAX {
+                let (n_in, n_out) = (words[i + 2] as usize, words[i + 3] as usize);
+                let ins = i + 4;
+                out.push(Item::Call(pgc_circuit::compact::Call {
+                    template: words[i + 1],
+                    inputs: words[ins..ins + n_in].to_vec(),
+                    outputs: words[ins + n_in..ins + n_in + n_out].to_vec(),
+                }));
+                i = ins + n_in + n_out;
+            } else {
+                let op = match words[i] {
+                    0 => Op::Xor,
+                    1 => Op::And,
+                    2 => Op::Inv,
+                    3 => Op::Copy,
+                    _ => Op::Const,
+                };
+                out.push(Item::Gate(Gate {
+                    op,
+                    a: words[i + 1],
+                    b: words[i + 2],
+                    out: words[i + 3],
+                }));
+                i += 4;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ItemSpill {
+    fn drop(&mut self) {
+        // Best effort: a leftover temporary file is harmless and cannot be reported here.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}

@@ -1,0 +1,188 @@
+//! Compact compilation (functions stored once per argument shape, expanded while
+//! garbling) against the fully unrolled compilation of the same program: identical
+//! outputs on random inputs, for the examples, focused programs and random programs.
+
+mod common;
+
+use pgc_circuit::GateSource;
+use pgc_circuit::compact::CompactSource;
+use pgc_circuit::eval::eval_bits;
+use pgc_compiler::randprog::{self, Config};
+use pgc_compiler::{Options, compile_compact_source, compile_source};
+
+struct Rng(u64);
+
+impl Rng {
+    fn bit(&mut self) -> bool {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 & 1 == 1
+    }
+}
+
+/// Compiles `source` both ways and compares outputs on `runs` random inputs (plus all-zero
+/// and all-one inputs). Returns (templates, calls reused) of the compact form.
+fn same_outputs(name: &str, source: &str, opts: &Options, runs: usize, seed: u64) -> (usize, u64) {
+    let flat = compile_source(source, name, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let compact =
+        compile_compact_source(source, name, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(
+        flat.interface, compact.interface,
+        "{name}: interfaces differ"
+    );
+    let templates = compact.circuit.templates.len();
+    let reused = compact.calls_reused;
+    let expanded = compact.circuit.flatten().expect("expands");
+    let source_form = CompactSource::new(compact.circuit).expect("valid compact circuit");
+    assert_eq!(
+        source_form.layout().input_widths,
+        flat.circuit.layout.input_widths,
+        "{name}"
+    );
+    assert_eq!(
+        source_form.and_count(),
+        expanded.and_count(),
+        "{name}: counted and expanded AND gates differ"
+    );
+    let n_in = flat.circuit.layout.num_input_wires() as usize;
+    let mut rng = Rng(seed | 1);
+    for run in 0..runs + 2 {
+        let bits: Vec<bool> = match run {
+            0 => vec![false; n_in],
+            1 => vec![true; n_in],
+            _ => (0..n_in).map(|_| rng.bit()).collect(),
+        };
+        let want = eval_bits(&flat.circuit, &bits);
+        assert_eq!(
+            eval_bits(&source_form, &bits),
+            want,
+            "{name}: compact and unrolled outputs differ (run {run})"
+        );
+        assert_eq!(
+            eval_bits(&expanded, &bits),
+            want,
+            "{name}: flatten() differs"
+        );
+    }
+    (templates, reused)
+}
+
+#[test]
+fn examples_compact_equals_unrolled() {
+    let dir = common::repo_root().join("examples");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    entries.sort();
+    assert!(entries.len() >= 5);
+    for path in entries {
+        let source = std::fs::read_to_string(&path).unwrap();
+        let opts = Options {
+            include_dirs: vec![dir.clone()],
+            ..Options::default()
+        };
+        same_outputs(&path.display().to_string(), &source, &opts, 4, 7);
+    }
+}
+
+#[test]
+fn repeated_calls_share_one_template() {
+    let src = r#"
+        #include <stdint.h>
+        static uint16_t cell(uint16_t up, uint16_t left, uint16_t diag, uint8_t a, uint8_t b) {
+            uint16_t s = diag + (a != b);
+            uint16_t m = up + 1 < left + 1 ? up + 1 : left + 1;
+            return m < s ? m : s;
+        }
+        void mpc_main(uint8_t INPUT_A_x[8], uint8_t INPUT_B_y[8], uint16_t *OUTPUT_d) {
+            uint16_t row[9];
+            for (int j = 0; j <= 8; j++) row[j] = j;
+            for (int i = 1; i <= 8; i++) {
+                uint16_t diag = row[0];
+                row[0] = i;
+                for (int j = 1; j <= 8; j++) {
+                    uint16_t up = row[j];
+                    row[j] = cell(up, row[j - 1], diag, INPUT_A_x[i - 1], INPUT_B_y[j - 1]);
+                    diag = up;
+                }
+            }
+            *OUTPUT_d = row[8];
+        }
+    "#;
+    let (templates, reused) = same_outputs("edit", src, &Options::default(), 20, 3);
+    // Row 1 sees constant `up` and `diag` that change with j, column 1 a constant `left`
+    // and `diag` that change with i: one shape each, while the 7×7 inner cells all share
+    // one template.
+    assert!(templates <= 32, "{templates} templates");
+    assert!(reused >= 40, "only {reused} calls reused a template");
+}
+
+#[test]
+fn pointers_conditions_structs_and_nesting() {
+    let src = r#"
+        #include <stdint.h>
+        struct pair { uint32_t lo, hi; };
+        static uint32_t sq(uint32_t x) { return x * x; }
+        static struct pair split(uint32_t v) { struct pair p; p.lo = v & 0xffff; p.hi = sq(v >> 16); return p; }
+        static void bump(uint32_t *a, int n, uint32_t by) { for (int i = 0; i < n; i++) a[i] += by + sq(a[i]); }
+        static void swap(uint32_t *x, uint32_t *y) { uint32_t t = *x; *x = *y; *y = t; }
+        static uint32_t readonly_sum(const uint32_t *a, int n) { uint32_t s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }
+        void mpc_main(uint32_t INPUT_A_a[4], uint32_t INPUT_B_b[4], uint32_t *OUTPUT_r, uint32_t OUTPUT_v[4]) {
+            uint32_t v[4];
+            for (int i = 0; i < 4; i++) v[i] = INPUT_A_a[i] ^ INPUT_B_b[i];
+            for (int k = 0; k < 3; k++) {
+                if (v[k] > INPUT_B_b[k]) bump(v, 4, k);   /* secret condition */
+                else bump(v + 1, 2, 7);
+                swap(&v[k], &v[k + 1]);
+            }
+            swap(&v[0], &v[0]);                           /* aliasing: inlined */
+            struct pair p = split(v[2]);
+            *OUTPUT_r = p.lo + p.hi + readonly_sum(v, 4) + readonly_sum(INPUT_A_a, 4);
+            for (int i = 0; i < 4; i++) OUTPUT_v[i] = v[i];
+        }
+    "#;
+    let (templates, reused) = same_outputs("mixed", src, &Options::default(), 30, 5);
+    assert!(templates >= 3, "{templates}");
+    assert!(reused >= 1, "{reused}");
+}
+
+#[test]
+fn functions_touching_globals_are_inlined() {
+    let src = r#"
+        #include <stdint.h>
+        uint32_t acc;
+        static void add(uint32_t x) { acc += x; }
+        static uint32_t twice(uint32_t x) { return x * x + x; }
+        void mpc_main(uint32_t INPUT_A_x, uint32_t INPUT_B_y, uint32_t *OUTPUT_r) {
+            acc = 0;
+            for (int i = 0; i < 4; i++) add(twice(INPUT_A_x + i) ^ INPUT_B_y);
+            *OUTPUT_r = acc;
+        }
+    "#;
+    let (templates, _) = same_outputs("globals", src, &Options::default(), 20, 9);
+    assert!(templates >= 1, "twice() should still become a template");
+}
+
+#[test]
+fn random_programs_compact_equals_unrolled() {
+    let cfg = Config::default();
+    let count = if cfg!(debug_assertions) { 60 } else { 300 };
+    let mut with_templates = 0;
+    for seed in 0..count {
+        let p = randprog::generate(seed, &format!("p{seed}"), &cfg);
+        let opts = Options {
+            entry: Some(p.entry.clone()),
+            ..Options::default()
+        };
+        let (templates, _) =
+            same_outputs(&format!("random seed {seed}"), &p.source, &opts, 3, seed);
+        with_templates += (templates > 0) as usize;
+    }
+    assert!(
+        with_templates > count as usize / 10,
+        "only {with_templates} of {count} random programs made a template"
+    );
+}
