@@ -1,0 +1,235 @@
+//! Compact circuits through the `pgc` binary: `compile --compact`, `info`, `eval`, `local`
+//! and two `run` processes on the compact `.pgc` file, the automatic choice, and the
+//! errors a user can meet.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+mod support;
+use support::{json_of, run_ok};
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("pgc-compact-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+    fn pgc(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pgc"));
+        c.env("XDG_CACHE_HOME", self.0.join("cache"));
+        c
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn example(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn fails(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("pgc starts");
+    assert!(
+        !out.status.success(),
+        "pgc should have failed; stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The edit distance the example computes, in Rust.
+fn edit_distance(a: &[u8], b: &[u8]) -> u32 {
+    let mut row: Vec<u32> = (0..=b.len() as u32).collect();
+    for i in 1..=a.len() {
+        let mut diag = row[0];
+        row[0] = i as u32;
+        for j in 1..=b.len() {
+            let up = row[j];
+            row[j] = (up + 1)
+                .min(row[j - 1] + 1)
+                .min(diag + (a[i - 1] != b[j - 1]) as u32);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
+fn list(v: &[u8]) -> String {
+    format!(
+        "[{}]",
+        v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+    )
+}
+
+#[test]
+fn compact_edit_distance_compiles_small_and_runs_everywhere() {
+    let s = Scratch::new("edt");
+    let out = s.path("edt.pgc");
+    let compiled = json_of(&run_ok(s.pgc().args([
+        "compile",
+        &example("edit_distance_large.c"),
+        "-D",
+        "EDIT_LEN=24",
+        "--compact",
+        "always",
+        "-o",
+        &out,
+        "--json",
+    ])));
+    assert_eq!(compiled["format"], "pgc-compact");
+    assert!(compiled["templates"].as_u64().unwrap() >= 1);
+    assert!(compiled["calls"].as_u64().unwrap() >= 24 * 24 / 2);
+    // The unrolled circuit, for comparison.
+    let flat = s.path("flat.pgc");
+    run_ok(s.pgc().args([
+        "compile",
+        &example("edit_distance_large.c"),
+        "-D",
+        "EDIT_LEN=24",
+        "--compact",
+        "never",
+        "-o",
+        &flat,
+    ]));
+    let (compact_len, flat_len) = (
+        std::fs::metadata(&out).unwrap().len(),
+        std::fs::metadata(&flat).unwrap().len(),
+    );
+    assert!(
+        compact_len * 4 < flat_len,
+        "compact {compact_len} bytes vs unrolled {flat_len}"
+    );
+
+    let info = json_of(&run_ok(s.pgc().args(["info", &out, "--json"])));
+    assert_eq!(info["compact"], true);
+    let peak = info["peak_live_wires"].as_u64().unwrap();
+    assert!(peak > 0 && peak < 2_000, "peak live wires {peak}");
+    assert_eq!(info["label_bytes_when_run"].as_u64().unwrap(), peak * 16);
+    assert_eq!(info["and_gates"], compiled["and_gates"]);
+
+    let a: Vec<u8> = (0..24).map(|i| b'a' + (i * 5 % 26) as u8).collect();
+    let b: Vec<u8> = (0..24).map(|i| b'a' + (i * 3 % 26) as u8).collect();
+    let want = edit_distance(&a, &b);
+    let (ta, tb) = (format!("text={}", list(&a)), format!("text={}", list(&b)));
+    let (ea, eb) = (format!("INPUT_A_{ta}"), format!("INPUT_B_{tb}"));
+    let eval = json_of(&run_ok(s.pgc().args([
+        "eval", &out, "--input", &ea, "--input", &eb, "--json",
+    ])));
+    assert_eq!(eval["outputs"], json!({"OUTPUT_distance": want}));
+    let local = json_of(&run_ok(s.pgc().args([
+        "local", &out, "--a", &ta, "--b", &tb, "--json",
+    ])));
+    assert_eq!(local["outputs"], json!({"OUTPUT_distance": want}));
+
+    // Two processes over TCP: A streams the compact file, B compiles the source itself.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let spawn = |cmd: &mut Command| {
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let pa = spawn(s.pgc().args([
+        "run", &out, "--party", "a", "--listen", &addr, "--input", &ta, "--json",
+    ]));
+    let pb = spawn(s.pgc().args([
+        "run",
+        &example("edit_distance_large.c"),
+        "-D",
+        "EDIT_LEN=24",
+        "--compact",
+        "always",
+        "--party",
+        "b",
+        "--connect",
+        &addr,
+        "--input",
+        &tb,
+        "--json",
+    ]));
+    for (who, p) in [("a", pa), ("b", pb)] {
+        let o = p.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "party {who}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(json_of(&o)["outputs"], json!({"OUTPUT_distance": want}));
+    }
+}
+
+#[test]
+fn auto_unrolls_small_programs_and_compact_circuits_refuse_parallel_modes() {
+    let s = Scratch::new("auto");
+    let out = s.path("small.pgc");
+    let compiled = json_of(&run_ok(s.pgc().args([
+        "compile",
+        &example("edit_distance_large.c"),
+        "-D",
+        "EDIT_LEN=8",
+        "-o",
+        &out,
+        "--json",
+    ])));
+    assert_ne!(
+        compiled["format"], "pgc-compact",
+        "a small program stays unrolled under --compact auto"
+    );
+    let compact = s.path("c.pgc");
+    run_ok(s.pgc().args([
+        "compile",
+        &example("modexp.c"),
+        "--compact",
+        "always",
+        "-o",
+        &compact,
+    ]));
+    let err = fails(s.pgc().args([
+        "local",
+        &compact,
+        "--parallel",
+        "cgp",
+        "--a",
+        "base=[5]",
+        "--a",
+        "modulus=[65521]",
+        "--b",
+        "exponent=[3]",
+    ]));
+    assert!(err.contains("compact circuits run sequentially"), "{err}");
+    let err = fails(s.pgc().args([
+        "compile",
+        &example("modexp.c"),
+        "--compact",
+        "always",
+        "--emit",
+        "bristol",
+        "-o",
+        &s.path("x.txt"),
+    ]));
+    assert!(err.contains("Bristol"), "{err}");
+    let err = fails(s.pgc().args(["info", "builtin:aes128", "--compact", "always"]));
+    assert!(err.contains("--compact apply to C programs"), "{err}");
+}
