@@ -23,7 +23,7 @@ pub enum Loaded {
     Memory(Circuit),
     Generated(RandomLayered),
     /// A compact circuit (format v3), its main body streamed from the file at every pass.
-    Compact(CompactFile),
+    Compact(Box<CompactFile>),
 }
 
 impl GateSource for Loaded {
@@ -291,7 +291,7 @@ pub fn load_spec(
                 let (c, _) = CompactFile::open(&file)
                     .with_context(|| format!("reading the compact circuit of {spec}"))?;
                 Program {
-                    circuit: Loaded::Compact(c),
+                    circuit: Loaded::Compact(Box::new(c)),
                     interface: Some(interface),
                     parallel: None,
                     _temp: temp,
@@ -308,7 +308,7 @@ pub fn load_spec(
             let (c, interface) = CompactFile::open(path)?;
             let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
             return Ok(Program {
-                circuit: Loaded::Compact(c),
+                circuit: Loaded::Compact(Box::new(c)),
                 interface: typed.then_some(interface),
                 parallel: None,
                 _temp: None,
@@ -473,7 +473,7 @@ pub fn compile_cached(
 
 /// What [`compile_either`] chose.
 pub enum Either {
-    Flat(pgc_compiler::Compiled),
+    Flat(Box<pgc_compiler::Compiled>),
     /// Compile compact (the unrolled form was not attempted, or went over the budget).
     Compact,
 }
@@ -498,7 +498,7 @@ pub fn compile_either(
     let r =
         crate::progress::watch_compile(quiet, &counter, || pgc_compiler::compile_file(path, &o));
     match r {
-        Ok(c) => Ok(Either::Flat(c)),
+        Ok(c) => Ok(Either::Flat(Box::new(c))),
         Err(pgc_compiler::CompileError::OverBudget { .. }) => {
             if !quiet {
                 eprintln!(

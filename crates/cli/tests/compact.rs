@@ -74,7 +74,10 @@ fn edit_distance(a: &[u8], b: &[u8]) -> u32 {
 fn list(v: &[u8]) -> String {
     format!(
         "[{}]",
-        v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     )
 }
 
@@ -129,13 +132,15 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
     let want = edit_distance(&a, &b);
     let (ta, tb) = (format!("text={}", list(&a)), format!("text={}", list(&b)));
     let (ea, eb) = (format!("INPUT_A_{ta}"), format!("INPUT_B_{tb}"));
-    let eval = json_of(&run_ok(s.pgc().args([
-        "eval", &out, "--input", &ea, "--input", &eb, "--json",
-    ])));
+    let eval = json_of(&run_ok(
+        s.pgc()
+            .args(["eval", &out, "--input", &ea, "--input", &eb, "--json"]),
+    ));
     assert_eq!(eval["outputs"], json!({"OUTPUT_distance": want}));
-    let local = json_of(&run_ok(s.pgc().args([
-        "local", &out, "--a", &ta, "--b", &tb, "--json",
-    ])));
+    let local = json_of(&run_ok(
+        s.pgc()
+            .args(["local", &out, "--a", &ta, "--b", &tb, "--json"]),
+    ));
     assert_eq!(local["outputs"], json!({"OUTPUT_distance": want}));
 
     // Two processes over TCP: A streams the compact file, B compiles the source itself.
@@ -230,6 +235,9 @@ fn auto_unrolls_small_programs_and_compact_circuits_refuse_parallel_modes() {
         &s.path("x.txt"),
     ]));
     assert!(err.contains("Bristol"), "{err}");
-    let err = fails(s.pgc().args(["info", "builtin:aes128", "--compact", "always"]));
+    let err = fails(
+        s.pgc()
+            .args(["info", "builtin:aes128", "--compact", "always"]),
+    );
     assert!(err.contains("--compact apply to C programs"), "{err}");
 }
