@@ -186,3 +186,27 @@ fn random_programs_compact_equals_unrolled() {
         "only {with_templates} of {count} random programs made a template"
     );
 }
+
+/// Working-set sizes of a tiny program, worked out by hand.
+#[test]
+fn peak_live_wires_of_a_small_program() {
+    let src = r#"
+        static _Bool and2(_Bool x, _Bool y) { return x & y; }
+        void mpc_main(_Bool INPUT_A_a, _Bool INPUT_B_b, _Bool INPUT_B_c, _Bool *OUTPUT_r) {
+            *OUTPUT_r = and2(and2(INPUT_A_a, INPUT_B_b), INPUT_B_c);
+        }
+    "#;
+    let c = compile_compact_source(src, "and3", &Options::default()).unwrap();
+    let s = pgc_circuit::compact::compact_stats(&c.circuit).unwrap();
+    assert_eq!(s.templates, 1, "one shape: two wire arguments");
+    assert_eq!(s.calls, 2);
+    assert_eq!(s.and_gates, 2);
+    // Main: a, b, c are live from the start (3 slots). The first call's output t gets a
+    // fourth slot before a and b are freed (a call's outputs never share its inputs' slots);
+    // the second call's output r then takes a freed slot: peak 4. The template's AND writes
+    // straight into its output region, so it needs no scratch.
+    assert_eq!(s.main_slots, 4);
+    assert_eq!(s.scratch_slots, 0);
+    assert_eq!(s.peak_live_wires, 4);
+    assert_eq!(s.label_bytes_per_party, 64);
+}
