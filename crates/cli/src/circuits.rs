@@ -78,6 +78,23 @@ pub struct Program {
     pub _temp: Option<TempFile>,
 }
 
+impl Program {
+    /// Fails if a circuit streamed from a file could not be read in full during a pass
+    /// (the file changed or vanished meanwhile): the gates then stopped early, so whatever
+    /// the run produced is not the circuit's result.
+    pub fn check_stream(&self) -> Result<()> {
+        if let Loaded::Compact(cf) = &self.circuit
+            && let Some(e) = cf.take_error()
+        {
+            bail!(
+                "{} could not be read in full while running ({e}); the result is discarded",
+                cf.path().display()
+            );
+        }
+        Ok(())
+    }
+}
+
 /// A file removed when dropped (best effort).
 pub struct TempFile(pub PathBuf);
 

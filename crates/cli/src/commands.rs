@@ -465,6 +465,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
             let values = g.finish(Scope::All, &flag_for)?;
             let bits: Vec<bool> = values.into_iter().flatten().collect();
             let out = eval_bits(&program.circuit, &bits);
+            program.check_stream()?;
             let outputs: Vec<Option<Vec<bool>>> = decode_outputs(&layout, &out)
                 .into_iter()
                 .map(Some)
@@ -481,6 +482,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
             )?;
             let bits: Vec<bool> = values.into_iter().flatten().collect();
             let out = eval_bits(&program.circuit, &bits);
+            program.check_stream()?;
             let outputs = report::outputs_hex(&decode_outputs(&layout, &out), args.c.bit_order());
             if args.json {
                 println!("{}", json!({ "outputs": outputs }));
@@ -699,6 +701,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             })
         }
     };
+    program.check_stream()?;
     let outcome = outcome?;
     let extra = json!({
         "party": me.letter().to_string(),
@@ -811,6 +814,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
             })
         }
     };
+    program.check_stream()?;
     let (oa, ob) = result?;
     // Both parties run here: show every output, each as the party allowed to see it decoded
     // it, after checking that outputs seen by both agree.
