@@ -13,15 +13,15 @@ row() { # name mode source defines...
     local defs=()
     for d in "$@"; do defs+=(-D "$d"); done
     local file="$OUT/$name-$mode.pgc"
-    local json rss
-    json=$(/usr/bin/time -f "%M" -o "$OUT/rss" "$PGC" compile "$src" "${defs[@]}" \
-        --compact "$mode" --json -o "$file")
-    rss=$(cat "$OUT/rss")
-    local info
-    info=$("$PGC" info "$file" --json)
-    python3 - "$name" "$mode" "$rss" "$json" "$info" <<'PY'
+    /usr/bin/time -f "%M" -o "$OUT/rss" "$PGC" compile "$src" "${defs[@]}" \
+        --compact "$mode" --json -o "$file" > "$OUT/compile.json"
+    "$PGC" info "$file" --json > "$OUT/info.json"
+    python3 - "$name" "$mode" "$OUT" <<'PY'
 import json, sys
-name, mode, rss, c, i = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])
+name, mode, out = sys.argv[1], sys.argv[2], sys.argv[3]
+rss = int(open(out + "/rss").read().split()[-1])
+c = json.load(open(out + "/compile.json"))
+i = json.load(open(out + "/info.json"))
 print(json.dumps({
     "circuit": name, "mode": mode, "gates": c["gates"], "and_gates": c["and_gates"],
     "compile_seconds": round(c["compile_seconds"], 3),

@@ -46,7 +46,8 @@ pub struct CompileCmdArgs {
     /// circuit in RAM (for programs of hundreds of millions of gates). Memory then stays at
     /// the program's variables plus about 50 MB; the summary has gate counts but no AND
     /// depth. Only with --emit pgc. The file holds the flat circuit: parallel regions are
-    /// not kept, so it runs with fine-grained parallelism only.
+    /// not kept, so it runs with fine-grained parallelism only. (--compact always needs no
+    /// such flag: compact compilation always streams.)
     #[arg(long)]
     pub low_memory: bool,
     #[command(flatten)]
@@ -71,6 +72,10 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
             "the output file {} would overwrite the source",
             output.display()
         );
+    }
+    if args.compile.compact_mode() == CompactArg::Always {
+        // Compact compilation streams through temporary files anyway.
+        return compile_compact(&args, &args.compile.options(), &output);
     }
     if args.low_memory {
         return compile_low_memory(&args, &output);
