@@ -1559,71 +1559,21 @@ impl PreparedNetlist {
     /// Hands the final gates to `f` in order, in chunks (boundaries carry no meaning), and
     /// returns the statistics. Stops at the first error of `f`.
     pub fn for_each_chunk<E: From<NetlistError>>(
-        mut self,
+        self,
         mut f: impl FnMut(&[Gate]) -> Result<(), E>,
     ) -> Result<BuildStats, E> {
         if self.calls.total > 0 {
             return Err(E::from(NetlistError::HasCalls));
         }
-        let num = &self.numbering;
-        let mut out: Vec<Gate> = Vec::with_capacity(SPILL_CHUNK_NODES * 2);
-        // Constants, then the INVs of inputs.
-        for (value, wire) in num.const_wires.iter().enumerate() {
-            if let Some(w) = wire {
-                out.push(Gate::constant(value == 1, *w));
-            }
-        }
-        let mut next = num.input_inv_base;
-        for index in 0..self.layout.num_input_wires() as usize {
-            if num.input_inv.first.get(index) {
-                out.push(Gate::inv(index as WireId, next));
-                next += 1;
-            }
-        }
-        debug_assert_eq!(next, num.gate_base);
-        let spill_path = self.spill_path.clone().unwrap_or_default();
-        self.store.for_each_chunk_forward(
-            &mut |first, nodes| {
-                for (k, node) in nodes.iter().enumerate() {
-                    let v = first as usize + k;
-                    if !num.gates.first.get(v) {
-                        continue;
-                    }
-                    let a = num.wire_of(lit_from_raw(node.a));
-                    let b = num.wire_of(lit_from_raw(node.b));
-                    let gate = match node.kind() {
-                        NodeKind::And => Gate::and(a, b, next),
-                        NodeKind::Xor => Gate::xor(b, a, next),
-                        NodeKind::Input | NodeKind::CallOutput => {
-                            unreachable!("inputs are never kept as gates; calls were refused")
-                        }
-                    };
-                    debug_assert_eq!(num.gate_wire(v), next);
-                    out.push(gate);
-                    next += 1;
-                    if num.gates.second.get(v) {
-                        out.push(Gate::inv(next - 1, next));
-                        next += 1;
-                    }
-                }
-                if out.len() >= SPILL_CHUNK_NODES {
-                    f(&out)?;
-                    out.clear();
-                }
-                Ok(())
-            },
-            |source| {
-                E::from(NetlistError::Spill {
-                    path: spill_path.clone(),
-                    source,
-                })
-            },
-        )?;
-        if !out.is_empty() {
-            f(&out)?;
-        }
-        debug_assert_eq!(next, self.layout.num_wires);
-        Ok(self.stats)
+        let mut gates: Vec<Gate> = Vec::with_capacity(SPILL_CHUNK_NODES * 2);
+        self.for_each_item(|items| {
+            gates.clear();
+            gates.extend(items.iter().map(|item| match item {
+                Item::Gate(g) => *g,
+                Item::Call(_) => unreachable!("netlists with calls were refused above"),
+            }));
+            f(&gates)
+        })
     }
 
     /// Whether the netlist calls compact templates (then only

@@ -11,7 +11,7 @@ use pgc_circuit::validate;
 use serde_json::json;
 
 use crate::circuits::{
-    CompileArgs, Either, TempFile, compile_compact_to, compile_either, is_c_source,
+    CompactArg, CompileArgs, Either, TempFile, compile_compact_to, compile_either, is_c_source,
 };
 use crate::report;
 use crate::typed_io;
