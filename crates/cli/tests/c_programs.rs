@@ -406,4 +406,12 @@ fn demo_includes_the_compiled_c_example() {
         .expect("the C example ran");
     assert_eq!(c["OUTPUT_result"], 0);
     assert_eq!(c["correct"], true);
+    let compact = j["demos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "edit_distance_large.c --compact always")
+        .expect("the compact example ran");
+    assert_eq!(compact["correct"], true);
+    assert!(compact["OUTPUT_distance"].as_u64().unwrap() <= 200);
 }
