@@ -639,6 +639,13 @@ struct CallCursor {
 
 impl CallCursor {
     fn get(&mut self, store: &mut CallStore, index: u64) -> io::Result<&CallRecord> {
+        // Every output node of a call asks for it: answer from the loaded chunk first.
+        if let Some(k) = self.chunk {
+            let c = &store.chunks[k];
+            if (c.first_call..c.first_call + c.calls as u64).contains(&index) {
+                return Ok(&self.recs[(index - c.first_call) as usize]);
+            }
+        }
         let k = store.chunks.partition_point(|c| c.first_call <= index) - 1;
         if self.chunk != Some(k) {
             store.read_chunk(k, &mut self.recs)?;

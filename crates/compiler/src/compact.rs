@@ -27,6 +27,7 @@ use pgc_circuit::Lit;
 use pgc_circuit::compact::{Item, Template};
 use pgc_circuit::netlist::NetBuilder;
 
+use crate::decl::Param;
 use crate::lower::{Binding, Lowerer, Ptr, Val};
 use crate::types::Ty;
 
@@ -95,6 +96,8 @@ pub struct CompactState {
     pub main_call_gates: u64,
     /// Templates being compiled right now (nested when a body calls another function).
     building: u32,
+    /// Parsed signatures by function name.
+    pub signatures: HashMap<String, (Ty, Vec<Param>), BuildHasherDefault<ShapeHasher>>,
 }
 
 impl CompactState {
@@ -166,7 +169,7 @@ impl<'a> Lowerer<'a> {
         &mut self,
         name: &str,
         f: &'a Node<FunctionDefinition>,
-        params: &[(Option<String>, Ty, Span)],
+        params: &[Param],
         args: &[(Val, Span)],
         ret_ty: &Ty,
     ) -> R<Option<Val>> {
@@ -299,7 +302,7 @@ impl<'a> Lowerer<'a> {
         &mut self,
         name: &str,
         f: &'a Node<FunctionDefinition>,
-        params: &[(Option<String>, Ty, Span)],
+        params: &[Param],
         args: &[Arg],
         ret_ty: &Ty,
         generic: bool,
@@ -380,7 +383,7 @@ impl<'a> Lowerer<'a> {
         &mut self,
         name: &str,
         f: &'a Node<FunctionDefinition>,
-        params: &[(Option<String>, Ty, Span)],
+        params: &[Param],
         args: &[Arg],
         ret_ty: &Ty,
         generic: bool,

@@ -1447,7 +1447,22 @@ impl<'a> Lowerer<'a> {
         if self.call_stack.len() > 256 {
             return self.err(span, "calls nested deeper than 256 levels");
         }
-        let (_, ret_ty, params) = self.function_signature(f)?;
+        let (ret_ty, params) = if self.opts.compact {
+            // Calls are many and cheap in compact mode: parse each signature once.
+            match self.compact.signatures.get(name) {
+                Some(sig) => (sig.0.clone(), sig.1.clone()),
+                None => {
+                    let (_, ret_ty, params) = self.function_signature(f)?;
+                    self.compact
+                        .signatures
+                        .insert(name.to_string(), (ret_ty.clone(), params.clone()));
+                    (ret_ty, params)
+                }
+            }
+        } else {
+            let (_, ret_ty, params) = self.function_signature(f)?;
+            (ret_ty, params)
+        };
         if params.len() != args.len() {
             return self.err(
                 span,
