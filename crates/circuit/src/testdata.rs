@@ -139,3 +139,38 @@ pub fn vector_file(rel: &str) -> VectorFile {
         .find(|f| f.rel == rel)
         .unwrap_or_else(|| panic!("vectors.json has no entry {rel}"))
 }
+
+/// Checks what every reader of pgc's binary format must do with a cut file: the cut at
+/// byte `n` is reported as `NotPgc` (inside the magic) or `Truncated` at offset `n`, and
+/// one extra byte after the final checksum is refused by name.
+///
+/// # Panics
+/// When a reader does anything else.
+pub fn assert_truncations_are_clear<T>(
+    bytes: &[u8],
+    read: impl Fn(&[u8]) -> Result<T, crate::PgcFileError>,
+) {
+    use crate::pgcfile::PgcErrorKind;
+    for cut in 0..bytes.len() {
+        let Err(e) = read(&bytes[..cut]) else {
+            panic!("a file cut at byte {cut} was accepted");
+        };
+        match e.kind {
+            PgcErrorKind::NotPgc => assert!(cut < 8, "cut at {cut}: not a pgc file?"),
+            PgcErrorKind::Truncated { offset, .. } => assert_eq!(offset, cut as u64),
+            ref k => panic!("cut at {cut}: {k}"),
+        }
+    }
+    let mut longer = bytes.to_vec();
+    longer.push(7);
+    let Err(e) = read(&longer) else {
+        panic!("a byte after the final checksum was accepted");
+    };
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "byte {}: unexpected data after the final checksum",
+            bytes.len()
+        )
+    );
+}

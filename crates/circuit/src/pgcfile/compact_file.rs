@@ -1284,24 +1284,7 @@ pub(super) mod tests {
     #[test]
     fn every_truncation_is_a_clear_error() {
         let bytes = to_bytes(&small(), &typed_interface());
-        for cut in 0..bytes.len() {
-            let e = read_pgc_compact_from(&bytes[..cut]).unwrap_err();
-            match e.kind {
-                PgcErrorKind::NotPgc => assert!(cut < 8),
-                PgcErrorKind::Truncated { offset, .. } => assert_eq!(offset, cut as u64),
-                ref k => panic!("cut at {cut}: {k}"),
-            }
-        }
-        let mut longer = bytes.clone();
-        longer.push(0);
-        let e = read_pgc_compact_from(&longer[..]).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            format!(
-                "byte {}: unexpected data after the final checksum",
-                bytes.len()
-            )
-        );
+        crate::testdata::assert_truncations_are_clear(&bytes, |b| read_pgc_compact_from(b));
     }
 
     #[test]
