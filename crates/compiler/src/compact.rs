@@ -255,9 +255,19 @@ impl<'a> Lowerer<'a> {
                     }
                     None => {
                         *self.compact.shapes.entry(name.to_string()).or_default() += 1;
-                        let e = self.build_template(name, f, params, &prepared, ret_ty, generic)?;
-                        self.compact.memo.insert(key, e.clone());
-                        e
+                        match self.build_template(name, f, params, &prepared, ret_ty, generic) {
+                            Ok(e) => {
+                                self.compact.memo.insert(key, e.clone());
+                                e
+                            }
+                            Err(_) => {
+                                // Something only the template form refuses (e.g. a pointer
+                                // moved before its argument's start): inline this function
+                                // from now on, which also reports any real error in place.
+                                self.compact.qualifies.insert(name.to_string(), false);
+                                return Ok(None);
+                            }
+                        }
                     }
                 }
             }
