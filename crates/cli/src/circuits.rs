@@ -95,6 +95,20 @@ impl Program {
     }
 }
 
+/// Opens a compact circuit file, which reads it through once to check it and count its
+/// gates (tens of seconds for a billion-gate circuit: a spinner says so).
+fn open_compact(path: &Path, quiet: bool) -> Result<(CompactFile, Interface)> {
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let message = format!(
+        "checking the compact circuit {} ({})",
+        path.display(),
+        crate::report::bytes(size)
+    );
+    Ok(crate::progress::spin(quiet, &message, || {
+        CompactFile::open(path)
+    })?)
+}
+
 /// A file removed when dropped (best effort).
 pub struct TempFile(pub PathBuf);
 
@@ -126,7 +140,8 @@ pub enum CompactArg {
 /// circuit in a file.
 pub enum CompiledProgram {
     Flat(ParallelCircuit),
-    Compact(PathBuf, Option<TempFile>),
+    /// The opened file (checked once), and the temporary file to remove after the run.
+    Compact(Box<CompactFile>, Option<TempFile>),
 }
 
 /// The names `builtin:NAME` accepts, for help and errors.
@@ -304,16 +319,12 @@ pub fn load_spec(
                 parallel: Some(parallel),
                 _temp: None,
             },
-            CompiledProgram::Compact(file, temp) => {
-                let (c, _) = CompactFile::open(&file)
-                    .with_context(|| format!("reading the compact circuit of {spec}"))?;
-                Program {
-                    circuit: Loaded::Compact(Box::new(c)),
-                    interface: Some(interface),
-                    parallel: None,
-                    _temp: temp,
-                }
-            }
+            CompiledProgram::Compact(c, temp) => Program {
+                circuit: Loaded::Compact(c),
+                interface: Some(interface),
+                parallel: None,
+                _temp: temp,
+            },
         });
     }
     let pgc = is_pgc_file(path).with_context(|| format!("cannot read circuit file {spec}"))?;
@@ -322,7 +333,7 @@ pub fn load_spec(
             bail!("--format applies to Bristol files; {spec} is a pgc circuit file");
         }
         if pgc_format_version(path)? == 3 {
-            let (c, interface) = CompactFile::open(path)?;
+            let (c, interface) = open_compact(path, quiet)?;
             let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
             return Ok(Program {
                 circuit: Loaded::Compact(Box::new(c)),
@@ -438,14 +449,16 @@ pub fn compile_cached(
         && file.exists()
     {
         let hit = match pgc_format_version(file) {
-            Ok(3) => CompactFile::open(file)
-                .map(|(_, iface)| (CompiledProgram::Compact(file.clone(), None), iface)),
-            Ok(_) => read_pgc_parallel(file).map(|(pc, iface)| (CompiledProgram::Flat(pc), iface)),
-            Err(e) => Err(e),
+            Ok(3) => open_compact(file, quiet)
+                .map(|(c, iface)| (CompiledProgram::Compact(Box::new(c), None), iface)),
+            Ok(_) => read_pgc_parallel(file)
+                .map(|(pc, iface)| (CompiledProgram::Flat(pc), iface))
+                .map_err(anyhow::Error::from),
+            Err(e) => Err(e.into()),
         };
         match hit {
             Ok(hit) => return Ok(hit),
-            Err(e) if !quiet => eprintln!("note: ignoring a damaged cache entry ({e})"),
+            Err(e) if !quiet => eprintln!("note: ignoring a damaged cache entry ({e:#})"),
             Err(_) => {}
         }
     }
@@ -483,7 +496,9 @@ pub fn compile_cached(
             std::fs::rename(&tmp, &file)
                 .with_context(|| format!("cannot write {}", file.display()))?;
             std::mem::forget(guard);
-            Ok((CompiledProgram::Compact(file, temp), interface))
+            let (c, _) = open_compact(&file, quiet)
+                .with_context(|| format!("reading the compact circuit of {}", path.display()))?;
+            Ok((CompiledProgram::Compact(Box::new(c), temp), interface))
         }
     }
 }

@@ -107,3 +107,37 @@ pub fn watch_compile<T>(quiet: bool, counter: &AtomicU64, work: impl FnOnce() ->
         result
     })
 }
+
+/// Runs `work` while a spinner says `message` (after a second, on a terminal, unless
+/// `quiet`), for long steps that count nothing, such as checking a large circuit file.
+pub fn spin<T>(quiet: bool, message: &str, work: impl FnOnce() -> T) -> T {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let start = Instant::now();
+            let enabled = !quiet && std::io::stderr().is_terminal();
+            let mut bar: Option<ProgressBar> = None;
+            while !done.load(Ordering::Acquire) {
+                if enabled && bar.is_none() && start.elapsed() > Duration::from_secs(1) {
+                    let b = ProgressBar::new_spinner();
+                    b.set_style(
+                        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                            .expect("valid template"),
+                    );
+                    b.set_message(message.to_string());
+                    bar = Some(b);
+                }
+                if let Some(b) = &bar {
+                    b.tick();
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+        });
+        let result = work();
+        done.store(true, Ordering::Release);
+        result
+    })
+}
