@@ -143,6 +143,28 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
     ));
     assert_eq!(local["outputs"], json!({"OUTPUT_distance": want}));
 
+    // From the source: compiled compact into the cache, then taken from it.
+    for _ in 0..2 {
+        let from_source = json_of(&run_ok(s.pgc().args([
+            "local",
+            &example("edit_distance_large.c"),
+            "-D",
+            "EDIT_LEN=24",
+            "--compact",
+            "always",
+            "--a",
+            &ta,
+            "--b",
+            &tb,
+            "--json",
+        ])));
+        assert_eq!(from_source["outputs"], json!({"OUTPUT_distance": want}));
+    }
+    let cached: Vec<_> = std::fs::read_dir(s.0.join("cache/pgc"))
+        .expect("the cache directory")
+        .collect();
+    assert_eq!(cached.len(), 1, "one cache entry: {cached:?}");
+
     // Two processes over TCP: A streams the compact file, B compiles the source itself.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
