@@ -194,6 +194,47 @@ impl<'a> Body<'a> {
     }
 }
 
+/// Calls with at most this many scattered outputs are checked without sorting.
+const SMALL_CALL_OUTPUTS: usize = 64;
+
+/// [`check_call_roles`] for a few scattered outputs (the usual call of a slot-assigned
+/// main body): a 64-bit mask of `wire % 64` rules most wires out, and the rest are looked
+/// up in the short output list. Same checks, same messages.
+fn check_small_call_roles(
+    inputs: &[WireId],
+    outputs: &[WireId],
+    first_writable: u32,
+) -> Result<(), String> {
+    let mut mask = 0u64;
+    for (j, &w) in outputs.iter().enumerate() {
+        let bit = 1u64 << (w % 64);
+        if mask & bit != 0 && outputs[..j].contains(&w) {
+            return Err(format!(
+                "wire {w} is two of the call's outputs (a call's outputs are distinct)"
+            ));
+        }
+        mask |= bit;
+    }
+    if let Some(j) = outputs.iter().position(|&w| w < first_writable) {
+        return Err(format!(
+            "output {j} is wire {}, one of the template's inputs 0..{first_writable} (a \
+             template never writes its inputs)",
+            outputs[j]
+        ));
+    }
+    if let Some(k) = inputs
+        .iter()
+        .position(|&w| mask >> (w % 64) & 1 == 1 && outputs.contains(&w))
+    {
+        return Err(format!(
+            "input {k} is wire {}, which is also one of the call's outputs (a call's outputs \
+             differ from its inputs)",
+            inputs[k]
+        ));
+    }
+    Ok(())
+}
+
 /// A call's outputs are distinct from each other and from its inputs, and none is one of
 /// the template's inputs (below `first_writable`). `scratch` holds sorted outputs when they
 /// are not one consecutive run.
@@ -203,12 +244,29 @@ fn check_call_roles(
     first_writable: u32,
     scratch: &mut Vec<WireId>,
 ) -> Result<(), String> {
-    let (Some(&first), Some(&last)) = (outputs.first(), outputs.last()) else {
+    if outputs.is_empty() {
         return Ok(());
-    };
+    }
     let consecutive = outputs
         .windows(2)
         .all(|p| p[0].checked_add(1) == Some(p[1]));
+    if !consecutive && outputs.len() <= SMALL_CALL_OUTPUTS {
+        return check_small_call_roles(inputs, outputs, first_writable);
+    }
+    check_sorted_call_roles(inputs, outputs, first_writable, scratch, consecutive)
+}
+
+/// [`check_call_roles`] by sorting the outputs (or by their range when consecutive).
+fn check_sorted_call_roles(
+    inputs: &[WireId],
+    outputs: &[WireId],
+    first_writable: u32,
+    scratch: &mut Vec<WireId>,
+    consecutive: bool,
+) -> Result<(), String> {
+    let (Some(&first), Some(&last)) = (outputs.first(), outputs.last()) else {
+        return Ok(());
+    };
     let sorted: &[WireId] = if consecutive {
         outputs
     } else {
@@ -1020,6 +1078,29 @@ fn decode_pieces(
 
 #[cfg(test)]
 pub(super) mod tests {
+
+    #[test]
+    fn small_and_sorted_call_checks_agree() {
+        let mut rng = SplitMix64::new(0xca11);
+        let mut scratch = Vec::new();
+        for case in 0..4000 {
+            let n_out = 1 + (rng.next_u64() % 20) as usize;
+            let n_in = (rng.next_u64() % 30) as usize;
+            let range = 8 + rng.next_u64() % 120;
+            let wire = |rng: &mut SplitMix64| (rng.next_u64() % range) as WireId;
+            let outputs: Vec<WireId> = (0..n_out).map(|_| wire(&mut rng)).collect();
+            let inputs: Vec<WireId> = (0..n_in).map(|_| wire(&mut rng)).collect();
+            let first_writable = (rng.next_u64() % 8) as u32;
+            let small = check_small_call_roles(&inputs, &outputs, first_writable);
+            let sorted =
+                check_sorted_call_roles(&inputs, &outputs, first_writable, &mut scratch, false);
+            assert_eq!(
+                small.is_ok(),
+                sorted.is_ok(),
+                "case {case}: {small:?} vs {sorted:?}"
+            );
+        }
+    }
     use super::super::{
         PGC_MAGIC, PgcReader, pgc_format_version, read_pgc_from, read_pgc_parallel_from, write_pgc,
     };
