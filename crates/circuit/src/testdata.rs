@@ -174,3 +174,43 @@ pub fn assert_truncations_are_clear<T>(
         )
     );
 }
+
+/// Checks what every reader of pgc's binary format must do with corrupted bytes: each byte
+/// XORed with `per_byte` non-zero values from `flip` (low bit forced) is refused without a
+/// panic, as `NotPgc` inside the magic, `UnsupportedVersion` inside the version, a
+/// `Malformed` error whose text starts with its offset, a checksum, truncation or interface
+/// error, or any kind `also_fine` accepts.
+///
+/// # Panics
+/// When a corrupted file is accepted or refused any other way.
+pub fn assert_byte_flips_are_detected<T>(
+    bytes: &[u8],
+    per_byte: usize,
+    mut flip: impl FnMut() -> u8,
+    read: impl Fn(&[u8]) -> Result<T, crate::PgcFileError>,
+    also_fine: impl Fn(&crate::pgcfile::PgcErrorKind) -> bool,
+) {
+    use crate::pgcfile::PgcErrorKind;
+    for i in 0..bytes.len() {
+        for _ in 0..per_byte {
+            let mut v = bytes.to_vec();
+            v[i] ^= flip() | 1;
+            let Err(e) = read(&v) else {
+                panic!("a flip at byte {i} went undetected");
+            };
+            let text = e.to_string();
+            match e.kind {
+                PgcErrorKind::NotPgc => assert!(i < 8),
+                PgcErrorKind::UnsupportedVersion { .. } => assert!((8..12).contains(&i)),
+                PgcErrorKind::Malformed { offset, .. } => {
+                    assert!(text.starts_with(&format!("byte {offset}: ")), "{text}")
+                }
+                PgcErrorKind::Checksum { .. }
+                | PgcErrorKind::Truncated { .. }
+                | PgcErrorKind::Interface(_) => {}
+                ref k if also_fine(k) => {}
+                ref k => panic!("flip at {i}: unexpected {k}"),
+            }
+        }
+    }
+}
