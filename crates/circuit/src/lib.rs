@@ -28,6 +28,7 @@ pub mod netlist;
 pub mod parallel;
 pub mod pgcfile;
 pub mod ports;
+pub mod tempfiles;
 #[doc(hidden)]
 pub mod testdata;
 pub mod typed;

@@ -302,36 +302,9 @@ enum NodeStore {
     Spill(SpillFile),
 }
 
-/// Creates a new temporary file `PREFIX-PID-NANOS-N.tmp` in `dir`, for reading and writing.
-fn create_temp_file(dir: &Path, prefix: &str) -> io::Result<(PathBuf, File)> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    loop {
-        let path = dir.join(format!(
-            "{prefix}-{}-{}-{}.tmp",
-            std::process::id(),
-            nanos,
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        match File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// A temporary file of 16-byte node records; removed when dropped.
 struct SpillFile {
-    path: PathBuf,
+    path: crate::tempfiles::TempPath,
     writer: Option<BufWriter<File>>,
     /// The file reopened for reading, after writing ended.
     reader: Option<File>,
@@ -340,7 +313,7 @@ struct SpillFile {
 
 impl SpillFile {
     fn create(dir: &Path) -> io::Result<SpillFile> {
-        let (path, file) = create_temp_file(dir, "pgc-netlist")?;
+        let (path, file) = crate::tempfiles::create_temp_file(dir, "pgc-netlist")?;
         Ok(SpillFile {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
@@ -378,15 +351,6 @@ impl SpillFile {
         buf.clear();
         buf.extend(bytes.chunks_exact(16).map(Node::from_bytes));
         Ok(())
-    }
-}
-
-impl Drop for SpillFile {
-    fn drop(&mut self) {
-        self.writer = None;
-        self.reader = None;
-        // Best effort: a leftover temporary file is harmless and cannot be reported here.
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -495,7 +459,7 @@ struct CallStore {
     /// Where chunks spill (the file is made with the first chunk: most netlists have no
     /// calls).
     spill_dir: Option<PathBuf>,
-    spill: Option<(PathBuf, File, u64)>,
+    spill: Option<(crate::tempfiles::TempPath, File, u64)>,
 }
 
 fn put_varint(out: &mut Vec<u8>, mut x: u64) {
@@ -569,7 +533,7 @@ impl CallStore {
         if self.spill.is_none()
             && let Some(dir) = &self.spill_dir
         {
-            let (path, file) = create_temp_file(dir, "pgc-calls")?;
+            let (path, file) = crate::tempfiles::create_temp_file(dir, "pgc-calls")?;
             self.spill = Some((path, file, 0));
         }
         let data = match &mut self.spill {
@@ -652,15 +616,6 @@ impl CallCursor {
             self.chunk = Some(k);
         }
         Ok(&self.recs[(index - store.chunks[k].first_call) as usize])
-    }
-}
-
-impl Drop for CallStore {
-    fn drop(&mut self) {
-        if let Some((path, _, _)) = self.spill.take() {
-            // Best effort, as for the node spill file.
-            let _ = std::fs::remove_file(path);
-        }
     }
 }
 
@@ -823,7 +778,7 @@ impl NetBuilder {
                 .calls
                 .spill
                 .as_ref()
-                .map(|s| s.0.clone())
+                .map(|s| s.0.path().to_path_buf())
                 .or(self.calls.spill_dir.clone());
             self.fail(NetlistError::Spill {
                 path: path.unwrap_or_default(),
@@ -1019,7 +974,7 @@ impl NetBuilder {
             },
             NodeStore::Spill(file) => {
                 if let Err(source) = file.push(node) {
-                    let path = file.path.clone();
+                    let path = file.path.path().to_path_buf();
                     self.fail(NetlistError::Spill { path, source });
                 }
             }
@@ -1155,7 +1110,7 @@ impl NetBuilder {
         }
         let (mut dead, mut and_dead, mut and_live) = (0u64, 0u64, 0u64);
         let spill_path = match &self.store {
-            NodeStore::Spill(f) => Some(f.path.clone()),
+            NodeStore::Spill(f) => Some(f.path.path().to_path_buf()),
             NodeStore::Memory(_) => None,
         };
         let to_error = |source: io::Error| NetlistError::Spill {

@@ -154,18 +154,18 @@ fn bench_garble<S: GateSource>(circuit: &S, repeats: u64, what: &str, json: bool
     let g = report::rate(n, garbling.as_secs_f64());
     let e = report::rate(n, evaluating.as_secs_f64());
     if json {
-        println!(
+        outln!(
             "{}",
             json!({ "garble_and_per_sec": g, "eval_and_per_sec": e, "and_gates": n,
                     "garble_seconds": garbling.as_secs_f64(), "eval_seconds": evaluating.as_secs_f64() })
         );
     } else {
-        println!(
+        outln!(
             "half-gates on one thread, {} AND gates ({what}), in memory:",
             report::group(n)
         );
-        println!("  garbler    {}", per_sec(g, "AND/s"));
-        println!("  evaluator  {}", per_sec(e, "AND/s"));
+        outln!("  garbler    {}", per_sec(g, "AND/s"));
+        outln!("  evaluator  {}", per_sec(e, "AND/s"));
     }
     Ok(())
 }
@@ -217,17 +217,17 @@ fn bench_ot(n: usize, json: bool) -> Result<()> {
     let rate = report::rate(n as u64, ext);
     let setup = setup_s.max(setup_r).as_secs_f64();
     if json {
-        println!(
+        outln!(
             "{}",
             json!({ "ots_per_sec": rate, "ots": n, "extension_seconds": ext, "base_ot_seconds": setup })
         );
     } else {
-        println!(
+        outln!(
             "IKNP correlated OT over loopback TCP, {} OTs:",
             report::group(n as u64)
         );
-        println!("  base OTs (128, Ristretto)  {:.1} ms", setup * 1e3);
-        println!("  extension                  {}", per_sec(rate, "OT/s"));
+        outln!("  base OTs (128, Ristretto)  {:.1} ms", setup * 1e3);
+        outln!("  extension                  {}", per_sec(rate, "OT/s"));
     }
     Ok(())
 }
@@ -259,23 +259,23 @@ fn bench_run(ands: u64, width: u32, quiet: bool, json: bool) -> Result<()> {
     let s = &ob.stats;
     let rate = report::rate(s.and_gates, s.seconds);
     if json {
-        println!(
+        outln!(
             "{}",
             json!({ "and_gates": s.and_gates, "seconds": s.seconds, "and_per_sec": rate,
                     "bytes_a_to_b": oa.stats.bytes_sent, "bytes_b_to_a": ob.stats.bytes_sent })
         );
     } else {
-        println!(
+        outln!(
             "semi-honest Yao, both parties on this machine over loopback TCP, {} AND gates:",
             report::group(s.and_gates)
         );
-        println!(
+        outln!(
             "  {:.2} s end to end, {}",
             s.seconds,
             per_sec(rate, "AND/s")
         );
-        println!("  {}", report::stats_line("party A (garbler)", &oa.stats));
-        println!("  {}", report::stats_line("party B (evaluator)", &ob.stats));
+        outln!("  {}", report::stats_line("party A (garbler)", &oa.stats));
+        outln!("  {}", report::stats_line("party B (evaluator)", &ob.stats));
     }
     Ok(())
 }

@@ -109,14 +109,8 @@ fn open_compact(path: &Path, quiet: bool) -> Result<(CompactFile, Interface)> {
     })?)
 }
 
-/// A file removed when dropped (best effort).
-pub struct TempFile(pub PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+/// A file removed when dropped, or by the signal handler if the user interrupts pgc.
+pub use pgc_circuit::tempfiles::TempPath as TempFile;
 
 /// Above this many gates, `--compact auto` compiles a program compact.
 pub const AUTO_COMPACT_ABOVE_GATES: u64 = 1 << 25;
@@ -484,18 +478,18 @@ pub fn compile_cached(
                             .duration_since(UNIX_EPOCH)
                             .map_or(0, |d| d.as_nanos())
                     ));
-                    (f.clone(), Some(TempFile(f)))
+                    (f.clone(), Some(TempFile::register(f)))
                 }
             };
             let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-            let guard = TempFile(tmp.clone());
+            let guard = TempFile::register(tmp.clone());
             let (interface, _, _) = compile_compact_to(path, &opts, &dir, &tmp, quiet)?;
             std::fs::rename(&tmp, &file)
                 .with_context(|| format!("cannot write {}", file.display()))?;
-            std::mem::forget(guard);
+            guard.keep();
             let (c, _) = open_compact(&file, quiet)
                 .with_context(|| format!("reading the compact circuit of {}", path.display()))?;
             Ok((CompiledProgram::Compact(Box::new(c), temp), interface))
@@ -575,10 +569,11 @@ fn store(file: &Path, circuit: &ParallelCircuit, interface: &Interface) {
         return;
     }
     let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    if write_pgc_parallel_file(&tmp, circuit, interface).is_ok() {
-        let _ = std::fs::rename(&tmp, file);
-    } else {
-        let _ = std::fs::remove_file(&tmp);
+    let guard = TempFile::register(tmp.clone());
+    if write_pgc_parallel_file(&tmp, circuit, interface).is_ok()
+        && std::fs::rename(&tmp, file).is_ok()
+    {
+        guard.keep();
     }
 }
 

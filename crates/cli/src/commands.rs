@@ -255,9 +255,9 @@ pub fn info(args: InfoArgs) -> Result<()> {
                 "width": g.width,
             });
             if args.json {
-                println!("{v}");
+                outln!("{v}");
             } else {
-                println!(
+                outln!(
                     "generated layered circuit: {} gates, {} AND gates, AND depth {}, {} ANDs per level",
                     report::group(g.gate_count()),
                     report::group(g.and_count()),
@@ -282,7 +282,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
             v["inputs"] = inputs;
             v["outputs"] = outputs;
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
     let l = &c.layout;
@@ -292,8 +292,8 @@ pub fn info(args: InfoArgs) -> Result<()> {
             .collect::<Vec<_>>()
             .join("+")
     };
-    println!("circuit      {}", args.c.circuit);
-    println!(
+    outln!("circuit      {}", args.c.circuit);
+    outln!(
         "gates        {} (AND {}, XOR {}, INV {}, copies {}, constants {})",
         report::group(s.gates),
         report::group(s.and_gates),
@@ -302,7 +302,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
         report::group(s.copy_gates),
         report::group(s.const_gates)
     );
-    println!(
+    outln!(
         "wires        {} (inputs {} = {}, outputs {} = {})",
         report::group(s.wires),
         s.input_wires,
@@ -310,28 +310,31 @@ pub fn info(args: InfoArgs) -> Result<()> {
         s.output_wires,
         widths(&l.output_widths)
     );
-    println!(
+    outln!(
         "AND depth    {} to the outputs, {} AND levels in all; widest level {} ANDs, mean {:.1}",
-        s.and_depth, s.and_levels, s.max_width, s.mean_width
+        s.and_depth,
+        s.and_levels,
+        s.max_width,
+        s.mean_width
     );
-    print!("level widths");
+    out!("level widths");
     for b in &s.width_histogram {
-        print!("  {}..{}: {}", b.min, b.max, b.levels);
+        out!("  {}..{}: {}", b.min, b.max, b.levels);
     }
-    println!(" (ANDs per level: levels)");
-    println!(
+    outln!(" (ANDs per level: levels)");
+    outln!(
         "live wires   peak {} in file order; {} slots when run ({} of labels per party)",
         report::group(s.peak_live_wires),
         report::group(slots as u64),
         report::bytes(slots as u64 * 16)
     );
-    println!("fingerprint  {}", hex(&c.fingerprint()));
+    outln!("fingerprint  {}", hex(&c.fingerprint()));
     for line in region_lines(program.parallel.as_ref(), s.and_gates) {
-        println!("{line}");
+        outln!("{line}");
     }
     if let Some(iface) = &program.interface {
         for line in typed_io::interface_lines(iface) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(())
@@ -365,32 +368,32 @@ fn compact_info(
             v["inputs"] = inputs;
             v["outputs"] = outputs;
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!("circuit      {} (compact)", args.c.circuit);
-    println!(
+    outln!("circuit      {} (compact)", args.c.circuit);
+    outln!(
         "gates        {} expanded (AND {})",
         report::group(cf.gate_count()),
         report::group(cf.and_count())
     );
-    println!(
+    outln!(
         "templates    {} stored once, called {} times from the main body",
         s.templates,
         report::group(s.calls)
     );
-    println!(
+    outln!(
         "live wires   {} slots when run ({} main + {} template scratch): {} of labels per party",
         report::group(s.peak_live_wires),
         report::group(s.main_slots),
         report::group(s.scratch_slots),
         report::bytes(label_bytes)
     );
-    println!("fingerprint  {}", hex(&cf.fingerprint()));
-    println!("parallel     runs sequentially (compact circuits are expanded on one thread)");
+    outln!("fingerprint  {}", hex(&cf.fingerprint()));
+    outln!("parallel     runs sequentially (compact circuits are expanded on one thread)");
     if let Some(iface) = iface {
         for line in typed_io::interface_lines(iface) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(())
@@ -485,7 +488,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
             program.check_stream()?;
             let outputs = report::outputs_hex(&decode_outputs(&layout, &out), args.c.bit_order());
             if args.json {
-                println!("{}", json!({ "outputs": outputs }));
+                outln!("{}", json!({ "outputs": outputs }));
             } else {
                 report::print_outputs(&outputs);
             }
@@ -850,10 +853,10 @@ fn print_typed(iface: &Interface, outputs: &[Option<Vec<bool>>], json: bool, ext
     if json {
         let mut v = extra;
         v["outputs"] = typed_io::outputs_json(iface, outputs);
-        println!("{v}");
+        outln!("{v}");
     } else {
         for line in typed_io::output_lines(iface, outputs) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
 }
@@ -865,7 +868,7 @@ fn print_hex(outcome: &Outcome, order: pgc_circuit::BitOrder, json: bool, extra:
     if json {
         let mut v = extra;
         v["outputs"] = json!(outputs);
-        println!("{v}");
+        outln!("{v}");
     } else {
         report::print_outputs(&outputs);
     }

@@ -131,16 +131,16 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
         if args.stats {
             v["stats"] = serde_json::to_value(cs)?;
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!(
+    outln!(
         "{} ({}) -> {}",
         args.source.display(),
         compiled.entry_name,
         output.display()
     );
-    println!(
+    outln!(
         "gates        {} (AND {}, XOR {}, INV {}), AND depth {}",
         report::group(s.gates),
         report::group(s.and_gates),
@@ -149,7 +149,7 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
         s.and_depth
     );
     for r in &regions {
-        println!(
+        outln!(
             "region       line {}: {} independent instances × {} ANDs{}",
             r.line,
             r.instances,
@@ -162,20 +162,20 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
         );
     }
     if args.emit == Emit::Bristol {
-        println!("Bristol Fashion keeps no names or types; input and output values in this order:");
+        outln!("Bristol Fashion keeps no names or types; input and output values in this order:");
     }
     for line in typed_io::interface_lines(&compiled.interface) {
-        println!("{line}");
+        outln!("{line}");
     }
     if args.stats {
-        println!(
+        outln!(
             "compiled in  {:.1} ms; {} AND/XOR gates emitted, {} after dead-gate elimination ({} AND)",
             cs.elapsed.as_secs_f64() * 1e3,
             report::group(cs.gates_emitted),
             report::group(cs.gates_final),
             report::group(cs.and_gates_final)
         );
-        println!("optimizer    gates avoided while building, or removed afterwards:");
+        outln!("optimizer    gates avoided while building, or removed afterwards:");
         print_passes(cs);
     }
     Ok(())
@@ -198,10 +198,10 @@ fn compile_compact(
         _ => PathBuf::from("."),
     };
     let tmp = output.with_extension(format!("pgc.tmp{}", std::process::id()));
-    let guard = TempFile(tmp.clone());
+    let guard = TempFile::register(tmp.clone());
     let (interface, cs, summary) = compile_compact_to(&args.source, opts, &dir, &tmp, args.json)?;
     std::fs::rename(&tmp, output).with_context(|| format!("cannot write {}", output.display()))?;
-    std::mem::forget(guard);
+    guard.keep();
     let rate = cs.gates_final as f64 / cs.elapsed.as_secs_f64().max(1e-9);
     if args.json {
         let (inputs, outputs) = typed_io::interface_json(&interface);
@@ -225,43 +225,43 @@ fn compile_compact(
         if args.stats {
             v["stats"] = serde_json::to_value(&cs)?;
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!(
+    outln!(
         "{} -> {} (compact)",
         args.source.display(),
         output.display()
     );
-    println!(
+    outln!(
         "gates        {} expanded (AND {})",
         report::group(cs.gates_final),
         report::group(cs.and_gates_final)
     );
-    println!(
+    outln!(
         "templates    {} stored once; {} calls in the main body ({} answered by a template \
          already compiled)",
         summary.templates,
         report::group(summary.calls),
         report::group(summary.calls_reused)
     );
-    println!(
+    outln!(
         "live wires   {} slots when run ({} of labels per party)",
         report::group(summary.peak_live_wires),
         report::bytes(summary.peak_live_wires * 16)
     );
     for line in typed_io::interface_lines(&interface) {
-        println!("{line}");
+        outln!("{line}");
     }
     if args.stats {
-        println!(
+        outln!(
             "compiled in  {:.1} ms ({:.1} M gates/s of the expanded circuit); {} AND/XOR gates \
              emitted outside templates",
             cs.elapsed.as_secs_f64() * 1e3,
             rate / 1e6,
             report::group(cs.gates_emitted)
         );
-        println!("optimizer    gates avoided while building, or removed afterwards:");
+        outln!("optimizer    gates avoided while building, or removed afterwards:");
         print_passes(&cs);
     }
     Ok(())
@@ -279,6 +279,7 @@ fn compile_low_memory(args: &CompileCmdArgs, output: &Path) -> Result<()> {
     let tmp = output.with_extension("pgc.partial");
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let guard = TempFile::register(tmp.clone());
     let result = pgc_compiler::compile_file_streaming(
         &args.source,
         &args.compile.options(),
@@ -287,12 +288,10 @@ fn compile_low_memory(args: &CompileCmdArgs, output: &Path) -> Result<()> {
     );
     let (interface, cs) = match result {
         Ok(r) => r,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e.into());
-        }
+        Err(e) => return Err(e.into()),
     };
     std::fs::rename(&tmp, output).with_context(|| format!("cannot write {}", output.display()))?;
+    guard.keep();
     if args.json {
         let (inputs, outputs) = typed_io::interface_json(&interface);
         let mut v = json!({
@@ -310,18 +309,18 @@ fn compile_low_memory(args: &CompileCmdArgs, output: &Path) -> Result<()> {
         if args.stats {
             v["stats"] = serde_json::to_value(&cs)?;
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!("{} -> {}", args.source.display(), output.display());
-    println!(
+    outln!("{} -> {}", args.source.display(), output.display());
+    outln!(
         "gates        {} AND/XOR (AND {}), compiled in {:.1} s with gates streamed through disk",
         report::group(cs.gates_final),
         report::group(cs.and_gates_final),
         cs.elapsed.as_secs_f64()
     );
     for line in typed_io::interface_lines(&interface) {
-        println!("{line}");
+        outln!("{line}");
     }
     if args.stats {
         print_passes(&cs);
@@ -336,7 +335,7 @@ fn print_passes(cs: &pgc_compiler::CompileStats) {
             .and_gates_removed
             .map(|a| format!(" ({} AND)", report::group(a)))
             .unwrap_or_default();
-        println!(
+        outln!(
             "  {:<28} {} gates{ands}",
             p.name,
             report::group(p.gates_removed)

@@ -24,7 +24,7 @@ pub fn demo(json: bool) -> Result<()> {
     let mut results: Vec<Value> = Vec::new();
     let say = |s: String| {
         if !json {
-            println!("{s}");
+            outln!("{s}");
         }
     };
 
@@ -125,9 +125,9 @@ pub fn demo(json: bool) -> Result<()> {
     results.push(json!({"name": "edit_distance_large.c --compact always", "OUTPUT_distance": distance, "correct": true, "stats": report::stats_json(&stats)}));
 
     if json {
-        println!("{}", json!({ "demos": results }));
+        outln!("{}", json!({ "demos": results }));
     } else {
-        println!(
+        outln!(
             "\nAll results correct. Each party learned the outputs and nothing else about the other's\n\
              inputs (semi-honest security). Try your own: pgc local --help, pgc run --help."
         );

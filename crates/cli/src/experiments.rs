@@ -308,14 +308,14 @@ fn finish(
         None => Vec::new(),
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(());
     }
     for t in tables {
-        println!("{}", t.render());
+        outln!("{}", t.render());
     }
     for path in written {
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! `pgc`: secure two-party computation with garbled circuits.
 
+#[macro_use]
+mod output;
 mod bench;
 mod circuits;
 mod commands;
@@ -138,6 +140,7 @@ struct DemoArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    output::remove_temp_files_on_interrupt();
     let result = match cli.command {
         Command::Compile(a) => compile::compile(a),
         Command::Info(a) => commands::info(a),

@@ -13,7 +13,7 @@ pub fn outputs_hex(outputs: &[Vec<bool>], order: BitOrder) -> Vec<String> {
 
 pub fn print_outputs(outputs: &[String]) {
     for (i, v) in outputs.iter().enumerate() {
-        println!("output {i}: {v}");
+        outln!("output {i}: {v}");
     }
 }
 

@@ -462,7 +462,8 @@ fn lit_xor(l: Lit, neg: bool) -> Lit {
 /// compilation (which walks them backward once to find last uses, then forward): chunks
 /// of little-endian `u32` words, each chunk's place kept in memory.
 pub struct ItemSpill {
-    path: std::path::PathBuf,
+    /// Removed when the spill is dropped (or by a signal handler).
+    _path: pgc_circuit::tempfiles::TempPath,
     file: std::fs::File,
     chunks: Vec<(u64, usize)>,
     end: u64,
@@ -470,32 +471,13 @@ pub struct ItemSpill {
 
 impl ItemSpill {
     pub fn create(dir: &std::path::Path) -> std::io::Result<ItemSpill> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        loop {
-            let path = dir.join(format!(
-                "pgc-items-{}-{}.tmp",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::Relaxed)
-            ));
-            match std::fs::File::options()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => {
-                    return Ok(ItemSpill {
-                        path,
-                        file,
-                        chunks: Vec::new(),
-                        end: 0,
-                    });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
+        let (path, file) = pgc_circuit::tempfiles::create_temp_file(dir, "pgc-items")?;
+        Ok(ItemSpill {
+            _path: path,
+            file,
+            chunks: Vec::new(),
+            end: 0,
+        })
     }
 
     pub fn chunk_count(&self) -> usize {
@@ -569,12 +551,5 @@ impl ItemSpill {
             }
         }
         Ok(())
-    }
-}
-
-impl Drop for ItemSpill {
-    fn drop(&mut self) {
-        // Best effort: a leftover temporary file is harmless and cannot be reported here.
-        let _ = std::fs::remove_file(&self.path);
     }
 }
