@@ -96,8 +96,8 @@ pub fn memory_streams(n: usize) -> (Vec<MemoryChannel>, Vec<MemoryChannel>) {
 mod tests {
     use super::*;
     use crate::Channel;
-    use std::time::Instant;
     use std::thread;
+    use std::time::Instant;
 
     const TOKEN: [u8; 16] = *b"0123456789abcdef";
     const TIMEOUT: Duration = Duration::from_secs(5);
