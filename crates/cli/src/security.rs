@@ -8,7 +8,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use pgc_net::keys::default_identity_path;
-use pgc_net::{ChannelSecurity, Fingerprint, Identity, KeyError, RefusalNotes, Secret, TlsSettings};
+use pgc_net::{
+    ChannelSecurity, Fingerprint, Identity, KeyError, RefusalNotes, Secret, TlsSettings,
+};
 
 /// What the encrypted channel guarantees, for the help texts.
 pub const GUARANTEE: &str = "The connection is TLS 1.3 (AES-128-GCM) with mutual \
