@@ -12,7 +12,7 @@ use pgc_crypto::{Block, Prg};
 use pgc_garble::{Evaluator, Garbler, random_delta};
 use pgc_net::TcpChannel;
 use pgc_ot::{IknpReceiver, IknpSender};
-use pgc_protocol::{Party, run_local_tcp};
+use pgc_protocol::{LocalSecurity, Outcome, Party, all_visible, run_local_tcp_secured};
 use serde_json::json;
 
 use crate::progress::Progress;
@@ -49,7 +49,8 @@ enum BenchKind {
         #[arg(long, default_value_t = 1 << 23)]
         ots: usize,
     },
-    /// The whole protocol, both parties over loopback TCP, on a streamed generated circuit.
+    /// The whole protocol, both parties over loopback, on a streamed generated circuit:
+    /// over TLS (the default channel) and again over plaintext TCP, side by side.
     Run {
         /// AND gates in the generated circuit (rounded up to whole levels).
         #[arg(long, default_value_t = 52_000_000)]
@@ -57,6 +58,9 @@ enum BenchKind {
         /// AND gates per level of the generated circuit.
         #[arg(long, default_value_t = 4096)]
         width: u32,
+        /// Only the TLS run (skip the plaintext comparison).
+        #[arg(long)]
+        tls_only: bool,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -93,9 +97,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             bench_garble(&circuit, ands.div_ceil(per_run), &spec, args.json)
         }
         BenchKind::Ot { ots } => bench_ot(ots, args.json),
-        BenchKind::Run { ands, width, quiet } => {
-            bench_run(ands, width, quiet || args.json, args.json)
-        }
+        BenchKind::Run {
+            ands,
+            width,
+            tls_only,
+            quiet,
+        } => bench_run(ands, width, tls_only, quiet || args.json, args.json),
         BenchKind::Width(a) => crate::experiments::width(a, args.json),
         BenchKind::Apps(a) => crate::experiments::apps(a, args.json),
         BenchKind::Ipp(a) => crate::experiments::ipp(a, args.json),
@@ -232,50 +239,94 @@ fn bench_ot(n: usize, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn bench_run(ands: u64, width: u32, quiet: bool, json: bool) -> Result<()> {
-    let circuit = generated(ands, width)?;
+/// One protocol run of `circuit` over loopback with `security`, checked against
+/// cleartext evaluation; returns (A's outcome, B's outcome).
+fn protocol_run(
+    circuit: &RandomLayered,
+    security: LocalSecurity,
+    quiet: bool,
+) -> Result<(Outcome, Outcome)> {
     let layout = circuit.layout().clone();
     let owners = [Party::A, Party::B];
     let mut prg = Prg::from_os_entropy();
     let a = vec![random_bits(&mut prg, layout.input_widths[0] as usize)];
     let b = vec![random_bits(&mut prg, layout.input_widths[1] as usize)];
     let mut progress = Progress::new(circuit.and_count(), quiet);
-    let result = run_local_tcp(
-        &circuit,
+    let result = run_local_tcp_secured(
+        circuit,
         &owners,
+        &all_visible(&layout),
         &a,
         &b,
         Duration::from_secs(60),
+        security,
         &mut |n| progress.set(n),
     );
     progress.finish();
     let (oa, ob) = result?;
     let all: Vec<bool> = a.iter().chain(&b).flatten().copied().collect();
-    let expect = eval_bits(&circuit, &all);
+    let expect = eval_bits(circuit, &all);
     let got: Vec<bool> = ob.outputs.iter().flatten().flatten().copied().collect();
     if got != expect || oa.outputs != ob.outputs {
         bail!("the protocol's outputs disagree with cleartext evaluation; this is a bug in pgc");
     }
-    let s = &ob.stats;
-    let rate = report::rate(s.and_gates, s.seconds);
+    Ok((oa, ob))
+}
+
+/// `pgc bench run`: the whole protocol over loopback TLS (as `pgc local` and `pgc run`
+/// use it) and, unless `tls_only`, again over plaintext TCP, side by side.
+fn bench_run(ands: u64, width: u32, tls_only: bool, quiet: bool, json: bool) -> Result<()> {
+    let circuit = generated(ands, width)?;
+    let mut runs = vec![(
+        "TLS 1.3",
+        protocol_run(&circuit, LocalSecurity::Tls, quiet)?,
+    )];
+    if !tls_only {
+        runs.push((
+            "plaintext",
+            protocol_run(&circuit, LocalSecurity::Plaintext, quiet)?,
+        ));
+    }
+    let figures = |(oa, ob): &(Outcome, Outcome)| {
+        let s = &ob.stats;
+        json!({ "and_gates": s.and_gates, "seconds": s.seconds,
+                "and_per_sec": report::rate(s.and_gates, s.seconds),
+                "bytes_a_to_b": oa.stats.bytes_sent, "bytes_b_to_a": ob.stats.bytes_sent })
+    };
+    let tls_over_plain =
+        (runs.len() == 2).then(|| runs[0].1.1.stats.seconds / runs[1].1.1.stats.seconds.max(1e-9));
     if json {
+        let mut v = figures(&runs[0].1);
+        v["tls"] = figures(&runs[0].1);
+        if let Some(ratio) = tls_over_plain {
+            v["plaintext"] = figures(&runs[1].1);
+            v["tls_time_over_plaintext"] = json!(ratio);
+        }
+        outln!("{v}");
+        return Ok(());
+    }
+    outln!(
+        "semi-honest Yao, both parties on this machine over loopback, {} AND gates:",
+        report::group(runs[0].1.1.stats.and_gates)
+    );
+    for (name, (oa, ob)) in &runs {
+        let s = &ob.stats;
         outln!(
-            "{}",
-            json!({ "and_gates": s.and_gates, "seconds": s.seconds, "and_per_sec": rate,
-                    "bytes_a_to_b": oa.stats.bytes_sent, "bytes_b_to_a": ob.stats.bytes_sent })
-        );
-    } else {
-        outln!(
-            "semi-honest Yao, both parties on this machine over loopback TCP, {} AND gates:",
-            report::group(s.and_gates)
-        );
-        outln!(
-            "  {:.2} s end to end, {}",
+            "  {name:<10} {:>8.2} s end to end, {}",
             s.seconds,
-            per_sec(rate, "AND/s")
+            per_sec(report::rate(s.and_gates, s.seconds), "AND/s")
         );
-        outln!("  {}", report::stats_line("party A (garbler)", &oa.stats));
-        outln!("  {}", report::stats_line("party B (evaluator)", &ob.stats));
+        outln!("    {}", report::stats_line("party A (garbler)", &oa.stats));
+        outln!(
+            "    {}",
+            report::stats_line("party B (evaluator)", &ob.stats)
+        );
+    }
+    if let Some(ratio) = tls_over_plain {
+        outln!(
+            "  TLS takes {ratio:.3}× the plaintext time ({:+.1} %)",
+            (ratio - 1.0) * 100.0
+        );
     }
     Ok(())
 }

@@ -11,13 +11,14 @@ use pgc_circuit::value::decode_outputs;
 use pgc_circuit::{GateSource, Interface, Layout, Owner, ParallelCircuit, Visibility, validate};
 use std::sync::atomic::AtomicU64;
 
-use pgc_net::{Channel, LinkShape, ShapedChannel, SharedLink, TcpChannel};
+use pgc_net::connect::{accept_peer, connect_peer};
+use pgc_net::{LinkShape, SharedLink, TcpChannel};
 use pgc_protocol::parallel::{
     ParallelConfig, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams, run_parallel,
 };
 use pgc_protocol::{
-    Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility, run_local_parallel,
-    run_local_tcp_with_visibility,
+    LocalSecurity, Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility,
+    run_local_parallel_secured, run_local_tcp_secured,
 };
 use serde_json::{Value, json};
 
@@ -82,7 +83,8 @@ pub struct ProtocolArgs {
         help_heading = "Inputs"
     )]
     pub inputs_of_a: Option<Vec<usize>>,
-    /// Seconds to wait for the peer (to connect, and for each message) before giving up.
+    /// Seconds to wait for the peer (to connect, and for each message: a message must
+    /// arrive whole within this time, however its bytes are spread) before giving up.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// No progress bar, statistics or notes.
@@ -215,6 +217,8 @@ pub struct RunArgs {
     #[arg(long = "inputs", value_name = "FILE.json", help_heading = "Inputs")]
     pub inputs_file: Option<PathBuf>,
     #[command(flatten)]
+    pub security: crate::security::SecurityArgs,
+    #[command(flatten)]
     pub p: ProtocolArgs,
 }
 
@@ -237,6 +241,10 @@ pub struct LocalArgs {
     /// --a/--b values take precedence.
     #[arg(long = "inputs", value_name = "FILE.json", help_heading = "Inputs")]
     pub inputs_file: Option<PathBuf>,
+    /// Connect the two parties over plain TCP instead of TLS with fresh keys (to compare
+    /// speeds; both parties are in this process either way).
+    #[arg(long, help_heading = "Security")]
+    pub insecure_plaintext: bool,
     #[command(flatten)]
     pub p: ProtocolArgs,
 }
@@ -576,14 +584,9 @@ fn load_for_protocol(
     }
 }
 
-fn wrap_shaped(ch: TcpChannel, link: &Option<SharedLink>) -> Result<Box<dyn Channel>> {
-    Ok(match link {
-        Some(l) => Box::new(ShapedChannel::wrap_tcp(ch, l.clone())?),
-        None => Box::new(ch),
-    })
-}
-
 pub fn run(args: RunArgs) -> Result<()> {
+    // Before anything else, so a missing flag costs no compile and no connection.
+    let security = crate::security::resolve(&args.security)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
     let config = args.p.parallel_config()?;
@@ -627,6 +630,14 @@ pub fn run(args: RunArgs) -> Result<()> {
         Some(addr) => Some(TcpChannel::listen(addr)?),
         None => None,
     };
+    if !quiet {
+        eprintln!(
+            "party {}: connection: {}",
+            me.letter(),
+            crate::security::describe(&security)
+        );
+    }
+    let notes = crate::security::stderr_notes(me.letter(), !args.p.quiet);
     let mut ch = match (&listener, &args.connect) {
         (Some(listener), _) => {
             if !quiet {
@@ -636,13 +647,13 @@ pub fn run(args: RunArgs) -> Result<()> {
                     listener.local_addr()
                 );
             }
-            listener.accept(timeout)?
+            accept_peer(listener, &security, timeout, &notes)?
         }
-        (None, Some(addr)) => TcpChannel::connect(addr, timeout)?,
+        (None, Some(addr)) => connect_peer(addr, &security, timeout)?,
         (None, None) => unreachable!("clap requires --listen or --connect"),
     };
     ch.set_timeout(Some(timeout))?;
-    let mut ch = wrap_shaped(ch, &link)?;
+    let mut ch = ch.shaped(&link)?;
     if !quiet && let Some(l) = &link {
         eprintln!(
             "party {}: shaping what it sends to {}",
@@ -681,11 +692,14 @@ pub fn run(args: RunArgs) -> Result<()> {
                     listener,
                     timeout,
                     link: link.clone(),
+                    security: security.clone(),
+                    notes: notes.clone(),
                 }),
                 (None, Some(addr)) => Box::new(TcpConnectStreams {
                     addr: addr.clone(),
                     timeout,
                     link: link.clone(),
+                    security: security.clone(),
                 }),
                 (None, None) => unreachable!("clap requires --listen or --connect"),
             };
@@ -782,16 +796,22 @@ pub fn local(args: LocalArgs) -> Result<()> {
             )
         }
     };
+    let security = if args.insecure_plaintext {
+        LocalSecurity::Plaintext
+    } else {
+        LocalSecurity::Tls
+    };
     let result = match &parallel {
         None if shape.is_none() => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
-            let r = run_local_tcp_with_visibility(
+            let r = run_local_tcp_secured(
                 circuit,
                 &owners,
                 &visibility,
                 &a,
                 &b,
                 timeout,
+                security,
                 &mut |n| progress.set(n),
             );
             progress.finish();
@@ -803,7 +823,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
         Some(pc) => {
             let counter = AtomicU64::new(0);
             crate::progress::watch(pc.and_count(), quiet, &counter, || {
-                run_local_parallel(
+                run_local_parallel_secured(
                     pc,
                     &owners,
                     &visibility,
@@ -812,6 +832,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
                     &config,
                     shape,
                     timeout,
+                    security,
                     &counter,
                 )
             })

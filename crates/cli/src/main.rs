@@ -11,6 +11,7 @@ mod experiments;
 mod plot;
 mod progress;
 mod report;
+mod security;
 mod typed_io;
 
 use std::process::ExitCode;
@@ -31,9 +32,14 @@ half-gates; B's input labels arrive by IKNP oblivious transfer).";
 
 const AFTER_HELP: &str = "\
 Quick start (two machines, a C program both have a copy of):
-  machine 1:  pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000
-  machine 2:  pgc run millionaires.c --party b --connect machine1:7000 --input income=7000
-Both print OUTPUT_result = 0; A never sees B's income, B never sees A's.
+  both:       pgc keygen      (prints this party's fingerprint, pgc1-...; swap them)
+  machine 1:  pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000 \\
+                --peer-key <B's fingerprint>
+  machine 2:  pgc run millionaires.c --party b --connect machine1:7000 --input income=7000 \\
+                --peer-key <A's fingerprint>
+Both print OUTPUT_result = 0; A never sees B's income, B never sees A's. The connection is
+TLS 1.3 with each side's key pinned (confidentiality and integrity of everything sent; it does
+not hide traffic volume or timing); --psk FILE uses a shared secret instead.
 
 Try it on one machine:  pgc demo,  pgc local millionaires.c --a income=5000 --b income=7000
 Computations: C programs (.c, compiled on the fly and cached in $XDG_CACHE_HOME/pgc or
@@ -47,10 +53,17 @@ OUTPUT_B_x only B; outputs a party may not see are left out of its output) and n
 about the other party's inputs. Both learn the program, the input and output types, and who
 owns what.
 
+The connection is TLS 1.3 with mutual authentication: confidentiality and integrity of
+everything sent, and each party talks only to the holder of the key it pinned (traffic volume
+and timing are not hidden). Each party runs `pgc keygen` once and gives the printed
+fingerprint to the other; then every run names the other's with --peer-key (or both use
+--psk FILE with a secret from `pgc keygen --secret FILE`; --insecure-plaintext opts out).
+The examples below leave that flag out after the first.
+
 Examples:
   # A C program; each party gives only its own inputs, by name:
-  pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000
-  pgc run millionaires.c --party b --connect hostA:7000 --input income=7000
+  pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000 --peer-key pgc1-9f2c...
+  pgc run millionaires.c --party b --connect hostA:7000 --input income=7000 --peer-key pgc1-41ab...
 
   # Arrays, structs, or a JSON file of inputs (compile once, copy the .pgc to both sides):
   pgc compile biomatch.c -D N=512        # writes biomatch.pgc
@@ -64,7 +77,9 @@ Examples:
   pgc run ModAdd512.txt --party a --inputs-of-a 0,2 --listen 0.0.0.0:7000 --input 5 --input 97
   pgc run ModAdd512.txt --party b --inputs-of-a 0,2 --connect hostA:7000 --input 9
 
-Either side may start first: --connect retries until --timeout. Both sides must load the same
+Either side may start first: --connect retries until --timeout. The listening side ignores
+connections that fail authentication (noting each on stderr) and keeps waiting for its peer.
+Both sides must load the same
 circuit (same program and compile options); a different circuit, version, input assignment or
 output visibility stops both with an error.";
 
@@ -121,9 +136,12 @@ enum Command {
     /// Run one party of the secure protocol against a peer on the network.
     #[command(after_help = RUN_EXAMPLES)]
     Run(commands::RunArgs),
-    /// Run both parties on this machine over loopback TCP (for trying things out).
+    /// Run both parties on this machine over loopback TLS (for trying things out).
     #[command(after_help = LOCAL_EXAMPLES)]
     Local(commands::LocalArgs),
+    /// Make this party's key (or a shared secret) for the encrypted connection.
+    #[command(after_help = security::KEYGEN_EXAMPLES)]
+    Keygen(security::KeygenArgs),
     /// Measure garbling, OT and end-to-end protocol speed on generated circuits.
     Bench(bench::BenchArgs),
     /// Show the whole system working: secure millionaires' comparison (built in code and
@@ -147,6 +165,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => commands::eval(a),
         Command::Run(a) => commands::run(a),
         Command::Local(a) => commands::local(a),
+        Command::Keygen(a) => security::keygen(a),
         Command::Bench(a) => bench::bench(a),
         Command::Demo(a) => demo::demo(a.json),
     };

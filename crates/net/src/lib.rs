@@ -1,18 +1,25 @@
 //! Channels between the two parties: a byte-stream [`Channel`] trait with length-framed
-//! messages on top, a real TCP implementation and an in-memory one for tests, with byte
-//! counters in both directions.
+//! messages on top, a real TCP implementation, TLS 1.3 over it with pinned keys
+//! ([`tls`], [`keys`]), the set-up that accepts only the real peer ([`connect`]), and an
+//! in-memory channel for tests, with byte counters in both directions.
 
 use thiserror::Error;
 
+pub mod connect;
+pub mod keys;
 pub mod memory;
 pub mod shaping;
 pub mod streams;
 pub mod tcp;
+pub mod tls;
 
+pub use connect::{ChannelSecurity, PeerChannel, RefusalNotes};
+pub use keys::{Fingerprint, Identity, KeyError, Secret};
 pub use memory::MemoryChannel;
 pub use shaping::{LinkShape, ShapedChannel, SharedLink};
 pub use streams::{accept_streams, connect_streams, memory_streams};
 pub use tcp::{TcpChannel, TcpListenerHandle};
+pub use tls::{TlsChannel, TlsSettings};
 
 /// Largest frame a peer may announce unless a caller asks for less. Keeps a broken or
 /// hostile peer from making us allocate gigabytes.
@@ -72,6 +79,45 @@ pub enum NetError {
     TooManyStreams { requested: usize, max: usize },
     #[error("the link-shaping thread of this channel stopped unexpectedly")]
     ShaperStopped,
+    #[error(
+        "the peer presented key {presented}, but {expected} was expected: it is another party, \
+         or one of you gave the wrong fingerprint (check --peer-key on both sides, or that both \
+         use the same --psk file)"
+    )]
+    PeerKeyMismatch { expected: String, presented: String },
+    #[error(
+        "the peer refused this party's key {ours}: it expects another fingerprint (check the \
+         --peer-key the other party gave, or that both use the same --psk file)"
+    )]
+    KeyRefusedByPeer { ours: String },
+    #[error(
+        "the peer is not using TLS: did it run with --insecure-plaintext? Both sides must agree"
+    )]
+    NotTls,
+    #[error(
+        "the peer uses TLS (encrypted and authenticated) but this side runs with \
+         --insecure-plaintext: both sides must agree"
+    )]
+    PeerUsesTls,
+    #[error("the peer does not speak pgc's protocol (its first bytes were not a pgc hello)")]
+    NotPgc,
+    #[error(
+        "the peer at {addr} closed the connection during set-up; its own messages say why \
+         (a different key, protocol or --insecure-plaintext setting)"
+    )]
+    SetupRefused { addr: String },
+    #[error("TLS: {0}")]
+    Tls(String),
+    #[error(
+        "no peer connected to {addr} and completed set-up within {waited:?}; {refused} \
+         connection(s) were turned away, the last because {last}"
+    )]
+    NoAuthenticatedPeer {
+        addr: String,
+        waited: std::time::Duration,
+        refused: usize,
+        last: String,
+    },
 }
 
 /// Bytes moved over a channel so far.
@@ -103,23 +149,13 @@ pub trait Channel: Send {
 
     /// Receives one message into `buf` (replacing its contents), refusing any frame longer
     /// than `max_len` before allocating for it.
+    ///
+    /// Network channels override this so that one timeout covers the whole message.
     fn recv_frame_into(&mut self, buf: &mut Vec<u8>, max_len: usize) -> Result<(), NetError> {
         let mut len = [0u8; 4];
         self.recv(&mut len)?;
-        let len = u32::from_le_bytes(len) as usize;
-        if len > max_len {
-            return Err(NetError::FrameTooLarge {
-                len: len as u64,
-                max: max_len,
-            });
-        }
-        // Only newly grown bytes need initializing: `recv` overwrites all of them, and a
-        // large buffer reused for every message is not zeroed again each time.
-        if buf.len() > len {
-            buf.truncate(len);
-        } else {
-            buf.resize(len, 0);
-        }
+        let len = check_frame_len(len, max_len)?;
+        resize_for_frame(buf, len);
         self.recv(buf)
     }
 
@@ -128,6 +164,29 @@ pub trait Channel: Send {
         let mut v = Vec::new();
         self.recv_frame_into(&mut v, max_len)?;
         Ok(v)
+    }
+}
+
+/// A frame's length from its 4-byte header, refused above `max_len`.
+pub(crate) fn check_frame_len(header: [u8; 4], max_len: usize) -> Result<usize, NetError> {
+    let len = u32::from_le_bytes(header) as usize;
+    if len > max_len {
+        return Err(NetError::FrameTooLarge {
+            len: len as u64,
+            max: max_len,
+        });
+    }
+    Ok(len)
+}
+
+/// Makes `buf` `len` bytes long for a frame's payload.
+pub(crate) fn resize_for_frame(buf: &mut Vec<u8>, len: usize) {
+    // Only newly grown bytes need initializing: the payload overwrites all of them, and a
+    // large buffer reused for every message is not zeroed again each time.
+    if buf.len() > len {
+        buf.truncate(len);
+    } else {
+        buf.resize(len, 0);
     }
 }
 
@@ -144,6 +203,9 @@ impl<C: Channel + ?Sized> Channel for &mut C {
     fn counts(&self) -> ByteCounts {
         (**self).counts()
     }
+    fn recv_frame_into(&mut self, buf: &mut Vec<u8>, max_len: usize) -> Result<(), NetError> {
+        (**self).recv_frame_into(buf, max_len)
+    }
 }
 
 impl<C: Channel + ?Sized> Channel for Box<C> {
@@ -158,5 +220,8 @@ impl<C: Channel + ?Sized> Channel for Box<C> {
     }
     fn counts(&self) -> ByteCounts {
         (**self).counts()
+    }
+    fn recv_frame_into(&mut self, buf: &mut Vec<u8>, max_len: usize) -> Result<(), NetError> {
+        (**self).recv_frame_into(buf, max_len)
     }
 }

@@ -324,6 +324,30 @@ fn duplicate_error(e: &NetError) -> NetError {
             max: *max,
         },
         NetError::ShaperStopped => NetError::ShaperStopped,
+        NetError::PeerKeyMismatch {
+            expected,
+            presented,
+        } => NetError::PeerKeyMismatch {
+            expected: expected.clone(),
+            presented: presented.clone(),
+        },
+        NetError::KeyRefusedByPeer { ours } => NetError::KeyRefusedByPeer { ours: ours.clone() },
+        NetError::NotTls => NetError::NotTls,
+        NetError::PeerUsesTls => NetError::PeerUsesTls,
+        NetError::NotPgc => NetError::NotPgc,
+        NetError::SetupRefused { addr } => NetError::SetupRefused { addr: addr.clone() },
+        NetError::Tls(text) => NetError::Tls(text.clone()),
+        NetError::NoAuthenticatedPeer {
+            addr,
+            waited,
+            refused,
+            last,
+        } => NetError::NoAuthenticatedPeer {
+            addr: addr.clone(),
+            waited: *waited,
+            refused: *refused,
+            last: last.clone(),
+        },
     }
 }
 
@@ -515,6 +539,20 @@ impl<R: Channel> Channel for ShapedChannel<R> {
         };
         reader.recv(buf)?;
         self.counts.received += buf.len() as u64;
+        Ok(())
+    }
+
+    /// The reader's own framing, so its per-message deadline covers the whole frame.
+    fn recv_frame_into(&mut self, buf: &mut Vec<u8>, max_len: usize) -> Result<(), NetError> {
+        match self.hand_over_pending() {
+            Ok(()) | Err(NetError::Closed) => {}
+            Err(e) => return Err(e),
+        }
+        let Some(reader) = self.reader.as_mut() else {
+            return Err(NetError::Closed);
+        };
+        reader.recv_frame_into(buf, max_len)?;
+        self.counts.received += 4 + buf.len() as u64;
         Ok(())
     }
 

@@ -8,12 +8,16 @@
 //! connection whose hello matches and drops any other (a stray client, a stale run), until
 //! it holds one per index; then it answers [`STREAM_ACK`] on each, so the connector knows
 //! all streams are in place, or learns that it was turned away, before either side uses
-//! them.
+//! them. Connections are set up concurrently, each by its own deadline (see
+//! [`crate::connect`], which also runs this exchange inside TLS).
 
+use crate::NetError;
+use crate::connect::{
+    ChannelSecurity, PeerChannel, accept_peer_streams, connect_peer_streams, no_notes,
+};
 use crate::memory::MemoryChannel;
-use crate::tcp::{DEFAULT_TCP_TIMEOUT, TcpChannel, TcpListenerHandle};
-use crate::{Channel, NetError};
-use std::time::{Duration, Instant};
+use crate::tcp::{TcpChannel, TcpListenerHandle};
+use std::time::Duration;
 
 /// First bytes of every extra connection's hello.
 pub const STREAM_MAGIC: [u8; 4] = *b"PGCS";
@@ -21,11 +25,10 @@ pub const STREAM_MAGIC: [u8; 4] = *b"PGCS";
 pub const STREAM_ACK: [u8; 4] = *b"PGCA";
 /// Most extra connections one call sets up; far more than useful worker threads.
 pub const MAX_STREAMS: usize = 1024;
-/// How long the acceptor waits for one connection's hello before dropping it, so a
-/// silent stray connection cannot use up the whole timeout.
-const HELLO_WAIT: Duration = Duration::from_secs(5);
+#[cfg(test)]
 const HELLO_BYTES: usize = 4 + 16 + 4;
 
+#[cfg(test)]
 fn hello(token: &[u8; 16], index: u32) -> [u8; HELLO_BYTES] {
     let mut bytes = [0u8; HELLO_BYTES];
     bytes[..4].copy_from_slice(&STREAM_MAGIC);
@@ -35,131 +38,52 @@ fn hello(token: &[u8; 16], index: u32) -> [u8; HELLO_BYTES] {
 }
 
 /// Compares tokens without an early exit, so response timing tells a guesser nothing.
-fn tokens_equal(a: &[u8], b: &[u8; 16]) -> bool {
+pub(crate) fn tokens_equal(a: &[u8], b: &[u8; 16]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
-fn check_count(n: usize) -> Result<(), NetError> {
-    if n > MAX_STREAMS {
-        return Err(NetError::TooManyStreams {
-            requested: n,
-            max: MAX_STREAMS,
-        });
-    }
-    Ok(())
+fn plain(channels: Vec<PeerChannel>) -> Vec<TcpChannel> {
+    channels
+        .into_iter()
+        .map(|c| match c {
+            PeerChannel::Tcp(c) => c,
+            PeerChannel::Tls(_) => unreachable!("plaintext set-up returns plaintext channels"),
+        })
+        .collect()
 }
 
-/// Reads a hello and returns the stream index it announces if it carries our magic and
-/// `token`; `None` for anything else, including a peer that says nothing in time.
-fn read_hello(channel: &mut TcpChannel, token: &[u8; 16], wait: Duration) -> Option<u32> {
-    channel.set_timeout(Some(wait)).ok()?;
-    let mut bytes = [0u8; HELLO_BYTES];
-    channel.recv(&mut bytes).ok()?;
-    if bytes[..4] != STREAM_MAGIC || !tokens_equal(&bytes[4..20], token) {
-        return None;
-    }
-    Some(u32::from_le_bytes([
-        bytes[20], bytes[21], bytes[22], bytes[23],
-    ]))
-}
-
-/// Accepts the `n` extra connections that [`connect_streams`] opens with the same `token`,
-/// returned in stream-index order. Connections with another magic, token or a repeated
-/// or out-of-range index are dropped while waiting goes on; after `timeout` the call
-/// fails with [`NetError::StreamsTimeout`].
+/// Accepts the `n` extra plaintext connections that [`connect_streams`] opens with the same
+/// `token`, returned in stream-index order: [`accept_peer_streams`] without TLS. Connections
+/// with another magic, token or a repeated or out-of-range index are dropped while waiting
+/// goes on; after `timeout` the call fails with [`NetError::StreamsTimeout`].
 pub fn accept_streams(
     listener: &TcpListenerHandle,
     n: usize,
     token: [u8; 16],
     timeout: Duration,
 ) -> Result<Vec<TcpChannel>, NetError> {
-    check_count(n)?;
-    let deadline = Instant::now() + timeout;
-    let addr = listener.local_addr().to_string();
-    let mut slots: Vec<Option<TcpChannel>> = (0..n).map(|_| None).collect();
-    let mut got = 0;
-    while got < n {
-        let timed_out = || NetError::StreamsTimeout {
-            addr: addr.clone(),
-            got,
-            wanted: n,
-            waited: timeout,
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(timed_out());
-        }
-        let mut channel = match listener.accept(left) {
-            Ok(channel) => channel,
-            Err(NetError::AcceptTimeout { .. }) => return Err(timed_out()),
-            // Setting up one accepted socket failed (it was reset already): not ours to
-            // worry about; the listener itself is fine.
-            Err(NetError::Io(_)) => continue,
-            Err(e) => return Err(e),
-        };
-        let index = read_hello(&mut channel, &token, left.min(HELLO_WAIT));
-        match index.and_then(|i| usize::try_from(i).ok()) {
-            Some(i) if i < n && slots[i].is_none() => {
-                channel.set_timeout(Some(DEFAULT_TCP_TIMEOUT))?;
-                slots[i] = Some(channel);
-                got += 1;
-            }
-            // A stray, stale or malformed connection: drop it and wait for ours.
-            _ => drop(channel),
-        }
-    }
-    let mut streams: Vec<TcpChannel> = slots.into_iter().flatten().collect();
-    for stream in &mut streams {
-        stream.send(&STREAM_ACK)?;
-        stream.flush()?;
-    }
-    Ok(streams)
+    let notes = no_notes();
+    let channels = accept_peer_streams(
+        listener,
+        &ChannelSecurity::Plaintext,
+        n,
+        token,
+        timeout,
+        &notes,
+    )?;
+    Ok(plain(channels))
 }
 
-/// Opens `n` extra connections to `addr` (where the peer runs [`accept_streams`] with the
-/// same `token`) and waits until the peer has taken all of them, for at most `timeout`
-/// in all. Returned in stream-index order, matching the acceptor's.
+/// Opens `n` extra plaintext connections to `addr` (where the peer runs [`accept_streams`]
+/// with the same `token`): [`connect_peer_streams`] without TLS.
 pub fn connect_streams(
     addr: &str,
     n: usize,
     token: [u8; 16],
     timeout: Duration,
 ) -> Result<Vec<TcpChannel>, NetError> {
-    check_count(n)?;
-    let deadline = Instant::now() + timeout;
-    let left = || deadline.saturating_duration_since(Instant::now());
-    let mut streams = Vec::with_capacity(n);
-    for index in 0..n {
-        let mut channel = TcpChannel::connect(addr, left())?;
-        // `check_count` keeps the index far below u32::MAX.
-        channel.send(&hello(&token, index as u32))?;
-        channel.flush()?;
-        streams.push(channel);
-    }
-    for (index, channel) in streams.iter_mut().enumerate() {
-        channel.set_timeout(Some(left()))?;
-        let mut ack = [0u8; 4];
-        match channel.recv(&mut ack) {
-            Ok(()) if ack == STREAM_ACK => {}
-            Ok(()) | Err(NetError::Closed) => {
-                return Err(NetError::StreamRejected {
-                    addr: addr.to_string(),
-                    index,
-                });
-            }
-            Err(NetError::Timeout(_)) => {
-                return Err(NetError::StreamsTimeout {
-                    addr: addr.to_string(),
-                    got: index,
-                    wanted: n,
-                    waited: timeout,
-                });
-            }
-            Err(e) => return Err(e),
-        }
-        channel.set_timeout(Some(DEFAULT_TCP_TIMEOUT))?;
-    }
-    Ok(streams)
+    let channels = connect_peer_streams(addr, &ChannelSecurity::Plaintext, n, token, timeout)?;
+    Ok(plain(channels))
 }
 
 /// `n` in-memory channel pairs: the first vector holds one end of each, the second the
@@ -171,7 +95,9 @@ pub fn memory_streams(n: usize) -> (Vec<MemoryChannel>, Vec<MemoryChannel>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Channel;
     use std::thread;
+    use std::time::Instant;
 
     const TOKEN: [u8; 16] = *b"0123456789abcdef";
     const TIMEOUT: Duration = Duration::from_secs(5);

@@ -35,7 +35,7 @@ pub struct TcpChannel {
     read_pos: usize,
     read_len: usize,
     counts: ByteCounts,
-    timeout: Option<Duration>,
+    timer: SocketTimer,
 }
 
 /// A bound listening socket, from [`TcpChannel::listen`].
@@ -83,6 +83,29 @@ impl TcpListenerHandle {
         TcpChannel::from_stream(accepted)
     }
 
+    /// Takes one waiting connection without blocking, or `None` if there is none.
+    pub(crate) fn try_accept(&self) -> Result<Option<(TcpStream, SocketAddr)>, NetError> {
+        self.listener
+            .set_nonblocking(true)
+            .map_err(|source| self.io_error(source))?;
+        match self.listener.accept() {
+            Ok((stream, from)) => {
+                // Some platforms let the accepted socket inherit non-blocking mode.
+                stream.set_nonblocking(false)?;
+                Ok(Some((stream, from)))
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::Interrupted | ErrorKind::ConnectionAborted
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(source) => Err(self.io_error(source)),
+        }
+    }
+
     fn io_error(&self, source: std::io::Error) -> NetError {
         NetError::Accept {
             addr: self.addr.to_string(),
@@ -95,54 +118,62 @@ impl TcpChannel {
     /// Connects to `addr` ("host:port"), retrying every ~50 ms while nobody listens there
     /// yet, until `timeout` has passed. Either party may therefore start first.
     pub fn connect(addr: &str, timeout: Duration) -> Result<TcpChannel, NetError> {
-        let deadline = Instant::now() + timeout;
-        let connect_error = |source| NetError::Connect {
-            addr: addr.to_string(),
-            source,
-        };
-        let targets: Vec<SocketAddr> = addr.to_socket_addrs().map_err(connect_error)?.collect();
-        if targets.is_empty() {
-            return Err(connect_error(std::io::Error::new(
-                ErrorKind::NotFound,
-                "the name resolved to no address",
-            )));
-        }
-        loop {
-            let mut last_error = None;
-            for target in &targets {
-                let left = deadline.saturating_duration_since(Instant::now());
-                let attempt = left.max(Duration::from_millis(1));
-                match TcpStream::connect_timeout(target, attempt) {
-                    Ok(stream) => return TcpChannel::from_stream(stream),
-                    Err(e) => last_error = Some(e),
-                }
-            }
-            let e = last_error.expect("at least one address was tried");
-            // Refused (nobody listening yet) and timed-out attempts are worth repeating;
-            // anything else (bad address, no route) will not get better.
-            let retry = matches!(
-                e.kind(),
-                ErrorKind::ConnectionRefused
-                    | ErrorKind::TimedOut
-                    | ErrorKind::WouldBlock
-                    | ErrorKind::Interrupted
-                    | ErrorKind::ConnectionReset
-                    | ErrorKind::ConnectionAborted
-            );
-            if !retry {
-                return Err(connect_error(e));
-            }
-            if Instant::now() + CONNECT_RETRY > deadline {
-                return Err(NetError::ConnectTimeout {
-                    addr: addr.to_string(),
-                    waited: timeout,
-                    last_error: e,
-                });
-            }
-            std::thread::sleep(CONNECT_RETRY);
-        }
+        TcpChannel::from_stream(connect_stream(addr, timeout)?)
     }
+}
 
+/// Connects to `addr`, retrying while nobody listens there yet, until `timeout` has passed
+/// (see [`TcpChannel::connect`]).
+pub(crate) fn connect_stream(addr: &str, timeout: Duration) -> Result<TcpStream, NetError> {
+    let deadline = Instant::now() + timeout;
+    let connect_error = |source| NetError::Connect {
+        addr: addr.to_string(),
+        source,
+    };
+    let targets: Vec<SocketAddr> = addr.to_socket_addrs().map_err(connect_error)?.collect();
+    if targets.is_empty() {
+        return Err(connect_error(std::io::Error::new(
+            ErrorKind::NotFound,
+            "the name resolved to no address",
+        )));
+    }
+    loop {
+        let mut last_error = None;
+        for target in &targets {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let attempt = left.max(Duration::from_millis(1));
+            match TcpStream::connect_timeout(target, attempt) {
+                Ok(stream) => return Ok(stream),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        let e = last_error.expect("at least one address was tried");
+        // Refused (nobody listening yet) and timed-out attempts are worth repeating;
+        // anything else (bad address, no route) will not get better.
+        let retry = matches!(
+            e.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::TimedOut
+                | ErrorKind::WouldBlock
+                | ErrorKind::Interrupted
+                | ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+        );
+        if !retry {
+            return Err(connect_error(e));
+        }
+        if Instant::now() + CONNECT_RETRY > deadline {
+            return Err(NetError::ConnectTimeout {
+                addr: addr.to_string(),
+                waited: timeout,
+                last_error: e,
+            });
+        }
+        std::thread::sleep(CONNECT_RETRY);
+    }
+}
+
+impl TcpChannel {
     /// Binds a listening socket at `addr` ("host:port"; port 0 picks a free port).
     pub fn listen(addr: &str) -> Result<TcpListenerHandle, NetError> {
         let listener = TcpListener::bind(addr).map_err(|source| NetError::Bind {
@@ -175,7 +206,7 @@ impl TcpChannel {
             read_pos: 0,
             read_len: 0,
             counts: ByteCounts::default(),
-            timeout: None,
+            timer: SocketTimer::default(),
         };
         channel.set_timeout(Some(DEFAULT_TCP_TIMEOUT))?;
         Ok(channel)
@@ -183,14 +214,18 @@ impl TcpChannel {
 
     /// How long a read waits for the peer, and a write for the peer to make room; `None`
     /// waits forever. Default: 60 s.
+    ///
+    /// The timeout is a deadline for each whole call: a `recv` (or `recv_frame`, length and
+    /// payload together) or `send`/`flush` fails once this much time has passed since it
+    /// began, however the peer spreads its bytes over that time.
     pub fn set_timeout(&mut self, timeout: Option<Duration>) -> Result<(), NetError> {
-        // A zero duration means "no timeout" to the OS but is an error in std; treat it as
-        // the smallest real timeout instead.
-        let os_timeout = timeout.map(|t| t.max(Duration::from_millis(1)));
-        self.stream.set_read_timeout(os_timeout)?;
-        self.stream.set_write_timeout(os_timeout)?;
-        self.timeout = timeout;
-        Ok(())
+        self.timer.set(&self.stream, timeout)
+    }
+
+    /// A second handle on the socket, e.g. for a watchdog that shuts the connection down
+    /// (`shutdown(Both)` makes every blocked call of this channel return).
+    pub fn try_clone_socket(&self) -> Result<TcpStream, NetError> {
+        Ok(self.stream.try_clone()?)
     }
 
     /// Splits the connection into a reading half and a writing half, `(reader, writer)`,
@@ -204,7 +239,8 @@ impl TcpChannel {
         let write_stream = self.stream.try_clone()?;
         let mut writer = TcpChannel::from_stream(write_stream)?;
         // `from_stream` reset the (shared) socket's timeouts to the default.
-        writer.set_timeout(self.timeout)?;
+        writer.set_timeout(self.timer.timeout)?;
+        self.timer.set(&self.stream, self.timer.timeout)?;
         writer.write_buf = std::mem::take(&mut self.write_buf);
         Ok((self, writer))
     }
@@ -214,57 +250,204 @@ impl TcpChannel {
         Ok(self.stream.peer_addr()?)
     }
 
-    fn map_io(&self, e: std::io::Error) -> NetError {
-        map_io_error(e, self.timeout)
+    /// Writes all of `bytes` to the socket by `deadline`.
+    fn write_socket(&mut self, bytes: &[u8], deadline: Option<Instant>) -> Result<(), NetError> {
+        let counts = &mut self.counts;
+        write_all_by(&mut self.stream, &mut self.timer, bytes, deadline, |k| {
+            counts.sent += k as u64
+        })
     }
 
-    /// Writes all of `bytes` to the socket.
-    fn write_socket(&mut self, bytes: &[u8]) -> Result<(), NetError> {
-        let mut rest = bytes;
-        while !rest.is_empty() {
-            match self.stream.write(rest) {
-                Ok(0) => return Err(NetError::Closed),
-                Ok(k) => {
-                    rest = &rest[k..];
-                    self.counts.sent += k as u64;
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.map_io(e)),
-            }
-        }
-        Ok(())
-    }
-
-    fn flush_write_buf(&mut self) -> Result<(), NetError> {
+    fn flush_write_buf(&mut self, deadline: Option<Instant>) -> Result<(), NetError> {
         if self.write_buf.is_empty() {
             return Ok(());
         }
         let buf = std::mem::take(&mut self.write_buf);
-        let result = self.write_socket(&buf);
+        let result = self.write_socket(&buf, deadline);
         self.write_buf = buf;
         self.write_buf.clear();
         result
     }
 
-    /// One `read` system call into `buf`; returns how many bytes arrived (never 0).
-    fn read_socket(&mut self, buf: &mut [u8]) -> Result<usize, NetError> {
-        loop {
-            match self.stream.read(buf) {
-                Ok(0) => return Err(NetError::Closed),
-                Ok(k) => {
-                    self.counts.received += k as u64;
-                    return Ok(k);
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(map_io_error(e, self.timeout)),
+    /// One `read` system call into `buf` (waiting at most until `deadline`); returns how
+    /// many bytes arrived (never 0).
+    fn read_socket(
+        &mut self,
+        buf: &mut [u8],
+        deadline: Option<Instant>,
+    ) -> Result<usize, NetError> {
+        let k = read_by(&mut self.stream, &mut self.timer, buf, deadline)?;
+        self.counts.received += k as u64;
+        Ok(k)
+    }
+
+    /// `recv` with a deadline shared by the caller (see [`Channel::recv_frame_into`]).
+    fn recv_by(&mut self, mut buf: &mut [u8], deadline: Option<Instant>) -> Result<(), NetError> {
+        while !buf.is_empty() {
+            let buffered = self.read_len - self.read_pos;
+            if buffered > 0 {
+                let take = buffered.min(buf.len());
+                buf[..take].copy_from_slice(&self.read_buf[self.read_pos..self.read_pos + take]);
+                self.read_pos += take;
+                buf = &mut buf[take..];
+                continue;
             }
+            // About to block: push out what we hold so the peer is not left waiting for it.
+            // If the peer is gone that fails, but what it sent before leaving may still be
+            // readable, so go on reading (the read reports `Closed` once it is drained).
+            match self.flush_write_buf(deadline) {
+                Ok(()) | Err(NetError::Closed) => {}
+                Err(e) => return Err(e),
+            }
+            if buf.len() >= READ_BUFFER_BYTES {
+                // Large reads go straight into the caller's buffer.
+                let k = self.read_socket(buf, deadline)?;
+                buf = &mut buf[k..];
+            } else {
+                let mut read_buf = std::mem::take(&mut self.read_buf);
+                let result = self.read_socket(&mut read_buf, deadline);
+                self.read_buf = read_buf;
+                self.read_pos = 0;
+                self.read_len = result?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How far the socket's own timeouts may exceed a call's deadline before they are set
+/// again: setting them costs a system call, and the first read or write of a call finds
+/// them at the full timeout already.
+const REARM_SLACK: Duration = Duration::from_millis(10);
+
+/// A socket's per-call timeout, and what its read and write timeouts are set to now, so
+/// that each read or write of a call waits only for the time the call has left.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SocketTimer {
+    pub(crate) timeout: Option<Duration>,
+    read_armed: Option<Duration>,
+    write_armed: Option<Duration>,
+}
+
+impl SocketTimer {
+    /// Sets the per-call timeout and both socket timeouts to it.
+    pub(crate) fn set(
+        &mut self,
+        stream: &TcpStream,
+        timeout: Option<Duration>,
+    ) -> Result<(), NetError> {
+        // A zero duration means "no timeout" to the OS but is an error in std; treat it as
+        // the smallest real timeout instead.
+        let os_timeout = timeout.map(|t| t.max(Duration::from_millis(1)));
+        stream.set_read_timeout(os_timeout)?;
+        stream.set_write_timeout(os_timeout)?;
+        self.timeout = timeout;
+        self.read_armed = os_timeout;
+        self.write_armed = os_timeout;
+        Ok(())
+    }
+
+    /// The deadline of a call starting now.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.timeout.map(|t| Instant::now() + t)
+    }
+
+    pub(crate) fn timed_out(&self) -> NetError {
+        NetError::Timeout(self.timeout.unwrap_or(Duration::ZERO))
+    }
+
+    /// Sets the socket's read (or write) timeout to what is left until `deadline`, unless
+    /// it is close enough already; fails once the deadline has passed.
+    fn arm(
+        &mut self,
+        stream: &TcpStream,
+        deadline: Option<Instant>,
+        write: bool,
+    ) -> Result<(), NetError> {
+        let Some(deadline) = deadline else {
+            return Ok(());
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(self.timed_out());
+        }
+        let armed = if write {
+            &mut self.write_armed
+        } else {
+            &mut self.read_armed
+        };
+        if matches!(*armed, Some(a) if a >= left && a - left <= REARM_SLACK) {
+            return Ok(());
+        }
+        let wait = left.max(Duration::from_millis(1));
+        if write {
+            stream.set_write_timeout(Some(wait))?;
+        } else {
+            stream.set_read_timeout(Some(wait))?;
+        }
+        *armed = Some(wait);
+        Ok(())
+    }
+}
+
+/// One `read` of `stream` into `buf`, by `deadline`; returns how many bytes arrived
+/// (never 0: the end of the stream is [`NetError::Closed`]).
+pub(crate) fn read_by(
+    stream: &mut TcpStream,
+    timer: &mut SocketTimer,
+    buf: &mut [u8],
+    deadline: Option<Instant>,
+) -> Result<usize, NetError> {
+    loop {
+        timer.arm(stream, deadline, false)?;
+        match stream.read(buf) {
+            Ok(0) => return Err(NetError::Closed),
+            Ok(k) => return Ok(k),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            // The socket's timeout ran out: `arm` fails if the deadline has passed too,
+            // else waits for the time left (the slack allowed the socket a little more).
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if deadline.is_none_or(|d| Instant::now() >= d) {
+                    return Err(timer.timed_out());
+                }
+            }
+            Err(e) => return Err(map_io_error(e, timer.timeout)),
         }
     }
 }
 
+/// Writes all of `bytes` to `stream` by `deadline`, reporting each piece written.
+pub(crate) fn write_all_by(
+    stream: &mut TcpStream,
+    timer: &mut SocketTimer,
+    bytes: &[u8],
+    deadline: Option<Instant>,
+    mut wrote: impl FnMut(usize),
+) -> Result<(), NetError> {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        timer.arm(stream, deadline, true)?;
+        match stream.write(rest) {
+            Ok(0) => return Err(NetError::Closed),
+            Ok(k) => {
+                rest = &rest[k..];
+                wrote(k);
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if deadline.is_none_or(|d| Instant::now() >= d) {
+                    return Err(timer.timed_out());
+                }
+            }
+            Err(e) => return Err(map_io_error(e, timer.timeout)),
+        }
+    }
+    Ok(())
+}
+
 /// Maps the I/O errors that mean "the peer is gone" or "the peer is too slow" to their
 /// channel-level meaning; anything else stays an I/O error.
-fn map_io_error(e: std::io::Error, timeout: Option<Duration>) -> NetError {
+pub(crate) fn map_io_error(e: std::io::Error, timeout: Option<Duration>) -> NetError {
     match e.kind() {
         ErrorKind::UnexpectedEof
         | ErrorKind::ConnectionReset
@@ -284,51 +467,45 @@ impl Channel for TcpChannel {
             self.write_buf.extend_from_slice(bytes);
             return Ok(());
         }
-        self.flush_write_buf()?;
+        let deadline = self.timer.deadline();
+        self.flush_write_buf(deadline)?;
         if bytes.len() >= WRITE_BUFFER_BYTES {
             // Copying a large message into the buffer would gain nothing.
-            self.write_socket(bytes)
+            self.write_socket(bytes, deadline)
         } else {
             self.write_buf.extend_from_slice(bytes);
             Ok(())
         }
     }
 
-    fn recv(&mut self, mut buf: &mut [u8]) -> Result<(), NetError> {
-        while !buf.is_empty() {
-            let buffered = self.read_len - self.read_pos;
-            if buffered > 0 {
-                let take = buffered.min(buf.len());
-                buf[..take].copy_from_slice(&self.read_buf[self.read_pos..self.read_pos + take]);
-                self.read_pos += take;
-                buf = &mut buf[take..];
-                continue;
-            }
-            // About to block: push out what we hold so the peer is not left waiting for it.
-            // If the peer is gone that fails, but what it sent before leaving may still be
-            // readable, so go on reading (the read reports `Closed` once it is drained).
-            match self.flush_write_buf() {
-                Ok(()) | Err(NetError::Closed) => {}
-                Err(e) => return Err(e),
-            }
-            if buf.len() >= READ_BUFFER_BYTES {
-                // Large reads go straight into the caller's buffer.
-                let k = self.read_socket(buf)?;
-                buf = &mut buf[k..];
-            } else {
-                let mut read_buf = std::mem::take(&mut self.read_buf);
-                let result = self.read_socket(&mut read_buf);
-                self.read_buf = read_buf;
-                self.read_pos = 0;
-                self.read_len = result?;
-            }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {
+        // Served from the read buffer without a clock read where possible.
+        let buffered = self.read_len - self.read_pos;
+        if buf.len() <= buffered {
+            buf.copy_from_slice(&self.read_buf[self.read_pos..self.read_pos + buf.len()]);
+            self.read_pos += buf.len();
+            return Ok(());
         }
-        Ok(())
+        let deadline = self.timer.deadline();
+        self.recv_by(buf, deadline)
+    }
+
+    /// One deadline for the length and the payload together: the timeout is per message.
+    fn recv_frame_into(&mut self, buf: &mut Vec<u8>, max_len: usize) -> Result<(), NetError> {
+        let deadline = self.timer.deadline();
+        let mut len = [0u8; 4];
+        self.recv_by(&mut len, deadline)?;
+        let len = crate::check_frame_len(len, max_len)?;
+        crate::resize_for_frame(buf, len);
+        self.recv_by(buf, deadline)
     }
 
     fn flush(&mut self) -> Result<(), NetError> {
-        self.flush_write_buf()?;
-        self.stream.flush().map_err(|e| self.map_io(e))
+        let deadline = self.timer.deadline();
+        self.flush_write_buf(deadline)?;
+        self.stream
+            .flush()
+            .map_err(|e| map_io_error(e, self.timer.timeout))
     }
 
     fn counts(&self) -> ByteCounts {
@@ -339,7 +516,8 @@ impl Channel for TcpChannel {
 impl Drop for TcpChannel {
     fn drop(&mut self) {
         // Data sent before dropping must still reach the peer; errors no longer matter.
-        let _ = self.flush_write_buf();
+        let deadline = self.timer.deadline();
+        let _ = self.flush_write_buf(deadline);
     }
 }
 
@@ -348,7 +526,7 @@ impl std::fmt::Debug for TcpChannel {
         f.debug_struct("TcpChannel")
             .field("peer", &self.stream.peer_addr().ok())
             .field("counts", &self.counts)
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.timer.timeout)
             .finish_non_exhaustive()
     }
 }

@@ -12,7 +12,10 @@ pub mod parallel;
 pub mod yao;
 
 pub use handshake::{Hello, PROTOCOL_VERSION};
-pub use local::{run_local_parallel, run_local_tcp, run_local_tcp_with_visibility, split_inputs};
+pub use local::{
+    LocalSecurity, run_local_parallel, run_local_parallel_secured, run_local_tcp,
+    run_local_tcp_secured, run_local_tcp_with_visibility, split_inputs,
+};
 pub use parallel::{ParallelConfig, ParallelMode};
 pub use pgc_circuit::Visibility;
 pub use yao::{

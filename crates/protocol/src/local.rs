@@ -1,11 +1,13 @@
 //! Both parties in one process, talking over a real loopback TCP connection: for `pgc local`,
-//! `pgc demo`, benchmarks and tests.
+//! `pgc demo`, benchmarks and tests. The connection is TLS with fresh keys by default, as
+//! between two machines ([`LocalSecurity`]); plaintext on request, to compare.
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use pgc_circuit::{GateSource, ParallelCircuit, Visibility};
-use pgc_net::{Channel, LinkShape, NetError, ShapedChannel, SharedLink, TcpChannel};
+use pgc_net::connect::{accept_peer, connect_peer, no_notes};
+use pgc_net::{ChannelSecurity, LinkShape, NetError, SharedLink, TcpChannel};
 
 use crate::parallel::{ParallelConfig, TcpAcceptStreams, TcpConnectStreams, run_parallel};
 use crate::yao::{
@@ -13,8 +15,30 @@ use crate::yao::{
     run_garbler_with_visibility,
 };
 
-/// Runs the garbler and the evaluator on two threads connected through 127.0.0.1; both
-/// learn every output. `progress` follows the evaluator. Returns (A's outcome, B's outcome).
+/// How the two parties of a local run connect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LocalSecurity {
+    /// TLS 1.3 with fresh keys for each run, each party pinning the other's.
+    #[default]
+    Tls,
+    /// Plain TCP (to measure what TLS costs).
+    Plaintext,
+}
+
+impl LocalSecurity {
+    /// (A's, B's) settings for one run.
+    fn settings(self) -> Result<(ChannelSecurity, ChannelSecurity), NetError> {
+        match self {
+            LocalSecurity::Tls => ChannelSecurity::loopback_pair(),
+            LocalSecurity::Plaintext => {
+                Ok((ChannelSecurity::Plaintext, ChannelSecurity::Plaintext))
+            }
+        }
+    }
+}
+
+/// Runs the garbler and the evaluator on two threads connected through 127.0.0.1 (TLS);
+/// both learn every output. `progress` follows the evaluator. Returns (A's outcome, B's outcome).
 pub fn run_local_tcp<S: GateSource>(
     circuit: &S,
     owners: &[Party],
@@ -46,16 +70,41 @@ pub fn run_local_tcp_with_visibility<S: GateSource>(
     timeout: Duration,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(Outcome, Outcome), ProtocolError> {
+    run_local_tcp_secured(
+        circuit,
+        owners,
+        visibility,
+        a_inputs,
+        b_inputs,
+        timeout,
+        LocalSecurity::Tls,
+        progress,
+    )
+}
+
+/// [`run_local_tcp_with_visibility`] with the connection's security chosen.
+#[allow(clippy::too_many_arguments)]
+pub fn run_local_tcp_secured<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    a_inputs: &[Vec<bool>],
+    b_inputs: &[Vec<bool>],
+    timeout: Duration,
+    security: LocalSecurity,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<(Outcome, Outcome), ProtocolError> {
+    let (a_security, b_security) = security.settings()?;
     let listener = TcpChannel::listen("127.0.0.1:0")?;
     let addr = listener.local_addr().to_string();
     std::thread::scope(|s| {
         let garbler = s.spawn(|| -> Result<Outcome, ProtocolError> {
-            let mut ch = listener.accept(timeout)?;
+            let mut ch = accept_peer(&listener, &a_security, timeout, &no_notes())?;
             ch.set_timeout(Some(timeout))?;
             run_garbler_with_visibility(&mut ch, circuit, owners, visibility, a_inputs, &mut |_| {})
         });
         let evaluated = (|| -> Result<Outcome, ProtocolError> {
-            let mut ch = TcpChannel::connect(&addr, timeout)?;
+            let mut ch = connect_peer(&addr, &b_security, timeout)?;
             ch.set_timeout(Some(timeout))?;
             run_evaluator_with_visibility(&mut ch, circuit, owners, visibility, b_inputs, progress)
         })();
@@ -98,26 +147,51 @@ pub fn run_local_parallel(
     timeout: Duration,
     progress: &AtomicU64,
 ) -> Result<(Outcome, Outcome), ProtocolError> {
+    run_local_parallel_secured(
+        circuit,
+        owners,
+        visibility,
+        a_inputs,
+        b_inputs,
+        config,
+        shape,
+        timeout,
+        LocalSecurity::Tls,
+        progress,
+    )
+}
+
+/// [`run_local_parallel`] with the connections' security chosen.
+#[allow(clippy::too_many_arguments)]
+pub fn run_local_parallel_secured(
+    circuit: &ParallelCircuit,
+    owners: &[Party],
+    visibility: &[Visibility],
+    a_inputs: &[Vec<bool>],
+    b_inputs: &[Vec<bool>],
+    config: &ParallelConfig,
+    shape: LinkShape,
+    timeout: Duration,
+    security: LocalSecurity,
+    progress: &AtomicU64,
+) -> Result<(Outcome, Outcome), ProtocolError> {
+    let (a_security, b_security) = security.settings()?;
     let listener = TcpChannel::listen("127.0.0.1:0")?;
     let addr = listener.local_addr().to_string();
     let link = |_| (!shape.is_none()).then(|| SharedLink::new(shape));
-    let wrap = |ch: TcpChannel, link: &Option<SharedLink>| -> Result<Box<dyn Channel>, NetError> {
-        Ok(match link {
-            Some(l) => Box::new(ShapedChannel::wrap_tcp(ch, l.clone())?),
-            None => Box::new(ch),
-        })
-    };
     let a_progress = AtomicU64::new(0);
     std::thread::scope(|s| {
         let garbler = s.spawn(|| -> Result<Outcome, ProtocolError> {
             let a_link = link(Party::A);
-            let mut ch = listener.accept(timeout)?;
+            let mut ch = accept_peer(&listener, &a_security, timeout, &no_notes())?;
             ch.set_timeout(Some(timeout))?;
-            let mut ch = wrap(ch, &a_link)?;
+            let mut ch = ch.shaped(&a_link)?;
             let mut streams = TcpAcceptStreams {
                 listener: &listener,
                 timeout,
                 link: a_link,
+                security: a_security.clone(),
+                notes: no_notes(),
             };
             run_parallel(
                 Party::A,
@@ -133,13 +207,14 @@ pub fn run_local_parallel(
         });
         let evaluated = (|| -> Result<Outcome, ProtocolError> {
             let b_link = link(Party::B);
-            let mut ch = TcpChannel::connect(&addr, timeout)?;
+            let mut ch = connect_peer(&addr, &b_security, timeout)?;
             ch.set_timeout(Some(timeout))?;
-            let mut ch = wrap(ch, &b_link)?;
+            let mut ch = ch.shaped(&b_link)?;
             let mut streams = TcpConnectStreams {
                 addr: addr.clone(),
                 timeout,
                 link: b_link,
+                security: b_security.clone(),
             };
             run_parallel(
                 Party::B,

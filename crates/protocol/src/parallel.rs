@@ -38,7 +38,8 @@ use pgc_garble::parallel::{
 };
 use pgc_garble::{Evaluator, Garbler, random_delta};
 use pgc_net::{
-    Channel, MemoryChannel, NetError, ShapedChannel, SharedLink, TcpChannel, TcpListenerHandle,
+    Channel, ChannelSecurity, MemoryChannel, NetError, PeerChannel, RefusalNotes, SharedLink,
+    TcpListenerHandle,
 };
 use pgc_ot::{IknpReceiver, IknpSender};
 
@@ -135,12 +136,16 @@ pub trait StreamOpener: Send {
     fn open(&mut self, n: usize, token: [u8; 16]) -> Result<Vec<Box<dyn Channel>>, NetError>;
 }
 
-/// The party that accepted the main connection accepts the streams on the same listener.
+/// The party that accepted the main connection accepts the streams on the same listener,
+/// under the same security as the main channel (every stream is authenticated alike).
 pub struct TcpAcceptStreams<'l> {
     pub listener: &'l TcpListenerHandle,
     pub timeout: Duration,
     /// Each stream's sends are shaped by this party's link, if any.
     pub link: Option<SharedLink>,
+    pub security: ChannelSecurity,
+    /// Where connections turned away are reported.
+    pub notes: RefusalNotes,
 }
 
 /// The party that connected opens the streams to the same address.
@@ -148,10 +153,11 @@ pub struct TcpConnectStreams {
     pub addr: String,
     pub timeout: Duration,
     pub link: Option<SharedLink>,
+    pub security: ChannelSecurity,
 }
 
-fn finish_tcp(
-    streams: Vec<TcpChannel>,
+fn finish_streams(
+    streams: Vec<PeerChannel>,
     timeout: Duration,
     link: &Option<SharedLink>,
 ) -> Result<Vec<Box<dyn Channel>>, NetError> {
@@ -159,25 +165,35 @@ fn finish_tcp(
         .into_iter()
         .map(|mut s| -> Result<Box<dyn Channel>, NetError> {
             s.set_timeout(Some(timeout))?;
-            Ok(match link {
-                Some(l) => Box::new(ShapedChannel::wrap_tcp(s, l.clone())?),
-                None => Box::new(s),
-            })
+            s.shaped(link)
         })
         .collect()
 }
 
 impl StreamOpener for TcpAcceptStreams<'_> {
     fn open(&mut self, n: usize, token: [u8; 16]) -> Result<Vec<Box<dyn Channel>>, NetError> {
-        let streams = pgc_net::accept_streams(self.listener, n, token, self.timeout)?;
-        finish_tcp(streams, self.timeout, &self.link)
+        let streams = pgc_net::connect::accept_peer_streams(
+            self.listener,
+            &self.security,
+            n,
+            token,
+            self.timeout,
+            &self.notes,
+        )?;
+        finish_streams(streams, self.timeout, &self.link)
     }
 }
 
 impl StreamOpener for TcpConnectStreams {
     fn open(&mut self, n: usize, token: [u8; 16]) -> Result<Vec<Box<dyn Channel>>, NetError> {
-        let streams = pgc_net::connect_streams(&self.addr, n, token, self.timeout)?;
-        finish_tcp(streams, self.timeout, &self.link)
+        let streams = pgc_net::connect::connect_peer_streams(
+            &self.addr,
+            &self.security,
+            n,
+            token,
+            self.timeout,
+        )?;
+        finish_streams(streams, self.timeout, &self.link)
     }
 }
 

@@ -476,3 +476,52 @@ fn a_peer_vanishing_mid_run_stops_both_parties_with_errors() {
         );
     }
 }
+
+/// The parallel protocol over loopback TCP, main channel and every stream through TLS with
+/// pinned keys (the default) and, to compare, plaintext.
+#[test]
+fn parallel_modes_over_tls_and_plaintext_streams_match_cleartext() {
+    use pgc_net::LinkShape;
+    use pgc_protocol::{LocalSecurity, run_local_parallel_secured};
+    let (n, w) = (4, 8);
+    let pc = mixed_circuit(n, w);
+    let owners = owners(n);
+    let vis = vec![Visibility::Both; pc.layout.output_widths.len()];
+    let mut rng = SplitMix64::new(29);
+    for security in [LocalSecurity::Tls, LocalSecurity::Plaintext] {
+        for mode in [ParallelMode::Cgp, ParallelMode::Ipp] {
+            let a_in = random_inputs(&mut rng, n, w);
+            let b_in = random_inputs(&mut rng, n, w);
+            let all: Vec<bool> = a_in.iter().chain(&b_in).flatten().copied().collect();
+            let config = ParallelConfig {
+                mode,
+                threads: 2,
+                tau: 2,
+            };
+            let (oa, ob) = run_local_parallel_secured(
+                &pc,
+                &owners,
+                &vis,
+                &a_in,
+                &b_in,
+                &config,
+                LinkShape::default(),
+                Duration::from_secs(20),
+                security,
+                &AtomicU64::new(0),
+            )
+            .unwrap();
+            let expect = eval_bits(&pc, &all);
+            assert_eq!(
+                oa.all_outputs().unwrap().concat(),
+                expect,
+                "{security:?} {mode:?}"
+            );
+            assert_eq!(
+                ob.all_outputs().unwrap().concat(),
+                expect,
+                "{security:?} {mode:?}"
+            );
+        }
+    }
+}

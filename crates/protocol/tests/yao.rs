@@ -453,3 +453,33 @@ fn visibility_over_loopback_tcp() {
     );
     assert_eq!(ob.outputs, [None, Some(byte(1)), Some(byte(6)), None]);
 }
+
+/// The sequential protocol over loopback TLS (the default) and over plaintext, which stays
+/// available to compare: both compute the adder.
+#[test]
+fn sequential_protocol_over_tls_and_plaintext() {
+    use pgc_protocol::{LocalSecurity, all_visible, run_local_tcp_secured};
+    let c = adder();
+    let owners = default_owners(c.layout.input_widths.len());
+    let vis = all_visible(&c.layout);
+    let bits = |v: u64| (0..64).map(|i| (v >> i) & 1 == 1).collect::<Vec<bool>>();
+    for security in [LocalSecurity::Tls, LocalSecurity::Plaintext] {
+        let (oa, ob) = run_local_tcp_secured(
+            &c,
+            &owners,
+            &vis,
+            &[bits(40_000_000_000)],
+            &[bits(2_000_000_001)],
+            Duration::from_secs(20),
+            security,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(oa.outputs, ob.outputs, "{security:?}");
+        assert_eq!(
+            ob.all_outputs().unwrap()[0],
+            bits(42_000_000_001),
+            "{security:?}"
+        );
+    }
+}

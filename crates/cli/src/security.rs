@@ -1,0 +1,196 @@
+//! `pgc keygen` and the channel-security flags of `pgc run`: TLS 1.3 with the peer's key
+//! pinned (`--peer-key`), a pre-shared secret (`--psk`), or, only when asked for by name,
+//! plaintext (`--insecure-plaintext`). See `pgc_net::tls` and `pgc_net::keys`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use pgc_net::keys::default_identity_path;
+use pgc_net::{
+    ChannelSecurity, Fingerprint, Identity, KeyError, RefusalNotes, Secret, TlsSettings,
+};
+
+/// What the encrypted channel guarantees, for the help texts.
+pub const GUARANTEE: &str = "The connection is TLS 1.3 (AES-128-GCM) with mutual \
+authentication: everything sent is kept confidential and protected against tampering, and \
+each party talks only to the holder of the key it pinned. It does not hide how much is sent \
+or when.";
+
+const KEYGEN_ABOUT: &str = "\
+Each party runs `pgc keygen` once. It writes the party's private key (readable by the owner \
+only) and prints the public fingerprint, pgc1-... . Give your fingerprint to the other party \
+over a channel where you recognise each other (in person, by phone, signed mail); it is not \
+secret. Each side then runs `pgc run` with --peer-key set to the other's fingerprint.
+
+Alternatively, `pgc keygen --secret FILE` writes a random shared secret: copy the same file \
+to both parties over a safe channel and both run with --psk FILE.";
+
+pub const KEYGEN_EXAMPLES: &str = "\
+Examples:
+  pgc keygen                       # writes ~/.config/pgc/identity.pem, prints pgc1-...
+  pgc keygen --out party-a.pem     # another location (then pgc run --key party-a.pem)
+  pgc keygen --secret shared.psk   # a shared secret for --psk";
+
+#[derive(Args)]
+#[command(long_about = KEYGEN_ABOUT)]
+pub struct KeygenArgs {
+    /// Where to write the key [default: $XDG_CONFIG_HOME/pgc/identity.pem or
+    /// ~/.config/pgc/identity.pem].
+    #[arg(long, value_name = "PATH", conflicts_with = "secret")]
+    pub out: Option<PathBuf>,
+    /// Replace an existing key or secret file (the old one is lost).
+    #[arg(long)]
+    pub force: bool,
+    /// Write a fresh random 256-bit shared secret to FILE instead, for --psk.
+    #[arg(long, value_name = "FILE")]
+    pub secret: Option<PathBuf>,
+}
+
+/// `pgc keygen`.
+pub fn keygen(args: KeygenArgs) -> Result<()> {
+    if let Some(path) = &args.secret {
+        Secret::generate()?.save(path, args.force)?;
+        eprintln!(
+            "wrote a random shared secret to {} (readable by you only); copy it to the other \
+             party over a safe channel, then both run with --psk {}",
+            path.display(),
+            path.display()
+        );
+        return Ok(());
+    }
+    let path = match &args.out {
+        Some(p) => p.clone(),
+        None => default_identity_path()?,
+    };
+    if path.exists() && !args.force {
+        let existing = Identity::load(&path)
+            .map(|id| format!(" (its fingerprint is {})", id.fingerprint()))
+            .unwrap_or_default();
+        bail!(
+            "{} already exists{existing}; add --force to replace it (the old key is then lost)",
+            path.display()
+        );
+    }
+    let identity = Identity::generate()?;
+    identity.save(&path, args.force)?;
+    outln!("{}", identity.fingerprint());
+    eprintln!(
+        "wrote this party's key to {} (readable by you only). The line above is its \
+         fingerprint: give it to the other party, who runs pgc run with --peer-key {}",
+        path.display(),
+        identity.fingerprint()
+    );
+    Ok(())
+}
+
+/// How `pgc run` protects its connection.
+#[derive(Args)]
+#[command(next_help_heading = "Security")]
+pub struct SecurityArgs {
+    /// The other party's key fingerprint (pgc1-..., as its `pgc keygen` printed it), or a
+    /// file holding it. The connection is refused unless the peer proves it holds that key.
+    #[arg(long, value_name = "FINGERPRINT_OR_FILE",
+        conflicts_with_all = ["psk", "insecure_plaintext"],
+        long_help = format!("The other party's key fingerprint (pgc1-..., as its `pgc keygen` \
+        printed it), or a file holding it. This party presents its own key (see --key). \
+        {GUARANTEE}"))]
+    pub peer_key: Option<String>,
+    /// This party's key [default: $XDG_CONFIG_HOME/pgc/identity.pem or
+    /// ~/.config/pgc/identity.pem, as written by `pgc keygen`].
+    #[arg(long, value_name = "PATH", requires = "peer_key")]
+    pub key: Option<PathBuf>,
+    /// A shared secret file both parties hold (from `pgc keygen --secret`): both derive
+    /// the same key pair from it and pin it. The secret itself is never sent.
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure_plaintext",
+        long_help = format!("A shared secret file both parties hold (from `pgc keygen \
+        --secret FILE`, copied over a safe channel): both derive the same key pair from it \
+        and pin it, so the secret itself is never sent. Secrets under 128 bits are refused, \
+        since a recorded handshake would let an attacker test guesses offline. {GUARANTEE}"))]
+    pub psk: Option<PathBuf>,
+    /// Run without encryption or authentication: anyone on the network path can read the
+    /// garbled tables and protocol messages, or take the peer's place.
+    #[arg(long)]
+    pub insecure_plaintext: bool,
+}
+
+/// The security `pgc run` uses, decided before anything connects.
+pub fn resolve(args: &SecurityArgs) -> Result<ChannelSecurity> {
+    if args.insecure_plaintext {
+        return Ok(ChannelSecurity::Plaintext);
+    }
+    if let Some(path) = &args.psk {
+        let secret = Secret::load(path)?;
+        let identity = Identity::from_secret(&secret)?;
+        let settings = TlsSettings::new(&identity, identity.fingerprint())?;
+        return Ok(ChannelSecurity::Tls(settings));
+    }
+    let key_path = match &args.key {
+        Some(p) => p.clone(),
+        None => default_identity_path()?,
+    };
+    let Some(peer) = &args.peer_key else {
+        return Err(missing_flag(&key_path));
+    };
+    let peer = Fingerprint::from_arg(peer).context("--peer-key")?;
+    let identity = Identity::load(&key_path)?;
+    if identity.fingerprint() == peer {
+        bail!(
+            "--peer-key is this party's own fingerprint ({peer}); give the other party's \
+             (from its `pgc keygen`)"
+        );
+    }
+    Ok(ChannelSecurity::Tls(TlsSettings::new(&identity, peer)?))
+}
+
+/// The error for `pgc run` without a security flag: the exact flag to add, and this
+/// party's fingerprint (or how to make a key).
+fn missing_flag(key_path: &std::path::Path) -> anyhow::Error {
+    match Identity::load(key_path) {
+        Ok(identity) => anyhow::anyhow!(
+            "the connection is encrypted and authenticated by default; add --peer-key <the \
+             other party's fingerprint from `pgc keygen`> (yours is {}), or --psk FILE, or \
+             --insecure-plaintext to run unprotected",
+            identity.fingerprint()
+        ),
+        Err(KeyError::Missing { .. }) => anyhow::anyhow!(
+            "the connection is encrypted and authenticated by default, and this party has no \
+             key yet: run `pgc keygen` (it prints your fingerprint for the other party), then \
+             add --peer-key <the other party's fingerprint from `pgc keygen`>; or use --psk \
+             FILE, or --insecure-plaintext to run unprotected"
+        ),
+        Err(e) => anyhow::anyhow!(
+            "the connection is encrypted and authenticated by default; add --peer-key <the \
+             other party's fingerprint from `pgc keygen`>, or --psk FILE, or \
+             --insecure-plaintext to run unprotected (and this party's key could not be \
+             read: {e})"
+        ),
+    }
+}
+
+/// One line per connection the listening party turned away (no secrets: fingerprints are
+/// public).
+pub fn stderr_notes(party: char, show: bool) -> RefusalNotes {
+    Arc::new(move |note: &str| {
+        if show {
+            eprintln!("party {party}: note: {note}");
+        }
+    })
+}
+
+/// A line saying how the connection is protected.
+pub fn describe(security: &ChannelSecurity) -> String {
+    match security {
+        ChannelSecurity::Tls(s) => format!(
+            "TLS 1.3, this party's key {}, peer's key {}",
+            s.own_fingerprint(),
+            s.peer_fingerprint()
+        ),
+        ChannelSecurity::Plaintext => {
+            "UNPROTECTED plaintext (--insecure-plaintext): anyone on the path can read or \
+             change what is sent"
+                .into()
+        }
+    }
+}
