@@ -216,6 +216,19 @@ pub struct RunArgs {
     /// name; --input values take precedence.
     #[arg(long = "inputs", value_name = "FILE.json", help_heading = "Inputs")]
     pub inputs_file: Option<PathBuf>,
+    /// Keep listening after a run and serve the next peer, one run per connection, with the
+    /// same program and inputs, until stopped (Ctrl-C) or --runs are done. A failed run is
+    /// reported and serving goes on.
+    #[arg(long, requires = "listen", help_heading = "Connection")]
+    pub serve: bool,
+    /// With --serve: stop after this many runs.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "serve",
+        help_heading = "Connection"
+    )]
+    pub runs: Option<u64>,
     #[command(flatten)]
     pub security: crate::security::SecurityArgs,
     #[command(flatten)]
@@ -638,7 +651,27 @@ pub fn run(args: RunArgs) -> Result<()> {
         );
     }
     let notes = crate::security::stderr_notes(me.letter(), !args.p.quiet);
-    let mut ch = match (&listener, &args.connect) {
+    let session = Session {
+        me,
+        program: &program,
+        parallel: parallel.as_ref(),
+        owners: &owners,
+        visibility: &visibility,
+        inputs: &inputs,
+        config: &config,
+        security: &security,
+        notes: &notes,
+        link: &link,
+        timeout,
+        quiet,
+    };
+    if args.serve {
+        let listener = listener
+            .as_ref()
+            .context("--serve needs --listen (clap enforces this)")?;
+        return serve(&session, listener, args.runs, &args);
+    }
+    let ch = match (&listener, &args.connect) {
         (Some(listener), _) => {
             if !quiet {
                 eprintln!(
@@ -652,98 +685,197 @@ pub fn run(args: RunArgs) -> Result<()> {
         (None, Some(addr)) => connect_peer(addr, &security, timeout)?,
         (None, None) => unreachable!("clap requires --listen or --connect"),
     };
-    ch.set_timeout(Some(timeout))?;
-    let mut ch = ch.shaped(&link)?;
-    if !quiet && let Some(l) = &link {
+    let endpoint = match (&listener, &args.connect) {
+        (Some(listener), _) => Endpoint::Listening(listener),
+        (None, Some(addr)) => Endpoint::Connected(addr),
+        (None, None) => unreachable!("clap requires --listen or --connect"),
+    };
+    let outcome = session.run(ch, endpoint)?;
+    session.print(&outcome, &args, json!({}));
+    Ok(())
+}
+
+/// Where the peer's connections come from: accepted on our listener, or opened to its
+/// address (the worker streams of parallel modes follow the main connection).
+#[derive(Clone, Copy)]
+enum Endpoint<'a> {
+    Listening(&'a pgc_net::TcpListenerHandle),
+    Connected(&'a str),
+}
+
+/// Everything one protocol run of `pgc run` needs apart from the connection, prepared once
+/// (and reused for every run under `--serve`).
+struct Session<'a> {
+    me: Party,
+    program: &'a circuits::Program,
+    parallel: Option<&'a ParallelCircuit>,
+    owners: &'a [Party],
+    visibility: &'a [Visibility],
+    inputs: &'a [Vec<bool>],
+    config: &'a ParallelConfig,
+    security: &'a pgc_net::connect::ChannelSecurity,
+    notes: &'a pgc_net::connect::RefusalNotes,
+    link: &'a Option<SharedLink>,
+    timeout: Duration,
+    quiet: bool,
+}
+
+impl Session<'_> {
+    /// One run of the protocol over the connected main channel `ch`.
+    fn run(&self, mut ch: pgc_net::connect::PeerChannel, endpoint: Endpoint) -> Result<Outcome> {
+        let me = self.me;
+        let quiet = self.quiet;
+        let circuit = &self.program.circuit;
+        ch.set_timeout(Some(self.timeout))?;
+        let mut ch = ch.shaped(self.link)?;
+        if !quiet && let Some(l) = self.link {
+            eprintln!(
+                "party {}: shaping what it sends to {}",
+                me.letter(),
+                l.shape()
+            );
+        }
+        let outcome = match self.parallel {
+            None => {
+                let mut progress = Progress::new(circuit.and_count(), quiet);
+                let outcome = match me {
+                    Party::A => run_garbler_with_visibility(
+                        &mut ch,
+                        circuit,
+                        self.owners,
+                        self.visibility,
+                        self.inputs,
+                        &mut |n| progress.set(n),
+                    ),
+                    Party::B => run_evaluator_with_visibility(
+                        &mut ch,
+                        circuit,
+                        self.owners,
+                        self.visibility,
+                        self.inputs,
+                        &mut |n| progress.set(n),
+                    ),
+                };
+                progress.finish();
+                outcome
+            }
+            Some(pc) => {
+                let counter = AtomicU64::new(0);
+                let mut opener: Box<dyn StreamOpener + '_> = match endpoint {
+                    Endpoint::Listening(listener) => Box::new(TcpAcceptStreams {
+                        listener,
+                        timeout: self.timeout,
+                        link: self.link.clone(),
+                        security: self.security.clone(),
+                        notes: self.notes.clone(),
+                    }),
+                    Endpoint::Connected(addr) => Box::new(TcpConnectStreams {
+                        addr: addr.to_string(),
+                        timeout: self.timeout,
+                        link: self.link.clone(),
+                        security: self.security.clone(),
+                    }),
+                };
+                crate::progress::watch(pc.and_count(), quiet, &counter, || {
+                    run_parallel(
+                        me,
+                        &mut *ch,
+                        &mut *opener,
+                        pc,
+                        self.owners,
+                        self.visibility,
+                        self.inputs,
+                        self.config,
+                        &counter,
+                    )
+                })
+            }
+        };
+        self.program.check_stream()?;
+        Ok(outcome?)
+    }
+
+    /// Prints a run's outputs (stdout) and stats (stderr); `extra` goes into the JSON.
+    fn print(&self, outcome: &Outcome, args: &RunArgs, mut extra: Value) {
+        let me = self.me;
+        extra["party"] = json!(me.letter().to_string());
+        extra["stats"] = report::stats_json(&outcome.stats);
+        match &self.program.interface {
+            Some(iface) => {
+                print_typed(iface, &outcome.outputs, args.p.json, extra);
+                let hidden = typed_io::hidden_outputs(iface, &outcome.outputs);
+                if !self.quiet && !hidden.is_empty() {
+                    eprintln!(
+                        "party {}: not shown (revealed to party {} only): {}",
+                        me.letter(),
+                        me.other().letter(),
+                        hidden.join(", ")
+                    );
+                }
+            }
+            None => print_hex(outcome, args.c.bit_order(), args.p.json, extra),
+        }
+        if !self.quiet {
+            eprintln!(
+                "{}",
+                report::stats_line(&format!("party {}", me.letter()), &outcome.stats)
+            );
+        }
+    }
+}
+
+/// `pgc run --serve`: one run per peer that connects, one after another, with the same
+/// program and inputs, until `runs` are done or the user stops it. Each run draws fresh
+/// randomness (labels, Δ, OT) as a single run does. A run that fails (a peer that leaves,
+/// cheats on the message format or uses the wrong key) is reported and the next peer is
+/// served; only a listener that stops working ends the loop with an error.
+fn serve(
+    session: &Session,
+    listener: &pgc_net::TcpListenerHandle,
+    runs: Option<u64>,
+    args: &RunArgs,
+) -> Result<()> {
+    let me = session.me.letter();
+    if !session.quiet {
         eprintln!(
-            "party {}: shaping what it sends to {}",
-            me.letter(),
-            l.shape()
+            "party {me}: serving runs on {} until {}",
+            listener.local_addr(),
+            match runs {
+                Some(n) => format!("{n} have run"),
+                None => "stopped (Ctrl-C)".to_string(),
+            }
         );
     }
-    let outcome = match &parallel {
-        None => {
-            let mut progress = Progress::new(circuit.and_count(), quiet);
-            let outcome = match me {
-                Party::A => run_garbler_with_visibility(
-                    &mut ch,
-                    circuit,
-                    &owners,
-                    &visibility,
-                    &inputs,
-                    &mut |n| progress.set(n),
-                ),
-                Party::B => run_evaluator_with_visibility(
-                    &mut ch,
-                    circuit,
-                    &owners,
-                    &visibility,
-                    &inputs,
-                    &mut |n| progress.set(n),
-                ),
-            };
-            progress.finish();
-            outcome
-        }
-        Some(pc) => {
-            let counter = AtomicU64::new(0);
-            let mut opener: Box<dyn StreamOpener + '_> = match (&listener, &args.connect) {
-                (Some(listener), _) => Box::new(TcpAcceptStreams {
-                    listener,
-                    timeout,
-                    link: link.clone(),
-                    security: security.clone(),
-                    notes: notes.clone(),
-                }),
-                (None, Some(addr)) => Box::new(TcpConnectStreams {
-                    addr: addr.clone(),
-                    timeout,
-                    link: link.clone(),
-                    security: security.clone(),
-                }),
-                (None, None) => unreachable!("clap requires --listen or --connect"),
-            };
-            crate::progress::watch(pc.and_count(), quiet, &counter, || {
-                run_parallel(
-                    me,
-                    &mut *ch,
-                    &mut *opener,
-                    pc,
-                    &owners,
-                    &visibility,
-                    &inputs,
-                    &config,
-                    &counter,
-                )
-            })
-        }
-    };
-    program.check_stream()?;
-    let outcome = outcome?;
-    let extra = json!({
-        "party": me.letter().to_string(),
-        "stats": report::stats_json(&outcome.stats),
-    });
-    match &program.interface {
-        Some(iface) => {
-            print_typed(iface, &outcome.outputs, args.p.json, extra);
-            let hidden = typed_io::hidden_outputs(iface, &outcome.outputs);
-            if !quiet && !hidden.is_empty() {
+    let (mut done, mut failed) = (0u64, 0u64);
+    while runs.is_none_or(|n| done < n) {
+        // Idle waiting has no deadline: keep accepting until a peer completes set-up.
+        let ch = match accept_peer(listener, session.security, session.timeout, session.notes) {
+            Ok(ch) => ch,
+            Err(pgc_net::NetError::AcceptTimeout { .. }) => continue,
+            Err(e) => return Err(e).context("the listening socket stopped working"),
+        };
+        let peer = ch
+            .peer_addr()
+            .map_or_else(|_| "?".to_string(), |a| a.to_string());
+        done += 1;
+        match session.run(ch, Endpoint::Listening(listener)) {
+            Ok(outcome) => {
+                if !args.p.json {
+                    outln!("run {done} (peer {peer}):");
+                }
+                session.print(&outcome, args, json!({ "run": done, "peer": peer }));
+            }
+            Err(e) => {
+                failed += 1;
                 eprintln!(
-                    "party {}: not shown (revealed to party {} only): {}",
-                    me.letter(),
-                    me.other().letter(),
-                    hidden.join(", ")
+                    "party {me}: run {done} (peer {peer}) failed: {}",
+                    crate::error_text(&e)
                 );
             }
         }
-        None => print_hex(&outcome, args.c.bit_order(), args.p.json, extra),
     }
-    if !quiet {
-        eprintln!(
-            "{}",
-            report::stats_line(&format!("party {}", me.letter()), &outcome.stats)
-        );
+    if !session.quiet {
+        eprintln!("party {me}: served {done} runs ({failed} failed)");
     }
     Ok(())
 }

@@ -180,7 +180,7 @@ fn main() -> ExitCode {
 
 /// The error and its causes on one line, leaving out a cause whose text the message before
 /// it already contains (many errors quote their source).
-fn error_text(e: &anyhow::Error) -> String {
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in e.chain() {
         let c = cause.to_string();
