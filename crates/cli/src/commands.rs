@@ -8,12 +8,16 @@ use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
 use pgc_circuit::eval::eval_bits;
 use pgc_circuit::value::decode_outputs;
-use pgc_circuit::{GateSource, Interface, Layout, Owner, ParallelCircuit, Visibility, validate};
+use pgc_circuit::{
+    GateSource, Interface, Layout, Owner, ParallelCircuit, ValueFormat, Visibility,
+    WithValueFormat, validate,
+};
 use std::sync::atomic::AtomicU64;
 
 use pgc_net::{Channel, LinkShape, ShapedChannel, SharedLink, TcpChannel};
 use pgc_protocol::parallel::{
-    ParallelConfig, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams, run_parallel,
+    ParallelConfig, ParallelExtras, ParallelMode, StreamOpener, TcpAcceptStreams,
+    TcpConnectStreams, run_parallel_with,
 };
 use pgc_protocol::{
     Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility, run_local_parallel,
@@ -647,9 +651,16 @@ pub fn run(args: RunArgs) -> Result<()> {
             l.shape()
         );
     }
+    // How this party reads and prints values: compared with the peer's at the handshake, so
+    // that both print the same result (same C types, same bit order).
+    let value_format = match &program.interface {
+        Some(iface) => ValueFormat::typed(iface),
+        None => ValueFormat::Untyped(args.c.bit_order()),
+    };
     let outcome = match &parallel {
         None => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
+            let circuit = &WithValueFormat::new(circuit, value_format);
             let outcome = match me {
                 Party::A => run_garbler_with_visibility(
                     &mut ch,
@@ -686,8 +697,12 @@ pub fn run(args: RunArgs) -> Result<()> {
                 }),
                 (None, None) => unreachable!("clap requires --listen or --connect"),
             };
+            let extras = ParallelExtras {
+                value_format,
+                ..ParallelExtras::default()
+            };
             crate::progress::watch(pc.and_count(), quiet, &counter, || {
-                run_parallel(
+                run_parallel_with(
                     me,
                     &mut *ch,
                     &mut *opener,
@@ -697,6 +712,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     &inputs,
                     &config,
                     &counter,
+                    &extras,
                 )
             })
         }

@@ -39,7 +39,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use pgc_circuit::{GateSource, Layout, ParallelCircuit, Phase, Template, Visibility, WireId};
+use pgc_circuit::{
+    GateSource, Layout, ParallelCircuit, Phase, Template, ValueFormat, Visibility, WireId,
+    WithValueFormat,
+};
 use pgc_crypto::{Block, Prg, TccrHash};
 use pgc_garble::parallel::{
     self as engine, EvalError, Mode as EngineMode, Plan, TableSink, TableSource,
@@ -334,7 +337,7 @@ pub fn run_parallel(
     config: &ParallelConfig,
     progress: &AtomicU64,
 ) -> Result<Outcome, ProtocolError> {
-    run_parallel_with_check(
+    run_parallel_with(
         me,
         ch,
         opener,
@@ -344,17 +347,34 @@ pub fn run_parallel(
         inputs,
         config,
         progress,
-        &|| circuit.check_complete(),
+        &ParallelExtras::default(),
     )
 }
 
-/// [`run_parallel`] where `check_complete` says, after the last garbled table, whether
-/// whatever this party's circuit came from was read in full and unchanged (see
-/// [`GateSource::check_complete`]): an `Err` is sent to the peer in this party's completion
-/// message and both parties stop before any output is revealed. A circuit held in memory is
-/// always complete; this is for callers that built the circuit from a source that can fail.
+/// What a caller may add to [`run_parallel`] (see [`run_parallel_with`]).
+pub struct ParallelExtras<'a> {
+    /// How this party reads and prints values; compared with the peer's at the handshake
+    /// (see [`GateSource::value_format`]).
+    pub value_format: ValueFormat,
+    /// Says, after the last garbled table, whether whatever this party's circuit came from
+    /// was read in full and unchanged (see [`GateSource::check_complete`]): an `Err` goes to
+    /// the peer in this party's completion message and both parties stop before any output
+    /// is revealed. A circuit held in memory is always complete.
+    pub check_complete: &'a dyn Fn() -> Result<(), String>,
+}
+
+impl Default for ParallelExtras<'_> {
+    fn default() -> Self {
+        ParallelExtras {
+            value_format: ValueFormat::Bits,
+            check_complete: &|| Ok(()),
+        }
+    }
+}
+
+/// [`run_parallel`] with a stated value format and a completeness check.
 #[allow(clippy::too_many_arguments)]
-pub fn run_parallel_with_check(
+pub fn run_parallel_with(
     me: Party,
     ch: &mut dyn Channel,
     opener: &mut dyn StreamOpener,
@@ -364,7 +384,7 @@ pub fn run_parallel_with_check(
     inputs: &[Vec<bool>],
     config: &ParallelConfig,
     progress: &AtomicU64,
-    check_complete: &dyn Fn() -> Result<(), String>,
+    extras: &ParallelExtras<'_>,
 ) -> Result<Outcome, ProtocolError> {
     if config.threads == 0 || config.threads > MAX_THREADS {
         return Err(ProtocolError::Input(format!(
@@ -372,7 +392,8 @@ pub fn run_parallel_with_check(
             config.threads
         )));
     }
-    let (start, counts0) = begin(&mut *ch, circuit, owners, visibility, me, inputs)?;
+    let described = WithValueFormat::new(circuit, extras.value_format.clone());
+    let (start, counts0) = begin(&mut *ch, &described, owners, visibility, me, inputs)?;
     let (threads, tau) = agree(&mut *ch, me, config)?;
     let layout = &circuit.layout;
     let mut prg = Prg::from_os_entropy();
@@ -533,7 +554,10 @@ pub fn run_parallel_with_check(
 
     // Completeness before outputs.
     let mine = Done {
-        failure: check_complete().err(),
+        failure: circuit
+            .check_complete()
+            .and_then(|()| (extras.check_complete)())
+            .err(),
         ..work.done()
     };
     completion::exchange(&mut *ch, me, &mine, Expected::of(circuit, ipp))?;

@@ -456,6 +456,7 @@ fn hello<S: GateSource>(
         input_widths: layout.input_widths.clone(),
         output_widths: layout.output_widths.clone(),
         output_visibility: visibility.to_vec(),
+        value_format: circuit.value_format(),
     }
 }
 

@@ -13,7 +13,7 @@ use pgc_circuit::generate::random_circuit;
 use pgc_circuit::{Circuit, Gate, GateSource, Layout, NetBuilder, OptimizeFor, ParallelCircuit};
 use pgc_net::{Channel, MemoryChannel, NetError};
 use pgc_protocol::parallel::{
-    MemoryStreams, ParallelConfig, ParallelMode, run_parallel_with_check,
+    MemoryStreams, ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with,
 };
 use pgc_protocol::{
     Outcome, Party, ProtocolError, Visibility, run_evaluator, run_garbler, split_inputs,
@@ -332,7 +332,7 @@ fn parallel(
     let [check_a, check_b] = checks;
     let (ra, rb) = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            let r = run_parallel_with_check(
+            let r = run_parallel_with(
                 Party::A,
                 &mut ca,
                 &mut oa,
@@ -342,12 +342,15 @@ fn parallel(
                 &inputs,
                 &config,
                 &pa,
-                &|| check_a.clone(),
+                &ParallelExtras {
+                    check_complete: &|| check_a.clone(),
+                    ..ParallelExtras::default()
+                },
             );
             drop(ca);
             r
         });
-        let rb = run_parallel_with_check(
+        let rb = run_parallel_with(
             Party::B,
             &mut cb,
             &mut ob,
@@ -357,7 +360,10 @@ fn parallel(
             &inputs,
             &config,
             &pb,
-            &|| check_b.clone(),
+            &ParallelExtras {
+                check_complete: &|| check_b.clone(),
+                ..ParallelExtras::default()
+            },
         );
         drop(cb);
         (h.join().unwrap(), rb)
