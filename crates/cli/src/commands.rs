@@ -15,10 +15,7 @@ use pgc_circuit::{
 use std::sync::atomic::AtomicU64;
 
 use pgc_net::{Channel, LinkShape, ShapedChannel, SharedLink, TcpChannel};
-use pgc_protocol::parallel::{
-    ParallelConfig, ParallelExtras, ParallelMode, StreamOpener, TcpAcceptStreams,
-    TcpConnectStreams, run_parallel_with,
-};
+use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
     Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility, run_local_parallel,
     run_local_tcp_with_visibility,
@@ -29,6 +26,7 @@ use crate::circuits::{self, CircuitArgs, Loaded};
 use crate::progress::Progress;
 use crate::report;
 use crate::typed_io::{self, Gathered, Scope};
+use crate::watchdog::{Side, Watchdog, WatchedStreams};
 
 #[derive(Args)]
 pub struct InfoArgs {
@@ -86,7 +84,8 @@ pub struct ProtocolArgs {
         help_heading = "Inputs"
     )]
     pub inputs_of_a: Option<Vec<usize>>,
-    /// Seconds to wait for the peer (to connect, and for each message) before giving up.
+    /// Seconds to wait for the peer (to connect, and for each message) before giving up;
+    /// `run` also ends a run in which nothing moves (no byte, no AND gate) for this long.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// No progress bar, statistics or notes.
@@ -643,7 +642,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         (None, None) => unreachable!("clap requires --listen or --connect"),
     };
     ch.set_timeout(Some(timeout))?;
-    let mut ch = wrap_shaped(ch, &link)?;
+    // From here on, a run in which nothing moves for `timeout` is ended.
+    let dog = Watchdog::start(timeout);
+    dog.watch_socket(ch.try_clone_socket());
+    let mut ch = dog.watch(wrap_shaped(ch, &link)?);
     if !quiet && let Some(l) = &link {
         eprintln!(
             "party {}: shaping what it sends to {}",
@@ -668,7 +670,10 @@ pub fn run(args: RunArgs) -> Result<()> {
                     &owners,
                     &visibility,
                     &inputs,
-                    &mut |n| progress.set(n),
+                    &mut |n| {
+                        progress.set(n);
+                        dog.set_ands(n);
+                    },
                 ),
                 Party::B => run_evaluator_with_visibility(
                     &mut ch,
@@ -676,49 +681,51 @@ pub fn run(args: RunArgs) -> Result<()> {
                     &owners,
                     &visibility,
                     &inputs,
-                    &mut |n| progress.set(n),
+                    &mut |n| {
+                        progress.set(n);
+                        dog.set_ands(n);
+                    },
                 ),
             };
             progress.finish();
             outcome
         }
         Some(pc) => {
-            let counter = AtomicU64::new(0);
-            let mut opener: Box<dyn StreamOpener + '_> = match (&listener, &args.connect) {
-                (Some(listener), _) => Box::new(TcpAcceptStreams {
-                    listener,
-                    timeout,
-                    link: link.clone(),
-                }),
-                (None, Some(addr)) => Box::new(TcpConnectStreams {
-                    addr: addr.clone(),
-                    timeout,
-                    link: link.clone(),
-                }),
+            let counter = dog.ands();
+            let side = match (&listener, &args.connect) {
+                (Some(listener), _) => Side::Accept(listener),
+                (None, Some(addr)) => Side::Connect(addr.clone()),
                 (None, None) => unreachable!("clap requires --listen or --connect"),
+            };
+            let mut opener = WatchedStreams {
+                side,
+                timeout,
+                link: link.clone(),
+                dog: &dog,
             };
             let extras = ParallelExtras {
                 value_format,
                 ..ParallelExtras::default()
             };
-            crate::progress::watch(pc.and_count(), quiet, &counter, || {
+            crate::progress::watch(pc.and_count(), quiet, counter, || {
                 run_parallel_with(
                     me,
-                    &mut *ch,
-                    &mut *opener,
+                    &mut ch,
+                    &mut opener,
                     pc,
                     &owners,
                     &visibility,
                     &inputs,
                     &config,
-                    &counter,
+                    counter,
                     &extras,
                 )
             })
         }
     };
     // The protocol checked both parties' gate streams before revealing any output.
-    let outcome = outcome?;
+    let outcome = dog.explain(outcome.map_err(anyhow::Error::from))?;
+    drop(dog);
     let extra = json!({
         "party": me.letter().to_string(),
         "stats": report::stats_json(&outcome.stats),

@@ -10,6 +10,7 @@ mod plot;
 mod progress;
 mod report;
 mod typed_io;
+mod watchdog;
 
 use std::process::ExitCode;
 

@@ -209,6 +209,12 @@ impl TcpChannel {
         Ok((self, writer))
     }
 
+    /// A handle to the same socket, for another thread to `shutdown` the connection (a
+    /// watchdog ending a stalled run: every blocked read or write then returns an error).
+    pub fn try_clone_socket(&self) -> std::io::Result<std::net::TcpStream> {
+        self.stream.try_clone()
+    }
+
     /// The peer's address.
     pub fn peer_addr(&self) -> Result<SocketAddr, NetError> {
         Ok(self.stream.peer_addr()?)
