@@ -741,6 +741,7 @@ fn reveal_outputs(
 
 /// Runs every phase under IPP; returns this party's labels of the output wires (A's world:
 /// A's zero-labels, B's active labels).
+#[allow(clippy::too_many_arguments)]
 fn run_ipp(
     ch: &mut dyn Channel,
     streams: &mut [Box<dyn Channel>],
