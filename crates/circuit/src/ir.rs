@@ -3,6 +3,8 @@
 
 use std::ops::Range;
 
+use crate::ports::ValueFormat;
+
 /// Index of a wire (or of a reusable wire slot). `u32` keeps a gate record at 16 bytes.
 pub type WireId = u32;
 
@@ -186,6 +188,58 @@ pub trait GateSource: Sync {
     /// Calls `f` on consecutive chunks of gates, in order, until the stream ends or `f`
     /// fails. Chunk boundaries carry no meaning.
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E>;
+    /// Whether the last [`for_each_chunk`](GateSource::for_each_chunk) pass handed out the
+    /// whole, unaltered gate sequence as far as the source itself can tell. Sources held in
+    /// memory or generated are always complete; a file-backed source whose re-read failed,
+    /// stopped early or found the file changed returns the cause. The protocols call it after
+    /// the last garbled table and before any output is revealed (and also compare the gate
+    /// and AND counts actually processed with [`gate_count`](GateSource::gate_count) and
+    /// [`and_count`](GateSource::and_count)).
+    fn check_complete(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// How values of this circuit are read and printed, which both parties must agree on
+    /// besides the gates (compared at the protocols' handshake). Plain circuits leave it to
+    /// the caller ([`ValueFormat::Bits`]); wrap a source in [`WithValueFormat`] to state it.
+    fn value_format(&self) -> ValueFormat {
+        ValueFormat::Bits
+    }
+}
+
+/// A gate source with its [`ValueFormat`] stated; everything else is the inner source's.
+pub struct WithValueFormat<'a, S: GateSource + ?Sized> {
+    pub inner: &'a S,
+    pub format: ValueFormat,
+}
+
+impl<'a, S: GateSource + ?Sized> WithValueFormat<'a, S> {
+    pub fn new(inner: &'a S, format: ValueFormat) -> Self {
+        WithValueFormat { inner, format }
+    }
+}
+
+impl<S: GateSource + ?Sized> GateSource for WithValueFormat<'_, S> {
+    fn layout(&self) -> &Layout {
+        self.inner.layout()
+    }
+    fn gate_count(&self) -> u64 {
+        self.inner.gate_count()
+    }
+    fn and_count(&self) -> u64 {
+        self.inner.and_count()
+    }
+    fn fingerprint(&self) -> [u8; 32] {
+        self.inner.fingerprint()
+    }
+    fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
+        self.inner.for_each_chunk(f)
+    }
+    fn check_complete(&self) -> Result<(), String> {
+        self.inner.check_complete()
+    }
+    fn value_format(&self) -> ValueFormat {
+        self.format.clone()
+    }
 }
 
 impl Circuit {

@@ -38,12 +38,12 @@ pub use analysis::{CircuitError, CircuitStats, assign_slots, levelize, stats, va
 pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_bristol_fashion};
 pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};
-pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId};
+pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId, WithValueFormat};
 pub use netlist::{BuildStats, Gates, Lit, NetBuilder, NetlistError, OptimizeFor};
 pub use parallel::{
     Instance, ParallelCircuit, ParallelError, Phase, Region, RegionInfo, RegionSpan, Template,
 };
 pub use pgcfile::{PgcFileError, read_pgc, write_pgc};
-pub use ports::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
+pub use ports::{CType, InputPort, Interface, OutputPort, Owner, ValueFormat, Visibility};
 pub use typed::{TypedError, format_port_value, parse_port_value};
 pub use value::{BitOrder, ValueError, decode_outputs, encode_inputs, format_value, parse_value};

@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::value::BitOrder;
+
 /// A C type as far as ports need it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum CType {
@@ -99,6 +101,72 @@ pub struct Interface {
     pub outputs: Vec<OutputPort>,
 }
 
+/// How the parties read input values and print output values: what both must agree on
+/// besides the gates. Two parties running the same gates but reading a value's bits in
+/// another order, or as another C type, compute the same bits and print different values;
+/// the protocols' handshake compares this (see `GateSource::value_format`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ValueFormat {
+    /// Not stated: the caller handles the bits itself.
+    #[default]
+    Bits,
+    /// Untyped values (Bristol and built-in circuits), read and printed as numbers in this
+    /// bit order.
+    Untyped(BitOrder),
+    /// A compiled program's typed values: every port's name and C type spelled in full
+    /// (struct fields included), inputs then outputs.
+    Typed(Vec<(String, String)>),
+}
+
+impl ValueFormat {
+    /// The typed format of a program's interface.
+    pub fn typed(iface: &Interface) -> ValueFormat {
+        let inputs = iface.inputs.iter().map(|p| (&p.name, &p.ctype));
+        let outputs = iface.outputs.iter().map(|p| (&p.name, &p.ctype));
+        ValueFormat::Typed(
+            inputs
+                .chain(outputs)
+                .map(|(name, t)| (name.clone(), t.full_name()))
+                .collect(),
+        )
+    }
+}
+
+impl CType {
+    /// The type in full: as [`c_name`](CType::c_name), with a struct's fields spelled out
+    /// (`struct point { int32_t x; int32_t y; }`), so that two different types never share
+    /// a name.
+    pub fn full_name(&self) -> String {
+        let (base, dims) = self.base_and_dims();
+        format!("{base}{dims}")
+    }
+
+    /// The element type in full and the array dimensions (`[3][4]`, empty for scalars).
+    fn base_and_dims(&self) -> (String, String) {
+        let mut dims = String::new();
+        let mut base = self;
+        while let CType::Array { elem, len } = base {
+            dims.push_str(&format!("[{len}]"));
+            base = elem;
+        }
+        let base = match base {
+            CType::Struct { name, fields } => {
+                let fields: String = fields
+                    .iter()
+                    .map(|(f, t)| {
+                        // Arrays put their dimensions after the field name, as C does.
+                        let (base, dims) = t.base_and_dims();
+                        format!(" {base} {f}{dims};")
+                    })
+                    .collect();
+                format!("struct {name} {{{fields} }}")
+            }
+            other => other.c_name(),
+        };
+        (base, dims)
+    }
+}
+
 impl InputPort {
     /// The name without its `INPUT_A_`/`INPUT_B_` prefix (what users type).
     pub fn short_name(&self) -> &str {
@@ -106,5 +174,75 @@ impl InputPort {
             .strip_prefix("INPUT_A_")
             .or_else(|| self.name.strip_prefix("INPUT_B_"))
             .unwrap_or(&self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_names_tell_every_type_apart() {
+        let i32t = CType::Int {
+            bits: 32,
+            signed: true,
+        };
+        let u8t = CType::Int {
+            bits: 8,
+            signed: false,
+        };
+        let point = |y: CType| CType::Struct {
+            name: "point".into(),
+            fields: vec![
+                ("x".into(), i32t.clone()),
+                (
+                    "y".into(),
+                    CType::Array {
+                        elem: Box::new(y),
+                        len: 4,
+                    },
+                ),
+            ],
+        };
+        assert_eq!(
+            point(u8t.clone()).full_name(),
+            "struct point { int32_t x; uint8_t y[4]; }"
+        );
+        // Same C name, other fields: other full names.
+        assert_eq!(point(u8t.clone()).c_name(), point(i32t.clone()).c_name());
+        assert_ne!(
+            point(u8t.clone()).full_name(),
+            point(i32t.clone()).full_name()
+        );
+        let grid = CType::Array {
+            elem: Box::new(CType::Array {
+                elem: Box::new(point(u8t.clone())),
+                len: 3,
+            }),
+            len: 2,
+        };
+        assert_eq!(
+            grid.full_name(),
+            "struct point { int32_t x; uint8_t y[4]; }[2][3]"
+        );
+        let iface = Interface {
+            inputs: vec![InputPort {
+                name: "INPUT_B_x".into(),
+                owner: Owner::B,
+                ctype: i32t.clone(),
+            }],
+            outputs: vec![OutputPort {
+                name: "OUTPUT_y".into(),
+                visibility: Visibility::Both,
+                ctype: CType::Bool,
+            }],
+        };
+        assert_eq!(
+            ValueFormat::typed(&iface),
+            ValueFormat::Typed(vec![
+                ("INPUT_B_x".into(), "int32_t".into()),
+                ("OUTPUT_y".into(), "_Bool".into()),
+            ])
+        );
     }
 }

@@ -62,6 +62,13 @@ impl GateSource for Loaded {
             Loaded::Compact(c) => c.for_each_chunk(f),
         }
     }
+    fn check_complete(&self) -> Result<(), String> {
+        match self {
+            Loaded::Memory(c) => c.check_complete(),
+            Loaded::Generated(g) => g.check_complete(),
+            Loaded::Compact(c) => c.check_complete(),
+        }
+    }
 }
 
 /// A loaded circuit and, for compiled programs, the names and C types of its inputs and
@@ -81,7 +88,9 @@ pub struct Program {
 impl Program {
     /// Fails if a circuit streamed from a file could not be read in full during a pass
     /// (the file changed or vanished meanwhile): the gates then stopped early, so whatever
-    /// the run produced is not the circuit's result.
+    /// the pass produced is not the circuit's result. For `eval` (cleartext, one party);
+    /// the protocols check this themselves before revealing any output (see
+    /// [`GateSource::check_complete`]).
     pub fn check_stream(&self) -> Result<()> {
         if let Loaded::Compact(cf) = &self.circuit
             && let Some(e) = cf.take_error()

@@ -8,14 +8,15 @@ use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
 use pgc_circuit::eval::eval_bits;
 use pgc_circuit::value::decode_outputs;
-use pgc_circuit::{GateSource, Interface, Layout, Owner, ParallelCircuit, Visibility, validate};
+use pgc_circuit::{
+    GateSource, Interface, Layout, Owner, ParallelCircuit, ValueFormat, Visibility,
+    WithValueFormat, validate,
+};
 use std::sync::atomic::AtomicU64;
 
 use pgc_net::connect::{accept_peer, connect_peer};
 use pgc_net::{LinkShape, SharedLink, TcpChannel};
-use pgc_protocol::parallel::{
-    ParallelConfig, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams, run_parallel,
-};
+use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
     LocalSecurity, Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility,
     run_local_parallel_secured, run_local_tcp_secured,
@@ -26,6 +27,7 @@ use crate::circuits::{self, CircuitArgs, Loaded};
 use crate::progress::Progress;
 use crate::report;
 use crate::typed_io::{self, Gathered, Scope};
+use crate::watchdog::{Side, Watchdog, WatchedStreams};
 
 #[derive(Args)]
 pub struct InfoArgs {
@@ -84,7 +86,8 @@ pub struct ProtocolArgs {
     )]
     pub inputs_of_a: Option<Vec<usize>>,
     /// Seconds to wait for the peer (to connect, and for each message: a message must
-    /// arrive whole within this time, however its bytes are spread) before giving up.
+    /// arrive whole within this time, however its bytes are spread) before giving up;
+    /// `run` also ends a run in which nothing moves (no byte, no AND gate) for this long.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// No progress bar, statistics or notes.
@@ -662,6 +665,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         security: &security,
         notes: &notes,
         link: &link,
+        bit_order: args.c.bit_order(),
         timeout,
         quiet,
     };
@@ -716,6 +720,7 @@ struct Session<'a> {
     security: &'a pgc_net::connect::ChannelSecurity,
     notes: &'a pgc_net::connect::RefusalNotes,
     link: &'a Option<SharedLink>,
+    bit_order: pgc_circuit::BitOrder,
     timeout: Duration,
     quiet: bool,
 }
@@ -727,7 +732,10 @@ impl Session<'_> {
         let quiet = self.quiet;
         let circuit = &self.program.circuit;
         ch.set_timeout(Some(self.timeout))?;
-        let mut ch = ch.shaped(self.link)?;
+        // From here on, a run in which nothing moves for `timeout` is ended.
+        let dog = Watchdog::start(self.timeout);
+        dog.watch_socket(ch.try_clone_socket().ok());
+        let mut ch = dog.watch(ch.shaped(self.link)?);
         if !quiet && let Some(l) = self.link {
             eprintln!(
                 "party {}: shaping what it sends to {}",
@@ -735,9 +743,16 @@ impl Session<'_> {
                 l.shape()
             );
         }
+        // How this party reads and prints values: compared with the peer's at the handshake,
+        // so that both print the same result (same C types, same bit order).
+        let value_format = match &self.program.interface {
+            Some(iface) => ValueFormat::typed(iface),
+            None => ValueFormat::Untyped(self.bit_order),
+        };
         let outcome = match self.parallel {
             None => {
                 let mut progress = Progress::new(circuit.and_count(), quiet);
+                let circuit = &WithValueFormat::new(circuit, value_format);
                 let outcome = match me {
                     Party::A => run_garbler_with_visibility(
                         &mut ch,
@@ -745,7 +760,10 @@ impl Session<'_> {
                         self.owners,
                         self.visibility,
                         self.inputs,
-                        &mut |n| progress.set(n),
+                        &mut |n| {
+                            progress.set(n);
+                            dog.set_ands(n);
+                        },
                     ),
                     Party::B => run_evaluator_with_visibility(
                         &mut ch,
@@ -753,46 +771,50 @@ impl Session<'_> {
                         self.owners,
                         self.visibility,
                         self.inputs,
-                        &mut |n| progress.set(n),
+                        &mut |n| {
+                            progress.set(n);
+                            dog.set_ands(n);
+                        },
                     ),
                 };
                 progress.finish();
                 outcome
             }
             Some(pc) => {
-                let counter = AtomicU64::new(0);
-                let mut opener: Box<dyn StreamOpener + '_> = match endpoint {
-                    Endpoint::Listening(listener) => Box::new(TcpAcceptStreams {
-                        listener,
-                        timeout: self.timeout,
-                        link: self.link.clone(),
-                        security: self.security.clone(),
-                        notes: self.notes.clone(),
-                    }),
-                    Endpoint::Connected(addr) => Box::new(TcpConnectStreams {
-                        addr: addr.to_string(),
-                        timeout: self.timeout,
-                        link: self.link.clone(),
-                        security: self.security.clone(),
-                    }),
+                let counter = dog.ands();
+                let side = match endpoint {
+                    Endpoint::Listening(listener) => Side::Accept(listener, self.notes),
+                    Endpoint::Connected(addr) => Side::Connect(addr.to_string()),
                 };
-                crate::progress::watch(pc.and_count(), quiet, &counter, || {
-                    run_parallel(
+                let mut opener = WatchedStreams {
+                    side,
+                    security: self.security,
+                    timeout: self.timeout,
+                    link: self.link.clone(),
+                    dog: &dog,
+                };
+                let extras = ParallelExtras {
+                    value_format,
+                    ..ParallelExtras::default()
+                };
+                crate::progress::watch(pc.and_count(), quiet, counter, || {
+                    run_parallel_with(
                         me,
-                        &mut *ch,
-                        &mut *opener,
+                        &mut ch,
+                        &mut opener,
                         pc,
                         self.owners,
                         self.visibility,
                         self.inputs,
                         self.config,
-                        &counter,
+                        counter,
+                        &extras,
                     )
                 })
             }
         };
-        self.program.check_stream()?;
-        Ok(outcome?)
+        // The protocol checked both parties' gate streams before revealing any output.
+        dog.explain(outcome.map_err(anyhow::Error::from))
     }
 
     /// Prints a run's outputs (stdout) and stats (stderr); `extra` goes into the JSON.
@@ -970,7 +992,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
             })
         }
     };
-    program.check_stream()?;
+    // The protocol checked both parties' gate streams before revealing any output.
     let (oa, ob) = result?;
     // Both parties run here: show every output, each as the party allowed to see it decoded
     // it, after checking that outputs seen by both agree.

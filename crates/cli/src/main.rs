@@ -13,6 +13,7 @@ mod progress;
 mod report;
 mod security;
 mod typed_io;
+mod watchdog;
 
 use std::process::ExitCode;
 

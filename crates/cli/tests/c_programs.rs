@@ -415,3 +415,78 @@ fn demo_includes_the_compiled_c_example() {
     assert_eq!(compact["correct"], true);
     assert!(compact["OUTPUT_distance"].as_u64().unwrap() <= 200);
 }
+
+/// Runs A (listening) and B (connecting) with these argument lists; returns their outputs.
+fn run_pair(s: &Scratch, a: &[&str], b: &[&str]) -> (Output, Output) {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let pa = spawn(
+        s.pgc()
+            .args(["run", "--party", "a", "--listen", &addr])
+            .args(a),
+    );
+    let pb = spawn(
+        s.pgc()
+            .args(["run", "--party", "b", "--connect", &addr])
+            .args(b),
+    );
+    (
+        pa.wait_with_output().unwrap(),
+        pb.wait_with_output().unwrap(),
+    )
+}
+
+fn both_fail_with(a: &Output, b: &Output, here_a: &str, here_b: &str) {
+    for (who, out, want) in [("a", a, here_a), ("b", b, here_b)] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "party {who} must fail");
+        assert!(out.stdout.is_empty(), "party {who} printed {}", stdout(out));
+        assert!(err.contains(want), "party {who}: {err}");
+    }
+}
+
+#[test]
+fn parties_reading_values_differently_are_refused_at_the_handshake() {
+    let s = Scratch::new("reading");
+    // The same gates (a 32-bit addition), but B reads its input as unsigned.
+    let signed = s.file(
+        "signed.c",
+        "void mpc_main(int INPUT_A_x, int INPUT_B_x, int *OUTPUT_s) { *OUTPUT_s = INPUT_A_x + INPUT_B_x; }\n",
+    );
+    let unsigned = s.file(
+        "unsigned.c",
+        "void mpc_main(int INPUT_A_x, unsigned INPUT_B_x, int *OUTPUT_s) { *OUTPUT_s = INPUT_A_x + INPUT_B_x; }\n",
+    );
+    for mode in ["none", "auto"] {
+        let (a, b) = run_pair(
+            &s,
+            &[&signed, "--input", "x=5", "--parallel", mode],
+            &[&unsigned, "--input", "x=7", "--parallel", mode],
+        );
+        both_fail_with(
+            &a,
+            &b,
+            "the programs' interfaces differ: INPUT_B_x is int32_t here, uint32_t at the peer",
+            "the programs' interfaces differ: INPUT_B_x is uint32_t here, int32_t at the peer",
+        );
+        // A Bristol circuit: the same gates, bits read in another order.
+        let (a, b) = run_pair(
+            &s,
+            &[
+                "builtin:millionaires",
+                "--input",
+                "5",
+                "--bit-order",
+                "msb0",
+                "--parallel",
+                mode,
+            ],
+            &["builtin:millionaires", "--input", "7", "--parallel", mode],
+        );
+        both_fail_with(
+            &a,
+            &b,
+            "the parties read values differently: bit order msb0 here, lsb0 at the peer",
+            "the parties read values differently: bit order lsb0 here, msb0 at the peer",
+        );
+    }
+}

@@ -263,3 +263,90 @@ fn auto_unrolls_small_programs_and_compact_circuits_refuse_parallel_modes() {
     );
     assert!(err.contains("--compact apply to C programs"), "{err}");
 }
+
+#[test]
+fn a_compact_file_cut_while_a_party_waits_fails_both_runs_and_prints_no_output() {
+    use std::io::{BufRead, BufReader, Read};
+    let s = Scratch::new("cut");
+    let out = s.path("edt.pgc");
+    run_ok(s.pgc().args([
+        "compile",
+        &example("edit_distance_large.c"),
+        "-D",
+        "EDIT_LEN=8",
+        "--compact",
+        "always",
+        "-o",
+        &out,
+    ]));
+    let (file_a, file_b) = (s.path("a.pgc"), s.path("b.pgc"));
+    std::fs::copy(&out, &file_a).unwrap();
+    std::fs::copy(&out, &file_b).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let text = format!("text={}", list(b"abcdefgh"));
+    let mut pa = s
+        .pgc()
+        .args([
+            "run", &file_a, "--party", "a", "--listen", &addr, "--input", &text,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A has opened (and checked) its file and waits for the peer: cut the file now, so
+    // the pass that garbles it finds it changed.
+    let mut a_err = BufReader::new(pa.stderr.take().unwrap());
+    let mut first = String::new();
+    a_err.read_line(&mut first).unwrap();
+    assert!(first.contains("waiting for the peer"), "{first}");
+    let bytes = std::fs::read(&file_a).unwrap();
+    std::fs::write(&file_a, &bytes[..bytes.len() - 5]).unwrap();
+    let pb = s
+        .pgc()
+        .args([
+            "run",
+            &file_b,
+            "--party",
+            "b",
+            "--connect",
+            &addr,
+            "--input",
+            &text,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ob = pb.wait_with_output().unwrap();
+    let mut rest = String::new();
+    a_err.read_to_string(&mut rest).unwrap();
+    let oa = pa.wait_with_output().unwrap();
+    for (who, status, stdout, stderr) in [
+        ("a", oa.status, &oa.stdout, first + &rest),
+        (
+            "b",
+            ob.status,
+            &ob.stdout,
+            String::from_utf8_lossy(&ob.stderr).into_owned(),
+        ),
+    ] {
+        assert!(!status.success(), "party {who} must fail: {stderr}");
+        assert!(
+            stdout.is_empty(),
+            "party {who} printed: {}",
+            String::from_utf8_lossy(stdout)
+        );
+        assert!(
+            stderr.contains("party A (the garbler")
+                && stderr.contains("could not read its circuit in full")
+                && stderr.contains("the file changed")
+                && stderr.contains("no output was revealed"),
+            "party {who}: {stderr}"
+        );
+    }
+}

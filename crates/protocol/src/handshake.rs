@@ -1,16 +1,20 @@
 //! The first message of every run: both parties send a [`Hello`] at once, read the peer's,
 //! and stop with the same clear error on any mismatch (wrong program, version, circuit,
-//! input assignment, output visibility or roles) before any secret-dependent message is sent.
+//! input assignment, output visibility, roles, or how values are read and printed: the typed
+//! interface's C types, the bit order of untyped values) before any secret-dependent message
+//! is sent.
 
-use pgc_circuit::Visibility;
+use pgc_circuit::{BitOrder, ValueFormat, Visibility};
 use pgc_net::Channel;
 
 use crate::yao::{Party, ProtocolError};
 
 /// Bumped whenever the messages of the protocol change (2: output visibility in the hello,
 /// permute bits instead of output bits from B; 3: the parallel protocol's mode agreement,
-/// worker streams and inter-party role transfers).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// worker streams and inter-party role transfers; 4: the end-of-tables frame and the
+/// completion ("done") messages before any output, see [`crate::completion`]; the value
+/// format in the hello).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
@@ -29,6 +33,8 @@ pub struct Hello {
     pub output_widths: Vec<u32>,
     /// Who learns each output value, in circuit order.
     pub output_visibility: Vec<Visibility>,
+    /// How this party reads its inputs and prints its outputs.
+    pub value_format: ValueFormat,
 }
 
 fn visibility_byte(v: Visibility) -> u8 {
@@ -72,6 +78,24 @@ impl Hello {
         for (w, vis) in self.output_widths.iter().zip(&self.output_visibility) {
             v.extend_from_slice(&w.to_le_bytes());
             v.push(visibility_byte(*vis));
+        }
+        match &self.value_format {
+            ValueFormat::Bits => v.push(0),
+            ValueFormat::Untyped(order) => {
+                v.push(1);
+                v.push(match order {
+                    BitOrder::Lsb0 => 0,
+                    BitOrder::Msb0 => 1,
+                });
+            }
+            ValueFormat::Typed(ports) => {
+                v.push(2);
+                v.extend_from_slice(&(ports.len() as u32).to_le_bytes());
+                for (name, ctype) in ports {
+                    put_str(&mut v, name);
+                    put_str(&mut v, ctype);
+                }
+            }
         }
         v
     }
@@ -118,6 +142,28 @@ impl Hello {
             output_visibility
                 .push(visibility_from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?);
         }
+        let value_format = match r.u8().ok_or_else(garbage)? {
+            0 => ValueFormat::Bits,
+            1 => ValueFormat::Untyped(match r.u8().ok_or_else(garbage)? {
+                0 => BitOrder::Lsb0,
+                1 => BitOrder::Msb0,
+                _ => return Err(garbage()),
+            }),
+            2 => {
+                let n = r.u32().ok_or_else(garbage)? as usize;
+                if n > bytes.len() {
+                    return Err(garbage());
+                }
+                let mut ports = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let name = r.string().ok_or_else(garbage)?;
+                    let ctype = r.string().ok_or_else(garbage)?;
+                    ports.push((name, ctype));
+                }
+                ValueFormat::Typed(ports)
+            }
+            _ => return Err(garbage()),
+        };
         if r.pos != bytes.len() {
             return Err(garbage());
         }
@@ -129,6 +175,7 @@ impl Hello {
             input_widths,
             output_widths,
             output_visibility,
+            value_format,
         })
     }
 
@@ -186,8 +233,71 @@ impl Hello {
                 show(&peer.output_visibility)
             ));
         }
-        Ok(())
+        check_value_formats(&self.value_format, &peer.value_format)
     }
+}
+
+/// Both parties must read and print values the same way; the error names the first
+/// difference.
+fn check_value_formats(mine: &ValueFormat, peer: &ValueFormat) -> Result<(), ProtocolError> {
+    if mine == peer {
+        return Ok(());
+    }
+    let fail = |m: String| Err(ProtocolError::Handshake(m));
+    match (mine, peer) {
+        (ValueFormat::Untyped(here), ValueFormat::Untyped(there)) => fail(format!(
+            "the parties read values differently: bit order {here} here, {there} at the peer \
+             (use the same --bit-order on both sides)"
+        )),
+        (ValueFormat::Typed(here), ValueFormat::Typed(there)) => {
+            for (i, ((name, ctype), (peer_name, peer_ctype))) in here.iter().zip(there).enumerate()
+            {
+                if name != peer_name {
+                    return fail(format!(
+                        "the programs' interfaces differ: value {} is {name} here, {peer_name} \
+                         at the peer (both sides must run the same program)",
+                        i + 1
+                    ));
+                }
+                if ctype != peer_ctype {
+                    return fail(format!(
+                        "the programs' interfaces differ: {name} is {ctype} here, {peer_ctype} \
+                         at the peer (both sides must run the same program)"
+                    ));
+                }
+            }
+            fail(format!(
+                "the programs' interfaces differ: {} inputs and outputs here, {} at the peer",
+                here.len(),
+                there.len()
+            ))
+        }
+        _ => fail(format!(
+            "the parties read values differently: {} here, {} at the peer (both sides must \
+             load the same program or circuit the same way)",
+            describe(mine),
+            describe(peer)
+        )),
+    }
+}
+
+fn describe(f: &ValueFormat) -> String {
+    match f {
+        ValueFormat::Bits => "raw bits".into(),
+        ValueFormat::Untyped(order) => format!("untyped values in bit order {order}"),
+        ValueFormat::Typed(_) => "a compiled program's typed values".into(),
+    }
+}
+
+/// A string of at most 64 KiB: its u16 length, then its UTF-8 bytes (a longer one is cut
+/// at a character boundary; names and types are far shorter).
+fn put_str(v: &mut Vec<u8>, s: &str) {
+    let mut cut = s.len().min(u16::MAX as usize);
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    v.extend_from_slice(&(cut as u16).to_le_bytes());
+    v.extend_from_slice(&s.as_bytes()[..cut]);
 }
 
 /// Sends our hello, reads the peer's and checks it.
@@ -227,6 +337,16 @@ impl<'a> Reader<'a> {
         self.take(4)
             .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
     }
+    fn string(&mut self) -> Option<String> {
+        let len = self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))? as usize;
+        // Shown in errors on this party's terminal: no control characters from the peer.
+        Some(
+            String::from_utf8_lossy(self.take(len)?)
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -242,6 +362,12 @@ mod tests {
             input_widths: vec![64, 64],
             output_widths: vec![64, 8],
             output_visibility: vec![Visibility::Both, Visibility::B],
+            value_format: ValueFormat::Typed(vec![
+                ("INPUT_A_x".into(), "int32_t".into()),
+                ("INPUT_B_x".into(), "int32_t".into()),
+                ("OUTPUT_s".into(), "int64_t".into()),
+                ("OUTPUT_B_t".into(), "struct t { uint8_t c; }".into()),
+            ]),
         }
     }
 
@@ -269,9 +395,87 @@ mod tests {
             e.contains("who learns which output: here [both,B], at the peer [both,A]"),
             "{e}"
         );
-        let mut v = a.to_bytes();
+        let mut bits = a.clone();
+        bits.value_format = ValueFormat::Bits;
+        let mut v = bits.to_bytes();
         *v.last_mut().unwrap() = 3;
+        assert!(Hello::from_bytes(&v).is_err(), "unknown value format");
+        let mut v = bits.to_bytes();
+        let n = v.len();
+        v[n - 2] = 3;
         assert!(Hello::from_bytes(&v).is_err(), "unknown visibility byte");
+    }
+
+    #[test]
+    fn the_value_format_is_compared_and_the_difference_named() {
+        let a = hello(Party::A);
+        for f in [
+            ValueFormat::Bits,
+            ValueFormat::Untyped(BitOrder::Msb0),
+            ValueFormat::Untyped(BitOrder::Lsb0),
+        ] {
+            let mut h = a.clone();
+            h.value_format = f;
+            assert_eq!(Hello::from_bytes(&h.to_bytes()).unwrap(), h);
+        }
+        let with = |f: ValueFormat| {
+            let mut h = hello(Party::B);
+            h.value_format = f;
+            h
+        };
+        let mut msb = hello(Party::A);
+        msb.value_format = ValueFormat::Untyped(BitOrder::Msb0);
+        let e = msb
+            .check_peer(&with(ValueFormat::Untyped(BitOrder::Lsb0)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "the parties read values differently: bit order msb0 here, lsb0 at the peer"
+            ),
+            "{e}"
+        );
+        let ValueFormat::Typed(mut ports) = a.value_format.clone() else {
+            unreachable!()
+        };
+        ports[1].1 = "uint32_t".into();
+        let e = a
+            .check_peer(&with(ValueFormat::Typed(ports.clone())))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "the programs' interfaces differ: INPUT_B_x is int32_t here, uint32_t at the peer"
+            ),
+            "{e}"
+        );
+        ports[1] = ("INPUT_B_y".into(), "int32_t".into());
+        let e = a
+            .check_peer(&with(ValueFormat::Typed(ports.clone())))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("value 2 is INPUT_B_x here, INPUT_B_y at the peer"),
+            "{e}"
+        );
+        let e = a
+            .check_peer(&with(ValueFormat::Untyped(BitOrder::Lsb0)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a compiled program's typed values here, untyped values in bit order lsb0 at the peer"),
+            "{e}"
+        );
+        // A type name with a terminal escape arrives without its control characters.
+        let mut evil = with(ValueFormat::Typed(vec![(
+            "INPUT_A_x".into(),
+            "\x1b[2J".into(),
+        )]));
+        evil.value_format = Hello::from_bytes(&evil.to_bytes()).unwrap().value_format;
+        assert_eq!(
+            evil.value_format,
+            ValueFormat::Typed(vec![("INPUT_A_x".into(), " [2J".into())])
+        );
     }
 
     #[test]

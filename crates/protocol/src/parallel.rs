@@ -23,6 +23,14 @@
 //!   way back is symmetric with A as sender. One correlated OT per boundary wire, and
 //!   nothing else crosses: no intermediate value is revealed to either party.
 //!
+//! After the last garbled table (on every stream) and before any output-revealing message,
+//! the parties exchange [completion](crate::completion) ("done") messages on the main
+//! connection: gates and AND gates each party garbled or evaluated, the table blocks it sent
+//! and received summed over all its streams (the engine checks each stream against its plan
+//! already), and whether its gate source was complete. Both judge the same pair of messages;
+//! on any mismatch both stop with [`ProtocolError::Incomplete`] and nothing about the
+//! outputs is sent. The outputs are then revealed as in [`crate::yao`].
+//!
 //! Security: semi-honest, like [`crate::yao`]. Under `ipp` both parties garble, so neither
 //! may deviate (the one-sided protection against a malicious evaluator that plain Yao with
 //! malicious-secure OT would have does not hold).
@@ -31,7 +39,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use pgc_circuit::{GateSource, Layout, ParallelCircuit, Phase, Template, Visibility, WireId};
+use pgc_circuit::{
+    GateSource, Layout, ParallelCircuit, Phase, Template, ValueFormat, Visibility, WireId,
+    WithValueFormat,
+};
 use pgc_crypto::{Block, Prg, TccrHash};
 use pgc_garble::parallel::{
     self as engine, EvalError, Mode as EngineMode, Plan, TableSink, TableSource,
@@ -43,6 +54,7 @@ use pgc_net::{
 };
 use pgc_ot::{IknpReceiver, IknpSender};
 
+use crate::completion::{self, Done, Expected};
 use crate::yao::{
     Outcome, Party, ProtocolError, RunStats, TABLE_FRAME_BLOCKS, TableReader, begin,
     input_wires_by_owner, pack_bits, recv_bits, recv_blocks_exact, sees,
@@ -251,10 +263,37 @@ impl StreamOpener for MemoryStreams {
 // ---------------------------------------------------------------------------------------
 // Table streams over channels
 
+/// What this party garbled, evaluated, sent and received, counted as it goes (by every
+/// worker thread), for its completion message.
+#[derive(Default)]
+struct Work {
+    gates: AtomicU64,
+    and_gates: AtomicU64,
+    blocks_sent: AtomicU64,
+    blocks_received: AtomicU64,
+}
+
+impl Work {
+    fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn done(&self) -> Done {
+        Done {
+            failure: None,
+            gates: self.gates.load(Ordering::Relaxed),
+            and_gates: self.and_gates.load(Ordering::Relaxed),
+            blocks_sent: self.blocks_sent.load(Ordering::Relaxed),
+            blocks_received: self.blocks_received.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// Garbled tables of one worker thread to its stream, in frames.
 struct ChannelSink<'c> {
     ch: &'c mut dyn Channel,
     progress: &'c AtomicU64,
+    work: &'c Work,
 }
 
 impl TableSink for ChannelSink<'_> {
@@ -265,6 +304,7 @@ impl TableSink for ChannelSink<'_> {
         }
         self.progress
             .fetch_add(tables.len() as u64 / 2, Ordering::Relaxed);
+        Work::add(&self.work.blocks_sent, tables.len() as u64);
         Ok(())
     }
     fn flush(&mut self) -> Result<(), NetError> {
@@ -313,13 +353,63 @@ pub fn run_parallel(
     config: &ParallelConfig,
     progress: &AtomicU64,
 ) -> Result<Outcome, ProtocolError> {
+    run_parallel_with(
+        me,
+        ch,
+        opener,
+        circuit,
+        owners,
+        visibility,
+        inputs,
+        config,
+        progress,
+        &ParallelExtras::default(),
+    )
+}
+
+/// What a caller may add to [`run_parallel`] (see [`run_parallel_with`]).
+pub struct ParallelExtras<'a> {
+    /// How this party reads and prints values; compared with the peer's at the handshake
+    /// (see [`GateSource::value_format`]).
+    pub value_format: ValueFormat,
+    /// Says, after the last garbled table, whether whatever this party's circuit came from
+    /// was read in full and unchanged (see [`GateSource::check_complete`]): an `Err` goes to
+    /// the peer in this party's completion message and both parties stop before any output
+    /// is revealed. A circuit held in memory is always complete.
+    pub check_complete: &'a dyn Fn() -> Result<(), String>,
+}
+
+impl Default for ParallelExtras<'_> {
+    fn default() -> Self {
+        ParallelExtras {
+            value_format: ValueFormat::Bits,
+            check_complete: &|| Ok(()),
+        }
+    }
+}
+
+/// [`run_parallel`] with a stated value format and a completeness check.
+#[allow(clippy::too_many_arguments)]
+pub fn run_parallel_with(
+    me: Party,
+    ch: &mut dyn Channel,
+    opener: &mut dyn StreamOpener,
+    circuit: &ParallelCircuit,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    config: &ParallelConfig,
+    progress: &AtomicU64,
+    extras: &ParallelExtras<'_>,
+) -> Result<Outcome, ProtocolError> {
     if config.threads == 0 || config.threads > MAX_THREADS {
         return Err(ProtocolError::Input(format!(
             "--threads must be between 1 and {MAX_THREADS}, not {}",
             config.threads
         )));
     }
-    let (start, counts0) = begin(&mut *ch, circuit, owners, visibility, me, inputs)?;
+    let described = WithValueFormat::new(circuit, extras.value_format.clone());
+    let (start, counts0) = begin(&mut *ch, &described, owners, visibility, me, inputs)?;
     let (threads, tau) = agree(&mut *ch, me, config)?;
     let layout = &circuit.layout;
     let mut prg = Prg::from_os_entropy();
@@ -413,6 +503,7 @@ pub fn run_parallel(
     let mut streams = opener.open(n_streams, token)?;
     let streams_counts0: Vec<pgc_net::ByteCounts> = streams.iter().map(|s| s.counts()).collect();
 
+    let work = Work::default();
     let output_labels = if ipp {
         run_ipp(
             ch,
@@ -422,6 +513,7 @@ pub fn run_parallel(
             &mut world,
             &keys,
             progress,
+            &work,
         )?
     } else {
         let plan = Plan::new(circuit, threads, config.mode.engine_mode(), tau);
@@ -433,12 +525,16 @@ pub fn run_parallel(
                     .map(|s| ChannelSink {
                         ch: &mut **s,
                         progress,
+                        work: &work,
                     })
                     .collect();
                 let out = engine::garble(&plan, circuit, delta, hash_key, zero, &mut sinks)?;
                 for s in &mut sinks {
                     s.flush()?;
                 }
+                // The engine garbles every gate of the plan or fails.
+                Work::add(&work.gates, circuit.gate_count());
+                Work::add(&work.and_gates, out.and_gates);
                 out.output_zero_labels
             }
             (World::B { labels, .. }, Party::B) => {
@@ -459,12 +555,28 @@ pub fn run_parallel(
                             .into(),
                     ));
                 }
+                // The engine evaluates every gate of the plan or fails, taking 2 blocks
+                // per AND gate.
+                let blocks: u64 = sources.iter().map(|s| s.reader.consumed()).sum();
+                Work::add(&work.gates, circuit.gate_count());
+                Work::add(&work.and_gates, blocks / 2);
+                Work::add(&work.blocks_received, blocks);
                 out
             }
             _ => unreachable!("the world matches the party"),
         }
     };
     let circuit_done = Instant::now();
+
+    // Completeness before outputs.
+    let mine = Done {
+        failure: circuit
+            .check_complete()
+            .and_then(|()| (extras.check_complete)())
+            .err(),
+        ..work.done()
+    };
+    completion::exchange(&mut *ch, me, &mine, Expected::of(circuit, ipp))?;
 
     // Outputs, as in the sequential protocol (labels of A's world on both sides).
     let out_bits = reveal_outputs(&mut *ch, me, layout, visibility, &output_labels)?;
@@ -645,6 +757,7 @@ fn reveal_outputs(
 
 /// Runs every phase under IPP; returns this party's labels of the output wires (A's world:
 /// A's zero-labels, B's active labels).
+#[allow(clippy::too_many_arguments)]
 fn run_ipp(
     ch: &mut dyn Channel,
     streams: &mut [Box<dyn Channel>],
@@ -653,6 +766,7 @@ fn run_ipp(
     world: &mut World,
     keys: &Keys,
     progress: &AtomicU64,
+    work: &Work,
 ) -> Result<Vec<Block>, ProtocolError> {
     let n = circuit.layout.num_wires as usize;
     let n_in = circuit.layout.num_input_wires() as usize;
@@ -684,6 +798,9 @@ fn run_ipp(
                             ch.send_frame(Block::slice_as_bytes(frame))?;
                         }
                         progress.fetch_add(tables.len() as u64 / 2, Ordering::Relaxed);
+                        Work::add(&work.gates, gates.len() as u64);
+                        Work::add(&work.and_gates, count_ands(gates));
+                        Work::add(&work.blocks_sent, tables.len() as u64);
                         tables.clear();
                         and_base += count_ands(gates);
                     }
@@ -716,6 +833,7 @@ fn run_ipp(
                             a_to_b,
                             b_to_a,
                             progress,
+                            work,
                         )?;
                         for (inst, labels) in garbled {
                             for (&w, &l) in region.instances[inst].outputs.iter().zip(&labels) {
@@ -760,6 +878,9 @@ fn run_ipp(
                         evaluator.set_and_index(and_base);
                         evaluator.evaluate(gates, tables)?;
                         progress.fetch_add(ands as u64, Ordering::Relaxed);
+                        Work::add(&work.gates, gates.len() as u64);
+                        Work::add(&work.and_gates, ands as u64);
+                        Work::add(&work.blocks_received, 2 * ands as u64);
                         and_base += ands as u64;
                     }
                     Phase::Region(region) => {
@@ -791,6 +912,7 @@ fn run_ipp(
                             b_to_a,
                             a_to_b,
                             progress,
+                            work,
                         )?;
                         for (inst, ls) in evaluated {
                             for (&w, &l) in region.instances[inst].outputs.iter().zip(&ls) {
@@ -929,6 +1051,7 @@ fn run_region_workers(
     out_streams: &mut [Box<dyn Channel>],
     in_streams: &mut [Box<dyn Channel>],
     progress: &AtomicU64,
+    work: &Work,
 ) -> Result<(Results, Results), ProtocolError> {
     let t = out_streams.len();
     let template =
@@ -960,6 +1083,10 @@ fn run_region_workers(
                         stream.send_frame(Block::slice_as_bytes(frame))?;
                     }
                     progress.fetch_add(tables.len() as u64 / 2, Ordering::Relaxed);
+                    let tpl = template(i);
+                    Work::add(&work.gates, tpl.gates.len() as u64);
+                    Work::add(&work.and_gates, tpl.and_count());
+                    Work::add(&work.blocks_sent, tables.len() as u64);
                     results.push((i, out.clone()));
                 }
                 stream.flush()?;
@@ -990,6 +1117,9 @@ fn run_region_workers(
                         &mut out,
                     )?;
                     progress.fetch_add(ands as u64, Ordering::Relaxed);
+                    Work::add(&work.gates, tpl.gates.len() as u64);
+                    Work::add(&work.and_gates, ands as u64);
+                    Work::add(&work.blocks_received, 2 * ands as u64);
                     results.push((i, out.clone()));
                 }
                 if reader.remaining() != 0 {

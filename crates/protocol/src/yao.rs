@@ -5,8 +5,14 @@
 //! 2. A ⇄ B: IKNP correlated OT with correlation Δ gives B the labels of its input bits
 //!    without A learning them (A's zero-labels are the OT's x0 outputs).
 //! 3. A → B: the garbled tables, streamed in frames while B evaluates them, so neither side
-//!    ever holds more than a frame of tables (memory is bounded whatever the circuit size).
-//! 4. Outputs, each revealed as its [`Visibility`] says (both parties agree on it at the
+//!    ever holds more than a frame of tables (memory is bounded whatever the circuit size),
+//!    then an empty frame: the end of the tables.
+//! 4. A ⇄ B: the [completion](crate::completion) ("done") messages: each party's gate, AND
+//!    and table counts and whether its gate stream was read in full. Both judge the same
+//!    pair; unless both streams were healthy and every count matches the circuit and the
+//!    peer's, both stop here with [`ProtocolError::Incomplete`] and nothing about the
+//!    outputs is sent.
+//! 5. Outputs, each revealed as its [`Visibility`] says (both parties agree on it at the
 //!    handshake):
 //!    - A → B: the decoding bits (lsb of the zero-label) of every output wire B may see
 //!      (`Both` and `B`); B decodes them. A sends nothing for `A`-only outputs, so B's labels
@@ -27,6 +33,7 @@ use pgc_net::{Channel, NetError};
 use pgc_ot::{IknpReceiver, IknpSender, OtError};
 use thiserror::Error;
 
+use crate::completion::{self, Done, Expected};
 use crate::handshake::{self, Hello, PROTOCOL_VERSION};
 
 /// The two parties. A garbles, B evaluates.
@@ -73,6 +80,9 @@ pub enum ProtocolError {
     Input(String),
     #[error("garbled evaluation failed: {0}")]
     Garble(#[from] GarbleError),
+    /// The completion check failed (see [`crate::completion`]): no output was revealed.
+    #[error("the run did not complete: {0}: no output was revealed")]
+    Incomplete(String),
 }
 
 /// Figures a run measured about itself.
@@ -188,13 +198,16 @@ pub fn run_garbler_with_visibility<S: GateSource>(
     ch.flush()?;
     let input_done = Instant::now();
 
-    // Garbled tables, streamed.
+    // Garbled tables, streamed, then the end-of-tables frame.
     let mut tables: Vec<Block> =
         Vec::with_capacity(TABLE_FRAME_BLOCKS + 2 * pgc_circuit::ir::CHUNK_GATES);
+    let (mut gates_done, mut blocks_sent) = (0u64, 0u64);
     circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
         garbler.garble(gates, &mut tables);
+        gates_done += gates.len() as u64;
         if tables.len() >= TABLE_FRAME_BLOCKS {
             ch.send_frame(Block::slice_as_bytes(&tables))?;
+            blocks_sent += tables.len() as u64;
             tables.clear();
         }
         progress(garbler.and_gates_done());
@@ -202,8 +215,22 @@ pub fn run_garbler_with_visibility<S: GateSource>(
     })?;
     if !tables.is_empty() {
         ch.send_frame(Block::slice_as_bytes(&tables))?;
+        blocks_sent += tables.len() as u64;
     }
+    ch.send_frame(&[])?;
     let circuit_done = Instant::now();
+
+    // Completeness before outputs.
+    let mine = Done::of(
+        circuit,
+        Done {
+            gates: gates_done,
+            and_gates: garbler.and_gates_done(),
+            blocks_sent,
+            ..Done::default()
+        },
+    );
+    completion::exchange(ch, Party::A, &mine, Expected::of(circuit, false))?;
 
     // Outputs: decoding bits of B's outputs to B; permute bits of A's outputs from B.
     let for_b = output_wires_seen_by(layout, visibility, Party::B);
@@ -277,18 +304,36 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
     let input_done = Instant::now();
 
     let mut reader = TableReader::default();
-    circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
+    let mut gates_done = 0u64;
+    let pass = circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
         let tables = reader.take(ch, 2 * and_count(gates))?;
         evaluator.evaluate(gates, tables)?;
+        gates_done += gates.len() as u64;
         progress(evaluator.and_gates_done());
         Ok(())
-    })?;
-    if reader.remaining() != 0 {
-        return Err(ProtocolError::Peer(
-            "the garbler sent more garbled tables than the circuit has AND gates".into(),
-        ));
+    });
+    match pass {
+        // The garbler's tables ended before this party's gates did: its done message,
+        // next, says why (and the counts below show it).
+        Err(_) if reader.ended() => {}
+        Err(e) => return Err(e),
+        // This party's gates ended: read what the garbler sent up to its end of tables
+        // (more than the circuit's tables is a broken peer).
+        Ok(()) => reader.skip_to_end(ch, 2 * circuit.and_count())?,
     }
     let circuit_done = Instant::now();
+
+    // Completeness before outputs.
+    let mine = Done::of(
+        circuit,
+        Done {
+            gates: gates_done,
+            and_gates: evaluator.and_gates_done(),
+            blocks_received: reader.consumed() + reader.remaining() as u64,
+            ..Done::default()
+        },
+    );
+    completion::exchange(ch, Party::B, &mine, Expected::of(circuit, false))?;
 
     let for_b = output_wires_seen_by(layout, visibility, Party::B);
     let decoding = recv_bits(ch, for_b.len(), "output decoding bits")?;
@@ -411,6 +456,7 @@ fn hello<S: GateSource>(
         input_widths: layout.input_widths.clone(),
         output_widths: layout.output_widths.clone(),
         output_visibility: visibility.to_vec(),
+        value_format: circuit.value_format(),
     }
 }
 
@@ -485,15 +531,82 @@ pub(crate) fn recv_blocks_exact(
 
 /// Buffers the garbled-table frames and hands out exactly the tables each gate chunk needs,
 /// whatever the frame boundaries.
+///
+/// An empty frame ends the tables (the sequential protocol sends one after the last table):
+/// a `take` that meets it fails and [`ended`](TableReader::ended) turns true.
 #[derive(Default)]
 pub(crate) struct TableReader {
     buf: Vec<Block>,
     pos: usize,
+    /// Blocks handed out by `take` so far.
+    consumed: u64,
+    ended: bool,
 }
 
 impl TableReader {
     pub(crate) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
+    }
+
+    /// Whether the end-of-tables frame was read.
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Blocks handed out by [`take`](TableReader::take) (and counted by
+    /// [`skip_to_end`](TableReader::skip_to_end)).
+    pub(crate) fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Reads (and counts, then drops) tables up to the end-of-tables frame; more than
+    /// `limit` blocks in all, or a frame that is not a table frame, is an error.
+    pub(crate) fn skip_to_end(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        limit: u64,
+    ) -> Result<(), ProtocolError> {
+        let too_many = || {
+            ProtocolError::Peer(
+                "the garbler sent more garbled tables than the circuit has AND gates".into(),
+            )
+        };
+        self.consumed += self.remaining() as u64;
+        self.buf.clear();
+        self.pos = 0;
+        while !self.ended {
+            if self.consumed > limit {
+                return Err(too_many());
+            }
+            let blocks = self.read_frame(ch)?;
+            self.consumed += blocks as u64;
+            self.buf.clear();
+        }
+        if self.consumed > limit {
+            return Err(too_many());
+        }
+        Ok(())
+    }
+
+    /// Appends one table frame to `buf`; returns its block count (0: the end frame).
+    fn read_frame(&mut self, ch: &mut (impl Channel + ?Sized)) -> Result<usize, ProtocolError> {
+        let mut len = [0u8; 4];
+        ch.recv(&mut len)?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len == 0 {
+            self.ended = true;
+            return Ok(0);
+        }
+        if !len.is_multiple_of(16) || len > MAX_TABLE_FRAME_BYTES {
+            return Err(ProtocolError::Peer(format!(
+                "a garbled-table frame of {len} bytes (must be a non-zero multiple of \
+                 16, at most {MAX_TABLE_FRAME_BYTES})"
+            )));
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + len / 16, Block::ZERO);
+        ch.recv(Block::slice_as_bytes_mut(&mut self.buf[old..]))?;
+        Ok(len / 16)
     }
 
     pub(crate) fn take(
@@ -505,22 +618,16 @@ impl TableReader {
             self.buf.drain(..self.pos);
             self.pos = 0;
             while self.buf.len() < n {
-                let mut len = [0u8; 4];
-                ch.recv(&mut len)?;
-                let len = u32::from_le_bytes(len) as usize;
-                if len == 0 || !len.is_multiple_of(16) || len > MAX_TABLE_FRAME_BYTES {
-                    return Err(ProtocolError::Peer(format!(
-                        "a garbled-table frame of {len} bytes (must be a non-zero multiple of \
-                         16, at most {MAX_TABLE_FRAME_BYTES})"
-                    )));
+                if self.ended || self.read_frame(ch)? == 0 {
+                    return Err(ProtocolError::Peer(
+                        "the peer's garbled tables ended before the circuit's gates".into(),
+                    ));
                 }
-                let old = self.buf.len();
-                self.buf.resize(old + len / 16, Block::ZERO);
-                ch.recv(Block::slice_as_bytes_mut(&mut self.buf[old..]))?;
             }
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
+        self.consumed += n as u64;
         Ok(s)
     }
 }

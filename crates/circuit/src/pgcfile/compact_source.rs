@@ -46,9 +46,10 @@ struct Segment {
 /// edited since `open`, or an I/O error occurs), `for_each_chunk` cannot report it through
 /// its caller-chosen error type: it stops handing out gates, stores the error (see
 /// [`take_error`](CompactFile::take_error)) and returns `Ok(())`. The consumer then has
-/// received fewer than [`gate_count`](GateSource::gate_count) gates, which a garbling
-/// protocol detects (the gate count and fingerprint are exchanged and checked); callers
-/// should check `take_error` after a pass to report the cause. A file whose length differs
+/// received fewer than [`gate_count`](GateSource::gate_count) gates, and
+/// [`check_complete`](GateSource::check_complete) returns the cause until the next pass
+/// (the protocols call it, and compare the gates processed by both parties, before any
+/// output is revealed); [`take_error`](CompactFile::take_error) takes it. A file whose length differs
 /// from the one seen at `open` fails before any gate is handed out.
 #[derive(Debug)]
 pub struct CompactFile {
@@ -356,6 +357,11 @@ impl GateSource for CompactFile {
     /// Streams the expansion from the file; a file error ends the stream early with
     /// `Ok(())` and is kept for [`CompactFile::take_error`] (see the type's docs).
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
+        // A new pass: an error of an earlier one no longer describes what is handed out.
+        *self
+            .error
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
         match self.pass(f) {
             Ok(()) => Ok(()),
             Err(PassError::Sink(e)) => Err(e),
@@ -370,6 +376,18 @@ impl GateSource for CompactFile {
                     .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(e);
                 Ok(())
             }
+        }
+    }
+    /// The error that ended the last pass early (kept until the next pass; unlike
+    /// [`CompactFile::take_error`] this does not clear it).
+    fn check_complete(&self) -> Result<(), String> {
+        match &*self
+            .error
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        {
+            Some(e) => Err(e.to_string()),
+            None => Ok(()),
         }
     }
 }
@@ -578,9 +596,16 @@ mod tests {
         let last = file.main_offset + main_bytes(&file) - 3;
         edited[last as usize] ^= 0x40;
         std::fs::write(&path, &edited).unwrap();
+        assert!(file.check_complete().is_ok());
         let partial = gates_of(&file);
         assert!(!partial.is_empty() && partial.len() < full.len());
         assert_eq!(partial[..], full[..partial.len()]);
+        let reported = file.check_complete().expect_err("the pass was incomplete");
+        assert!(reported.contains("differ"), "{reported}");
+        assert!(
+            file.check_complete().is_err(),
+            "checking does not clear the error"
+        );
         let e = file.take_error().expect("an error is stored");
         assert!(matches!(e.kind, PgcErrorKind::ChangedSinceOpened(_)), "{e}");
         let text = e.to_string();
@@ -611,9 +636,13 @@ mod tests {
         assert!(matches!(e.kind, PgcErrorKind::Io(_)), "{e}");
         assert_eq!(e.path.as_deref(), Some(path.as_path()));
 
-        // Restored: streams in full again.
+        // Restored: streams in full again, and a complete pass clears an earlier error.
+        std::fs::write(&path, &original[..original.len() - 1]).unwrap();
+        assert!(gates_of(&file).is_empty());
+        assert!(file.check_complete().is_err());
         std::fs::write(&path, &original).unwrap();
         assert_eq!(gates_of(&file), full);
+        assert!(file.check_complete().is_ok());
         assert!(file.take_error().is_none());
         std::fs::remove_dir_all(&dir).ok();
     }
