@@ -858,7 +858,9 @@ fn serve(
     args: &RunArgs,
 ) -> Result<()> {
     let me = session.me.letter();
-    if !session.quiet {
+    // Serving notes go to stderr, so --json (which shapes stdout) leaves them on.
+    let notes = !args.p.quiet;
+    if notes {
         eprintln!(
             "party {me}: serving runs on {} until {}",
             listener.local_addr(),
@@ -896,7 +898,7 @@ fn serve(
             }
         }
     }
-    if !session.quiet {
+    if notes {
         eprintln!("party {me}: served {done} runs ({failed} failed)");
     }
     Ok(())
