@@ -41,7 +41,7 @@ fn main_pair(a: &ChannelSecurity, b: &ChannelSecurity) -> (PeerChannel, PeerChan
 }
 
 /// Both directions at once, a small and a large message each way.
-fn exchange(mut x: impl Channel + Send + 'static, mut y: impl Channel + Send + 'static) {
+fn exchange(mut x: impl Channel + 'static, mut y: impl Channel + 'static) {
     let big: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 + i / 991) as u8).collect();
     let big_y = big.clone();
     let other = thread::spawn(move || {
