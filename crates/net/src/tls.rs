@@ -453,6 +453,18 @@ impl TlsChannel {
         Ok(self.stream.peer_addr()?)
     }
 
+    /// The negotiated TLS version and cipher suite, e.g. "TLSv1_3 TLS13_AES_128_GCM_SHA256".
+    pub fn protocol_description(&self) -> String {
+        let Ok(conn) = lock(&self.conn) else {
+            return "unknown".into();
+        };
+        format!(
+            "{:?} {:?}",
+            conn.protocol_version(),
+            conn.negotiated_cipher_suite().map(|s| s.suite())
+        )
+    }
+
     /// The fingerprint the peer presented (and that was pinned).
     pub fn peer_fingerprint(&self) -> Fingerprint {
         self.settings.peer

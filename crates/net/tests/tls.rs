@@ -68,6 +68,13 @@ fn tls_round_trip_both_ways() {
     let (a, b) = ChannelSecurity::loopback_pair().unwrap();
     let (accepted, connected) = main_pair(&a, &b);
     assert!(accepted.is_tls() && connected.is_tls());
+    let PeerChannel::Tls(tls) = &connected else {
+        unreachable!()
+    };
+    assert_eq!(
+        tls.protocol_description(),
+        "Some(TLSv1_3) Some(TLS13_AES_128_GCM_SHA256)"
+    );
     let counts_before = connected.counts();
     exchange(accepted, connected);
     assert!(counts_before.received > 0, "the handshake is counted");
