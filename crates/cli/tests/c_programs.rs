@@ -242,8 +242,10 @@ fn two_processes_each_see_only_their_outputs() {
     let pgc = s.path("mixed.pgc");
     let addr = format!("127.0.0.1:{}", free_port());
     let a_inputs = s.file("a.json", r#"{"v": [1, 2, -3]}"#);
+    let psk = support::test_psk();
     let a = spawn(s.pgc().args([
-        "run", &pgc, "--party", "a", "--listen", &addr, "--inputs", &a_inputs, "--json",
+        "run", &pgc, "--party", "a", "--listen", &addr, "--inputs", &a_inputs, "--json", "--psk",
+        &psk,
     ]));
     // B compiles the source itself with the same options: the same circuit.
     let b = spawn(s.pgc().args([
@@ -260,6 +262,8 @@ fn two_processes_each_see_only_their_outputs() {
         "--input",
         "k=5000",
         "--json",
+        "--psk",
+        &psk,
     ]));
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     for (who, out) in [("a", &a), ("b", &b)] {
@@ -310,6 +314,7 @@ fn input_mistakes_are_clear_errors() {
         "127.0.0.1:0",
         "--input",
         "INPUT_B_income=4",
+        "--insecure-plaintext",
     ]));
     assert!(e.contains("INPUT_B_income is an input of party B"), "{e}");
     let e = fails(s.pgc().args(["local", &src, "--a", "5", "--b", "6"]));

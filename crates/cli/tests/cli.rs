@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use pgc_circuit::testdata::{VectorFile, load_vectors, shared_circuits_dir, vector_file};
 
 mod support;
-use support::{json_of, run_ok};
+use support::{json_of, run_ok, test_psk};
 
 fn pgc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgc"))
@@ -76,10 +76,14 @@ fn eval_and_local_agree_with_every_shared_vector_file() {
     }
 }
 
+/// Starts one party; `pgc run` gets the tests' shared secret (TLS with --psk).
 fn spawn_party(args: &[&str]) -> Child {
-    pgc()
-        .args(args)
-        .stdout(Stdio::piped())
+    let mut cmd = pgc();
+    cmd.args(args);
+    if args.first() == Some(&"run") {
+        cmd.args(["--psk", &test_psk()]);
+    }
+    cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("pgc starts")
@@ -225,7 +229,7 @@ fn garbage_bytes_on_the_socket_are_refused() {
         "--input",
         "1",
         "--timeout",
-        "10",
+        "3",
     ]);
     let start = Instant::now();
     let mut s = loop {
@@ -345,4 +349,216 @@ fn demo_runs_and_checks_itself() {
 #[test]
 fn shared_dir_is_present() {
     assert!(shared_circuits_dir().join("vectors.json").exists());
+}
+
+/// A scratch directory with its own config home, so keys never touch the user's.
+struct KeyHome(std::path::PathBuf);
+
+impl KeyHome {
+    fn new(name: &str) -> KeyHome {
+        let dir = std::env::temp_dir().join(format!("pgc-cli-keys-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        KeyHome(dir)
+    }
+
+    fn pgc(&self) -> Command {
+        let mut cmd = pgc();
+        cmd.env("XDG_CONFIG_HOME", &self.0);
+        cmd
+    }
+
+    /// `pgc keygen --out NAME.pem`: returns (key path, fingerprint printed).
+    fn keygen(&self, name: &str) -> (String, String) {
+        let path = self.0.join(format!("{name}.pem"));
+        let path = path.to_str().unwrap().to_string();
+        let out = run_ok(self.pgc().args(["keygen", "--out", &path]));
+        let fingerprint = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        assert!(fingerprint.starts_with("pgc1-"), "{fingerprint}");
+        (path, fingerprint)
+    }
+}
+
+impl Drop for KeyHome {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the adder as two processes, each with its own extra flags; returns both outputs.
+fn adder_pair(a_extra: &[&str], b_extra: &[&str]) -> (Output, Output) {
+    let f = vector_file("bristol_fashion/adder64.txt");
+    let path = f.path.to_str().unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let party = |args: &[&str], extra: &[&str]| {
+        pgc()
+            .args(args)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = party(
+        &[
+            "run", path, "--party", "a", "--listen", &addr, "--input", "40", "--json",
+        ],
+        a_extra,
+    );
+    let b = party(
+        &[
+            "run",
+            path,
+            "--party",
+            "b",
+            "--connect",
+            &addr,
+            "--input",
+            "2",
+            "--json",
+            "--timeout",
+            "5",
+        ],
+        b_extra,
+    );
+    (finish(a), finish(b))
+}
+
+fn assert_adder_ok(a: &Output, b: &Output) {
+    for (who, out) in [("a", a), ("b", b)] {
+        assert!(out.status.success(), "party {who}: {}", stderr(out));
+        assert_eq!(
+            json_of(out)["outputs"],
+            serde_json::json!(["0x000000000000002a"]),
+            "party {who}"
+        );
+    }
+}
+
+#[test]
+fn keygen_writes_a_private_key_and_refuses_to_overwrite_it() {
+    let home = KeyHome::new("keygen");
+    let out = run_ok(home.pgc().arg("keygen"));
+    let fingerprint = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        fingerprint.starts_with("pgc1-") && fingerprint.len() == 69,
+        "{fingerprint}"
+    );
+    let key = home.0.join("pgc").join("identity.pem");
+    assert!(
+        stderr(&out).contains(key.to_str().unwrap()),
+        "{}",
+        stderr(&out)
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    let again = home.pgc().arg("keygen").output().unwrap();
+    assert!(!again.status.success());
+    let e = stderr(&again);
+    assert!(e.contains("--force") && e.contains(&fingerprint), "{e}");
+    let secret = home.0.join("shared.psk");
+    run_ok(
+        home.pgc()
+            .args(["keygen", "--secret", secret.to_str().unwrap()]),
+    );
+    assert!(
+        std::fs::read_to_string(&secret)
+            .unwrap()
+            .starts_with("pgc-secret1-")
+    );
+}
+
+#[test]
+fn run_without_a_security_flag_names_the_flag_and_this_partys_fingerprint() {
+    let home = KeyHome::new("missing");
+    let args = [
+        "run",
+        "builtin:millionaires",
+        "--party",
+        "a",
+        "--listen",
+        "127.0.0.1:0",
+        "--input",
+        "1",
+    ];
+    // No key yet: the error says to run pgc keygen.
+    let out = home.pgc().args(args).output().unwrap();
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(
+        e.contains("run `pgc keygen`") && e.contains("--insecure-plaintext"),
+        "{e}"
+    );
+    let fingerprint = String::from_utf8(run_ok(home.pgc().arg("keygen")).stdout).unwrap();
+    let out = home.pgc().args(args).output().unwrap();
+    assert!(!out.status.success());
+    assert_eq!(
+        stderr(&out).trim(),
+        format!(
+            "error: the connection is encrypted and authenticated by default; add --peer-key \
+             <the other party's fingerprint from `pgc keygen`> (yours is {}), or --psk FILE, or \
+             --insecure-plaintext to run unprotected",
+            fingerprint.trim()
+        )
+    );
+}
+
+#[test]
+fn two_processes_with_pinned_keys_and_a_wrong_key_is_refused() {
+    let home = KeyHome::new("pinned");
+    let (a_key, a_fp) = home.keygen("a");
+    let (b_key, b_fp) = home.keygen("b");
+    let (a, b) = adder_pair(
+        &["--key", &a_key, "--peer-key", &b_fp],
+        &["--key", &b_key, "--peer-key", &a_fp],
+    );
+    assert_adder_ok(&a, &b);
+    // The fingerprint may also come from a file.
+    let a_fp_file = home.0.join("a.fingerprint");
+    std::fs::write(&a_fp_file, format!("{a_fp}\n")).unwrap();
+    let (a, b) = adder_pair(
+        &["--key", &a_key, "--peer-key", &b_fp],
+        &["--key", &b_key, "--peer-key", a_fp_file.to_str().unwrap()],
+    );
+    assert_adder_ok(&a, &b);
+    // B pins a stranger: B stops with both fingerprints; A notes it and times out.
+    let (_, stranger_fp) = home.keygen("stranger");
+    let (a, b) = adder_pair(
+        &["--key", &a_key, "--peer-key", &b_fp, "--timeout", "2"],
+        &["--key", &b_key, "--peer-key", &stranger_fp],
+    );
+    assert!(!a.status.success() && !b.status.success());
+    let eb = stderr(&b);
+    assert!(eb.contains(&a_fp) && eb.contains(&stranger_fp), "{eb}");
+    let ea = stderr(&a);
+    assert!(ea.contains("note: turned away a connection"), "{ea}");
+    assert!(ea.contains("refused this party's key"), "{ea}");
+}
+
+#[test]
+fn insecure_plaintext_works_and_meeting_tls_is_a_clear_error() {
+    let (a, b) = adder_pair(&["--insecure-plaintext"], &["--insecure-plaintext"]);
+    assert_adder_ok(&a, &b);
+    let psk = test_psk();
+    let (a, b) = adder_pair(
+        &["--psk", &psk, "--timeout", "2"],
+        &["--insecure-plaintext"],
+    );
+    assert!(!a.status.success() && !b.status.success());
+    let eb = stderr(&b);
+    assert!(
+        eb.contains("the peer uses TLS") && eb.contains("both sides must agree"),
+        "{eb}"
+    );
+    let ea = stderr(&a);
+    assert!(
+        ea.contains(
+            "the peer is not using TLS: did it run with --insecure-plaintext? Both sides must agree"
+        ),
+        "{ea}"
+    );
 }

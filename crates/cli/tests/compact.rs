@@ -172,6 +172,7 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
+    let psk = support::test_psk();
     let spawn = |cmd: &mut Command| {
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -179,7 +180,7 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
             .unwrap()
     };
     let pa = spawn(s.pgc().args([
-        "run", &out, "--party", "a", "--listen", &addr, "--input", &ta, "--json",
+        "run", &out, "--party", "a", "--listen", &addr, "--input", &ta, "--json", "--psk", &psk,
     ]));
     let pb = spawn(s.pgc().args([
         "run",
@@ -195,6 +196,8 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
         "--input",
         &tb,
         "--json",
+        "--psk",
+        &psk,
     ]));
     for (who, p) in [("a", pa), ("b", pb)] {
         let o = p.wait_with_output().unwrap();

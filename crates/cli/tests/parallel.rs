@@ -124,6 +124,7 @@ fn run_two_parties(cache: &str, src: &str, a_args: &[&str], b_args: &[&str]) -> 
     let spawn = |party: &str, endpoint: &str, extra: &[&str]| {
         pgc(cache)
             .args(["run", src, "--party", party, endpoint, &addr])
+            .args(["--psk", &support::test_psk()])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

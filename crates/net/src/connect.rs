@@ -45,6 +45,8 @@ pub const MAX_PENDING: usize = 64;
 /// How long one connection may take for its handshake and hello.
 pub const SETUP_WAIT: Duration = Duration::from_secs(10);
 const HELLO_BYTES: usize = 24;
+/// Pause before a connector tries again after its connection was closed unanswered.
+const CONNECT_AGAIN: Duration = Duration::from_millis(100);
 /// Pause between checks of the listener when nothing happens.
 const ACCEPT_POLL: Duration = Duration::from_millis(5);
 
@@ -233,6 +235,7 @@ fn answer_and_close(mut stream: TcpStream, answer: &[u8]) {
     use std::io::Write;
     let _ = stream.set_write_timeout(Some(Duration::from_millis(200)));
     let _ = stream.write_all(answer);
+    crate::tls::linger_close(&stream);
 }
 
 /// The acceptor's side of one connection: handshake (if TLS) and hello, by `deadline`.
@@ -531,14 +534,27 @@ pub fn connect_peer(
     timeout: Duration,
 ) -> Result<PeerChannel, NetError> {
     let deadline = Instant::now() + timeout;
-    let mut channel = open(addr, security, &main_hello(), deadline)?;
-    read_answer(&mut channel, deadline).map_err(|e| match e {
-        NetError::Closed => NetError::SetupRefused {
-            addr: addr.to_string(),
-        },
-        other => other,
-    })?;
-    Ok(channel)
+    loop {
+        let attempt = open(addr, security, &main_hello(), deadline)
+            .and_then(|mut channel| read_answer(&mut channel, deadline).map(|()| channel));
+        match attempt {
+            Ok(channel) => return Ok(channel),
+            // Closed without a word: the acceptor was busy with other connections (or not
+            // yet waiting for a main channel). Try again while time is left; a refusal with
+            // a reason (a key, TLS or version mismatch) is final.
+            Err(NetError::Closed)
+                if deadline.saturating_duration_since(Instant::now()) > 2 * CONNECT_AGAIN =>
+            {
+                std::thread::sleep(CONNECT_AGAIN);
+            }
+            Err(NetError::Closed) => {
+                return Err(NetError::SetupRefused {
+                    addr: addr.to_string(),
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Opens `n` extra streams to `addr`, where the peer runs [`accept_peer_streams`] with the

@@ -291,6 +291,28 @@ fn tls_error(e: rustls::Error, settings: &TlsSettings) -> NetError {
     NetError::Tls(e.to_string())
 }
 
+/// Closes our direction and reads what the peer still sends for a moment, so that a
+/// last message (an alert, a refusal) reaches it instead of being lost to a reset, which
+/// closing with unread data would cause.
+pub(crate) fn linger_close(stream: &TcpStream) {
+    let until = Instant::now() + Duration::from_millis(250);
+    let _ = stream.shutdown(Shutdown::Write);
+    let mut sink = [0u8; 4096];
+    let mut reader = stream;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        if stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .is_err()
+        {
+            break;
+        }
+        match reader.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+}
+
 fn lock(conn: &Mutex<Connection>) -> Result<MutexGuard<'_, Connection>, NetError> {
     conn.lock()
         .map_err(|_| NetError::Tls("the TLS state was poisoned by a panic".into()))
@@ -397,6 +419,7 @@ impl TlsChannel {
                 if channel.take_tls_output().is_ok() {
                     let _ = channel.write_cipher_out(Some(deadline));
                 }
+                linger_close(&channel.stream);
                 return Err(e);
             }
         }
@@ -428,6 +451,18 @@ impl TlsChannel {
     /// The peer's address.
     pub fn peer_addr(&self) -> Result<SocketAddr, NetError> {
         Ok(self.stream.peer_addr()?)
+    }
+
+    /// The negotiated TLS version and cipher suite, e.g. "TLSv1_3 TLS13_AES_128_GCM_SHA256".
+    pub fn protocol_description(&self) -> String {
+        let Ok(conn) = lock(&self.conn) else {
+            return "unknown".into();
+        };
+        format!(
+            "{:?} {:?}",
+            conn.protocol_version(),
+            conn.negotiated_cipher_suite().map(|s| s.suite())
+        )
     }
 
     /// The fingerprint the peer presented (and that was pinned).

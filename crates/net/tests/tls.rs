@@ -41,7 +41,7 @@ fn main_pair(a: &ChannelSecurity, b: &ChannelSecurity) -> (PeerChannel, PeerChan
 }
 
 /// Both directions at once, a small and a large message each way.
-fn exchange(mut x: impl Channel + Send + 'static, mut y: impl Channel + Send + 'static) {
+fn exchange(mut x: impl Channel + 'static, mut y: impl Channel + 'static) {
     let big: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 + i / 991) as u8).collect();
     let big_y = big.clone();
     let other = thread::spawn(move || {
@@ -68,6 +68,13 @@ fn tls_round_trip_both_ways() {
     let (a, b) = ChannelSecurity::loopback_pair().unwrap();
     let (accepted, connected) = main_pair(&a, &b);
     assert!(accepted.is_tls() && connected.is_tls());
+    let PeerChannel::Tls(tls) = &connected else {
+        unreachable!()
+    };
+    assert_eq!(
+        tls.protocol_description(),
+        "Some(TLSv1_3) Some(TLS13_AES_128_GCM_SHA256)"
+    );
     let counts_before = connected.counts();
     exchange(accepted, connected);
     assert!(counts_before.received > 0, "the handshake is counted");

@@ -26,3 +26,18 @@ pub fn json_of(out: &Output) -> Value {
         )
     })
 }
+
+/// A shared-secret file for `pgc run --psk` in tests (fixed content: a test secret, not a
+/// real one), written once per test process.
+#[allow(dead_code)]
+pub fn test_psk() -> String {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("pgc-test-psk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("test.psk");
+        std::fs::write(&path, format!("pgc-secret1-{}\n", "5a".repeat(32))).unwrap();
+        path.to_str().unwrap().to_string()
+    })
+    .clone()
+}
