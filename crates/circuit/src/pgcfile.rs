@@ -231,6 +231,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::{CircuitError, validate};
 use crate::compact::CompactError;
 use crate::ir::{Circuit, Gate, Layout, Op, WireId};
+use crate::limits::{MemoryError, MemoryNeed};
 use crate::parallel::{Instance, ParallelCircuit, ParallelError, Phase, Region, Template};
 use crate::ports::Interface;
 use crate::typed::{InterfaceMismatch, check_interface};
@@ -323,6 +324,8 @@ pub enum PgcErrorKind {
     CompactWrite(String),
     #[error("the file changed since it was opened ({0}); open it again")]
     ChangedSinceOpened(String),
+    #[error("{0}")]
+    Memory(#[from] MemoryError),
 }
 
 impl PgcErrorKind {
@@ -1232,6 +1235,7 @@ impl<R: Read> PgcReader<R> {
             ));
         }
         self.src.final_checksum()?;
+        check_wires_justified(&self.header.layout, self.gates)?;
         self.finished = true;
         Ok(())
     }
@@ -1283,6 +1287,7 @@ fn read_header<R: Read>(reader: R) -> Result<(Source<R>, PgcHeader), PgcFileErro
         )
     })?;
     src.checksum("the header")?;
+    check_layout(&layout).map_err(|e| malformed(LAYOUT_OFFSET, e))?;
     if !is_untyped(&interface) {
         check_interface(&layout, &interface).map_err(PgcErrorKind::from)?;
     }
@@ -1335,6 +1340,46 @@ fn read_gate_block<R: Read>(
     Ok(Some((n, data_at)))
 }
 
+/// Unused wire ids a body may declare beyond those it can justify, for tiny circuits.
+const UNUSED_WIRES_SLACK: u64 = 64;
+
+/// Whether `num_wires` is justified by `inputs` input wires and `writes` wire writes (one
+/// per gate, a call's outputs): every wire is an input or written before it is read, so a
+/// count far beyond that would be label memory claimed by a few header bytes (a 1 KB file
+/// declaring 2^30 wires would take 16 GiB per party to garble). Writers may leave some
+/// slots unused, so up to `writes + 64` more are allowed: the memory a file can claim
+/// stays proportional to its size. Returns the most allowed when `num_wires` is more.
+fn unjustified_wires(num_wires: u32, inputs: u64, writes: u64) -> Option<u64> {
+    let most = inputs
+        .saturating_add(writes.saturating_mul(2))
+        .saturating_add(UNUSED_WIRES_SLACK);
+    (num_wires as u64 > most).then_some(most)
+}
+
+/// [`unjustified_wires`] for a version 1 layout and its `gates` gates.
+fn check_wires_justified(layout: &Layout, gates: u64) -> Result<(), PgcFileError> {
+    let inputs: u64 = layout.input_widths.iter().map(|&w| w as u64).sum();
+    if let Some(most) = unjustified_wires(layout.num_wires, inputs, gates) {
+        return Err(malformed(
+            LAYOUT_OFFSET,
+            format!(
+                "the layout declares {} wires, but {inputs} input wires and {gates} gates \
+                 justify at most {most} (inputs + 2 x gates + {UNUSED_WIRES_SLACK})",
+                layout.num_wires
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The memory [`validate`] takes for `layout` (one flag per wire), checked against the
+/// memory limit before it runs.
+fn check_validate_memory(layout: &Layout) -> Result<(), PgcFileError> {
+    MemoryNeed::per_item(layout.num_wires as u64, "wires", 1, "flags for checking")
+        .check()
+        .map_err(|e| PgcErrorKind::from(e).into())
+}
+
 /// A whole file of either version.
 enum Loaded {
     Plain(Circuit),
@@ -1352,6 +1397,7 @@ fn read_any<R: Read>(reader: R) -> Result<(Loaded, Interface), PgcFileError> {
             layout: header.layout,
             gates,
         };
+        check_validate_memory(&circuit.layout)?;
         validate(&circuit).map_err(PgcErrorKind::from)?;
         Ok((Loaded::Plain(circuit), header.interface))
     } else {
@@ -1366,7 +1412,9 @@ pub fn read_pgc_from<R: Read>(reader: R) -> Result<(Circuit, Interface), PgcFile
     match read_any(reader)? {
         (Loaded::Plain(c), interface) => Ok((c, interface)),
         (Loaded::Parallel(pc), interface) => {
+            pc.flat_memory_need().check().map_err(PgcErrorKind::from)?;
             let circuit = pc.flatten();
+            check_validate_memory(&circuit.layout)?;
             validate(&circuit).map_err(PgcErrorKind::from)?;
             Ok((circuit, interface))
         }
@@ -2024,6 +2072,7 @@ mod tests {
     use crate::builder::Builder;
     use crate::generate::random_circuit;
     use crate::ir::GateSource;
+    use crate::limits::MemoryLimit;
     use crate::ports::{CType, InputPort, OutputPort, Owner, Visibility};
 
     fn millionaires() -> (Circuit, Interface) {
@@ -2276,6 +2325,156 @@ mod tests {
             e,
             "the file ends at byte 120, inside the layout (truncated?)"
         );
+    }
+
+    /// A version 1 file written without the writer's checks: any layout, any interface
+    /// JSON (what an attacker can produce).
+    pub(super) fn raw_v1(layout: &Layout, interface_json: &str, gates: &[Gate]) -> Vec<u8> {
+        let mut out = HashingWriter {
+            inner: Vec::new(),
+            hasher: blake3::Hasher::new(),
+        };
+        out.write_all(&PGC_MAGIC).unwrap();
+        out.write_all(&1u32.to_le_bytes()).unwrap();
+        out.write_all(&0u32.to_le_bytes()).unwrap();
+        for section in [layout.to_bytes(), interface_json.as_bytes().to_vec()] {
+            out.write_all(&(section.len() as u32).to_le_bytes())
+                .unwrap();
+            out.write_all(&section).unwrap();
+        }
+        let digest = out.digest();
+        out.write_all(&digest).unwrap();
+        let mut block = BlockEncoder::with_capacity(64);
+        write_gate_blocks(&mut out, &mut block, gates).unwrap();
+        out.write_all(&[0u8; 8]).unwrap();
+        let ands = gates.iter().filter(|g| g.op == Op::And).count() as u64;
+        out.write_all(&(gates.len() as u64).to_le_bytes()).unwrap();
+        out.write_all(&ands.to_le_bytes()).unwrap();
+        write_final_checksum(out).unwrap()
+    }
+
+    /// Finding 1 of issue 16: a 1 KB version 1 file declaring 2^30 wires made every reader
+    /// (and then `info`, `eval`, the garbler) allocate per declared wire, up to 16 GiB.
+    #[test]
+    fn a_small_file_cannot_declare_a_billion_wires() {
+        let layout = Layout {
+            num_wires: 1 << 30,
+            input_widths: vec![1, 1],
+            output_widths: vec![1],
+            output_wires: vec![2],
+        };
+        let gates = [Gate::and(0, 1, 2)];
+        // The writer writes it (its wires are in range), so build it as an attacker would.
+        let mut bytes = Vec::new();
+        let c = Circuit {
+            layout: layout.clone(),
+            gates: gates.to_vec(),
+        };
+        let mut w = PgcWriter::new(&mut bytes, &c.layout, &Interface::default()).unwrap();
+        w.write_gates(&c.gates).unwrap();
+        w.finish().unwrap();
+        assert!(bytes.len() < 1024);
+        assert_eq!(
+            bytes,
+            raw_v1(&layout, r#"{"inputs":[],"outputs":[]}"#, &gates)
+        );
+        let started = std::time::Instant::now();
+        // A scoped limit of 64 MiB: any per-wire allocation before the check would fail it.
+        MemoryLimit::from_bytes(64 << 20).scoped(|| {
+            let expected = "byte 20: the layout declares 1073741824 wires, but 2 input wires \
+                            and 1 gates justify at most 68";
+            let e = read_pgc_from(&bytes[..]).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{e}");
+            let e = read_pgc_parallel_from(&bytes[..]).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{e}");
+            let e = PgcReader::new(&bytes[..])
+                .unwrap()
+                .read_all()
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(expected), "{e}");
+        });
+        assert!(started.elapsed().as_secs() < 5);
+    }
+
+    /// Input widths need no gate bytes, so they are bounded by the memory limit instead:
+    /// checked before the per-wire allocation of the circuit check.
+    #[test]
+    fn wide_inputs_are_refused_above_the_memory_limit() {
+        let layout = Layout {
+            num_wires: (1 << 31) + 1,
+            input_widths: vec![1 << 31],
+            output_widths: vec![1],
+            output_wires: vec![1 << 31],
+        };
+        let bytes = raw_v1(
+            &layout,
+            r#"{"inputs":[],"outputs":[]}"#,
+            &[Gate::inv(0, 1 << 31)],
+        );
+        let e = MemoryLimit::from_bytes(64 << 20)
+            .scoped(|| read_pgc_from(&bytes[..]).unwrap_err())
+            .to_string();
+        assert_eq!(
+            e,
+            "this circuit needs 2.0 GiB (2147483649 wires × 1-byte flags for checking), more \
+             than --max-memory 64.0 MiB; raise --max-memory if the machine has it"
+        );
+    }
+
+    /// Finding 2 of issue 16: an output type whose width overflowed (nested array lengths
+    /// multiplied without a check) matched an 8-bit output, passed every check, and the
+    /// process panicked when printing the result after the secure run.
+    #[test]
+    fn an_output_type_whose_width_overflows_is_refused_when_read() {
+        let layout = Layout {
+            num_wires: 3,
+            input_widths: vec![1, 1],
+            output_widths: vec![8],
+            output_wires: vec![2; 8],
+        };
+        // 8 + 64 * 2^31 * 2^31 * 2^27 bits: 8 modulo 2^64.
+        let huge = r#"{"Array":{"elem":{"Array":{"elem":{"Array":{"elem":{"Int":{"bits":64,"signed":false}},"len":134217728}},"len":2147483648}},"len":2147483648}}"#;
+        let json = format!(
+            r#"{{"inputs":[{{"name":"INPUT_A_x","owner":"A","ctype":"Bool"}},{{"name":"INPUT_B_y","owner":"B","ctype":"Bool"}}],"outputs":[{{"name":"OUTPUT_r","visibility":"Both","ctype":{{"Struct":{{"name":"s","fields":[["a",{{"Int":{{"bits":8,"signed":false}}}}],["b",{huge}]]}}}}}}]}}"#
+        );
+        let bytes = raw_v1(&layout, &json, &[Gate::and(0, 1, 2)]);
+        let e = read_pgc_from(&bytes[..]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("the interface does not match the circuit: output port OUTPUT_r (struct s): field b: "),
+            "{e}"
+        );
+        assert!(e.contains("overflows"), "{e}");
+        // An integer too wide to print, and an array of zero-width elements (billions of
+        // elements printed for no bits), are refused the same way.
+        for (ctype, width, problem) in [
+            (
+                r#"{"Int":{"bits":200,"signed":true}}"#,
+                200,
+                "an integer of 200 bits",
+            ),
+            (
+                r#"{"Array":{"elem":{"Int":{"bits":0,"signed":true}},"len":4294967295}}"#,
+                0,
+                "an array of 4294967295 elements of no bits",
+            ),
+        ] {
+            let layout = Layout {
+                num_wires: 3,
+                input_widths: vec![1, 1],
+                output_widths: vec![width],
+                output_wires: vec![2; width as usize],
+            };
+            let json = format!(
+                r#"{{"inputs":[{{"name":"INPUT_A_x","owner":"A","ctype":"Bool"}},{{"name":"INPUT_B_y","owner":"B","ctype":"Bool"}}],"outputs":[{{"name":"OUTPUT_r","visibility":"Both","ctype":{ctype}}}]}}"#
+            );
+            let bytes = raw_v1(&layout, &json, &[Gate::and(0, 1, 2)]);
+            let e = read_pgc_from(&bytes[..]).unwrap_err().to_string();
+            assert!(
+                e.contains("output port OUTPUT_r") && e.contains(problem),
+                "{e}"
+            );
+        }
     }
 
     /// Two instances of one AND template on inputs 0 and 1, writing wires 2 and 3.
