@@ -325,7 +325,13 @@ pub enum PgcErrorKind {
     #[error("the file changed since it was opened ({0}); open it again")]
     ChangedSinceOpened(String),
     #[error("{0}")]
-    Memory(#[from] MemoryError),
+    Memory(Box<MemoryError>),
+}
+
+impl From<MemoryError> for PgcErrorKind {
+    fn from(e: MemoryError) -> Self {
+        PgcErrorKind::Memory(Box::new(e))
+    }
 }
 
 impl PgcErrorKind {

@@ -106,12 +106,11 @@ pub enum InterfaceMismatch {
     },
     /// A port type that cannot be read or printed: its width overflows, an integer in it is
     /// wider than [`MAX_INT_BITS`], or an array's elements have no bits.
-    #[error("{what} port {name} ({ctype}): {problem}")]
+    /// `problem` starts with the type's C name in parentheses.
+    #[error("{what} port {name} {problem}")]
     BadType {
         what: &'static str,
-        index: usize,
         name: String,
-        ctype: String,
         problem: String,
     },
 }
@@ -140,10 +139,8 @@ fn check_ports<'a>(
     for (index, ((name, ctype), &width)) in ports.zip(widths).enumerate() {
         let bits = check_type(ctype).map_err(|problem| InterfaceMismatch::BadType {
             what,
-            index,
             name: name.clone(),
-            ctype: ctype.c_name(),
-            problem,
+            problem: format!("({}): {problem}", ctype.c_name()),
         })?;
         if bits != width as u64 {
             return Err(InterfaceMismatch::Width {

@@ -14,7 +14,7 @@ use pgc_circuit::pgcfile::{
 };
 use pgc_circuit::value::BitOrder;
 use pgc_circuit::{
-    Circuit, Gate, GateSource, Interface, Layout, OptimizeFor, ParallelCircuit, builder,
+    Circuit, Gate, GateSource, Interface, Layout, MemoryNeed, OptimizeFor, ParallelCircuit, builder,
 };
 use pgc_protocol::Party;
 
@@ -314,7 +314,7 @@ pub fn load_spec(
         let (compiled, interface) = compile_cached(path, compile, use_cache, quiet)?;
         return Ok(match compiled {
             CompiledProgram::Flat(parallel) => Program {
-                circuit: Loaded::Memory(parallel.flatten()),
+                circuit: Loaded::Memory(flatten(&parallel)?),
                 interface: Some(interface),
                 parallel: Some(parallel),
                 _temp: None,
@@ -345,7 +345,7 @@ pub fn load_spec(
         let (parallel, interface) = read_pgc_parallel(path)?;
         let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
         return Ok(Program {
-            circuit: Loaded::Memory(parallel.flatten()),
+            circuit: Loaded::Memory(flatten(&parallel)?),
             interface: typed.then_some(interface),
             parallel: Some(parallel),
             _temp: None,
@@ -374,9 +374,46 @@ pub fn load_spec_for_run(spec: &str) -> Result<Program> {
     )
 }
 
+/// The plain circuit of `pc`, after checking that its gate records fit the memory limit
+/// (a small file of parallel regions can stand for billions of gates).
+fn flatten(pc: &ParallelCircuit) -> Result<Circuit> {
+    pc.flat_memory_need().check()?;
+    Ok(pc.flatten())
+}
+
+/// Memory that checking, analysing (`info`) or preparing ([`load_for_run`]) an in-memory
+/// circuit takes beyond its gates: per-wire flags, depths and slot maps, and copies of
+/// the gate list (an estimate from above).
+pub fn analysis_memory(c: &Circuit) -> MemoryNeed {
+    MemoryNeed::per_item(
+        c.layout.num_wires as u64,
+        "wires",
+        16,
+        "entries for the circuit's analysis",
+    )
+    .plus(MemoryNeed::per_item(
+        c.gates.len() as u64,
+        "gates",
+        64,
+        "records for its reordering",
+    ))
+}
+
+/// Refuses a protocol run whose wire labels would not fit the memory limit: the labels of
+/// the circuit as it runs (`parallel`: the global wires of its phases), 16 bytes per wire.
+pub fn check_label_memory(program: &Program, parallel: Option<&ParallelCircuit>) -> Result<()> {
+    let wires = match parallel {
+        Some(pc) => pc.layout.num_wires,
+        None => program.circuit.layout().num_wires,
+    };
+    pgc_garble::label_memory_needed(wires as usize).check()?;
+    Ok(())
+}
+
 fn prepare(p: Program, spec: &str) -> Result<Program> {
     Ok(match p.circuit {
         Loaded::Memory(c) => {
+            analysis_memory(&c).check()?;
             let leveled = levelize(&c).with_context(|| format!("preparing {spec}"))?;
             Program {
                 circuit: Loaded::Memory(assign_slots(&leveled)),

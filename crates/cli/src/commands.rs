@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
-use pgc_circuit::eval::eval_bits;
+use pgc_circuit::eval::eval_bits_checked;
 use pgc_circuit::value::decode_outputs;
 use pgc_circuit::{GateSource, Interface, Layout, Owner, ParallelCircuit, Visibility, validate};
 use std::sync::atomic::AtomicU64;
@@ -268,6 +268,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
             return Ok(());
         }
     };
+    circuits::analysis_memory(&c).check()?;
     validate(&c).with_context(|| format!("checking {}", args.c.circuit))?;
     let s = stats(&c);
     let slots = assign_slots(&levelize(&c)?).layout.num_wires;
@@ -464,7 +465,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
             }
             let values = g.finish(Scope::All, &flag_for)?;
             let bits: Vec<bool> = values.into_iter().flatten().collect();
-            let out = eval_bits(&program.circuit, &bits);
+            let out = eval_bits_checked(&program.circuit, &bits)?;
             program.check_stream()?;
             let outputs: Vec<Option<Vec<bool>>> = decode_outputs(&layout, &out)
                 .into_iter()
@@ -481,7 +482,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
                 "--input",
             )?;
             let bits: Vec<bool> = values.into_iter().flatten().collect();
-            let out = eval_bits(&program.circuit, &bits);
+            let out = eval_bits_checked(&program.circuit, &bits)?;
             program.check_stream()?;
             let outputs = report::outputs_hex(&decode_outputs(&layout, &out), args.c.bit_order());
             if args.json {
@@ -587,6 +588,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let shape = args.p.link_shape()?;
     let program = load_for_protocol(&args.c, &config, quiet)?;
     let parallel = parallel_form(&program, &config)?;
+    circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
@@ -738,6 +740,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let shape = args.p.link_shape()?;
     let program = load_for_protocol(&args.c, &config, quiet)?;
     let parallel = parallel_form(&program, &config)?;
+    circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
