@@ -2483,6 +2483,22 @@ mod tests {
         }
     }
 
+    /// A version 2 file is flattened by `read_pgc`: a small file of regions can stand for
+    /// billions of gates, so the flat gate list is measured against the limit first.
+    #[test]
+    fn flattening_is_measured_against_the_memory_limit() {
+        let bytes =
+            write_pgc_parallel(Vec::new(), &tiny_parallel(), &Interface::default()).unwrap();
+        let e = MemoryLimit::from_bytes(31)
+            .scoped(|| read_pgc_from(&bytes[..]).unwrap_err())
+            .to_string();
+        assert!(
+            e.starts_with("this circuit needs 32 B (2 gates × 16-byte records when flattened)"),
+            "{e}"
+        );
+        assert!(read_pgc_from(&bytes[..]).is_ok());
+    }
+
     /// Two instances of one AND template on inputs 0 and 1, writing wires 2 and 3.
     fn tiny_parallel() -> ParallelCircuit {
         let layout = Layout {

@@ -454,6 +454,8 @@ fn region_lines(pc: Option<&ParallelCircuit>, and_total: u64) -> Vec<String> {
 pub fn eval(args: EvalArgs) -> Result<()> {
     let program = circuits::load(&args.c, args.json)?;
     let layout = program.circuit.layout().clone();
+    // Before the inputs are parsed too: their bits are part of what is measured.
+    pgc_circuit::eval::memory_needed(&layout).check()?;
     match &program.interface {
         Some(iface) => {
             args.c.check_typed()?;
