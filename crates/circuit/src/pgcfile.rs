@@ -1588,14 +1588,78 @@ impl<R: Read> Source<R> {
     }
 }
 
-/// Reads a version 2 file after its header: templates, phases and the end (see the module
-/// documentation), checking everything with offsets as it goes.
+/// What reading a version 2 body does with its phases: keep them
+/// ([`CollectPhases`], for [`ParallelCircuit`]) or flatten them into a gate stream
+/// (streaming readers). Errors stop the reading and are returned as they are.
+trait PhaseSink {
+    /// One gate block of a sequential phase (global wires).
+    fn sequential_gates(&mut self, gates: &[Gate]) -> Result<(), PgcFileError>;
+    fn end_sequential(&mut self);
+    /// One instance of the current region, with the file's templates.
+    fn instance(&mut self, inst: Instance, templates: &[Template]) -> Result<(), PgcFileError>;
+    fn end_region(&mut self, line: u32);
+}
+
+/// Keeps the phases as they are read.
+#[derive(Default)]
+struct CollectPhases {
+    phases: Vec<Phase>,
+    seq: Vec<Gate>,
+    instances: Vec<Instance>,
+}
+
+impl PhaseSink for CollectPhases {
+    fn sequential_gates(&mut self, gates: &[Gate]) -> Result<(), PgcFileError> {
+        self.seq.extend_from_slice(gates);
+        Ok(())
+    }
+    fn end_sequential(&mut self) {
+        self.phases
+            .push(Phase::Sequential(std::mem::take(&mut self.seq)));
+    }
+    fn instance(&mut self, inst: Instance, _: &[Template]) -> Result<(), PgcFileError> {
+        self.instances.push(inst);
+        Ok(())
+    }
+    fn end_region(&mut self, line: u32) {
+        let instances = std::mem::take(&mut self.instances);
+        self.phases.push(Phase::Region(Region { line, instances }));
+    }
+}
+
+/// What a version 2 body held, beyond its phases.
+struct ParallelBody {
+    templates: Vec<Template>,
+    /// Gates and AND gates of the flattened circuit.
+    gates: u64,
+    and_gates: u64,
+    /// Instance-internal wires of the flattened circuit (its wires are the layout's plus
+    /// these).
+    internal_wires: u64,
+}
+
+/// Reads a version 2 file after its header into a [`ParallelCircuit`].
 fn read_parallel_body<R: Read>(
     src: &mut Source<R>,
     layout: Layout,
 ) -> Result<ParallelCircuit, PgcFileError> {
+    let mut sink = CollectPhases::default();
+    let body = read_parallel_phases(src, &layout, &mut sink)?;
+    // Everything `new` checks was checked while reading; its own check stays as a safety net.
+    ParallelCircuit::new(layout, sink.phases, body.templates)
+        .map_err(|e| PgcErrorKind::from(e).into())
+}
+
+/// Reads a version 2 file after its header: templates, phases and the end (see the module
+/// documentation), checking everything with offsets as it goes and handing the phases to
+/// `sink`.
+fn read_parallel_phases<R: Read>(
+    src: &mut Source<R>,
+    layout: &Layout,
+    sink: &mut dyn PhaseSink,
+) -> Result<ParallelBody, PgcFileError> {
     let num_wires = layout.num_wires;
-    let num_inputs = check_layout(&layout).map_err(|e| malformed(LAYOUT_OFFSET, e))?;
+    let num_inputs = check_layout(layout).map_err(|e| malformed(LAYOUT_OFFSET, e))?;
     let mut buf = Vec::new();
 
     let template_count = src.u32("the template count")?;
@@ -1608,29 +1672,34 @@ fn read_parallel_body<R: Read>(
     }
 
     let mut wires = GlobalWires::new(num_inputs, num_wires);
-    let mut phases = Vec::new();
+    let mut block = Vec::new();
+    let mut phase_count = 0usize;
     let (mut gates, mut and_gates, mut internal) = (0u64, 0u64, 0u64);
     loop {
         let phase_at = src.offset;
-        let p = phases.len();
+        let p = phase_count;
+        phase_count += 1;
         match src.u8("a phase kind")? {
             PHASE_SEQUENTIAL => {
                 let label = format!("phase {p}, ");
-                let mut seq = Vec::new();
+                let mut in_phase = 0u64;
                 while let Some((n, data_at)) = read_gate_block(src, &mut buf)? {
+                    block.clear();
                     and_gates += decode_block(
                         &buf,
                         n,
                         num_wires,
                         data_at,
-                        seq.len() as u64,
+                        in_phase,
                         &label,
                         &mut |_, g| wires.sequential_gate(g),
-                        &mut seq,
+                        &mut block,
                     )?;
+                    in_phase += n as u64;
+                    sink.sequential_gates(&block)?;
                 }
-                gates += seq.len() as u64;
-                phases.push(Phase::Sequential(seq));
+                gates += in_phase;
+                sink.end_sequential();
             }
             PHASE_REGION => {
                 let line = src.u32("a region header")?;
@@ -1642,15 +1711,15 @@ fn read_parallel_body<R: Read>(
                         format!("phase {p}: the region at line {line} has no instances"),
                     ));
                 }
-                let mut instances: Vec<Instance> = Vec::new();
+                let mut done = 0u32;
                 let mut codec = InstanceCodec::default();
-                while instances.len() < count as usize {
+                while done < count {
                     let block_at = src.offset;
-                    let left = count as usize - instances.len();
+                    let left = count - done;
                     let n = src.u32("an instance block header")?;
                     let m = src.u32("an instance block header")?;
-                    let most = left.min(MAX_BLOCK_INSTANCES as usize);
-                    if n == 0 || n as usize > most {
+                    let most = left.min(MAX_BLOCK_INSTANCES);
+                    if n == 0 || n > most {
                         return Err(malformed(
                             block_at,
                             format!(
@@ -1669,10 +1738,10 @@ fn read_parallel_body<R: Read>(
                         ));
                     }
                     let data_at = src.offset;
-                    let data = src.bytes(m as u64, "an instance block")?;
+                    src.read_into(&mut buf, m as u64, "an instance block")?;
                     let mut pos = 0usize;
                     for _ in 0..n {
-                        let i = instances.len();
+                        let i = done;
                         let record_at = data_at + pos as u64;
                         let bad = |what: String| {
                             malformed(
@@ -1681,7 +1750,7 @@ fn read_parallel_body<R: Read>(
                             )
                         };
                         let inst = codec
-                            .decode(&data, &mut pos, &templates, &mut wires)
+                            .decode(&buf, &mut pos, &templates, &mut wires)
                             .map_err(bad)?;
                         let t = inst.template as usize;
                         let tpl_gates = templates[t].gates.len() as u64;
@@ -1689,20 +1758,21 @@ fn read_parallel_body<R: Read>(
                         and_gates += template_ands[t];
                         internal += tpl_gates;
                         check_flat_wires(num_wires, internal).map_err(bad)?;
-                        instances.push(inst);
+                        sink.instance(inst, &templates)?;
+                        done += 1;
                     }
-                    if pos != data.len() {
+                    if pos != buf.len() {
                         return Err(malformed(
                             data_at + pos as u64,
                             format!(
                                 "phase {p}: {} bytes left over after the instance block's {n} records",
-                                data.len() - pos
+                                buf.len() - pos
                             ),
                         ));
                     }
                 }
                 wires.end_region();
-                phases.push(Phase::Region(Region { line, instances }));
+                sink.end_region(line);
             }
             PHASE_END => break,
             kind => {
@@ -1732,8 +1802,12 @@ fn read_parallel_body<R: Read>(
     wires
         .check_dense()
         .map_err(|e| malformed(LAYOUT_OFFSET, e))?;
-    // Everything `new` checks was checked above; its own check stays as a safety net.
-    ParallelCircuit::new(layout, phases, templates).map_err(|e| PgcErrorKind::from(e).into())
+    Ok(ParallelBody {
+        templates,
+        gates,
+        and_gates,
+        internal_wires: internal,
+    })
 }
 
 /// Reads template `t`; returns it and its AND count.
