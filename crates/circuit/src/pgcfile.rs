@@ -215,12 +215,14 @@
 
 mod compact_file;
 mod compact_source;
+mod unrolled_source;
 
 pub use compact_file::{
     MAX_BLOCK_ITEMS, PgcCompactReader, PgcCompactWriter, read_pgc_compact, read_pgc_compact_from,
     write_pgc_compact, write_pgc_compact_file,
 };
 pub use compact_source::CompactFile;
+pub use unrolled_source::{RegionSummary, StreamedStats, UnrolledFile};
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -1597,7 +1599,7 @@ trait PhaseSink {
     fn end_sequential(&mut self);
     /// One instance of the current region, with the file's templates.
     fn instance(&mut self, inst: Instance, templates: &[Template]) -> Result<(), PgcFileError>;
-    fn end_region(&mut self, line: u32);
+    fn end_region(&mut self, line: u32) -> Result<(), PgcFileError>;
 }
 
 /// Keeps the phases as they are read.
@@ -1621,18 +1623,17 @@ impl PhaseSink for CollectPhases {
         self.instances.push(inst);
         Ok(())
     }
-    fn end_region(&mut self, line: u32) {
+    fn end_region(&mut self, line: u32) -> Result<(), PgcFileError> {
         let instances = std::mem::take(&mut self.instances);
         self.phases.push(Phase::Region(Region { line, instances }));
+        Ok(())
     }
 }
 
 /// What a version 2 body held, beyond its phases.
 struct ParallelBody {
     templates: Vec<Template>,
-    /// Gates and AND gates of the flattened circuit.
     gates: u64,
-    and_gates: u64,
     /// Instance-internal wires of the flattened circuit (its wires are the layout's plus
     /// these).
     internal_wires: u64,
@@ -1772,7 +1773,7 @@ fn read_parallel_phases<R: Read>(
                     }
                 }
                 wires.end_region();
-                sink.end_region(line);
+                sink.end_region(line)?;
             }
             PHASE_END => break,
             kind => {
@@ -1805,7 +1806,6 @@ fn read_parallel_phases<R: Read>(
     Ok(ParallelBody {
         templates,
         gates,
-        and_gates,
         internal_wires: internal,
     })
 }
