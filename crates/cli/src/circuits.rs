@@ -10,7 +10,8 @@ use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
 use pgc_circuit::pgcfile::{
-    CompactFile, is_pgc_file, pgc_format_version, read_pgc_parallel, write_pgc_parallel_file,
+    CompactFile, UnrolledFile, is_pgc_file, pgc_format_version, read_pgc_parallel,
+    write_pgc_parallel_file,
 };
 use pgc_circuit::value::BitOrder;
 use pgc_circuit::{
@@ -24,6 +25,8 @@ pub enum Loaded {
     Generated(RandomLayered),
     /// A compact circuit (format v3), its main body streamed from the file at every pass.
     Compact(Box<CompactFile>),
+    /// An unrolled circuit file (format v1 or v2) streamed block by block at every pass.
+    Unrolled(Box<UnrolledFile>),
 }
 
 impl GateSource for Loaded {
@@ -32,6 +35,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.layout(),
             Loaded::Generated(g) => g.layout(),
             Loaded::Compact(c) => c.layout(),
+            Loaded::Unrolled(c) => c.layout(),
         }
     }
     fn gate_count(&self) -> u64 {
@@ -39,6 +43,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.gate_count(),
             Loaded::Generated(g) => g.gate_count(),
             Loaded::Compact(c) => c.gate_count(),
+            Loaded::Unrolled(c) => c.gate_count(),
         }
     }
     fn and_count(&self) -> u64 {
@@ -46,6 +51,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => GateSource::and_count(c),
             Loaded::Generated(g) => g.and_count(),
             Loaded::Compact(c) => c.and_count(),
+            Loaded::Unrolled(c) => c.and_count(),
         }
     }
     fn fingerprint(&self) -> [u8; 32] {
@@ -53,6 +59,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.fingerprint(),
             Loaded::Generated(g) => g.fingerprint(),
             Loaded::Compact(c) => c.fingerprint(),
+            Loaded::Unrolled(c) => c.fingerprint(),
         }
     }
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
@@ -60,6 +67,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.for_each_chunk(f),
             Loaded::Generated(g) => g.for_each_chunk(f),
             Loaded::Compact(c) => c.for_each_chunk(f),
+            Loaded::Unrolled(c) => c.for_each_chunk(f),
         }
     }
 }
@@ -83,12 +91,15 @@ impl Program {
     /// (the file changed or vanished meanwhile): the gates then stopped early, so whatever
     /// the run produced is not the circuit's result.
     pub fn check_stream(&self) -> Result<()> {
-        if let Loaded::Compact(cf) = &self.circuit
-            && let Some(e) = cf.take_error()
-        {
+        let failed = match &self.circuit {
+            Loaded::Compact(cf) => cf.take_error().map(|e| (cf.path().to_path_buf(), e)),
+            Loaded::Unrolled(uf) => uf.take_error().map(|e| (uf.path().to_path_buf(), e)),
+            _ => None,
+        };
+        if let Some((path, e)) = failed {
             bail!(
                 "{} could not be read in full while running ({e}); the result is discarded",
-                cf.path().display()
+                path.display()
             );
         }
         Ok(())
@@ -106,6 +117,25 @@ fn open_compact(path: &Path, quiet: bool) -> Result<(CompactFile, Interface)> {
     );
     Ok(crate::progress::spin(quiet, &message, || {
         CompactFile::open(path)
+    })?)
+}
+
+/// `.pgc` files of unrolled circuits (format v1/v2) larger than this are streamed block
+/// by block instead of loaded whole, by `info` and `eval`, and by `run`/`local` with
+/// `--parallel none` (the gates then never sit in memory; see [`UnrolledFile`]).
+pub const STREAM_ABOVE_BYTES: u64 = 32 << 20;
+
+/// Opens an unrolled circuit file for streaming: one checking pass and one fingerprint
+/// pass (a spinner says so).
+fn open_unrolled(path: &Path, quiet: bool) -> Result<(UnrolledFile, Interface)> {
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let message = format!(
+        "checking the circuit {} ({}, streamed)",
+        path.display(),
+        crate::report::bytes(size)
+    );
+    Ok(crate::progress::spin(quiet, &message, || {
+        UnrolledFile::open(path)
     })?)
 }
 
@@ -235,6 +265,12 @@ pub struct CircuitArgs {
     /// options (and leave the cache as it is).
     #[arg(long, help_heading = "Compiling C programs")]
     pub no_cache: bool,
+    /// Read a .pgc file of an unrolled circuit block by block at every pass instead of
+    /// loading it: memory for its wires only, never its gates (info then skips the live-wire
+    /// count; run/local need --parallel none, and both parties should choose alike).
+    /// Automatic for files above 32 MiB.
+    #[arg(long)]
+    pub stream: bool,
 }
 
 impl CircuitArgs {
@@ -272,13 +308,39 @@ pub fn is_c_source(spec: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("c"))
 }
 
+/// Whether a `.pgc` file of an unrolled circuit is streamed ([`Loaded::Unrolled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Never,
+    /// Files above [`STREAM_ABOVE_BYTES`].
+    Large,
+    Always,
+}
+
+impl CircuitArgs {
+    /// `--stream`, else large files.
+    pub fn stream(&self) -> Stream {
+        if self.stream {
+            Stream::Always
+        } else {
+            Stream::Large
+        }
+    }
+}
+
 /// Reads, compiles or builds the circuit `args` names, as given (no rewriting).
 pub fn load(args: &CircuitArgs, quiet: bool) -> Result<Program> {
+    load_streamed(args, args.stream(), quiet)
+}
+
+/// [`load`], streaming `.pgc` files as `stream` says.
+pub fn load_streamed(args: &CircuitArgs, stream: Stream, quiet: bool) -> Result<Program> {
     load_spec(
         &args.circuit,
         args.format,
         &args.compile,
         !args.no_cache,
+        stream,
         quiet,
     )
 }
@@ -289,6 +351,7 @@ pub fn load_spec(
     format: Option<Format>,
     compile: &CompileArgs,
     use_cache: bool,
+    stream: Stream,
     quiet: bool,
 ) -> Result<Program> {
     let is_c = is_c_source(spec);
@@ -342,6 +405,17 @@ pub fn load_spec(
                 _temp: None,
             });
         }
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if stream == Stream::Always || (stream == Stream::Large && size > STREAM_ABOVE_BYTES) {
+            let (f, interface) = open_unrolled(path, quiet)?;
+            let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
+            return Ok(Program {
+                circuit: Loaded::Unrolled(Box::new(f)),
+                interface: typed.then_some(interface),
+                parallel: None,
+                _temp: None,
+            });
+        }
         let (parallel, interface) = read_pgc_parallel(path)?;
         let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
         return Ok(Program {
@@ -362,14 +436,22 @@ pub fn load_spec(
 
 /// Loads a circuit prepared for garbling: AND gates grouped by level (so they are garbled in
 /// batches) and wires packed into reusable slots (so label memory is the peak live wires).
-pub fn load_for_run(args: &CircuitArgs, quiet: bool) -> Result<Program> {
-    prepare(load(args, quiet)?, &args.circuit)
+/// A streamed `.pgc` file ([`Stream`]) runs as stored.
+pub fn load_for_run(args: &CircuitArgs, stream: Stream, quiet: bool) -> Result<Program> {
+    prepare(load_streamed(args, stream, quiet)?, &args.circuit)
 }
 
 /// [`prepare`]s what [`load_spec`] loads.
 pub fn load_spec_for_run(spec: &str) -> Result<Program> {
     prepare(
-        load_spec(spec, None, &CompileArgs::default(), true, true)?,
+        load_spec(
+            spec,
+            None,
+            &CompileArgs::default(),
+            true,
+            Stream::Never,
+            true,
+        )?,
         spec,
     )
 }

@@ -124,3 +124,74 @@ fn max_memory_refuses_a_circuit_above_the_budget() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+fn pgc_ok(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_pgc"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `--stream` reads a .pgc file block by block: `info` reports what loading it whole
+/// reports (but the live-wire count), and the sequential protocol computes the same.
+#[test]
+fn streamed_files_give_the_same_statistics_and_results() {
+    let dir = scratch("stream");
+    let file = dir.join("dp.pgc");
+    let file = file.to_str().unwrap();
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/dot_product.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_pgc"))
+        .args(["compile", source, "-D", "N=8", "-o", file])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let whole = pgc_ok(&["info", file, "--json"]);
+    let streamed = pgc_ok(&["info", file, "--json", "--stream"]);
+    assert_eq!(streamed["streamed"], true);
+    for key in [
+        "gates",
+        "and_gates",
+        "xor_gates",
+        "wires",
+        "and_depth",
+        "and_levels",
+        "max_width",
+        "fingerprint",
+        "inputs",
+        "outputs",
+    ] {
+        assert_eq!(streamed[key], whole[key], "{key}");
+    }
+    assert_eq!(streamed["regions"][0]["line"], whole["regions"][0]["line"]);
+
+    let inputs = ["--a", "a=[1,2,3,4,5,6,7,8]", "--b", "b=[9,8,7,6,5,4,3,2]"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["local", file, "--json"];
+        args.extend_from_slice(&inputs);
+        args.extend_from_slice(extra);
+        pgc_ok(&args)["outputs"].clone()
+    };
+    let expected = run(&[]);
+    assert_eq!(run(&["--parallel", "none", "--stream"]), expected);
+    let out = Command::new(env!("CARGO_BIN_EXE_pgc"))
+        .args(["local", file, "--stream"])
+        .args(inputs)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--stream runs the sequential protocol: add --parallel none"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
