@@ -135,6 +135,18 @@
 //! [`read_pgc`] reads either version as a plain circuit (version 2 flattened). [`PgcReader`]
 //! streams version 1 only: it refuses a version 2 file with an error that says so.
 //!
+//! [`UnrolledFile`] streams a version 1 or 2 file as a [`GateSource`](crate::GateSource)
+//! (version 2 flattened on the fly), re-reading it at every pass, so that an unrolled
+//! circuit's gates are never held whole; it yields the layout, counts and fingerprint
+//! [`read_pgc`] gives.
+//!
+//! **Bounds.** Every count is checked against what the rest of the file justifies before
+//! memory follows it: a layout (version 1 or 3, and a version 3 template) may declare at
+//! most `inputs + 2 × wire writes + 64` wires (see [`MemoryLimit`](crate::MemoryLimit) for
+//! what input widths and version 2 flattening may still ask, which is measured against the
+//! memory limit before it is allocated); interface widths are computed with checked
+//! arithmetic.
+//!
 //! Version 3 files (compact circuits, below) are read by [`read_pgc_compact`],
 //! [`PgcCompactReader`] and [`CompactFile`]; [`read_pgc`], [`read_pgc_parallel`] and
 //! [`PgcReader`] refuse them with [`PgcErrorKind::CompactCircuit`], once the header checksum
