@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::{
-    PGC_COMPACT_FORMAT_VERSION, PGC_FORMAT_VERSION, PgcErrorKind, PgcFileError, PgcHeader,
-    PgcReader, PhaseSink, check_wires_justified, read_header, read_parallel_phases,
+    LAYOUT_OFFSET, PGC_COMPACT_FORMAT_VERSION, PGC_FORMAT_VERSION, PgcErrorKind, PgcFileError,
+    PgcHeader, PgcReader, PhaseSink, check_wires_justified, read_header, read_parallel_phases,
+    unjustified_wires,
 };
 use crate::ir::{CHUNK_GATES, Gate, GateSource, Layout, Op, WireId};
 use crate::limits::MemoryNeed;
@@ -539,8 +540,18 @@ impl StreamSink for StatsSink {
         self.num_inputs = header.layout.input_widths.iter().map(|&w| w as u64).sum();
         // A version 1 gate record takes at least a byte and writes one wire: bound the
         // wires (and this sink's per-wire depths) by the file's size before any gate.
-        if header.version == PGC_FORMAT_VERSION {
-            check_wires_justified(&header.layout, self.file_len)?;
+        if header.version == PGC_FORMAT_VERSION
+            && let Some(most) =
+                unjustified_wires(header.layout.num_wires, self.num_inputs, self.file_len)
+        {
+            return Err(super::malformed(
+                LAYOUT_OFFSET,
+                format!(
+                    "the layout declares {} wires, but {} input wires and the gates a file \
+                     of {} bytes can hold justify at most {most}",
+                    header.layout.num_wires, self.num_inputs, self.file_len
+                ),
+            ));
         }
         Ok(())
     }
