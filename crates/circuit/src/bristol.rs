@@ -107,6 +107,26 @@ pub enum ParseErrorKind {
     },
     #[error("header declares {declared} wires, more than the supported maximum {MAX_WIRES}")]
     TooManyWires { declared: u64 },
+    #[error(
+        "header declares {declared} gates, but a file of {bytes} bytes has room for at most \
+         {most} gate lines"
+    )]
+    TooManyGates {
+        declared: u64,
+        bytes: usize,
+        most: u64,
+    },
+    #[error(
+        "header declares {num_wires} wires, but {inputs} input wires and {justified_by} \
+         justify at most {most} (every wire is an input or a gate output; a few unused ones \
+         are allowed)"
+    )]
+    UnjustifiedWires {
+        num_wires: u32,
+        inputs: u64,
+        justified_by: String,
+        most: u64,
+    },
     #[error("header declares {num_wires} wires, fewer than its {needed} {what} wires")]
     TooFewWires {
         num_wires: u32,
@@ -427,6 +447,62 @@ fn check_width_sum(
     Ok(())
 }
 
+/// Unused wire ids a file may declare beyond twice the wires its gates set (as for `.pgc`
+/// files: memory stays proportional to the file).
+const UNUSED_WIRES_SLACK: u64 = 64;
+
+/// Checks `num_wires` against `inputs` input wires and at most `sets` wires set by gates
+/// (`by` says where that bound comes from); the error names `line`.
+fn check_wires_justified(
+    line: usize,
+    num_wires: u32,
+    inputs: u64,
+    sets: u64,
+    by: impl FnOnce() -> String,
+) -> Result<(), ParseError> {
+    let most = inputs
+        .saturating_add(sets.saturating_mul(2))
+        .saturating_add(UNUSED_WIRES_SLACK);
+    if num_wires as u64 > most {
+        return Err(err(
+            line,
+            ParseErrorKind::UnjustifiedWires {
+                num_wires,
+                inputs,
+                justified_by: by(),
+                most,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a header whose gate count or wire count the file's `text_len` bytes cannot
+/// hold, before anything is allocated: a gate line takes at least 8 bytes and every wire a
+/// gate sets takes at least 2 (its number and a space).
+fn check_header_against_size(
+    line_no: usize,
+    header: &Header,
+    text_len: usize,
+) -> Result<(), ParseError> {
+    let most_gates = (text_len / 8) as u64;
+    if header.num_gates > most_gates {
+        return Err(err(
+            line_no,
+            ParseErrorKind::TooManyGates {
+                declared: header.num_gates,
+                bytes: text_len,
+                most: most_gates,
+            },
+        ));
+    }
+    let inputs: u64 = header.input_widths.iter().map(|&w| w as u64).sum();
+    let most_sets = (text_len / 2) as u64;
+    check_wires_justified(line_no, header.num_wires, inputs, most_sets, || {
+        format!("the gate lines a file of {text_len} bytes can hold")
+    })
+}
+
 fn parse_header(lines: &mut Lines<'_>, format: Format) -> Result<Header, ParseError> {
     let (line_no, line) = next_header_line(lines, "'<gates> <wires>'")?;
     let expected = "'<gates> <wires>'";
@@ -507,6 +583,12 @@ pub fn parse_circuit(text: &[u8], format: Option<Format>) -> Result<Circuit, Par
     };
     let mut lines = Lines::new(text);
     let header = parse_header(&mut lines, format)?;
+    let header_line = 1 + text
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace())
+        .filter(|&&b| b == b'\n')
+        .count();
+    check_header_against_size(header_line, &header, text.len())?;
     let num_wires = header.num_wires;
     // The width sums were checked against num_wires, so they fit in u32.
     let num_inputs: u32 = header.input_widths.iter().sum();
@@ -543,14 +625,16 @@ pub fn parse_circuit(text: &[u8], format: Option<Format>) -> Result<Circuit, Par
             },
         ));
     }
+    check_wires_justified(
+        header_line,
+        num_wires,
+        num_inputs as u64,
+        gate_outputs,
+        || format!("the {gate_outputs} wires its gates set"),
+    )?;
     let first_output = num_wires - num_outputs;
     // Distinct outputs must each be an input or a gate output; checking the count first
     // bounds the work below by the file size.
-    let header_line = 1 + text
-        .iter()
-        .take_while(|b| b.is_ascii_whitespace())
-        .filter(|&&b| b == b'\n')
-        .count();
     if num_outputs as u64 > num_inputs as u64 + gate_outputs {
         let wire = (first_output..num_wires)
             .find(|&w| defs.get(w) == 0)
@@ -901,6 +985,53 @@ mod tests {
             .collect()
     }
 
+    /// Finding 1 of issue 16: 45 bytes declaring 2^28 wires parsed and then took 2.1 GB of
+    /// per-wire memory downstream. Now the header is refused against the file's size.
+    #[test]
+    fn a_tiny_file_cannot_declare_millions_of_wires_or_gates() {
+        let text = "1 268435456\n1 2\n1 1\n\n2 1 0 1 268435455 AND\n";
+        assert!(text.len() <= 45, "{}", text.len());
+        let e = parse_circuit(text.as_bytes(), None).unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(
+            matches!(
+                e.kind,
+                ParseErrorKind::UnjustifiedWires {
+                    num_wires: 268435456,
+                    inputs: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("line 1: header declares 268435456 wires"),
+            "{e}"
+        );
+        // Within the file's room but not used by its gates: refused after the gate lines.
+        let padded = format!("1 200\n1 2\n1 1\n{}\n2 1 0 1 199 AND\n", " ".repeat(300));
+        let e = parse_circuit(padded.as_bytes(), None).unwrap_err();
+        assert!(
+            matches!(e.kind, ParseErrorKind::UnjustifiedWires { most: 68, .. }),
+            "{e}"
+        );
+        let e = parse_circuit(b"4000000000 3\n1 2\n1 1\n2 1 0 1 2 AND\n", None).unwrap_err();
+        assert!(
+            matches!(
+                e.kind,
+                ParseErrorKind::TooManyGates {
+                    declared: 4000000000,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // A few unused wires stay allowed.
+        let c = parse_circuit(b"1 10\n1 2\n1 1\n2 1 0 1 9 AND\n", None).unwrap();
+        assert_eq!(c.layout.num_wires, 10);
+    }
+
     #[test]
     fn small_file_parses_and_evaluates() {
         let c = parse_circuit(SMALL.as_bytes(), None).unwrap();
@@ -1157,11 +1288,14 @@ mod tests {
         // Same, with leading blank lines: the header line is reported.
         let e = parse_err(&format!("\n\n4 8{}", &SMALL[3..]), None);
         assert_eq!(e.line, 3, "{e}");
-        // A huge wire count whose last output is set by a gate is accepted (no outputs
-        // invalid), without allocating per declared wire.
-        let ok = "1 200000000\n1 1\n1 1\n1 1 0 199999999 INV\n";
-        let c = parse_circuit(ok.as_bytes(), None).unwrap();
-        assert_eq!(c.layout.output_wires, [199_999_999]);
+        // A huge wire count whose last output is set by a gate was once accepted; its
+        // consumers then allocated per declared wire (issue 16). Now it is refused.
+        let e = parse_err("1 200000000\n1 1\n1 1\n1 1 0 199999999 INV\n", None);
+        assert_eq!(e.line, 1, "{e}");
+        assert!(
+            e.to_string().contains("header declares 200000000 wires"),
+            "{e}"
+        );
         // More outputs than inputs plus gate outputs cannot all be set.
         let e = parse_err("1 200000000\n1 1\n1 100000000\n1 1 0 199999999 INV\n", None);
         assert_eq!(e.line, 1, "{e}");

@@ -5,7 +5,25 @@
 //! wire id may be written more than once. The evaluator only needs `num_wires` words, so it
 //! also runs circuits that never fit in memory whole (any [`GateSource`]).
 
-use crate::ir::{Gate, GateSource, Op, WireId};
+use crate::ir::{Gate, GateSource, Layout, Op, WireId};
+use crate::limits::{MemoryError, MemoryNeed};
+
+/// The memory [`eval_bitsliced`] allocates for `layout`: one 64-bit word per wire.
+pub fn memory_needed(layout: &Layout) -> MemoryNeed {
+    let wires = (layout.num_wires as u64).max(layout.input_widths.iter().map(|&w| w as u64).sum());
+    MemoryNeed::per_item(wires, "wires", 8, "words for evaluating in the clear")
+}
+
+/// [`eval_bits`], after checking [`memory_needed`] against the
+/// [memory limit](crate::limits::MemoryLimit::current): a circuit too large is refused
+/// before anything is allocated.
+pub fn eval_bits_checked<S: GateSource>(
+    src: &S,
+    input_bits: &[bool],
+) -> Result<Vec<bool>, MemoryError> {
+    memory_needed(src.layout()).check()?;
+    Ok(eval_bits(src, input_bits))
+}
 
 /// Evaluates `src` on 64 input sets at once.
 ///
@@ -19,13 +37,11 @@ use crate::ir::{Gate, GateSource, Op, WireId};
 /// [`crate::analysis::validate`] for circuits from elsewhere).
 pub fn eval_bitsliced<S: GateSource>(src: &S, input_lanes: &[u64]) -> Vec<u64> {
     let layout = src.layout();
-    let n_in = layout.num_input_wires() as usize;
+    let n_in = input_lanes.len();
+    let declared: u64 = layout.input_widths.iter().map(|&w| w as u64).sum();
     assert_eq!(
-        input_lanes.len(),
-        n_in,
-        "eval_bitsliced: {} input words for {} input wires",
-        input_lanes.len(),
-        n_in
+        n_in as u64, declared,
+        "eval_bitsliced: {n_in} input words for {declared} input wires"
     );
     let mut wires = vec![0u64; (layout.num_wires as usize).max(n_in)];
     wires[..n_in].copy_from_slice(input_lanes);

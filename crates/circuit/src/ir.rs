@@ -134,21 +134,30 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The input wires: the sum of the input widths. Saturates at `u32::MAX` for a layout
+    /// whose widths add up to more (every reader refuses such a layout: its inputs would
+    /// not fit in `num_wires`).
     pub fn num_input_wires(&self) -> u32 {
-        self.input_widths.iter().sum()
+        saturating_sum(&self.input_widths)
     }
+    /// The output wires: the sum of the output widths (saturating as
+    /// [`num_input_wires`](Layout::num_input_wires)).
     pub fn num_output_wires(&self) -> u32 {
-        self.output_widths.iter().sum()
+        saturating_sum(&self.output_widths)
     }
     /// Wires of input value `i`.
     pub fn input_range(&self, i: usize) -> Range<WireId> {
-        let start: u32 = self.input_widths[..i].iter().sum();
-        start..start + self.input_widths[i]
+        let start = saturating_sum(&self.input_widths[..i]);
+        start..start.saturating_add(self.input_widths[i])
     }
     /// Wires of output value `j`.
+    ///
+    /// # Panics
+    /// If the layout lists fewer output wires than its widths add up to (readers and
+    /// builders never produce such a layout).
     pub fn output_wires_of(&self, j: usize) -> &[WireId] {
-        let start: u32 = self.output_widths[..j].iter().sum();
-        &self.output_wires[start as usize..(start + self.output_widths[j]) as usize]
+        let start = saturating_sum(&self.output_widths[..j]) as usize;
+        &self.output_wires[start..start + self.output_widths[j] as usize]
     }
     /// Canonical bytes for fingerprints.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -162,6 +171,12 @@ impl Layout {
         self.output_wires.iter().for_each(|&w| put(w));
         v
     }
+}
+
+/// The sum of `widths`, at most `u32::MAX`.
+fn saturating_sum(widths: &[u32]) -> u32 {
+    let sum: u64 = widths.iter().map(|&w| w as u64).sum();
+    u32::try_from(sum).unwrap_or(u32::MAX)
 }
 
 /// A circuit held in memory.

@@ -8,7 +8,8 @@
 //! live wires instead of the number of wires.
 //!
 //! Modules: [`value`] (numbers as text <-> wire bits), [`eval`] (bit-sliced cleartext
-//! evaluation), [`bristol`] (Bristol Fashion / old Bristol files), [`analysis`]
+//! evaluation), [`limits`] (the memory budget checked before large allocations),
+//! [`bristol`] (Bristol Fashion / old Bristol files), [`analysis`]
 //! (validation, AND-level ordering, slot assignment, statistics), [`builder`] (circuits
 //! in code, AES-128), [`typed`] (C-typed port values as text and JSON), [`pgcfile`] (pgc's
 //! binary circuit format), [`netlist`] (gate emission for compilers: literals, the
@@ -24,6 +25,7 @@ pub mod compact;
 pub mod eval;
 pub mod generate;
 pub mod ir;
+pub mod limits;
 pub mod netlist;
 pub mod parallel;
 pub mod pgcfile;
@@ -39,6 +41,7 @@ pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_br
 pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};
 pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId, WithValueFormat};
+pub use limits::{MemoryError, MemoryLimit, MemoryNeed};
 pub use netlist::{BuildStats, Gates, Lit, NetBuilder, NetlistError, OptimizeFor};
 pub use parallel::{
     Instance, ParallelCircuit, ParallelError, Phase, Region, RegionInfo, RegionSpan, Template,

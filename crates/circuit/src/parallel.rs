@@ -639,6 +639,12 @@ impl ParallelCircuit {
         Ok(())
     }
 
+    /// What [`flatten`](ParallelCircuit::flatten) allocates: 16 bytes per flattened gate
+    /// (a small file of regions can stand for a huge flattened circuit: check this first).
+    pub fn flat_memory_need(&self) -> crate::limits::MemoryNeed {
+        crate::limits::MemoryNeed::per_item(self.gate_count, "gates", 16, "records when flattened")
+    }
+
     /// The equivalent plain circuit.
     pub fn flatten(&self) -> Circuit {
         let mut gates = Vec::with_capacity(self.gate_count as usize);

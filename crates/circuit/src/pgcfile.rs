@@ -135,6 +135,18 @@
 //! [`read_pgc`] reads either version as a plain circuit (version 2 flattened). [`PgcReader`]
 //! streams version 1 only: it refuses a version 2 file with an error that says so.
 //!
+//! [`UnrolledFile`] streams a version 1 or 2 file as a [`GateSource`](crate::GateSource)
+//! (version 2 flattened on the fly), re-reading it at every pass, so that an unrolled
+//! circuit's gates are never held whole; it yields the layout, counts and fingerprint
+//! [`read_pgc`] gives.
+//!
+//! **Bounds.** Every count is checked against what the rest of the file justifies before
+//! memory follows it: a layout (version 1 or 3, and a version 3 template) may declare at
+//! most `inputs + 2 × wire writes + 64` wires (see [`MemoryLimit`](crate::MemoryLimit) for
+//! what input widths and version 2 flattening may still ask, which is measured against the
+//! memory limit before it is allocated); interface widths are computed with checked
+//! arithmetic.
+//!
 //! Version 3 files (compact circuits, below) are read by [`read_pgc_compact`],
 //! [`PgcCompactReader`] and [`CompactFile`]; [`read_pgc`], [`read_pgc_parallel`] and
 //! [`PgcReader`] refuse them with [`PgcErrorKind::CompactCircuit`], once the header checksum
@@ -215,12 +227,14 @@
 
 mod compact_file;
 mod compact_source;
+mod unrolled_source;
 
 pub use compact_file::{
     MAX_BLOCK_ITEMS, PgcCompactReader, PgcCompactWriter, read_pgc_compact, read_pgc_compact_from,
     write_pgc_compact, write_pgc_compact_file,
 };
 pub use compact_source::CompactFile;
+pub use unrolled_source::{RegionSummary, StreamedStats, UnrolledFile};
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -231,6 +245,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::{CircuitError, validate};
 use crate::compact::CompactError;
 use crate::ir::{Circuit, Gate, Layout, Op, WireId};
+use crate::limits::{MemoryError, MemoryNeed};
 use crate::parallel::{Instance, ParallelCircuit, ParallelError, Phase, Region, Template};
 use crate::ports::Interface;
 use crate::typed::{InterfaceMismatch, check_interface};
@@ -323,6 +338,14 @@ pub enum PgcErrorKind {
     CompactWrite(String),
     #[error("the file changed since it was opened ({0}); open it again")]
     ChangedSinceOpened(String),
+    #[error("{0}")]
+    Memory(Box<MemoryError>),
+}
+
+impl From<MemoryError> for PgcErrorKind {
+    fn from(e: MemoryError) -> Self {
+        PgcErrorKind::Memory(Box::new(e))
+    }
 }
 
 impl PgcErrorKind {
@@ -1232,6 +1255,7 @@ impl<R: Read> PgcReader<R> {
             ));
         }
         self.src.final_checksum()?;
+        check_wires_justified(&self.header.layout, self.gates)?;
         self.finished = true;
         Ok(())
     }
@@ -1283,6 +1307,7 @@ fn read_header<R: Read>(reader: R) -> Result<(Source<R>, PgcHeader), PgcFileErro
         )
     })?;
     src.checksum("the header")?;
+    check_layout(&layout).map_err(|e| malformed(LAYOUT_OFFSET, e))?;
     if !is_untyped(&interface) {
         check_interface(&layout, &interface).map_err(PgcErrorKind::from)?;
     }
@@ -1335,6 +1360,46 @@ fn read_gate_block<R: Read>(
     Ok(Some((n, data_at)))
 }
 
+/// Unused wire ids a body may declare beyond those it can justify, for tiny circuits.
+const UNUSED_WIRES_SLACK: u64 = 64;
+
+/// Whether `num_wires` is justified by `inputs` input wires and `writes` wire writes (one
+/// per gate, a call's outputs): every wire is an input or written before it is read, so a
+/// count far beyond that would be label memory claimed by a few header bytes (a 1 KB file
+/// declaring 2^30 wires would take 16 GiB per party to garble). Writers may leave some
+/// slots unused, so up to `writes + 64` more are allowed: the memory a file can claim
+/// stays proportional to its size. Returns the most allowed when `num_wires` is more.
+fn unjustified_wires(num_wires: u32, inputs: u64, writes: u64) -> Option<u64> {
+    let most = inputs
+        .saturating_add(writes.saturating_mul(2))
+        .saturating_add(UNUSED_WIRES_SLACK);
+    (num_wires as u64 > most).then_some(most)
+}
+
+/// [`unjustified_wires`] for a version 1 layout and its `gates` gates.
+fn check_wires_justified(layout: &Layout, gates: u64) -> Result<(), PgcFileError> {
+    let inputs: u64 = layout.input_widths.iter().map(|&w| w as u64).sum();
+    if let Some(most) = unjustified_wires(layout.num_wires, inputs, gates) {
+        return Err(malformed(
+            LAYOUT_OFFSET,
+            format!(
+                "the layout declares {} wires, but {inputs} input wires and {gates} gates \
+                 justify at most {most} (inputs + 2 x gates + {UNUSED_WIRES_SLACK})",
+                layout.num_wires
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The memory [`validate`] takes for `layout` (one flag per wire), checked against the
+/// memory limit before it runs.
+fn check_validate_memory(layout: &Layout) -> Result<(), PgcFileError> {
+    MemoryNeed::per_item(layout.num_wires as u64, "wires", 1, "flags for checking")
+        .check()
+        .map_err(|e| PgcErrorKind::from(e).into())
+}
+
 /// A whole file of either version.
 enum Loaded {
     Plain(Circuit),
@@ -1352,6 +1417,7 @@ fn read_any<R: Read>(reader: R) -> Result<(Loaded, Interface), PgcFileError> {
             layout: header.layout,
             gates,
         };
+        check_validate_memory(&circuit.layout)?;
         validate(&circuit).map_err(PgcErrorKind::from)?;
         Ok((Loaded::Plain(circuit), header.interface))
     } else {
@@ -1366,7 +1432,9 @@ pub fn read_pgc_from<R: Read>(reader: R) -> Result<(Circuit, Interface), PgcFile
     match read_any(reader)? {
         (Loaded::Plain(c), interface) => Ok((c, interface)),
         (Loaded::Parallel(pc), interface) => {
+            pc.flat_memory_need().check().map_err(PgcErrorKind::from)?;
             let circuit = pc.flatten();
+            check_validate_memory(&circuit.layout)?;
             validate(&circuit).map_err(PgcErrorKind::from)?;
             Ok((circuit, interface))
         }
@@ -1534,14 +1602,77 @@ impl<R: Read> Source<R> {
     }
 }
 
-/// Reads a version 2 file after its header: templates, phases and the end (see the module
-/// documentation), checking everything with offsets as it goes.
+/// What reading a version 2 body does with its phases: keep them
+/// ([`CollectPhases`], for [`ParallelCircuit`]) or flatten them into a gate stream
+/// (streaming readers). Errors stop the reading and are returned as they are.
+trait PhaseSink {
+    /// One gate block of a sequential phase (global wires).
+    fn sequential_gates(&mut self, gates: &[Gate]) -> Result<(), PgcFileError>;
+    fn end_sequential(&mut self);
+    /// One instance of the current region, with the file's templates.
+    fn instance(&mut self, inst: Instance, templates: &[Template]) -> Result<(), PgcFileError>;
+    fn end_region(&mut self, line: u32) -> Result<(), PgcFileError>;
+}
+
+/// Keeps the phases as they are read.
+#[derive(Default)]
+struct CollectPhases {
+    phases: Vec<Phase>,
+    seq: Vec<Gate>,
+    instances: Vec<Instance>,
+}
+
+impl PhaseSink for CollectPhases {
+    fn sequential_gates(&mut self, gates: &[Gate]) -> Result<(), PgcFileError> {
+        self.seq.extend_from_slice(gates);
+        Ok(())
+    }
+    fn end_sequential(&mut self) {
+        self.phases
+            .push(Phase::Sequential(std::mem::take(&mut self.seq)));
+    }
+    fn instance(&mut self, inst: Instance, _: &[Template]) -> Result<(), PgcFileError> {
+        self.instances.push(inst);
+        Ok(())
+    }
+    fn end_region(&mut self, line: u32) -> Result<(), PgcFileError> {
+        let instances = std::mem::take(&mut self.instances);
+        self.phases.push(Phase::Region(Region { line, instances }));
+        Ok(())
+    }
+}
+
+/// What a version 2 body held, beyond its phases.
+struct ParallelBody {
+    templates: Vec<Template>,
+    gates: u64,
+    /// Instance-internal wires of the flattened circuit (its wires are the layout's plus
+    /// these).
+    internal_wires: u64,
+}
+
+/// Reads a version 2 file after its header into a [`ParallelCircuit`].
 fn read_parallel_body<R: Read>(
     src: &mut Source<R>,
     layout: Layout,
 ) -> Result<ParallelCircuit, PgcFileError> {
+    let mut sink = CollectPhases::default();
+    let body = read_parallel_phases(src, &layout, &mut sink)?;
+    // Everything `new` checks was checked while reading; its own check stays as a safety net.
+    ParallelCircuit::new(layout, sink.phases, body.templates)
+        .map_err(|e| PgcErrorKind::from(e).into())
+}
+
+/// Reads a version 2 file after its header: templates, phases and the end (see the module
+/// documentation), checking everything with offsets as it goes and handing the phases to
+/// `sink`.
+fn read_parallel_phases<R: Read>(
+    src: &mut Source<R>,
+    layout: &Layout,
+    sink: &mut dyn PhaseSink,
+) -> Result<ParallelBody, PgcFileError> {
     let num_wires = layout.num_wires;
-    let num_inputs = check_layout(&layout).map_err(|e| malformed(LAYOUT_OFFSET, e))?;
+    let num_inputs = check_layout(layout).map_err(|e| malformed(LAYOUT_OFFSET, e))?;
     let mut buf = Vec::new();
 
     let template_count = src.u32("the template count")?;
@@ -1554,29 +1685,34 @@ fn read_parallel_body<R: Read>(
     }
 
     let mut wires = GlobalWires::new(num_inputs, num_wires);
-    let mut phases = Vec::new();
+    let mut block = Vec::new();
+    let mut phase_count = 0usize;
     let (mut gates, mut and_gates, mut internal) = (0u64, 0u64, 0u64);
     loop {
         let phase_at = src.offset;
-        let p = phases.len();
+        let p = phase_count;
+        phase_count += 1;
         match src.u8("a phase kind")? {
             PHASE_SEQUENTIAL => {
                 let label = format!("phase {p}, ");
-                let mut seq = Vec::new();
+                let mut in_phase = 0u64;
                 while let Some((n, data_at)) = read_gate_block(src, &mut buf)? {
+                    block.clear();
                     and_gates += decode_block(
                         &buf,
                         n,
                         num_wires,
                         data_at,
-                        seq.len() as u64,
+                        in_phase,
                         &label,
                         &mut |_, g| wires.sequential_gate(g),
-                        &mut seq,
+                        &mut block,
                     )?;
+                    in_phase += n as u64;
+                    sink.sequential_gates(&block)?;
                 }
-                gates += seq.len() as u64;
-                phases.push(Phase::Sequential(seq));
+                gates += in_phase;
+                sink.end_sequential();
             }
             PHASE_REGION => {
                 let line = src.u32("a region header")?;
@@ -1588,15 +1724,15 @@ fn read_parallel_body<R: Read>(
                         format!("phase {p}: the region at line {line} has no instances"),
                     ));
                 }
-                let mut instances: Vec<Instance> = Vec::new();
+                let mut done = 0u32;
                 let mut codec = InstanceCodec::default();
-                while instances.len() < count as usize {
+                while done < count {
                     let block_at = src.offset;
-                    let left = count as usize - instances.len();
+                    let left = count - done;
                     let n = src.u32("an instance block header")?;
                     let m = src.u32("an instance block header")?;
-                    let most = left.min(MAX_BLOCK_INSTANCES as usize);
-                    if n == 0 || n as usize > most {
+                    let most = left.min(MAX_BLOCK_INSTANCES);
+                    if n == 0 || n > most {
                         return Err(malformed(
                             block_at,
                             format!(
@@ -1615,10 +1751,10 @@ fn read_parallel_body<R: Read>(
                         ));
                     }
                     let data_at = src.offset;
-                    let data = src.bytes(m as u64, "an instance block")?;
+                    src.read_into(&mut buf, m as u64, "an instance block")?;
                     let mut pos = 0usize;
                     for _ in 0..n {
-                        let i = instances.len();
+                        let i = done;
                         let record_at = data_at + pos as u64;
                         let bad = |what: String| {
                             malformed(
@@ -1627,7 +1763,7 @@ fn read_parallel_body<R: Read>(
                             )
                         };
                         let inst = codec
-                            .decode(&data, &mut pos, &templates, &mut wires)
+                            .decode(&buf, &mut pos, &templates, &mut wires)
                             .map_err(bad)?;
                         let t = inst.template as usize;
                         let tpl_gates = templates[t].gates.len() as u64;
@@ -1635,20 +1771,21 @@ fn read_parallel_body<R: Read>(
                         and_gates += template_ands[t];
                         internal += tpl_gates;
                         check_flat_wires(num_wires, internal).map_err(bad)?;
-                        instances.push(inst);
+                        sink.instance(inst, &templates)?;
+                        done += 1;
                     }
-                    if pos != data.len() {
+                    if pos != buf.len() {
                         return Err(malformed(
                             data_at + pos as u64,
                             format!(
                                 "phase {p}: {} bytes left over after the instance block's {n} records",
-                                data.len() - pos
+                                buf.len() - pos
                             ),
                         ));
                     }
                 }
                 wires.end_region();
-                phases.push(Phase::Region(Region { line, instances }));
+                sink.end_region(line)?;
             }
             PHASE_END => break,
             kind => {
@@ -1678,8 +1815,11 @@ fn read_parallel_body<R: Read>(
     wires
         .check_dense()
         .map_err(|e| malformed(LAYOUT_OFFSET, e))?;
-    // Everything `new` checks was checked above; its own check stays as a safety net.
-    ParallelCircuit::new(layout, phases, templates).map_err(|e| PgcErrorKind::from(e).into())
+    Ok(ParallelBody {
+        templates,
+        gates,
+        internal_wires: internal,
+    })
 }
 
 /// Reads template `t`; returns it and its AND count.
@@ -2024,6 +2164,7 @@ mod tests {
     use crate::builder::Builder;
     use crate::generate::random_circuit;
     use crate::ir::GateSource;
+    use crate::limits::MemoryLimit;
     use crate::ports::{CType, InputPort, OutputPort, Owner, Visibility};
 
     fn millionaires() -> (Circuit, Interface) {
@@ -2276,6 +2417,172 @@ mod tests {
             e,
             "the file ends at byte 120, inside the layout (truncated?)"
         );
+    }
+
+    /// A version 1 file written without the writer's checks: any layout, any interface
+    /// JSON (what an attacker can produce).
+    pub(super) fn raw_v1(layout: &Layout, interface_json: &str, gates: &[Gate]) -> Vec<u8> {
+        let mut out = HashingWriter {
+            inner: Vec::new(),
+            hasher: blake3::Hasher::new(),
+        };
+        out.write_all(&PGC_MAGIC).unwrap();
+        out.write_all(&1u32.to_le_bytes()).unwrap();
+        out.write_all(&0u32.to_le_bytes()).unwrap();
+        for section in [layout.to_bytes(), interface_json.as_bytes().to_vec()] {
+            out.write_all(&(section.len() as u32).to_le_bytes())
+                .unwrap();
+            out.write_all(&section).unwrap();
+        }
+        let digest = out.digest();
+        out.write_all(&digest).unwrap();
+        let mut block = BlockEncoder::with_capacity(64);
+        write_gate_blocks(&mut out, &mut block, gates).unwrap();
+        out.write_all(&[0u8; 8]).unwrap();
+        let ands = gates.iter().filter(|g| g.op == Op::And).count() as u64;
+        out.write_all(&(gates.len() as u64).to_le_bytes()).unwrap();
+        out.write_all(&ands.to_le_bytes()).unwrap();
+        write_final_checksum(out).unwrap()
+    }
+
+    /// Finding 1 of issue 16: a 1 KB version 1 file declaring 2^30 wires made every reader
+    /// (and then `info`, `eval`, the garbler) allocate per declared wire, up to 16 GiB.
+    #[test]
+    fn a_small_file_cannot_declare_a_billion_wires() {
+        let layout = Layout {
+            num_wires: 1 << 30,
+            input_widths: vec![1, 1],
+            output_widths: vec![1],
+            output_wires: vec![2],
+        };
+        let gates = [Gate::and(0, 1, 2)];
+        // The writer writes it (its wires are in range), so build it as an attacker would.
+        let mut bytes = Vec::new();
+        let c = Circuit {
+            layout: layout.clone(),
+            gates: gates.to_vec(),
+        };
+        let mut w = PgcWriter::new(&mut bytes, &c.layout, &Interface::default()).unwrap();
+        w.write_gates(&c.gates).unwrap();
+        w.finish().unwrap();
+        assert!(bytes.len() < 1024);
+        assert_eq!(
+            bytes,
+            raw_v1(&layout, r#"{"inputs":[],"outputs":[]}"#, &gates)
+        );
+        let started = std::time::Instant::now();
+        // A scoped limit of 64 MiB: any per-wire allocation before the check would fail it.
+        MemoryLimit::from_bytes(64 << 20).scoped(|| {
+            let expected = "byte 20: the layout declares 1073741824 wires, but 2 input wires \
+                            and 1 gates justify at most 68";
+            let e = read_pgc_from(&bytes[..]).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{e}");
+            let e = read_pgc_parallel_from(&bytes[..]).unwrap_err().to_string();
+            assert!(e.starts_with(expected), "{e}");
+            let e = PgcReader::new(&bytes[..])
+                .unwrap()
+                .read_all()
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(expected), "{e}");
+        });
+        assert!(started.elapsed().as_secs() < 5);
+    }
+
+    /// Input widths need no gate bytes, so they are bounded by the memory limit instead:
+    /// checked before the per-wire allocation of the circuit check.
+    #[test]
+    fn wide_inputs_are_refused_above_the_memory_limit() {
+        let layout = Layout {
+            num_wires: (1 << 31) + 1,
+            input_widths: vec![1 << 31],
+            output_widths: vec![1],
+            output_wires: vec![1 << 31],
+        };
+        let bytes = raw_v1(
+            &layout,
+            r#"{"inputs":[],"outputs":[]}"#,
+            &[Gate::inv(0, 1 << 31)],
+        );
+        let e = MemoryLimit::from_bytes(64 << 20)
+            .scoped(|| read_pgc_from(&bytes[..]).unwrap_err())
+            .to_string();
+        assert_eq!(
+            e,
+            "this circuit needs 2.0 GiB (2147483649 wires × 1-byte flags for checking), more \
+             than --max-memory 64.0 MiB; raise --max-memory if the machine has it"
+        );
+    }
+
+    /// Finding 2 of issue 16: an output type whose width overflowed (nested array lengths
+    /// multiplied without a check) matched an 8-bit output, passed every check, and the
+    /// process panicked when printing the result after the secure run.
+    #[test]
+    fn an_output_type_whose_width_overflows_is_refused_when_read() {
+        let layout = Layout {
+            num_wires: 3,
+            input_widths: vec![1, 1],
+            output_widths: vec![8],
+            output_wires: vec![2; 8],
+        };
+        // 8 + 64 * 2^31 * 2^31 * 2^27 bits: 8 modulo 2^64.
+        let huge = r#"{"Array":{"elem":{"Array":{"elem":{"Array":{"elem":{"Int":{"bits":64,"signed":false}},"len":134217728}},"len":2147483648}},"len":2147483648}}"#;
+        let json = format!(
+            r#"{{"inputs":[{{"name":"INPUT_A_x","owner":"A","ctype":"Bool"}},{{"name":"INPUT_B_y","owner":"B","ctype":"Bool"}}],"outputs":[{{"name":"OUTPUT_r","visibility":"Both","ctype":{{"Struct":{{"name":"s","fields":[["a",{{"Int":{{"bits":8,"signed":false}}}}],["b",{huge}]]}}}}}}]}}"#
+        );
+        let bytes = raw_v1(&layout, &json, &[Gate::and(0, 1, 2)]);
+        let e = read_pgc_from(&bytes[..]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("the interface does not match the circuit: output port OUTPUT_r (struct s): field b: "),
+            "{e}"
+        );
+        assert!(e.contains("overflows"), "{e}");
+        // An integer too wide to print, and an array of zero-width elements (billions of
+        // elements printed for no bits), are refused the same way.
+        for (ctype, width, problem) in [
+            (
+                r#"{"Int":{"bits":200,"signed":true}}"#,
+                200,
+                "an integer of 200 bits",
+            ),
+            (
+                r#"{"Array":{"elem":{"Int":{"bits":0,"signed":true}},"len":4294967295}}"#,
+                0,
+                "an array of 4294967295 elements of no bits",
+            ),
+        ] {
+            let layout = Layout {
+                num_wires: 3,
+                input_widths: vec![1, 1],
+                output_widths: vec![width],
+                output_wires: vec![2; width as usize],
+            };
+            let json = format!(
+                r#"{{"inputs":[{{"name":"INPUT_A_x","owner":"A","ctype":"Bool"}},{{"name":"INPUT_B_y","owner":"B","ctype":"Bool"}}],"outputs":[{{"name":"OUTPUT_r","visibility":"Both","ctype":{ctype}}}]}}"#
+            );
+            let bytes = raw_v1(&layout, &json, &[Gate::and(0, 1, 2)]);
+            let e = read_pgc_from(&bytes[..]).unwrap_err().to_string();
+            assert!(
+                e.contains("output port OUTPUT_r") && e.contains(problem),
+                "{e}"
+            );
+        }
+    }
+
+    /// A version 2 file is flattened by `read_pgc`: a small file of regions can stand for
+    /// billions of gates, so the flat gate list is measured against the limit first.
+    #[test]
+    fn flattening_is_measured_against_the_memory_limit() {
+        let bytes =
+            write_pgc_parallel(Vec::new(), &tiny_parallel(), &Interface::default()).unwrap();
+        let e = MemoryLimit::from_bytes(31)
+            .scoped(|| read_pgc_from(&bytes[..]).unwrap_err())
+            .to_string();
+        assert!(
+            e.starts_with("this circuit needs 32 B (2 gates × 16-byte records when flattened)"),
+            "{e}"
+        );
+        assert!(read_pgc_from(&bytes[..]).is_ok());
     }
 
     /// Two instances of one AND template on inputs 0 and 1, writing wires 2 and 3.

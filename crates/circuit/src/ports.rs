@@ -33,13 +33,37 @@ pub enum CType {
 }
 
 impl CType {
-    /// Bits this type occupies in a port.
+    /// Bits this type occupies in a port; `u64::MAX` for a (crafted) type wider than that,
+    /// which no circuit layout matches (see [`checked_bit_width`](CType::checked_bit_width)).
     pub fn bit_width(&self) -> u64 {
+        self.checked_bit_width().unwrap_or(u64::MAX)
+    }
+
+    /// Bits this type occupies in a port, or `None` if the count does not fit in a `u64`
+    /// (array lengths multiply: three nested `[4294967295]` dimensions already overflow).
+    pub fn checked_bit_width(&self) -> Option<u64> {
         match self {
-            CType::Bool => 1,
-            CType::Int { bits, .. } => *bits as u64,
-            CType::Array { elem, len } => elem.bit_width() * *len as u64,
-            CType::Struct { fields, .. } => fields.iter().map(|(_, t)| t.bit_width()).sum(),
+            CType::Bool => Some(1),
+            CType::Int { bits, .. } => Some(*bits as u64),
+            CType::Array { elem, len } => elem.checked_bit_width()?.checked_mul(*len as u64),
+            CType::Struct { fields, .. } => fields
+                .iter()
+                .try_fold(0u64, |sum, (_, t)| sum.checked_add(t.checked_bit_width()?)),
+        }
+    }
+
+    /// The widest integer inside this type (0 if it has none), for the check that every
+    /// integer can be parsed and printed.
+    pub fn widest_int(&self) -> u32 {
+        match self {
+            CType::Bool => 0,
+            CType::Int { bits, .. } => *bits,
+            CType::Array { elem, .. } => elem.widest_int(),
+            CType::Struct { fields, .. } => fields
+                .iter()
+                .map(|(_, t)| t.widest_int())
+                .max()
+                .unwrap_or(0),
         }
     }
 

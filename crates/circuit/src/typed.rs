@@ -104,6 +104,15 @@ pub enum InterfaceMismatch {
         bits: u64,
         width: u32,
     },
+    /// A port type that cannot be read or printed: its width overflows, an integer in it is
+    /// wider than [`MAX_INT_BITS`], or an array's elements have no bits.
+    /// `problem` starts with the type's C name in parentheses.
+    #[error("{what} port {name} {problem}")]
+    BadType {
+        what: &'static str,
+        name: String,
+        problem: String,
+    },
 }
 
 /// Checks that port `i` of `interface` has the width of value `i` of `layout`, for inputs and
@@ -128,7 +137,11 @@ fn check_ports<'a>(
         });
     }
     for (index, ((name, ctype), &width)) in ports.zip(widths).enumerate() {
-        let bits = ctype.bit_width();
+        let bits = check_type(ctype).map_err(|problem| InterfaceMismatch::BadType {
+            what,
+            name: name.clone(),
+            problem: format!("({}): {problem}", ctype.c_name()),
+        })?;
         if bits != width as u64 {
             return Err(InterfaceMismatch::Width {
                 what,
@@ -141,6 +154,45 @@ fn check_ports<'a>(
         }
     }
     Ok(())
+}
+
+/// The bit width of a port's type, if every value of it can be parsed and printed: the
+/// width fits in a `u64` (computed with checked arithmetic: nested array lengths multiply),
+/// every integer is at most [`MAX_INT_BITS`] wide, and no array has elements of no bits
+/// (printing `int0_t[4294967295]` would write billions of elements for a 0-bit value).
+/// With these, printing a value takes time and memory in proportion to its bits.
+fn check_type(ctype: &CType) -> Result<u64, String> {
+    match ctype {
+        CType::Bool => Ok(1),
+        CType::Int { bits, .. } => {
+            if *bits > MAX_INT_BITS {
+                Err(format!(
+                    "an integer of {bits} bits, wider than the {MAX_INT_BITS} bits pgc can \
+                     read and print"
+                ))
+            } else {
+                Ok(*bits as u64)
+            }
+        }
+        CType::Array { elem, len } => {
+            let elem_bits = check_type(elem)?;
+            if elem_bits == 0 && *len > 0 {
+                return Err(format!(
+                    "an array of {len} elements of no bits ({})",
+                    elem.c_name()
+                ));
+            }
+            elem_bits.checked_mul(*len as u64).ok_or_else(|| {
+                format!("{len} elements of {elem_bits} bits: the width overflows 64 bits")
+            })
+        }
+        CType::Struct { name, fields } => fields.iter().try_fold(0u64, |sum, (field, t)| {
+            let bits = check_type(t).map_err(|e| format!("field {field}: {e}"))?;
+            sum.checked_add(bits).ok_or_else(|| {
+                format!("struct {name} is wider than 2^64 bits (its widths overflow)")
+            })
+        }),
+    }
 }
 
 /// Parses `text` as a value of `ctype` for the port (or element) named `port`, and returns
@@ -533,7 +585,8 @@ impl<'a> TextParser<'a> {
 // Typing: tree + CType -> bits.
 
 fn encode(node: &Node, ctype: &CType, port: &str) -> Result<Vec<bool>, TypedError> {
-    let mut bits = Vec::with_capacity(ctype.bit_width() as usize);
+    // The width is not trusted for the reservation (the type may not have been checked).
+    let mut bits = Vec::with_capacity(ctype.bit_width().min(1 << 16) as usize);
     encode_into(node, ctype, port, &mut bits)?;
     Ok(bits)
 }

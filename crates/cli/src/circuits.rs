@@ -10,11 +10,12 @@ use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
 use pgc_circuit::pgcfile::{
-    CompactFile, is_pgc_file, pgc_format_version, read_pgc_parallel, write_pgc_parallel_file,
+    CompactFile, UnrolledFile, is_pgc_file, pgc_format_version, read_pgc_parallel,
+    write_pgc_parallel_file,
 };
 use pgc_circuit::value::BitOrder;
 use pgc_circuit::{
-    Circuit, Gate, GateSource, Interface, Layout, OptimizeFor, ParallelCircuit, builder,
+    Circuit, Gate, GateSource, Interface, Layout, MemoryNeed, OptimizeFor, ParallelCircuit, builder,
 };
 use pgc_protocol::Party;
 
@@ -24,6 +25,8 @@ pub enum Loaded {
     Generated(RandomLayered),
     /// A compact circuit (format v3), its main body streamed from the file at every pass.
     Compact(Box<CompactFile>),
+    /// An unrolled circuit file (format v1 or v2) streamed block by block at every pass.
+    Unrolled(Box<UnrolledFile>),
 }
 
 impl GateSource for Loaded {
@@ -32,6 +35,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.layout(),
             Loaded::Generated(g) => g.layout(),
             Loaded::Compact(c) => c.layout(),
+            Loaded::Unrolled(c) => c.layout(),
         }
     }
     fn gate_count(&self) -> u64 {
@@ -39,6 +43,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.gate_count(),
             Loaded::Generated(g) => g.gate_count(),
             Loaded::Compact(c) => c.gate_count(),
+            Loaded::Unrolled(c) => c.gate_count(),
         }
     }
     fn and_count(&self) -> u64 {
@@ -46,6 +51,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => GateSource::and_count(c),
             Loaded::Generated(g) => g.and_count(),
             Loaded::Compact(c) => c.and_count(),
+            Loaded::Unrolled(c) => c.and_count(),
         }
     }
     fn fingerprint(&self) -> [u8; 32] {
@@ -53,6 +59,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.fingerprint(),
             Loaded::Generated(g) => g.fingerprint(),
             Loaded::Compact(c) => c.fingerprint(),
+            Loaded::Unrolled(c) => c.fingerprint(),
         }
     }
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
@@ -60,6 +67,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.for_each_chunk(f),
             Loaded::Generated(g) => g.for_each_chunk(f),
             Loaded::Compact(c) => c.for_each_chunk(f),
+            Loaded::Unrolled(c) => c.for_each_chunk(f),
         }
     }
     fn check_complete(&self) -> Result<(), String> {
@@ -67,6 +75,7 @@ impl GateSource for Loaded {
             Loaded::Memory(c) => c.check_complete(),
             Loaded::Generated(g) => g.check_complete(),
             Loaded::Compact(c) => c.check_complete(),
+            Loaded::Unrolled(f) => f.check_complete(),
         }
     }
 }
@@ -92,12 +101,15 @@ impl Program {
     /// the protocols check this themselves before revealing any output (see
     /// [`GateSource::check_complete`]).
     pub fn check_stream(&self) -> Result<()> {
-        if let Loaded::Compact(cf) = &self.circuit
-            && let Some(e) = cf.take_error()
-        {
+        let failed = match &self.circuit {
+            Loaded::Compact(cf) => cf.take_error().map(|e| (cf.path().to_path_buf(), e)),
+            Loaded::Unrolled(uf) => uf.take_error().map(|e| (uf.path().to_path_buf(), e)),
+            _ => None,
+        };
+        if let Some((path, e)) = failed {
             bail!(
                 "{} could not be read in full while running ({e}); the result is discarded",
-                cf.path().display()
+                path.display()
             );
         }
         Ok(())
@@ -115,6 +127,25 @@ fn open_compact(path: &Path, quiet: bool) -> Result<(CompactFile, Interface)> {
     );
     Ok(crate::progress::spin(quiet, &message, || {
         CompactFile::open(path)
+    })?)
+}
+
+/// `.pgc` files of unrolled circuits (format v1/v2) larger than this are streamed block
+/// by block instead of loaded whole, by `info` and `eval`, and by `run`/`local` with
+/// `--parallel none` (the gates then never sit in memory; see [`UnrolledFile`]).
+pub const STREAM_ABOVE_BYTES: u64 = 32 << 20;
+
+/// Opens an unrolled circuit file for streaming: one checking pass and one fingerprint
+/// pass (a spinner says so).
+fn open_unrolled(path: &Path, quiet: bool) -> Result<(UnrolledFile, Interface)> {
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let message = format!(
+        "checking the circuit {} ({}, streamed)",
+        path.display(),
+        crate::report::bytes(size)
+    );
+    Ok(crate::progress::spin(quiet, &message, || {
+        UnrolledFile::open(path)
     })?)
 }
 
@@ -238,6 +269,12 @@ pub struct CircuitArgs {
     /// options (and leave the cache as it is).
     #[arg(long, help_heading = "Compiling C programs")]
     pub no_cache: bool,
+    /// Read a .pgc file of an unrolled circuit block by block at every pass instead of
+    /// loading it: memory for its wires only, never its gates (info then skips the live-wire
+    /// count; run/local need --parallel none, and both parties should choose alike).
+    /// Automatic for files above 32 MiB.
+    #[arg(long)]
+    pub stream: bool,
 }
 
 impl CircuitArgs {
@@ -275,13 +312,73 @@ pub fn is_c_source(spec: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("c"))
 }
 
+/// Whether a `.pgc` file of an unrolled circuit is streamed ([`Loaded::Unrolled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Never,
+    /// Files above [`STREAM_ABOVE_BYTES`] (`info`, `eval`: one pass, no speed to lose).
+    Large,
+    /// Files whose whole-file load for a run would exceed `--max-memory`. A run garbles a
+    /// loaded circuit several times faster (AND gates batched by level, wires packed into
+    /// slots), so it streams only when it must.
+    WhenTooBig,
+    Always,
+}
+
+/// Bytes per gate that loading an unrolled file for a run takes: the gate record (16), its
+/// levelized copy and slot assignment (64), and about one analysed wire per gate (16).
+const WHOLE_LOAD_BYTES_PER_GATE: u64 = 96;
+
+/// What loading the unrolled `.pgc` file at `path` whole for a run would take, from the
+/// flattened gate count in its end record (the last 48 bytes of a v1 or v2 file: gates,
+/// AND gates, checksum), read without decoding anything. `None` if it cannot be read.
+fn whole_load_need(path: &Path) -> Option<MemoryNeed> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    file.seek(SeekFrom::End(-48)).ok()?;
+    let mut gates = [0u8; 8];
+    file.read_exact(&mut gates).ok()?;
+    Some(MemoryNeed::per_item(
+        u64::from_le_bytes(gates),
+        "gates",
+        WHOLE_LOAD_BYTES_PER_GATE,
+        "bytes to load and prepare for garbling",
+    ))
+}
+
+impl CircuitArgs {
+    /// `--stream`, else large files.
+    pub fn stream(&self) -> Stream {
+        if self.stream {
+            Stream::Always
+        } else {
+            Stream::Large
+        }
+    }
+
+    /// For a sequential protocol run: `--stream`, else only what would not fit in memory.
+    pub fn stream_for_run(&self) -> Stream {
+        if self.stream {
+            Stream::Always
+        } else {
+            Stream::WhenTooBig
+        }
+    }
+}
+
 /// Reads, compiles or builds the circuit `args` names, as given (no rewriting).
 pub fn load(args: &CircuitArgs, quiet: bool) -> Result<Program> {
+    load_streamed(args, args.stream(), quiet)
+}
+
+/// [`load`], streaming `.pgc` files as `stream` says.
+pub fn load_streamed(args: &CircuitArgs, stream: Stream, quiet: bool) -> Result<Program> {
     load_spec(
         &args.circuit,
         args.format,
         &args.compile,
         !args.no_cache,
+        stream,
         quiet,
     )
 }
@@ -292,6 +389,7 @@ pub fn load_spec(
     format: Option<Format>,
     compile: &CompileArgs,
     use_cache: bool,
+    stream: Stream,
     quiet: bool,
 ) -> Result<Program> {
     let is_c = is_c_source(spec);
@@ -317,7 +415,7 @@ pub fn load_spec(
         let (compiled, interface) = compile_cached(path, compile, use_cache, quiet)?;
         return Ok(match compiled {
             CompiledProgram::Flat(parallel) => Program {
-                circuit: Loaded::Memory(parallel.flatten()),
+                circuit: Loaded::Memory(flatten(&parallel)?),
                 interface: Some(interface),
                 parallel: Some(parallel),
                 _temp: None,
@@ -345,10 +443,43 @@ pub fn load_spec(
                 _temp: None,
             });
         }
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        let streamed = match stream {
+            Stream::Never => false,
+            Stream::Large => size > STREAM_ABOVE_BYTES,
+            Stream::Always => true,
+            Stream::WhenTooBig => match whole_load_need(path) {
+                Some(need) => match need.check() {
+                    Ok(()) => false,
+                    Err(e) => {
+                        if !quiet {
+                            eprintln!(
+                                "note: loading {spec} whole for the run would exceed the memory \
+                                 limit ({e}); streaming it from the file instead (same result, \
+                                 slower garbling; the peer must stream it too: give it --stream)"
+                            );
+                        }
+                        true
+                    }
+                },
+                // An unreadable end record: the whole-file reader reports what is wrong.
+                None => false,
+            },
+        };
+        if streamed {
+            let (f, interface) = open_unrolled(path, quiet)?;
+            let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
+            return Ok(Program {
+                circuit: Loaded::Unrolled(Box::new(f)),
+                interface: typed.then_some(interface),
+                parallel: None,
+                _temp: None,
+            });
+        }
         let (parallel, interface) = read_pgc_parallel(path)?;
         let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
         return Ok(Program {
-            circuit: Loaded::Memory(parallel.flatten()),
+            circuit: Loaded::Memory(flatten(&parallel)?),
             interface: typed.then_some(interface),
             parallel: Some(parallel),
             _temp: None,
@@ -365,21 +496,66 @@ pub fn load_spec(
 
 /// Loads a circuit prepared for garbling: AND gates grouped by level (so they are garbled in
 /// batches) and wires packed into reusable slots (so label memory is the peak live wires).
-pub fn load_for_run(args: &CircuitArgs, quiet: bool) -> Result<Program> {
-    prepare(load(args, quiet)?, &args.circuit)
+/// A streamed `.pgc` file ([`Stream`]) runs as stored.
+pub fn load_for_run(args: &CircuitArgs, stream: Stream, quiet: bool) -> Result<Program> {
+    prepare(load_streamed(args, stream, quiet)?, &args.circuit)
 }
 
 /// [`prepare`]s what [`load_spec`] loads.
 pub fn load_spec_for_run(spec: &str) -> Result<Program> {
     prepare(
-        load_spec(spec, None, &CompileArgs::default(), true, true)?,
+        load_spec(
+            spec,
+            None,
+            &CompileArgs::default(),
+            true,
+            Stream::Never,
+            true,
+        )?,
         spec,
     )
+}
+
+/// The plain circuit of `pc`, after checking that its gate records fit the memory limit
+/// (a small file of parallel regions can stand for billions of gates).
+fn flatten(pc: &ParallelCircuit) -> Result<Circuit> {
+    pc.flat_memory_need().check()?;
+    Ok(pc.flatten())
+}
+
+/// Memory that checking, analysing (`info`) or preparing ([`load_for_run`]) an in-memory
+/// circuit takes beyond its gates: per-wire flags, depths and slot maps, and copies of
+/// the gate list (an estimate from above).
+pub fn analysis_memory(c: &Circuit) -> MemoryNeed {
+    MemoryNeed::per_item(
+        c.layout.num_wires as u64,
+        "wires",
+        16,
+        "entries for the circuit's analysis",
+    )
+    .plus(MemoryNeed::per_item(
+        c.gates.len() as u64,
+        "gates",
+        64,
+        "records for its reordering",
+    ))
+}
+
+/// Refuses a protocol run whose wire labels would not fit the memory limit: the labels of
+/// the circuit as it runs (`parallel`: the global wires of its phases), 16 bytes per wire.
+pub fn check_label_memory(program: &Program, parallel: Option<&ParallelCircuit>) -> Result<()> {
+    let wires = match parallel {
+        Some(pc) => pc.layout.num_wires,
+        None => program.circuit.layout().num_wires,
+    };
+    pgc_garble::label_memory_needed(wires as usize).check()?;
+    Ok(())
 }
 
 fn prepare(p: Program, spec: &str) -> Result<Program> {
     Ok(match p.circuit {
         Loaded::Memory(c) => {
+            analysis_memory(&c).check()?;
             let leveled = levelize(&c).with_context(|| format!("preparing {spec}"))?;
             Program {
                 circuit: Loaded::Memory(assign_slots(&leveled)),

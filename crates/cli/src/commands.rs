@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
-use pgc_circuit::eval::eval_bits;
+use pgc_circuit::eval::eval_bits_checked;
 use pgc_circuit::value::decode_outputs;
 use pgc_circuit::{
     GateSource, Interface, Layout, Owner, ParallelCircuit, ValueFormat, Visibility,
@@ -270,6 +270,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
     let c = match program.circuit {
         Loaded::Memory(c) => c,
         Loaded::Compact(cf) => return compact_info(&args, &cf, program.interface.as_ref()),
+        Loaded::Unrolled(uf) => return unrolled_info(&args, &uf, program.interface.as_ref()),
         Loaded::Generated(g) => {
             let v = json!({
                 "generated": true,
@@ -292,6 +293,7 @@ pub fn info(args: InfoArgs) -> Result<()> {
             return Ok(());
         }
     };
+    circuits::analysis_memory(&c).check()?;
     validate(&c).with_context(|| format!("checking {}", args.c.circuit))?;
     let s = stats(&c);
     let slots = assign_slots(&levelize(&c)?).layout.num_wires;
@@ -423,6 +425,127 @@ fn compact_info(
     Ok(())
 }
 
+/// `pgc info` for a streamed unrolled circuit: what one streaming pass measures (no
+/// live-wire count, which needs each wire's last use).
+fn unrolled_info(
+    args: &InfoArgs,
+    uf: &pgc_circuit::pgcfile::UnrolledFile,
+    iface: Option<&Interface>,
+) -> Result<()> {
+    let s = uf.stats();
+    let l = uf.layout();
+    let levels: Vec<u64> = s
+        .ands_per_level
+        .iter()
+        .copied()
+        .filter(|&n| n > 0)
+        .collect();
+    let max_width = levels.iter().copied().max().unwrap_or(0);
+    let mean_width = s.and_gates as f64 / levels.len().max(1) as f64;
+    let mut histogram: Vec<(u64, u64)> = Vec::new();
+    for &n in &levels {
+        let min = 1u64 << (63 - n.leading_zeros());
+        match histogram.iter_mut().find(|(m, _)| *m == min) {
+            Some((_, count)) => *count += 1,
+            None => histogram.push((min, 1)),
+        }
+    }
+    histogram.sort_unstable();
+    let label_bytes = l.num_wires as u64 * 16;
+    let in_regions: u64 = s.regions.iter().map(|r| r.and_gates).sum();
+    if args.json {
+        let mut v = json!({
+            "streamed": true,
+            "gates": s.gates,
+            "and_gates": s.and_gates,
+            "xor_gates": s.xor_gates,
+            "inv_gates": s.inv_gates,
+            "copy_gates": s.copy_gates,
+            "const_gates": s.const_gates,
+            "wires": l.num_wires,
+            "input_wires": l.num_input_wires(),
+            "output_wires": l.output_wires.len(),
+            "and_depth": s.and_depth,
+            "and_levels": levels.len(),
+            "max_width": max_width,
+            "mean_width": mean_width,
+            "width_histogram": histogram
+                .iter()
+                .map(|&(min, levels)| json!({"min": min, "max": min.saturating_mul(2) - 1, "levels": levels}))
+                .collect::<Vec<_>>(),
+            "label_bytes_when_run": label_bytes,
+            "fingerprint": hex(&uf.fingerprint()),
+            "regions": s.regions.iter().map(|r| json!({
+                "line": r.line,
+                "instances": r.instances,
+                "and_gates": r.and_gates,
+            })).collect::<Vec<_>>(),
+        });
+        if let Some(iface) = iface {
+            let (inputs, outputs) = typed_io::interface_json(iface);
+            v["inputs"] = inputs;
+            v["outputs"] = outputs;
+        }
+        println!("{v}");
+        return Ok(());
+    }
+    let widths = |w: &[u32]| {
+        w.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    println!("circuit      {} (streamed)", args.c.circuit);
+    println!(
+        "gates        {} (AND {}, XOR {}, INV {}, copies {}, constants {})",
+        report::group(s.gates),
+        report::group(s.and_gates),
+        report::group(s.xor_gates),
+        report::group(s.inv_gates),
+        report::group(s.copy_gates),
+        report::group(s.const_gates)
+    );
+    println!(
+        "wires        {} (inputs {} = {}, outputs {} = {})",
+        report::group(l.num_wires as u64),
+        l.num_input_wires(),
+        widths(&l.input_widths),
+        l.output_wires.len(),
+        widths(&l.output_widths)
+    );
+    println!(
+        "AND depth    {} to the outputs, {} AND levels in all; widest level {} ANDs, mean {:.1}",
+        s.and_depth,
+        levels.len(),
+        max_width,
+        mean_width
+    );
+    print!("level widths");
+    for &(min, count) in &histogram {
+        print!("  {}..{}: {}", min, min.saturating_mul(2) - 1, count);
+    }
+    println!(" (ANDs per level: levels)");
+    println!(
+        "live wires   not counted when streaming; run with --parallel none, it needs {} of \
+         labels per party (every wire)",
+        report::bytes(label_bytes)
+    );
+    println!("fingerprint  {}", hex(&uf.fingerprint()));
+    if !s.regions.is_empty() {
+        println!(
+            "regions      {} parallel region(s) holding {:.1}% of the AND gates",
+            s.regions.len(),
+            100.0 * in_regions as f64 / s.and_gates.max(1) as f64
+        );
+    }
+    if let Some(iface) = iface {
+        for line in typed_io::interface_lines(iface) {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
 /// `"regions"` of `pgc info --json`: one object per parallel region.
 fn region_json(pc: Option<&ParallelCircuit>) -> Vec<Value> {
     pc.map(|pc| pc.region_info())
@@ -480,6 +603,8 @@ fn region_lines(pc: Option<&ParallelCircuit>, and_total: u64) -> Vec<String> {
 pub fn eval(args: EvalArgs) -> Result<()> {
     let program = circuits::load(&args.c, args.json)?;
     let layout = program.circuit.layout().clone();
+    // Before the inputs are parsed too: their bits are part of what is measured.
+    pgc_circuit::eval::memory_needed(&layout).check()?;
     match &program.interface {
         Some(iface) => {
             args.c.check_typed()?;
@@ -491,7 +616,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
             }
             let values = g.finish(Scope::All, &flag_for)?;
             let bits: Vec<bool> = values.into_iter().flatten().collect();
-            let out = eval_bits(&program.circuit, &bits);
+            let out = eval_bits_checked(&program.circuit, &bits)?;
             program.check_stream()?;
             let outputs: Vec<Option<Vec<bool>>> = decode_outputs(&layout, &out)
                 .into_iter()
@@ -508,7 +633,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
                 "--input",
             )?;
             let bits: Vec<bool> = values.into_iter().flatten().collect();
-            let out = eval_bits(&program.circuit, &bits);
+            let out = eval_bits_checked(&program.circuit, &bits)?;
             program.check_stream()?;
             let outputs = report::outputs_hex(&decode_outputs(&layout, &out), args.c.bit_order());
             if args.json {
@@ -573,7 +698,7 @@ fn parallel_form(
             "this circuit is not in single-assignment form, which the parallel protocol needs; \
              run it with --parallel none",
         )?)),
-        Loaded::Generated(_) => Ok(None),
+        Loaded::Generated(_) | Loaded::Unrolled(_) => Ok(None),
         Loaded::Compact(_) => {
             if config.mode != ParallelMode::Auto {
                 bail!(
@@ -594,9 +719,12 @@ fn load_for_protocol(
     quiet: bool,
 ) -> Result<circuits::Program> {
     if config.mode == ParallelMode::None {
-        circuits::load_for_run(c, quiet)
+        circuits::load_for_run(c, c.stream_for_run(), quiet)
     } else {
-        circuits::load(c, quiet)
+        if c.stream {
+            bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
+        }
+        circuits::load_streamed(c, circuits::Stream::Never, quiet)
     }
 }
 
@@ -609,6 +737,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let shape = args.p.link_shape()?;
     let program = load_for_protocol(&args.c, &config, quiet)?;
     let parallel = parallel_form(&program, &config)?;
+    circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
@@ -911,6 +1040,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let shape = args.p.link_shape()?;
     let program = load_for_protocol(&args.c, &config, quiet)?;
     let parallel = parallel_form(&program, &config)?;
+    circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;

@@ -122,6 +122,11 @@ options (compiled programs are cached under $XDG_CACHE_HOME/pgc or ~/.cache/pgc)
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Most memory a circuit may need (its wire labels, gate records, the evaluation's wire
+    /// words), checked before anything is allocated: bytes or a size such as 512M, 8G, 8GiB
+    /// [default: half of this machine's memory].
+    #[arg(long, global = true, value_name = "SIZE")]
+    max_memory: Option<pgc_circuit::MemoryLimit>,
 }
 
 #[derive(Subcommand)]
@@ -160,6 +165,9 @@ struct DemoArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     output::remove_temp_files_on_interrupt();
+    if let Some(limit) = cli.max_memory {
+        limit.set_process_wide();
+    }
     let result = match cli.command {
         Command::Compile(a) => compile::compile(a),
         Command::Info(a) => commands::info(a),

@@ -32,7 +32,9 @@ impl Drop for Scratch {
 
 /// Open file descriptors and resident memory (KiB) of process `pid`.
 fn fds_and_rss(pid: u32) -> (usize, u64) {
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let rss = status
         .lines()
@@ -71,15 +73,35 @@ fn one_party_serves_many_runs_without_growing() {
     let secret = s.0.join("shared.psk");
     let wrong = s.0.join("wrong.psk");
     for f in [&secret, &wrong] {
-        let out = s.pgc().arg("keygen").arg("--secret").arg(f).output().unwrap();
+        let out = s
+            .pgc()
+            .arg("keygen")
+            .arg("--secret")
+            .arg(f)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{out:?}");
     }
     let addr = format!("127.0.0.1:{}", free_port());
     const RUNS: u64 = 40;
     let mut server = s
         .pgc()
-        .args(["run", "builtin:millionaires", "--party", "a", "--listen", &addr])
-        .args(["--serve", "--runs", &RUNS.to_string(), "--json", "--input", "5000"])
+        .args([
+            "run",
+            "builtin:millionaires",
+            "--party",
+            "a",
+            "--listen",
+            &addr,
+        ])
+        .args([
+            "--serve",
+            "--runs",
+            &RUNS.to_string(),
+            "--json",
+            "--input",
+            "5000",
+        ])
         .arg("--psk")
         .arg(&secret)
         .stdout(Stdio::piped())
@@ -96,7 +118,14 @@ fn one_party_serves_many_runs_without_growing() {
     });
     let client = |input: u64, psk: &PathBuf| {
         s.pgc()
-            .args(["run", "builtin:millionaires", "--party", "b", "--connect", &addr])
+            .args([
+                "run",
+                "builtin:millionaires",
+                "--party",
+                "b",
+                "--connect",
+                &addr,
+            ])
             .args(["--json", "--timeout", "10", "--input", &input.to_string()])
             .arg("--psk")
             .arg(psk)
@@ -128,13 +157,19 @@ fn one_party_serves_many_runs_without_growing() {
             let (fds, rss) = fds_and_rss(server.id());
             assert!(fds <= fds5, "file descriptors grew from {fds5} to {fds}");
             // Allocator noise only: a leak of even a few KiB per run would show over 34 runs.
-            assert!(rss <= rss5 + 2048, "resident memory grew from {rss5} to {rss} KiB");
+            assert!(
+                rss <= rss5 + 2048,
+                "resident memory grew from {rss5} to {rss} KiB"
+            );
         }
     }
     let out = server.wait_with_output().unwrap();
     let notes = notes.join().unwrap();
     assert!(out.status.success(), "{notes}");
-    assert!(notes.contains(&format!("served {RUNS} runs (0 failed)")), "{notes}");
+    assert!(
+        notes.contains(&format!("served {RUNS} runs (0 failed)")),
+        "{notes}"
+    );
     // One JSON object per run, numbered.
     let lines: Vec<serde_json::Value> = out
         .stdout
@@ -154,7 +189,14 @@ fn a_peer_that_leaves_mid_run_does_not_stop_serving() {
     let mut server = s
         .pgc()
         .args(["run", "builtin:aes128", "--party", "a", "--listen", &addr])
-        .args(["--serve", "--runs", "2", "--insecure-plaintext", "--timeout", "5"])
+        .args([
+            "--serve",
+            "--runs",
+            "2",
+            "--insecure-plaintext",
+            "--timeout",
+            "5",
+        ])
         .args(["--input", "0x000102030405060708090a0b0c0d0e0f"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

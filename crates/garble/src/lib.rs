@@ -467,6 +467,14 @@ pub struct Garbler {
     kernel: Kernel,
 }
 
+/// The label memory a [`Garbler`] or an [`Evaluator`] for `num_wires` wires allocates (16
+/// bytes per wire, each party): check it against the memory limit
+/// ([`MemoryNeed::check`](pgc_circuit::MemoryNeed::check)) before building either, so that
+/// a circuit too large is refused with a clear error instead of an allocation failure.
+pub fn label_memory_needed(num_wires: usize) -> pgc_circuit::MemoryNeed {
+    pgc_circuit::MemoryNeed::labels(num_wires as u64)
+}
+
 impl Garbler {
     /// A garbler for `num_wires` wires (all zero-labels 0 until set), with global offset
     /// `delta` and the public key `hash_key` of the garbling hash. Both must be fresh and

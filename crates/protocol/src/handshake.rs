@@ -200,8 +200,8 @@ impl Hello {
         if peer.fingerprint != self.fingerprint {
             return fail(format!(
                 "the circuits differ: fingerprint {} here, {} at the peer (both sides must load \
-                 the same circuit or program with the same options, and both run --parallel none \
-                 or both a parallel mode)",
+                 the same circuit or program with the same options, both run --parallel none \
+                 or both a parallel mode, and both stream a .pgc file with --stream or neither)",
                 hex(&self.fingerprint[..8]),
                 hex(&peer.fingerprint[..8])
             ));

@@ -9,8 +9,8 @@ use std::path::Path;
 use super::{
     HashingWriter, LAYOUT_OFFSET, PGC_COMPACT_FORMAT_VERSION, PgcErrorKind, PgcFileError,
     PgcHeader, Source, TAG_RESERVED, check_layout, decode_gate_fields, encode_gate_record, gate_op,
-    get_varint, malformed, put_varint, read_header, unzigzag, with_file, write_file,
-    write_final_checksum, write_header, zigzag,
+    get_varint, malformed, put_varint, read_header, unjustified_wires, unzigzag, with_file,
+    write_file, write_final_checksum, write_header, zigzag,
 };
 use crate::compact::{Call, CompactCircuit, Expander, Item, Template};
 use crate::ir::{Gate, Layout, Op, WireId};
@@ -765,8 +765,32 @@ pub fn read_pgc_compact_from<R: Read>(
     reader: R,
 ) -> Result<(CompactCircuit, Interface), PgcFileError> {
     let (circuit, interface) = PgcCompactReader::new(reader)?.read_all()?;
+    // The main wires are checked with a bit set of num_wires bits: bound num_wires by what
+    // the body writes first (as CompactFile::open does).
+    let inputs: u64 = circuit.layout.input_widths.iter().map(|&w| w as u64).sum();
+    let writes = body_writes(&circuit.main);
+    if let Some(most) = unjustified_wires(circuit.layout.num_wires, inputs, writes) {
+        return Err(malformed(
+            LAYOUT_OFFSET,
+            format!(
+                "the main layout declares {} wires, but its {inputs} input wires and the \
+                 {writes} wire writes of its body justify at most {most}",
+                circuit.layout.num_wires
+            ),
+        ));
+    }
     circuit.validate().map_err(PgcErrorKind::from)?;
     Ok((circuit, interface))
+}
+
+/// How many wire writes `items` make (with repeats): one per gate, a call's outputs.
+fn body_writes(items: &[Item]) -> u64 {
+    items.iter().fold(0u64, |sum, item| {
+        sum.saturating_add(match item {
+            Item::Gate(_) => 1,
+            Item::Call(c) => c.outputs.len() as u64,
+        })
+    })
 }
 
 /// Reads the version 3 `.pgc` file at `path` whole; errors name the file. (For a main body
@@ -870,6 +894,17 @@ fn read_templates<R: Read>(
                     &mut items,
                 )?;
             }
+        }
+        // Template wires are bit sets and expansion scratch: bound them by the body.
+        let writes = body_writes(&items);
+        if let Some(most) = unjustified_wires(num_wires, num_inputs as u64, writes) {
+            return Err(malformed(
+                fields_at + 8,
+                format!(
+                    "template {t}: {num_wires} wires, but its {num_inputs} inputs and the \
+                     {writes} wire writes of its body justify at most {most}"
+                ),
+            ));
         }
         tpl.items = items;
         arities.push(Arity::of(&tpl));

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::compact_file::{Arity, Body, PgcCompactReader, decode_items};
-use super::{PgcErrorKind, PgcFileError, PgcHeader, get_bit, set_bit};
+use super::{
+    LAYOUT_OFFSET, PgcErrorKind, PgcFileError, PgcHeader, get_bit, malformed, set_bit,
+    unjustified_wires,
+};
 use crate::compact::{
     CompactError, CompactStats, Expander, Item, Location, Template, fingerprint_parts, hash_items,
 };
@@ -169,6 +172,7 @@ impl CompactFile {
         check
             .outputs(&reader.layout().output_wires)
             .map_err(PgcErrorKind::from)?;
+        check.wires_justified(num_wires)?;
         let (main_items, main_calls) = (reader.items_read(), reader.calls_read());
         let arities = reader.arities.clone();
         let (header, templates) = reader.into_parts();
@@ -399,6 +403,8 @@ struct MainCheck {
     num_inputs: u64,
     /// Bit `w - num_inputs`: main wire `w` has been written (grows with the wires used).
     set: Vec<u64>,
+    /// Wire writes of the main body (one per gate, a call's outputs; with repeats).
+    writes: u64,
     /// Bit `t`: main calls template `t`.
     called: Vec<u64>,
     gates: u64,
@@ -410,6 +416,7 @@ impl MainCheck {
         MainCheck {
             num_inputs: layout.input_widths.iter().map(|&w| w as u64).sum(),
             set: Vec::new(),
+            writes: 0,
             called: Vec::new(),
             gates: 0,
             ands: 0,
@@ -423,6 +430,7 @@ impl MainCheck {
 
     fn write(&mut self, w: WireId) {
         let w = w as u64;
+        self.writes += 1;
         if w >= self.num_inputs {
             set_bit(&mut self.set, w - self.num_inputs);
         }
@@ -476,6 +484,22 @@ impl MainCheck {
         Ok(())
     }
 
+    /// Refuses a main layout declaring more wires than its inputs and body justify (see
+    /// [`unjustified_wires`](super::unjustified_wires)).
+    fn wires_justified(&self, num_wires: u32) -> Result<(), PgcFileError> {
+        match unjustified_wires(num_wires, self.num_inputs, self.writes) {
+            Some(most) => Err(malformed(
+                LAYOUT_OFFSET,
+                format!(
+                    "the main layout declares {num_wires} wires, but its {} input wires and \
+                     the {} wire writes of its body justify at most {most}",
+                    self.num_inputs, self.writes
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn outputs(&self, outputs: &[WireId]) -> Result<(), CompactError> {
         match outputs.iter().position(|&w| !self.is_set(w)) {
             Some(index) => Err(CompactError::OutputUnset {
@@ -517,6 +541,42 @@ mod tests {
 
     fn main_bytes(source: &CompactFile) -> u64 {
         source.segments.iter().map(|s| s.bytes).sum()
+    }
+
+    /// Finding 1 of issue 16, compact form: a v3 main body declaring 2^30 wires made `eval`
+    /// and the garbler allocate per declared wire. Both readers now refuse it at once.
+    #[test]
+    fn a_main_body_cannot_declare_a_billion_wires() {
+        let dir = test_dir("wires");
+        let layout = Layout {
+            num_wires: 1 << 30,
+            input_widths: vec![1, 1],
+            output_widths: vec![1],
+            output_wires: vec![2],
+        };
+        let mut w = PgcCompactWriter::new(Vec::new(), &layout, &Interface::default(), &[]).unwrap();
+        w.write_items(&[Item::Gate(Gate::and(0, 1, 2))]).unwrap();
+        let bytes = w.finish().unwrap();
+        assert!(bytes.len() < 1024);
+        let path = dir.join("wide.pgc");
+        std::fs::write(&path, &bytes).unwrap();
+        let started = std::time::Instant::now();
+        crate::limits::MemoryLimit::from_bytes(64 << 20).scoped(|| {
+            let e = CompactFile::open(&path).unwrap_err().to_string();
+            assert!(
+                e.ends_with(
+                    "byte 20: the main layout declares 1073741824 wires, but its 2 input \
+                     wires and the 1 wire writes of its body justify at most 68"
+                ),
+                "{e}"
+            );
+            let e = super::super::read_pgc_compact_from(&bytes[..])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("declares 1073741824 wires"), "{e}");
+        });
+        assert!(started.elapsed().as_secs() < 5);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
