@@ -286,10 +286,7 @@ fn compile_low_memory(args: &CompileCmdArgs, output: &Path) -> Result<()> {
         &dir,
         std::io::BufWriter::new(file),
     );
-    let (interface, cs) = match result {
-        Ok(r) => r,
-        Err(e) => return Err(e.into()),
-    };
+    let (interface, cs) = result?;
     std::fs::rename(&tmp, output).with_context(|| format!("cannot write {}", output.display()))?;
     guard.keep();
     if args.json {

@@ -421,17 +421,32 @@ fn demo_includes_the_compiled_c_example() {
     assert!(compact["OUTPUT_distance"].as_u64().unwrap() <= 200);
 }
 
-/// Runs A (listening) and B (connecting) with these argument lists; returns their outputs.
+/// Runs A (listening) and B (connecting) with these argument lists, over plaintext (what
+/// is tested here is the handshake's content, not the channel); returns their outputs.
 fn run_pair(s: &Scratch, a: &[&str], b: &[&str]) -> (Output, Output) {
     let addr = format!("127.0.0.1:{}", free_port());
     let pa = spawn(
         s.pgc()
-            .args(["run", "--party", "a", "--listen", &addr])
+            .args([
+                "run",
+                "--party",
+                "a",
+                "--listen",
+                &addr,
+                "--insecure-plaintext",
+            ])
             .args(a),
     );
     let pb = spawn(
         s.pgc()
-            .args(["run", "--party", "b", "--connect", &addr])
+            .args([
+                "run",
+                "--party",
+                "b",
+                "--connect",
+                &addr,
+                "--insecure-plaintext",
+            ])
             .args(b),
     );
     (

@@ -295,7 +295,15 @@ fn a_compact_file_cut_while_a_party_waits_fails_both_runs_and_prints_no_output()
     let mut pa = s
         .pgc()
         .args([
-            "run", &file_a, "--party", "a", "--listen", &addr, "--input", &text,
+            "run",
+            &file_a,
+            "--party",
+            "a",
+            "--listen",
+            &addr,
+            "--input",
+            &text,
+            "--insecure-plaintext",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -304,9 +312,11 @@ fn a_compact_file_cut_while_a_party_waits_fails_both_runs_and_prints_no_output()
     // A has opened (and checked) its file and waits for the peer: cut the file now, so
     // the pass that garbles it finds it changed.
     let mut a_err = BufReader::new(pa.stderr.take().unwrap());
-    let mut first = String::new();
-    a_err.read_line(&mut first).unwrap();
-    assert!(first.contains("waiting for the peer"), "{first}");
+    let mut line = String::new();
+    while !line.contains("waiting for the peer") {
+        line.clear();
+        assert!(a_err.read_line(&mut line).unwrap() > 0, "A ended early");
+    }
     let bytes = std::fs::read(&file_a).unwrap();
     std::fs::write(&file_a, &bytes[..bytes.len() - 5]).unwrap();
     let pb = s
@@ -320,6 +330,7 @@ fn a_compact_file_cut_while_a_party_waits_fails_both_runs_and_prints_no_output()
             &addr,
             "--input",
             &text,
+            "--insecure-plaintext",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -330,7 +341,7 @@ fn a_compact_file_cut_while_a_party_waits_fails_both_runs_and_prints_no_output()
     a_err.read_to_string(&mut rest).unwrap();
     let oa = pa.wait_with_output().unwrap();
     for (who, status, stdout, stderr) in [
-        ("a", oa.status, &oa.stdout, first + &rest),
+        ("a", oa.status, &oa.stdout, line + &rest),
         (
             "b",
             ob.status,

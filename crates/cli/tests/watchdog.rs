@@ -18,11 +18,18 @@ fn free_port() -> u16 {
 #[test]
 fn a_peer_that_stops_mid_run_is_cut_off() {
     let addr = format!("127.0.0.1:{}", free_port());
-    // Long enough (millions of AND gates) that B is still running when it is stopped.
-    let circuit = "builtin:random:4000x1000";
+    // Long enough (tens of millions of AND gates, seconds) that B is still running when it is stopped.
+    let circuit = "builtin:random:4000x10000";
     let spawn = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_pgc"))
-            .args(["run", circuit, "--timeout", "1", "--quiet"])
+            .args([
+                "run",
+                circuit,
+                "--timeout",
+                "1",
+                "--quiet",
+                "--insecure-plaintext",
+            ])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
