@@ -250,6 +250,39 @@ use crate::parallel::{Instance, ParallelCircuit, ParallelError, Phase, Region, T
 use crate::ports::Interface;
 use crate::typed::{InterfaceMismatch, check_interface};
 
+/// Why the last pass over a file-backed gate source stopped short, kept for the caller: a
+/// [`GateSource`](crate::GateSource) pass cannot return a file error itself (its error type
+/// is the consumer's), so it hands out fewer gates and records the cause here, and the
+/// protocol asks [`check`](LastPassError::check) before revealing any output.
+#[derive(Debug, Default)]
+pub(crate) struct LastPassError(std::sync::Mutex<Option<PgcFileError>>);
+
+impl LastPassError {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<PgcFileError>> {
+        // A panic while holding the lock leaves a plain Option behind: keep using it.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+    /// At the start of a pass: each pass reports only its own failure.
+    pub(crate) fn clear(&self) {
+        *self.slot() = None;
+    }
+    pub(crate) fn set(&self, e: PgcFileError) {
+        *self.slot() = Some(e);
+    }
+    pub(crate) fn take(&self) -> Option<PgcFileError> {
+        self.slot().take()
+    }
+    /// The recorded failure as text, without clearing it.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        match &*self.slot() {
+            Some(e) => Err(e.to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The first 8 bytes of every `.pgc` file (PNG-style: non-ASCII first byte, CR LF, ^Z, LF
 /// catch text-mode transfers).
 pub const PGC_MAGIC: [u8; 8] = [0x89, b'p', b'g', b'c', 0x0d, 0x0a, 0x1a, 0x0a];

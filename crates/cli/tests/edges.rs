@@ -7,28 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("pgc-edges-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn pgc(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pgc"));
-        c.env("XDG_CACHE_HOME", self.0.join("cache"))
-            .current_dir(&self.0);
-        c
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod support;
+use support::Scratch;
 
 fn example(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -49,7 +29,7 @@ fn temp_files(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_closed_output_pipe_ends_pgc_quietly() {
-    let s = Scratch::new("pipe");
+    let s = Scratch::new("edges", "pipe");
     let mut child = s
         .pgc()
         .args(["info", "builtin:aes128"])
@@ -98,7 +78,7 @@ fn start_spilling_compile(s: &Scratch) -> std::process::Child {
 #[test]
 fn an_interrupted_compile_removes_its_spill_files() {
     for signal in ["-INT", "-TERM"] {
-        let s = Scratch::new(&format!("interrupt{signal}"));
+        let s = Scratch::new("edges", &format!("interrupt{signal}"));
         let child = start_spilling_compile(&s);
         let killed = Command::new("kill")
             .arg(signal)
@@ -120,7 +100,7 @@ fn an_interrupted_compile_removes_its_spill_files() {
 
 #[test]
 fn a_killed_compiles_files_are_swept_by_the_next_compile_there() {
-    let s = Scratch::new("sweep");
+    let s = Scratch::new("edges", "sweep");
     let mut child = start_spilling_compile(&s);
     child.kill().unwrap();
     child.wait().unwrap();

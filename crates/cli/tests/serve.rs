@@ -4,31 +4,11 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("pgc-serve-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn pgc(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pgc"));
-        c.env("XDG_CACHE_HOME", self.0.join("cache"))
-            .env("XDG_CONFIG_HOME", self.0.join("config"));
-        c
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod support;
+use support::Scratch;
 
 /// Open file descriptors and resident memory (KiB) of process `pid`.
 fn fds_and_rss(pid: u32) -> (usize, u64) {
@@ -69,7 +49,7 @@ fn wait_until_serving(server: &mut Child) -> BufReader<std::process::ChildStderr
 
 #[test]
 fn one_party_serves_many_runs_without_growing() {
-    let s = Scratch::new("many");
+    let s = Scratch::new("serve", "many");
     let secret = s.0.join("shared.psk");
     let wrong = s.0.join("wrong.psk");
     for f in [&secret, &wrong] {
@@ -184,7 +164,7 @@ fn one_party_serves_many_runs_without_growing() {
 
 #[test]
 fn a_peer_that_leaves_mid_run_does_not_stop_serving() {
-    let s = Scratch::new("leaver");
+    let s = Scratch::new("serve", "leaver");
     let addr = format!("127.0.0.1:{}", free_port());
     let mut server = s
         .pgc()

@@ -5,7 +5,6 @@
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use super::compact_file::{Arity, Body, PgcCompactReader, decode_items};
 use super::{
@@ -74,7 +73,7 @@ pub struct CompactFile {
     gates: u64,
     ands: u64,
     fingerprint: [u8; 32],
-    error: Mutex<Option<PgcFileError>>,
+    error: super::LastPassError,
 }
 
 /// How one pass ended early: the consumer's error, or a file problem.
@@ -203,7 +202,7 @@ impl CompactFile {
             gates: check.gates,
             ands: check.ands,
             fingerprint: *fingerprint.finalize().as_bytes(),
-            error: Mutex::new(None),
+            error: super::LastPassError::default(),
         };
         Ok((source, interface))
     }
@@ -257,10 +256,7 @@ impl CompactFile {
 
     /// The error that ended a pass early (see the type's docs), if any; taking it clears it.
     pub fn take_error(&self) -> Option<PgcFileError> {
-        self.error
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
+        self.error.take()
     }
 
     /// One pass over the expansion; see [`GateSource::for_each_chunk`].
@@ -362,10 +358,7 @@ impl GateSource for CompactFile {
     /// `Ok(())` and is kept for [`CompactFile::take_error`] (see the type's docs).
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
         // A new pass: an error of an earlier one no longer describes what is handed out.
-        *self
-            .error
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
+        self.error.clear();
         match self.pass(f) {
             Ok(()) => Ok(()),
             Err(PassError::Sink(e)) => Err(e),
@@ -374,10 +367,7 @@ impl GateSource for CompactFile {
                     path: Some(self.path.clone()),
                     kind: e.kind,
                 };
-                *self
-                    .error
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(e);
+                self.error.set(e);
                 Ok(())
             }
         }
@@ -385,14 +375,7 @@ impl GateSource for CompactFile {
     /// The error that ended the last pass early (kept until the next pass; unlike
     /// [`CompactFile::take_error`] this does not clear it).
     fn check_complete(&self) -> Result<(), String> {
-        match &*self
-            .error
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-        {
-            Some(e) => Err(e.to_string()),
-            None => Ok(()),
-        }
+        self.error.check()
     }
 }
 

@@ -12,7 +12,6 @@
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use super::{
     LAYOUT_OFFSET, PGC_COMPACT_FORMAT_VERSION, PGC_FORMAT_VERSION, PgcErrorKind, PgcFileError,
@@ -90,7 +89,7 @@ pub struct UnrolledFile {
     segments: Vec<Segment>,
     stats: StreamedStats,
     fingerprint: [u8; 32],
-    error: Mutex<Option<PgcFileError>>,
+    error: super::LastPassError,
 }
 
 /// How one pass ended early: the consumer's error, or a file problem.
@@ -145,7 +144,7 @@ impl UnrolledFile {
             segments: tee.segments,
             stats: stats.stats,
             fingerprint: [0; 32],
-            error: Mutex::new(None),
+            error: super::LastPassError::default(),
         };
         if source.stats.gates != flat.gates {
             return Err(changed("its gate count changed while it was read".into()));
@@ -196,10 +195,7 @@ impl UnrolledFile {
 
     /// The error that ended a pass early (see the type's docs), if any; taking it clears it.
     pub fn take_error(&self) -> Option<PgcFileError> {
-        self.error
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take()
+        self.error.take()
     }
 
     /// One pass: the file read again through its recorded stretches.
@@ -247,18 +243,12 @@ impl GateSource for UnrolledFile {
     }
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
         // Each pass reports only its own failure.
-        *self
-            .error
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
+        self.error.clear();
         match self.pass(f) {
             Ok(()) => Ok(()),
             Err(PassError::Sink(e)) => Err(e),
             Err(PassError::File(e)) => {
-                *self
-                    .error
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(PgcFileError {
+                self.error.set(PgcFileError {
                     path: Some(self.path.clone()),
                     kind: e.kind,
                 });
@@ -270,14 +260,7 @@ impl GateSource for UnrolledFile {
     /// [`UnrolledFile::take_error`] this does not clear it), so the protocol reveals no
     /// output of a pass that stopped short.
     fn check_complete(&self) -> Result<(), String> {
-        match &*self
-            .error
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-        {
-            Some(e) => Err(e.to_string()),
-            None => Ok(()),
-        }
+        self.error.check()
     }
 }
 

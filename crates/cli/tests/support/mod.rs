@@ -1,5 +1,8 @@
 //! Helpers shared by the CLI's process-level tests.
 
+// Each test file compiles this module on its own and uses only some of it.
+#![allow(dead_code)]
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -29,7 +32,6 @@ pub fn json_of(out: &Output) -> Value {
 
 /// A shared-secret file for `pgc run --psk` in tests (fixed content: a test secret, not a
 /// real one), written once per test process.
-#[allow(dead_code)]
 pub fn test_psk() -> String {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
@@ -40,4 +42,33 @@ pub fn test_psk() -> String {
         path.to_str().unwrap().to_string()
     })
     .clone()
+}
+
+/// A directory of its own for one test, removed when dropped; `pgc` commands run with their
+/// cache and configuration (keys) inside it, never the user's.
+pub struct Scratch(pub std::path::PathBuf);
+
+impl Scratch {
+    /// `pgc-TEST-NAME-PID` under the system's temporary directory, empty.
+    pub fn new(test: &str, name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("pgc-{test}-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// The `pgc` binary, running in this directory with its cache and keys here.
+    pub fn pgc(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pgc"));
+        c.env("XDG_CACHE_HOME", self.0.join("cache"))
+            .env("XDG_CONFIG_HOME", self.0.join("config"))
+            .current_dir(&self.0);
+        c
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
