@@ -8,9 +8,14 @@ use std::path::PathBuf;
 use pgc_circuit::pgcfile::{read_pgc_from, read_pgc_parallel_from};
 
 fn input(target: &str, name: &str) -> Vec<u8> {
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests/fuzz_regressions", target, name]
-        .iter()
-        .collect();
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests/fuzz_regressions",
+        target,
+        name,
+    ]
+    .iter()
+    .collect();
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

@@ -216,7 +216,10 @@ pub fn pgc_v3(data: &[u8]) {
         return;
     };
     // CompactFile checks more than the reader (reads before writes), never less.
-    assert!(whole.is_ok(), "CompactFile accepted what the reader refused");
+    assert!(
+        whole.is_ok(),
+        "CompactFile accepted what the reader refused"
+    );
     if source.gate_count() > 1 << 20 {
         return;
     }

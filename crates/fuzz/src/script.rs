@@ -74,7 +74,7 @@ impl StreamOpener for ScriptedStreams {
 /// messages, as a seed for the scripted-peer targets.
 pub struct Recorder<C> {
     pub inner: C,
-    pub received: Arc<Mutex<Vec<u8>>>,
+    pub received: Recording,
 }
 
 impl<C: Channel> Channel for Recorder<C> {
@@ -100,11 +100,14 @@ impl<C: Channel> Channel for Recorder<C> {
     }
 }
 
+/// Bytes a recorder keeps, shared with whoever reads them after the run.
+pub type Recording = Arc<Mutex<Vec<u8>>>;
+
 /// A stream opener that records what each opened stream receives (stream `i` into
 /// `received[i]`).
 pub struct RecordingStreams<O> {
     pub inner: O,
-    pub received: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>,
+    pub received: Arc<Mutex<Vec<Recording>>>,
 }
 
 impl<O: StreamOpener> StreamOpener for RecordingStreams<O> {
