@@ -35,7 +35,9 @@ use pgc_circuit::{
 };
 use pgc_net::{Channel, MemoryChannel};
 use pgc_protocol::parallel::{MemoryStreams, ParallelConfig, ParallelMode, run_parallel};
-use pgc_protocol::{Hello, PROTOCOL_VERSION, Party, run_evaluator, run_garbler};
+use pgc_protocol::{
+    Hello, Outcome, PROTOCOL_VERSION, Party, ProtocolError, run_evaluator, run_garbler,
+};
 
 use script::{Recorder, RecordingStreams, ScriptChannel, ScriptedStreams};
 
@@ -377,26 +379,36 @@ fn yao_input(party: Party) -> Vec<Vec<bool>> {
 /// The evaluator (B) against a scripted garbler: every message B decodes (hello, hash key,
 /// input labels, the OT setup and extension, garbled-table frames, output decoding bits).
 pub fn yao_evaluator(data: &[u8]) {
+    let _ = yao_evaluator_run(data);
+}
+
+/// [`yao_evaluator`]'s run, with its result.
+pub fn yao_evaluator_run(data: &[u8]) -> Result<Outcome, ProtocolError> {
     let mut ch = ScriptChannel::new(data);
-    let _ = run_evaluator(
+    run_evaluator(
         &mut ch,
         yao_circuit(),
         &YAO_OWNERS,
         &yao_input(Party::B),
         &mut |_| {},
-    );
+    )
 }
 
 /// The garbler (A) against a scripted evaluator: hello, the OT messages, output permute bits.
 pub fn yao_garbler(data: &[u8]) {
+    let _ = yao_garbler_run(data);
+}
+
+/// [`yao_garbler`]'s run, with its result.
+pub fn yao_garbler_run(data: &[u8]) -> Result<Outcome, ProtocolError> {
     let mut ch = ScriptChannel::new(data);
-    let _ = run_garbler(
+    run_garbler(
         &mut ch,
         yao_circuit(),
         &YAO_OWNERS,
         &yao_input(Party::A),
         &mut |_| {},
-    );
+    )
 }
 
 /// What each party of an honest run of [`yao_circuit`] received: `(A's, B's)`, the seeds
@@ -526,9 +538,12 @@ fn parallel_setup(byte: u8) -> (Party, ParallelConfig) {
 /// main connection, then on each worker stream in order, each as a u16 little-endian
 /// length and that many bytes (a missing or short part is what it is: the stream ends).
 pub fn parallel_peer(data: &[u8]) {
-    let Some((&setup, rest)) = data.split_first() else {
-        return;
-    };
+    let _ = parallel_peer_run(data);
+}
+
+/// [`parallel_peer`]'s run, with its result (`None` for an empty input).
+pub fn parallel_peer_run(data: &[u8]) -> Option<Result<Outcome, ProtocolError>> {
+    let (&setup, rest) = data.split_first()?;
     let (party, config) = parallel_setup(setup);
     let mut parts = split_parts(rest);
     let main = if parts.is_empty() {
@@ -540,7 +555,7 @@ pub fn parallel_peer(data: &[u8]) {
     let mut streams = ScriptedStreams { scripts: parts };
     let pc = parallel_circuit();
     let visibility = vec![Visibility::Both; pc.layout.output_widths.len()];
-    let _ = run_parallel(
+    Some(run_parallel(
         party,
         &mut ch,
         &mut streams,
@@ -550,7 +565,7 @@ pub fn parallel_peer(data: &[u8]) {
         &parallel_input(party),
         &config,
         &AtomicU64::new(0),
-    );
+    ))
 }
 
 /// Splits `bytes` into parts, each a u16 little-endian length and that many bytes (the last

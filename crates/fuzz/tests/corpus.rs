@@ -119,8 +119,8 @@ fn protocol_seeds_start_with_the_current_hello() {
 }
 
 /// The checksum fix-up makes an edited file pass both checksums, so that the fuzzer reaches
-/// the decoders: one more wire in a real file's layout fails on the header checksum as it
-/// is, and reads as that circuit once the checksums are fixed.
+/// the checks behind them: one more wire in a real file's layout fails on the header
+/// checksum as it is, and on the wire count itself once the checksums are fixed.
 #[test]
 fn fixed_up_checksums_let_an_edit_reach_the_decoder() {
     use pgc_circuit::pgcfile::read_pgc_from;
@@ -133,7 +133,31 @@ fn fixed_up_checksums_let_an_edit_reach_the_decoder() {
     let raw = read_pgc_from(&file[..]).unwrap_err().to_string();
     assert!(raw.contains("checksum"), "{raw}");
     pgc_fuzz::fix_pgc_checksums(&mut file);
-    let (fixed, _) = read_pgc_from(&file[..]).expect("the fixed-up file reads");
-    assert_eq!(fixed.layout.num_wires, num_wires);
-    assert_eq!(fixed.gates, original.gates);
+    let fixed = read_pgc_from(&file[..]).unwrap_err().to_string();
+    assert!(
+        fixed.contains(&format!("declares {num_wires} wires")),
+        "{fixed}"
+    );
+}
+
+/// The protocol seeds reach the end of the protocol: an honest party given the recorded
+/// messages of an honest peer completes the run (with fresh randomness its outputs are
+/// meaningless, but every decoder on the way has seen well-formed messages), so the fuzzer
+/// mutates messages at every stage, not only the first.
+#[test]
+fn protocol_seeds_run_to_the_outputs() {
+    let root = repo_root().join("fuzz/seeds");
+    let evaluator = std::fs::read(root.join("yao_evaluator/honest")).expect("the seed");
+    pgc_fuzz::yao_evaluator_run(&evaluator).expect("the evaluator completes");
+    let garbler = std::fs::read(root.join("yao_garbler/honest")).expect("the seed");
+    pgc_fuzz::yao_garbler_run(&garbler).expect("the garbler completes");
+    let seeds = files_in(&root.join("parallel_peer"));
+    assert!(seeds.len() >= 10, "a seed per mode and party");
+    for seed in seeds {
+        let data = std::fs::read(&seed).expect("the seed");
+        let outcome = pgc_fuzz::parallel_peer_run(&data).expect("a non-empty seed");
+        if let Err(e) = outcome {
+            panic!("{}: {e}", seed.display());
+        }
+    }
 }
