@@ -359,6 +359,8 @@ pub fn yao_hello(party: Party) -> Hello {
         input_widths: c.layout.input_widths.clone(),
         output_widths: c.layout.output_widths.clone(),
         output_visibility: vec![Visibility::Both; c.layout.output_widths.len()],
+        // What a plain circuit states (the `GateSource` default).
+        value_format: pgc_circuit::ValueFormat::Bits,
     }
 }
 
