@@ -1446,26 +1446,6 @@ fn read_any<R: Read>(reader: R) -> Result<(Loaded, Interface), PgcFileError> {
     }
     if header.version == PGC_FORMAT_VERSION {
         let (header, gates) = PgcReader::after_header(src, header).read_all()?;
-        // Checking and converting the circuit takes memory per declared wire, so a wire
-        // count no input or gate can use is refused first (pgc writes exactly inputs +
-        // gates). Found by fuzzing: a 1 KB file declaring 2^32 wires took gigabytes.
-        let settable = header
-            .layout
-            .input_widths
-            .iter()
-            .map(|&w| w as u64)
-            .sum::<u64>()
-            + gates.len() as u64;
-        if header.layout.num_wires as u64 > settable {
-            return Err(malformed(
-                LAYOUT_OFFSET,
-                format!(
-                    "the layout declares {} wires, but its inputs and {} gates set at most {settable}",
-                    header.layout.num_wires,
-                    gates.len()
-                ),
-            ));
-        }
         let circuit = Circuit {
             layout: header.layout,
             gates,
