@@ -337,15 +337,14 @@ impl<'a> Reader<'a> {
         self.take(4)
             .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
     }
+    /// A port name or C type: UTF-8 without control characters, or the hello is refused.
+    /// pgc only sends printable names; anything else is not a pgc party, and refusing it
+    /// (rather than repairing it) keeps terminal escapes from the peer out of this party's
+    /// error messages and keeps a decoded hello equal to the bytes that were sent.
     fn string(&mut self) -> Option<String> {
         let len = self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))? as usize;
-        // Shown in errors on this party's terminal: no control characters from the peer.
-        Some(
-            String::from_utf8_lossy(self.take(len)?)
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect(),
-        )
+        let text = std::str::from_utf8(self.take(len)?).ok()?;
+        (!text.chars().any(char::is_control)).then(|| text.to_string())
     }
 }
 
@@ -466,16 +465,17 @@ mod tests {
             e.contains("a compiled program's typed values here, untyped values in bit order lsb0 at the peer"),
             "{e}"
         );
-        // A type name with a terminal escape arrives without its control characters.
-        let mut evil = with(ValueFormat::Typed(vec![(
+        // A type name with a terminal escape, or a name that is not UTF-8, is refused.
+        let evil = with(ValueFormat::Typed(vec![(
             "INPUT_A_x".into(),
             "\x1b[2J".into(),
         )]));
-        evil.value_format = Hello::from_bytes(&evil.to_bytes()).unwrap().value_format;
-        assert_eq!(
-            evil.value_format,
-            ValueFormat::Typed(vec![("INPUT_A_x".into(), " [2J".into())])
-        );
+        assert!(Hello::from_bytes(&evil.to_bytes()).is_err());
+        let mut bytes =
+            with(ValueFormat::Typed(vec![("INPUT_A_x".into(), "int".into())])).to_bytes();
+        let at = bytes.len() - 1;
+        bytes[at] = 0xff;
+        assert!(Hello::from_bytes(&bytes).is_err(), "invalid UTF-8");
     }
 
     #[test]
