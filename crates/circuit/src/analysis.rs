@@ -407,6 +407,25 @@ pub struct CircuitStats {
     pub peak_live_wires: u64,
 }
 
+/// Level widths (ANDs per level, each > 0) in power-of-two buckets `[2^i, 2^(i+1) - 1]`,
+/// only non-empty buckets, narrowest first.
+pub fn width_histogram(widths: &[u64]) -> Vec<WidthBucket> {
+    let mut histogram: Vec<WidthBucket> = Vec::new();
+    for &n in widths.iter().filter(|&&n| n > 0) {
+        let min = 1u64 << (63 - n.leading_zeros());
+        match histogram.iter_mut().find(|b| b.min == min) {
+            Some(b) => b.levels += 1,
+            None => histogram.push(WidthBucket {
+                min,
+                max: min.saturating_mul(2) - 1,
+                levels: 1,
+            }),
+        }
+    }
+    histogram.sort_by_key(|b| b.min);
+    histogram
+}
+
 /// Computes [`CircuitStats`].
 ///
 /// # Panics
@@ -435,20 +454,7 @@ pub fn stats(c: &Circuit) -> CircuitStats {
         }
     }
     let widths: Vec<u64> = per_level.into_iter().filter(|&n| n > 0).collect();
-    let mut histogram: Vec<WidthBucket> = Vec::new();
-    for &n in &widths {
-        let exp = 63 - n.leading_zeros();
-        let min = 1u64 << exp;
-        match histogram.iter_mut().find(|b| b.min == min) {
-            Some(b) => b.levels += 1,
-            None => histogram.push(WidthBucket {
-                min,
-                max: min.saturating_mul(2) - 1,
-                levels: 1,
-            }),
-        }
-    }
-    histogram.sort_by_key(|b| b.min);
+    let histogram = width_histogram(&widths);
     let and_gates = counts[Op::And as usize];
     CircuitStats {
         gates: c.gates.len() as u64,

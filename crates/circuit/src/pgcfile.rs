@@ -250,6 +250,47 @@ use crate::parallel::{Instance, ParallelCircuit, ParallelError, Phase, Region, T
 use crate::ports::Interface;
 use crate::typed::{InterfaceMismatch, check_interface};
 
+/// Bytes of a file-backed source checked with one hash before any of them is decoded in a
+/// pass (smaller in tests, so that small files have several).
+const SEGMENT_BYTES: u64 = if cfg!(test) { 1 << 12 } else { 1 << 20 };
+
+/// A stretch of a file as it was when it was opened.
+#[derive(Clone, Debug)]
+struct Segment {
+    bytes: u64,
+    hash: [u8; 32],
+}
+
+/// Records a BLAKE3 hash of every stretch of a file while it is read once at open; each
+/// source decides where a stretch ends (the compact file at block boundaries, the unrolled
+/// one at [`SEGMENT_BYTES`] exactly).
+#[derive(Default)]
+struct SegmentHashes {
+    segments: Vec<Segment>,
+    hasher: blake3::Hasher,
+    /// Bytes in the open stretch.
+    bytes: u64,
+}
+
+impl SegmentHashes {
+    fn update(&mut self, bytes: &[u8]) {
+        self.hasher.update(bytes);
+        self.bytes += bytes.len() as u64;
+    }
+
+    /// Ends the open stretch, if it holds anything.
+    fn close(&mut self) {
+        if self.bytes > 0 {
+            self.segments.push(Segment {
+                bytes: self.bytes,
+                hash: *self.hasher.finalize().as_bytes(),
+            });
+            self.hasher.reset();
+            self.bytes = 0;
+        }
+    }
+}
+
 /// Why the last pass over a file-backed gate source stopped short, kept for the caller: a
 /// [`GateSource`](crate::GateSource) pass cannot return a file error itself (its error type
 /// is the consumer's), so it hands out fewer gates and records the cause here, and the

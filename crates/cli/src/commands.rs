@@ -442,15 +442,7 @@ fn unrolled_info(
         .collect();
     let max_width = levels.iter().copied().max().unwrap_or(0);
     let mean_width = s.and_gates as f64 / levels.len().max(1) as f64;
-    let mut histogram: Vec<(u64, u64)> = Vec::new();
-    for &n in &levels {
-        let min = 1u64 << (63 - n.leading_zeros());
-        match histogram.iter_mut().find(|(m, _)| *m == min) {
-            Some((_, count)) => *count += 1,
-            None => histogram.push((min, 1)),
-        }
-    }
-    histogram.sort_unstable();
+    let histogram = pgc_circuit::analysis::width_histogram(&levels);
     let label_bytes = l.num_wires as u64 * 16;
     let in_regions: u64 = s.regions.iter().map(|r| r.and_gates).sum();
     if args.json {
@@ -469,10 +461,7 @@ fn unrolled_info(
             "and_levels": levels.len(),
             "max_width": max_width,
             "mean_width": mean_width,
-            "width_histogram": histogram
-                .iter()
-                .map(|&(min, levels)| json!({"min": min, "max": min.saturating_mul(2) - 1, "levels": levels}))
-                .collect::<Vec<_>>(),
+            "width_histogram": histogram,
             "label_bytes_when_run": label_bytes,
             "fingerprint": hex(&uf.fingerprint()),
             "regions": s.regions.iter().map(|r| json!({
@@ -486,7 +475,7 @@ fn unrolled_info(
             v["inputs"] = inputs;
             v["outputs"] = outputs;
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
     let widths = |w: &[u32]| {
@@ -495,8 +484,8 @@ fn unrolled_info(
             .collect::<Vec<_>>()
             .join("+")
     };
-    println!("circuit      {} (streamed)", args.c.circuit);
-    println!(
+    outln!("circuit      {} (streamed)", args.c.circuit);
+    outln!(
         "gates        {} (AND {}, XOR {}, INV {}, copies {}, constants {})",
         report::group(s.gates),
         report::group(s.and_gates),
@@ -505,7 +494,7 @@ fn unrolled_info(
         report::group(s.copy_gates),
         report::group(s.const_gates)
     );
-    println!(
+    outln!(
         "wires        {} (inputs {} = {}, outputs {} = {})",
         report::group(l.num_wires as u64),
         l.num_input_wires(),
@@ -513,26 +502,26 @@ fn unrolled_info(
         l.output_wires.len(),
         widths(&l.output_widths)
     );
-    println!(
+    outln!(
         "AND depth    {} to the outputs, {} AND levels in all; widest level {} ANDs, mean {:.1}",
         s.and_depth,
         levels.len(),
         max_width,
         mean_width
     );
-    print!("level widths");
-    for &(min, count) in &histogram {
-        print!("  {}..{}: {}", min, min.saturating_mul(2) - 1, count);
+    out!("level widths");
+    for b in &histogram {
+        out!("  {}..{}: {}", b.min, b.max, b.levels);
     }
-    println!(" (ANDs per level: levels)");
-    println!(
+    outln!(" (ANDs per level: levels)");
+    outln!(
         "live wires   not counted when streaming; run with --parallel none, it needs {} of \
          labels per party (every wire)",
         report::bytes(label_bytes)
     );
-    println!("fingerprint  {}", hex(&uf.fingerprint()));
+    outln!("fingerprint  {}", hex(&uf.fingerprint()));
     if !s.regions.is_empty() {
-        println!(
+        outln!(
             "regions      {} parallel region(s) holding {:.1}% of the AND gates",
             s.regions.len(),
             100.0 * in_regions as f64 / s.and_gates.max(1) as f64
@@ -540,7 +529,7 @@ fn unrolled_info(
     }
     if let Some(iface) = iface {
         for line in typed_io::interface_lines(iface) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(())

@@ -11,22 +11,12 @@ use super::{
     LAYOUT_OFFSET, PgcErrorKind, PgcFileError, PgcHeader, get_bit, malformed, set_bit,
     unjustified_wires,
 };
+use super::{SEGMENT_BYTES, Segment, SegmentHashes};
 use crate::compact::{
     CompactError, CompactStats, Expander, Item, Location, Template, fingerprint_parts, hash_items,
 };
 use crate::ir::{Gate, GateSource, Layout, Op, WireId};
 use crate::ports::Interface;
-
-/// Main-body bytes (blocks with their headers) that one pass checks with one hash before it
-/// expands any of them (smaller in tests, so that small files have several).
-const SEGMENT_BYTES: u64 = if cfg!(test) { 1 << 12 } else { 1 << 20 };
-
-/// A stretch of the main body's blocks as they were when the file was opened.
-#[derive(Clone, Debug)]
-struct Segment {
-    bytes: u64,
-    hash: [u8; 32],
-}
 
 /// A compact circuit file (format version 3) as a [`GateSource`]: the garbler sees the
 /// expansion (as with [`CompactSource`](crate::compact::CompactSource), with the same
@@ -100,35 +90,14 @@ impl<E> From<io::Error> for PassError<E> {
     }
 }
 
-/// Builds the segment list while the main body is read once.
-#[derive(Default)]
-struct SegmentBuilder {
-    segments: Vec<Segment>,
-    hasher: blake3::Hasher,
-    bytes: u64,
-}
-
-impl SegmentBuilder {
-    /// Adds one block: its header fields and records, as they are in the file.
-    fn add_block(&mut self, n: u32, records: &[u8]) {
-        self.hasher.update(&n.to_le_bytes());
-        self.hasher.update(&(records.len() as u32).to_le_bytes());
-        self.hasher.update(records);
-        self.bytes += 8 + records.len() as u64;
-        if self.bytes >= SEGMENT_BYTES {
-            self.close();
-        }
-    }
-
-    fn close(&mut self) {
-        if self.bytes > 0 {
-            self.segments.push(Segment {
-                bytes: self.bytes,
-                hash: *self.hasher.finalize().as_bytes(),
-            });
-            self.hasher.reset();
-            self.bytes = 0;
-        }
+/// Adds one main-body block to the stretch hashes: its header fields and records, as they
+/// are in the file; a stretch ends at the first block boundary past [`SEGMENT_BYTES`].
+fn hash_block(segments: &mut SegmentHashes, n: u32, records: &[u8]) {
+    segments.update(&n.to_le_bytes());
+    segments.update(&(records.len() as u32).to_le_bytes());
+    segments.update(records);
+    if segments.bytes >= SEGMENT_BYTES {
+        segments.close();
     }
 }
 
@@ -152,7 +121,7 @@ impl CompactFile {
         let num_wires = reader.layout().num_wires;
         let mut fingerprint = fingerprint_parts(reader.layout(), reader.templates());
         let mut check = MainCheck::new(reader.layout());
-        let mut segments = SegmentBuilder::default();
+        let mut segments = SegmentHashes::default();
         let mut items = Vec::new();
         loop {
             items.clear();
@@ -161,7 +130,7 @@ impl CompactFile {
             if n == 0 {
                 break;
             }
-            segments.add_block(n as u32, &reader.buf);
+            hash_block(&mut segments, n as u32, &reader.buf);
             hash_items(&mut fingerprint, &items);
             check
                 .items(&items, first_item, &reader.template_counts)

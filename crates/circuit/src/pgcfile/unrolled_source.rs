@@ -15,24 +15,13 @@ use std::path::{Path, PathBuf};
 
 use super::{
     LAYOUT_OFFSET, PGC_COMPACT_FORMAT_VERSION, PGC_FORMAT_VERSION, PgcErrorKind, PgcFileError,
-    PgcHeader, PgcReader, PhaseSink, check_wires_justified, read_header, read_parallel_phases,
-    unjustified_wires,
+    PgcHeader, PgcReader, PhaseSink, SEGMENT_BYTES, Segment, SegmentHashes, check_wires_justified,
+    read_header, read_parallel_phases, unjustified_wires,
 };
 use crate::ir::{CHUNK_GATES, Gate, GateSource, Layout, Op, WireId};
 use crate::limits::MemoryNeed;
 use crate::parallel::{Instance, Template};
 use crate::ports::Interface;
-
-/// Bytes of file checked with one hash before any of them is decoded in a pass (smaller
-/// in tests, so that small files have several).
-const SEGMENT_BYTES: u64 = if cfg!(test) { 1 << 12 } else { 1 << 20 };
-
-/// A stretch of the file as it was when it was opened.
-#[derive(Clone, Debug)]
-struct Segment {
-    bytes: u64,
-    hash: [u8; 32],
-}
 
 /// Statistics of an unrolled circuit, computed in the one streaming pass of
 /// [`UnrolledFile::open`]: memory follows the wires (a depth per wire), never the gates.
@@ -121,17 +110,15 @@ impl UnrolledFile {
         let file_len = file.metadata()?.len();
         let mut tee = SegmentTee {
             inner: BufReader::with_capacity(1 << 16, file),
-            segments: Vec::new(),
-            hasher: blake3::Hasher::new(),
-            bytes: 0,
+            hashes: SegmentHashes::default(),
         };
         let mut stats = StatsSink {
             file_len,
             ..StatsSink::default()
         };
         let (header, flat) = stream_file(&mut tee, &mut stats)?;
-        tee.close();
-        if tee.segments.iter().map(|s| s.bytes).sum::<u64>() != file_len {
+        tee.hashes.close();
+        if tee.hashes.segments.iter().map(|s| s.bytes).sum::<u64>() != file_len {
             return Err(changed("its length changed while it was read".into()));
         }
         let layout = flat_layout(&header.layout, flat.internal_wires)?;
@@ -141,7 +128,7 @@ impl UnrolledFile {
             header,
             layout,
             file_len,
-            segments: tee.segments,
+            segments: tee.hashes.segments,
             stats: stats.stats,
             fingerprint: [0; 32],
             error: super::LastPassError::default(),
@@ -438,37 +425,22 @@ impl PhaseSink for Flatten<'_> {
     }
 }
 
-/// Records a hash of every stretch of about [`SEGMENT_BYTES`] of what is read through it.
+/// Records a hash of every stretch of exactly [`SEGMENT_BYTES`] (the last one shorter) of
+/// what is read through it.
 struct SegmentTee<R> {
     inner: R,
-    segments: Vec<Segment>,
-    hasher: blake3::Hasher,
-    bytes: u64,
+    hashes: SegmentHashes,
 }
 
 impl<R: Read> Read for SegmentTee<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let room = (SEGMENT_BYTES - self.bytes).min(buf.len() as u64) as usize;
+        let room = (SEGMENT_BYTES - self.hashes.bytes).min(buf.len() as u64) as usize;
         let n = self.inner.read(&mut buf[..room])?;
-        self.hasher.update(&buf[..n]);
-        self.bytes += n as u64;
-        if self.bytes == SEGMENT_BYTES {
-            self.close();
+        self.hashes.update(&buf[..n]);
+        if self.hashes.bytes == SEGMENT_BYTES {
+            self.hashes.close();
         }
         Ok(n)
-    }
-}
-
-impl<R> SegmentTee<R> {
-    fn close(&mut self) {
-        if self.bytes > 0 {
-            self.segments.push(Segment {
-                bytes: self.bytes,
-                hash: *self.hasher.finalize().as_bytes(),
-            });
-            self.hasher.reset();
-            self.bytes = 0;
-        }
     }
 }
 
