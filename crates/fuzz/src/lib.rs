@@ -361,6 +361,7 @@ pub fn yao_hello(party: Party) -> Hello {
         output_visibility: vec![Visibility::Both; c.layout.output_widths.len()],
         // What a plain circuit states (the `GateSource` default).
         value_format: pgc_circuit::ValueFormat::Bits,
+        security: pgc_protocol::Security::SemiHonest,
     }
 }
 

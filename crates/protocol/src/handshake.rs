@@ -7,14 +7,16 @@
 use pgc_circuit::{BitOrder, ValueFormat, Visibility};
 use pgc_net::Channel;
 
+use crate::malicious::Security;
 use crate::yao::{Party, ProtocolError};
 
 /// Bumped whenever the messages of the protocol change (2: output visibility in the hello,
 /// permute bits instead of output bits from B; 3: the parallel protocol's mode agreement,
 /// worker streams and inter-party role transfers; 4: the end-of-tables frame and the
 /// completion ("done") messages before any output, see [`crate::completion`]; the value
-/// format in the hello).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// format in the hello; 5: the security level in the hello, the malicious and
+/// dual-execution protocols).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
@@ -35,6 +37,8 @@ pub struct Hello {
     pub output_visibility: Vec<Visibility>,
     /// How this party reads its inputs and prints its outputs.
     pub value_format: ValueFormat,
+    /// The security level this party runs (both must run the same).
+    pub security: Security,
 }
 
 fn visibility_byte(v: Visibility) -> u8 {
@@ -68,6 +72,7 @@ impl Hello {
         v.extend_from_slice(MAGIC);
         v.extend_from_slice(&self.version.to_le_bytes());
         v.push(self.party as u8);
+        v.extend_from_slice(&self.security.to_bytes());
         v.extend_from_slice(&self.fingerprint);
         v.extend_from_slice(&(self.input_widths.len() as u32).to_le_bytes());
         for (w, o) in self.input_widths.iter().zip(&self.input_owners) {
@@ -120,6 +125,9 @@ impl Hello {
             )));
         }
         let party = Party::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
+        let security_tag = r.u8().ok_or_else(garbage)?;
+        let security =
+            Security::from_bytes(security_tag, r.u32().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let fingerprint: [u8; 32] = r.take(32).ok_or_else(garbage)?.try_into().unwrap();
         let n_in = r.u32().ok_or_else(garbage)? as usize;
         if n_in > bytes.len() {
@@ -176,6 +184,7 @@ impl Hello {
             output_widths,
             output_visibility,
             value_format,
+            security,
         })
     }
 
@@ -188,6 +197,13 @@ impl Hello {
                 "both parties chose to be party {}: one must run with --party a and the other \
                  with --party b",
                 self.party.letter()
+            ));
+        }
+        if peer.security != self.security {
+            return fail(format!(
+                "the parties run different security levels: {} here, {} at the peer (give \
+                 both the same --security and --stat-sec)",
+                self.security, peer.security
             ));
         }
         if peer.input_widths != self.input_widths || peer.output_widths != self.output_widths {
@@ -367,7 +383,25 @@ mod tests {
                 ("OUTPUT_s".into(), "int64_t".into()),
                 ("OUTPUT_B_t".into(), "struct t { uint8_t c; }".into()),
             ]),
+            security: Security::SemiHonest,
         }
+    }
+
+    #[test]
+    fn security_levels_must_match() {
+        let a = hello(Party::A);
+        let mut b = hello(Party::B);
+        b.security = Security::Malicious { stat_sec: 40 };
+        assert_eq!(Hello::from_bytes(&b.to_bytes()).unwrap(), b);
+        let e = a.check_peer(&b).unwrap_err().to_string();
+        assert!(
+            e.contains("semi-honest here, malicious (s = 40) at the peer"),
+            "{e}"
+        );
+        let mut a40 = a.clone();
+        a40.security = Security::Malicious { stat_sec: 41 };
+        let e = a40.check_peer(&b).unwrap_err().to_string();
+        assert!(e.contains("--stat-sec"), "{e}");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 pub mod completion;
 pub mod handshake;
 pub mod local;
+pub mod malicious;
 pub mod parallel;
 pub mod yao;
 
@@ -17,6 +18,7 @@ pub use local::{
     LocalSecurity, run_local_parallel, run_local_parallel_secured, run_local_tcp,
     run_local_tcp_secured, run_local_tcp_with_visibility, split_inputs,
 };
+pub use malicious::Security;
 pub use parallel::{ParallelConfig, ParallelMode};
 pub use pgc_circuit::Visibility;
 pub use yao::{

@@ -35,6 +35,7 @@ use thiserror::Error;
 
 use crate::completion::{self, Done, Expected};
 use crate::handshake::{self, Hello, PROTOCOL_VERSION};
+use crate::malicious::Security;
 
 /// The two parties. A garbles, B evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -427,6 +428,28 @@ pub(crate) fn begin<S: GateSource>(
     me: Party,
     inputs: &[Vec<bool>],
 ) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
+    begin_secured(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        me,
+        inputs,
+        Security::SemiHonest,
+    )
+}
+
+/// [`begin`] for a run at the given security level (stated in the hello, so both parties
+/// must run the same).
+pub(crate) fn begin_secured<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    me: Party,
+    inputs: &[Vec<bool>],
+    security: Security,
+) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
     let start = Instant::now();
     check_own_inputs(circuit.layout(), owners, me, inputs)?;
     let n_out = circuit.layout().output_widths.len();
@@ -437,7 +460,7 @@ pub(crate) fn begin<S: GateSource>(
         )));
     }
     let counts = ch.counts();
-    handshake::exchange(ch, &hello(circuit, owners, visibility, me))?;
+    handshake::exchange(ch, &hello(circuit, owners, visibility, me, security))?;
     Ok((start, counts))
 }
 
@@ -446,6 +469,7 @@ fn hello<S: GateSource>(
     owners: &[Party],
     visibility: &[Visibility],
     party: Party,
+    security: Security,
 ) -> Hello {
     let layout = circuit.layout();
     Hello {
@@ -457,6 +481,7 @@ fn hello<S: GateSource>(
         output_widths: layout.output_widths.clone(),
         output_visibility: visibility.to_vec(),
         value_format: circuit.value_format(),
+        security,
     }
 }
 

@@ -254,6 +254,7 @@ fn peer_disconnecting_mid_protocol_ends_the_run_quickly() {
             output_widths: add.layout.output_widths.clone(),
             output_visibility: pgc_protocol::all_visible(&add.layout),
             value_format: add.value_format(),
+            security: pgc_protocol::Security::SemiHonest,
         };
         cb.send_frame(&hello.to_bytes()).unwrap();
         cb.flush().unwrap();
