@@ -84,6 +84,14 @@ pub enum ProtocolError {
     /// The completion check failed (see [`crate::completion`]): no output was revealed.
     #[error("the run did not complete: {0}: no output was revealed")]
     Incomplete(String),
+    /// A check of the malicious or dual-execution protocol failed: the peer deviated from
+    /// the protocol (or the link corrupted data). The message names the check; no output
+    /// was accepted.
+    #[error("cheating detected: {0}; no output was accepted")]
+    CheatDetected(String),
+    /// The peer aborted the run because one of its checks failed.
+    #[error("the peer aborted the run: {0}; no output was accepted")]
+    PeerAborted(String),
 }
 
 /// Figures a run measured about itself.
