@@ -21,8 +21,11 @@ use pgc_net::Channel;
 
 use crate::yao::{Outcome, Party, ProtocolError};
 
+#[cfg(test)]
+mod cheat_tests;
 pub mod cut_and_choose;
 pub mod dual;
+mod input_ot;
 
 pub use cut_and_choose::{CopyPlan, run_cut_and_choose};
 pub use dual::run_dual_execution;
