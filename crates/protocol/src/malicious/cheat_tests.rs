@@ -306,3 +306,87 @@ fn a_wrong_ot_label_is_caught_when_checked_and_chosen() {
     );
     assert!(near(hits, runs, 9.0 / 28.0), "{hits} of {runs}");
 }
+
+/// The cheats `pgc demo` shows (it cannot cheat itself: release builds have no cheating
+/// party). Regenerate the recording with `PGC_RECORD_TRANSCRIPT=1 cargo test -p
+/// pgc-protocol caught_cheat_transcript`; otherwise this checks that the recording still
+/// matches what the protocol does (copy numbers, which vary per run, shown as #).
+#[test]
+fn caught_cheat_transcript() {
+    let mill = millionaires_circuit(8);
+    let owners = [Party::A, Party::B];
+    let vis = crate::yao::all_visible(mill.layout());
+    let values = [bits(120, 8), bits(45, 8)];
+    let plan = CopyPlan::for_stat_sec(40);
+    let mut text = format!(
+        "Recorded by `cargo test -p pgc-protocol caught_cheat_transcript` with a test-only \
+         cheating party\n(release builds of pgc contain none). Millionaires (8-bit), \
+         --security malicious --stat-sec 40:\n{} copies garbled, {} checked, {} evaluated.\n",
+        plan.copies,
+        plan.checked,
+        plan.evaluated()
+    );
+    let all_copies = u128::MAX;
+    let cases: [(&str, Cheat, Cheat); 4] = [
+        (
+            "A opens a wrong seed for a checked copy",
+            Cheat::WrongSeed,
+            Cheat::Honest,
+        ),
+        (
+            "A corrupts one garbled table in every copy",
+            Cheat::CorruptTable { copies: all_copies },
+            Cheat::Honest,
+        ),
+        (
+            "A commits to a wrong output decoding in every copy",
+            Cheat::WrongDecoding { copies: all_copies },
+            Cheat::Honest,
+        ),
+        (
+            "B reports a flipped result to A",
+            Cheat::Honest,
+            Cheat::WrongOutputToGarbler,
+        ),
+    ];
+    for (what, cheat_a, cheat_b) in cases {
+        let (a, b) = run_cc(&mill, &owners, &vis, &values, 40, cheat_a, cheat_b);
+        let show = |r: &Result<Outcome, ProtocolError>| match r {
+            Ok(o) => format!("output {:?}", flat(o)),
+            Err(e) => format!("error: {e}"),
+        };
+        let (honest, who) = if cheat_a == Cheat::Honest {
+            (&a, "A (honest)")
+        } else {
+            (&b, "B (honest)")
+        };
+        assert!(caught(honest), "{what}: {}", show(honest));
+        text.push_str(&format!("\ncheat: {what}\n  {who}: {}\n", show(honest)));
+    }
+    // "copy 17" → "copy #": which copy is checked varies from run to run.
+    let mut normalized = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("copy ") {
+        normalized.push_str(&rest[..at + 5]);
+        rest = &rest[at + 5..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 {
+            normalized.push('#');
+            rest = &rest[digits..];
+        }
+    }
+    normalized.push_str(rest);
+    let text = normalized;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/transcripts/caught-cheat.txt"
+    );
+    if std::env::var_os("PGC_RECORD_TRANSCRIPT").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let recorded = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(
+        recorded, text,
+        "docs/transcripts/caught-cheat.txt is stale: rerun with PGC_RECORD_TRANSCRIPT=1"
+    );
+}
