@@ -12,7 +12,7 @@ use pgc_crypto::{Block, Prg};
 use pgc_garble::{Evaluator, Garbler, random_delta};
 use pgc_net::TcpChannel;
 use pgc_ot::{IknpReceiver, IknpSender};
-use pgc_protocol::{LocalSecurity, Outcome, Party, all_visible, run_local_tcp_secured};
+use pgc_protocol::{LocalSecurity, Outcome, Party, Security, all_visible, run_local_tcp_at_level};
 use serde_json::json;
 
 use crate::progress::Progress;
@@ -50,7 +50,8 @@ enum BenchKind {
         ots: usize,
     },
     /// The whole protocol, both parties over loopback, on a streamed generated circuit:
-    /// over TLS (the default channel) and again over plaintext TCP, side by side.
+    /// over TLS (the default channel) and again over plaintext TCP, side by side, at the
+    /// --security level (give malicious a smaller --ands: it garbles ≈ 3.1·S copies).
     Run {
         /// AND gates in the generated circuit (rounded up to whole levels).
         #[arg(long, default_value_t = 52_000_000)]
@@ -64,6 +65,12 @@ enum BenchKind {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Under --security malicious: the threads per party that process the circuit
+        /// copies [default: every core of this machine].
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        #[command(flatten)]
+        level: crate::level::LevelArgs,
     },
     /// FGP efficiency by level width on AND-only random circuits (seed paper Fig. 5), and
     /// the FGP threshold τ derived from it (saved for later runs).
@@ -102,7 +109,27 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             width,
             tls_only,
             quiet,
-        } => bench_run(ands, width, tls_only, quiet || args.json, args.json),
+            threads,
+            level,
+        } => {
+            let level = level.resolve()?;
+            let threads = match threads {
+                Some(0) => bail!("--threads must be at least 1"),
+                Some(n) if n > pgc_protocol::parallel::MAX_THREADS => bail!(
+                    "--threads {n}: at most {} are supported",
+                    pgc_protocol::parallel::MAX_THREADS
+                ),
+                Some(n) => n,
+                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            };
+            let how = HowToRun {
+                level,
+                threads,
+                tls_only,
+                quiet: quiet || args.json,
+            };
+            bench_run(ands, width, &how, args.json)
+        }
         BenchKind::Width(a) => crate::experiments::width(a, args.json),
         BenchKind::Apps(a) => crate::experiments::apps(a, args.json),
         BenchKind::Ipp(a) => crate::experiments::ipp(a, args.json),
@@ -239,20 +266,28 @@ fn bench_ot(n: usize, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// What `pgc bench run` runs: the security level, its threads, which channels, quietly or not.
+struct HowToRun {
+    level: Security,
+    threads: usize,
+    tls_only: bool,
+    quiet: bool,
+}
+
 /// One protocol run of `circuit` over loopback with `security`, checked against
 /// cleartext evaluation; returns (A's outcome, B's outcome).
 fn protocol_run(
     circuit: &RandomLayered,
     security: LocalSecurity,
-    quiet: bool,
+    how: &HowToRun,
 ) -> Result<(Outcome, Outcome)> {
     let layout = circuit.layout().clone();
     let owners = [Party::A, Party::B];
     let mut prg = Prg::from_os_entropy();
     let a = vec![random_bits(&mut prg, layout.input_widths[0] as usize)];
     let b = vec![random_bits(&mut prg, layout.input_widths[1] as usize)];
-    let mut progress = Progress::new(circuit.and_count(), quiet);
-    let result = run_local_tcp_secured(
+    let mut progress = Progress::new(circuit.and_count(), how.quiet);
+    let result = run_local_tcp_at_level(
         circuit,
         &owners,
         &all_visible(&layout),
@@ -260,6 +295,8 @@ fn protocol_run(
         &b,
         Duration::from_secs(60),
         security,
+        how.level,
+        how.threads,
         &mut |n| progress.set(n),
     );
     progress.finish();
@@ -275,29 +312,41 @@ fn protocol_run(
 
 /// `pgc bench run`: the whole protocol over loopback TLS (as `pgc local` and `pgc run`
 /// use it) and, unless `tls_only`, again over plaintext TCP, side by side.
-fn bench_run(ands: u64, width: u32, tls_only: bool, quiet: bool, json: bool) -> Result<()> {
+fn bench_run(ands: u64, width: u32, how: &HowToRun, json: bool) -> Result<()> {
     let circuit = generated(ands, width)?;
-    let mut runs = vec![(
-        "TLS 1.3",
-        protocol_run(&circuit, LocalSecurity::Tls, quiet)?,
-    )];
-    if !tls_only {
+    let mut runs = vec![("TLS 1.3", protocol_run(&circuit, LocalSecurity::Tls, how)?)];
+    if !how.tls_only {
         runs.push((
             "plaintext",
-            protocol_run(&circuit, LocalSecurity::Plaintext, quiet)?,
+            protocol_run(&circuit, LocalSecurity::Plaintext, how)?,
         ));
     }
+    // The circuit's AND gates, computed securely once, whatever the level garbles for them:
+    // the rates compare the levels' cost for the same computation.
+    let and_gates = circuit.and_count();
     let figures = |(oa, ob): &(Outcome, Outcome)| {
         let s = &ob.stats;
-        json!({ "and_gates": s.and_gates, "seconds": s.seconds,
-                "and_per_sec": report::rate(s.and_gates, s.seconds),
+        json!({ "and_gates": and_gates, "seconds": s.seconds,
+                "and_per_sec": report::rate(and_gates, s.seconds),
                 "bytes_a_to_b": oa.stats.bytes_sent, "bytes_b_to_a": ob.stats.bytes_sent })
     };
     let tls_over_plain =
         (runs.len() == 2).then(|| runs[0].1.1.stats.seconds / runs[1].1.1.stats.seconds.max(1e-9));
+    let (protocol, stat_sec) = match how.level {
+        Security::SemiHonest => ("semi-honest Yao".to_string(), None),
+        // Once CopyPlan lands (`CopyPlan::for_stat_sec(s)` in pgc_protocol::malicious),
+        // name its copies and checked here and put them in the JSON ("copies", "checked").
+        Security::Malicious { stat_sec } => (
+            format!("malicious (s = {stat_sec}) cut-and-choose Yao"),
+            Some(stat_sec),
+        ),
+        Security::DualExecution => ("dual-execution Yao".to_string(), None),
+    };
     if json {
         let mut v = figures(&runs[0].1);
         v["tls"] = figures(&runs[0].1);
+        v["security"] = json!(how.level.name());
+        v["stat_sec"] = json!(stat_sec);
         if let Some(ratio) = tls_over_plain {
             v["plaintext"] = figures(&runs[1].1);
             v["tls_time_over_plaintext"] = json!(ratio);
@@ -306,15 +355,15 @@ fn bench_run(ands: u64, width: u32, tls_only: bool, quiet: bool, json: bool) -> 
         return Ok(());
     }
     outln!(
-        "semi-honest Yao, both parties on this machine over loopback, {} AND gates:",
-        report::group(runs[0].1.1.stats.and_gates)
+        "{protocol}, both parties on this machine over loopback, {} AND gates:",
+        report::group(and_gates)
     );
     for (name, (oa, ob)) in &runs {
         let s = &ob.stats;
         outln!(
             "  {name:<10} {:>8.2} s end to end, {}",
             s.seconds,
-            per_sec(report::rate(s.and_gates, s.seconds), "AND/s")
+            per_sec(report::rate(and_gates, s.seconds), "AND/s")
         );
         outln!("    {}", report::stats_line("party A (garbler)", &oa.stats));
         outln!(

@@ -16,14 +16,15 @@ use std::sync::atomic::AtomicU64;
 
 use pgc_net::connect::{accept_peer, connect_peer};
 use pgc_net::{LinkShape, SharedLink, TcpChannel};
+use pgc_protocol::malicious::run_secured;
 use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
-    LocalSecurity, Outcome, Party, run_evaluator_with_visibility, run_garbler_with_visibility,
-    run_local_parallel_secured, run_local_tcp_secured,
+    LocalSecurity, Outcome, Party, Security, run_local_parallel_secured, run_local_tcp_at_level,
 };
 use serde_json::{Value, json};
 
 use crate::circuits::{self, CircuitArgs, Loaded};
+use crate::level::LevelArgs;
 use crate::progress::Progress;
 use crate::report;
 use crate::typed_io::{self, Gathered, Scope};
@@ -98,12 +99,14 @@ pub struct ProtocolArgs {
     /// structs), a list of 0x-hex values for Bristol circuits.
     #[arg(long)]
     pub json: bool,
-    /// How the work is spread over threads (both parties must choose the same).
+    /// How the work is spread over threads (both parties must choose the same). Modes of the
+    /// semi-honest protocol: with another --security level the circuit runs sequentially, and
+    /// a mode other than auto or none is an error.
     #[arg(long, value_enum, default_value_t = ParallelArg::Auto, help_heading = "Parallelism")]
     pub parallel: ParallelArg,
     /// Worker threads per party (default: every core of this machine; the parties use the
     /// smaller of their two counts). Under ipp, this many garbling and as many evaluating
-    /// threads.
+    /// threads; under --security malicious, the threads that process the circuit copies.
     #[arg(long, value_name = "N", help_heading = "Parallelism")]
     pub threads: Option<usize>,
     /// Fine-grained threshold τ: an AND level is split among threads only where it has at
@@ -166,6 +169,32 @@ impl ProtocolArgs {
             threads,
             tau,
         })
+    }
+
+    /// The security level and how the work is spread. The levels against a cheating peer
+    /// run the sequential protocol (cut-and-choose spreads its circuit copies over
+    /// `--threads` instead), so an explicit parallel mode is refused there.
+    fn level_and_config(&self, level: &LevelArgs) -> Result<(Security, ParallelConfig)> {
+        let level = level.resolve()?;
+        let mut config = self.parallel_config()?;
+        if level != Security::SemiHonest {
+            if !matches!(self.parallel, ParallelArg::Auto | ParallelArg::None) {
+                let instead = match level {
+                    Security::Malicious { .. } => {
+                        "runs the circuit sequentially, up to --threads of its copies at a time"
+                    }
+                    _ => "runs the circuit sequentially",
+                };
+                bail!(
+                    "--parallel {} is a mode of the semi-honest protocol only; --security {} \
+                     {instead}: leave --parallel out (or give --parallel none)",
+                    config.mode.name(),
+                    level.name()
+                );
+            }
+            config.mode = ParallelMode::None;
+        }
+        Ok((level, config))
     }
 
     fn link_shape(&self) -> Result<LinkShape> {
@@ -235,6 +264,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub security: crate::security::SecurityArgs,
     #[command(flatten)]
+    pub level: LevelArgs,
+    #[command(flatten)]
     pub p: ProtocolArgs,
 }
 
@@ -261,6 +292,8 @@ pub struct LocalArgs {
     /// speeds; both parties are in this process either way).
     #[arg(long, help_heading = "Security")]
     pub insecure_plaintext: bool,
+    #[command(flatten)]
+    pub level: LevelArgs,
     #[command(flatten)]
     pub p: ProtocolArgs,
 }
@@ -635,6 +668,37 @@ pub fn eval(args: EvalArgs) -> Result<()> {
     Ok(())
 }
 
+/// Dual execution reveals every output to both parties (each evaluates the other's
+/// circuit and the outputs are compared), so an output for one party only is refused.
+fn check_outputs_for_level(
+    level: Security,
+    visibility: &[Visibility],
+    interface: Option<&Interface>,
+) -> Result<()> {
+    if level != Security::DualExecution || visibility.iter().all(|v| *v == Visibility::Both) {
+        return Ok(());
+    }
+    let private: Vec<String> = match interface {
+        Some(iface) => iface
+            .outputs
+            .iter()
+            .filter(|p| p.visibility != Visibility::Both)
+            .map(|p| p.name.clone())
+            .collect(),
+        None => vec![],
+    };
+    bail!(
+        "--security dual-execution reveals every output to both parties, but {} for one \
+         party only; rename them OUTPUT_x, or use --security malicious",
+        if private.is_empty() {
+            "this circuit has outputs".to_string()
+        } else {
+            let verb = if private.len() == 1 { "is" } else { "are" };
+            format!("{} {verb}", private.join(", "))
+        }
+    )
+}
+
 fn refuse_inputs_file(file: &Option<PathBuf>) -> Result<()> {
     if file.is_some() {
         bail!(
@@ -720,9 +784,9 @@ fn load_for_protocol(
 pub fn run(args: RunArgs) -> Result<()> {
     // Before anything else, so a missing flag costs no compile and no connection.
     let security = crate::security::resolve(&args.security)?;
+    let (level, config) = args.p.level_and_config(&args.level)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
-    let config = args.p.parallel_config()?;
     let shape = args.p.link_shape()?;
     let program = load_for_protocol(&args.c, &config, quiet)?;
     let parallel = parallel_form(&program, &config)?;
@@ -730,6 +794,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
+    check_outputs_for_level(level, &visibility, program.interface.as_ref())?;
     let me = match args.party {
         PartyArg::A => Party::A,
         PartyArg::B => Party::B,
@@ -770,6 +835,11 @@ pub fn run(args: RunArgs) -> Result<()> {
             me.letter(),
             crate::security::describe(&security)
         );
+        eprintln!(
+            "party {}: security level: {}",
+            me.letter(),
+            crate::level::describe(level)
+        );
     }
     let notes = crate::security::stderr_notes(me.letter(), !args.p.quiet);
     let session = Session {
@@ -779,6 +849,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         owners: &owners,
         visibility: &visibility,
         inputs: &inputs,
+        level,
         config: &config,
         security: &security,
         notes: &notes,
@@ -834,6 +905,7 @@ struct Session<'a> {
     owners: &'a [Party],
     visibility: &'a [Visibility],
     inputs: &'a [Vec<bool>],
+    level: Security,
     config: &'a ParallelConfig,
     security: &'a pgc_net::connect::ChannelSecurity,
     notes: &'a pgc_net::connect::RefusalNotes,
@@ -871,33 +943,25 @@ impl Session<'_> {
             None => {
                 let mut progress = Progress::new(circuit.and_count(), quiet);
                 let circuit = &WithValueFormat::new(circuit, value_format);
-                let outcome = match me {
-                    Party::A => run_garbler_with_visibility(
-                        &mut ch,
-                        circuit,
-                        self.owners,
-                        self.visibility,
-                        self.inputs,
-                        &mut |n| {
-                            progress.set(n);
-                            dog.set_ands(n);
-                        },
-                    ),
-                    Party::B => run_evaluator_with_visibility(
-                        &mut ch,
-                        circuit,
-                        self.owners,
-                        self.visibility,
-                        self.inputs,
-                        &mut |n| {
-                            progress.set(n);
-                            dog.set_ands(n);
-                        },
-                    ),
-                };
+                // Semi-honest: the plain garbler or evaluator.
+                let outcome = run_secured(
+                    &mut ch,
+                    circuit,
+                    self.owners,
+                    self.visibility,
+                    me,
+                    self.inputs,
+                    self.level,
+                    self.config.threads,
+                    &mut |n| {
+                        progress.set(n);
+                        dog.set_ands(n);
+                    },
+                );
                 progress.finish();
                 outcome
             }
+            // Only at the semi-honest level (`level_and_config` makes the others sequential).
             Some(pc) => {
                 let counter = dog.ands();
                 let side = match endpoint {
@@ -1023,9 +1087,9 @@ fn serve(
 }
 
 pub fn local(args: LocalArgs) -> Result<()> {
+    let (level, config) = args.p.level_and_config(&args.level)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
-    let config = args.p.parallel_config()?;
     let shape = args.p.link_shape()?;
     let program = load_for_protocol(&args.c, &config, quiet)?;
     let parallel = parallel_form(&program, &config)?;
@@ -1033,6 +1097,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
+    check_outputs_for_level(level, &visibility, program.interface.as_ref())?;
     let (a, b) = match &program.interface {
         Some(iface) => {
             args.c.check_typed()?;
@@ -1079,7 +1144,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let result = match &parallel {
         None if shape.is_none() => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
-            let r = run_local_tcp_secured(
+            let r = run_local_tcp_at_level(
                 circuit,
                 &owners,
                 &visibility,
@@ -1087,14 +1152,22 @@ pub fn local(args: LocalArgs) -> Result<()> {
                 &b,
                 timeout,
                 security,
+                level,
+                config.threads,
                 &mut |n| progress.set(n),
             );
             progress.finish();
             r
         }
-        None => {
+        None if level == Security::SemiHonest => {
             bail!("--rate-limit and --latency need the parallel protocol (any --parallel but none)")
         }
+        None => bail!(
+            "pgc local shapes the link only for the parallel semi-honest protocol; to try \
+             --security {} over a shaped link, run the two parties with pgc run (its \
+             --rate-limit and --latency work at every level)",
+            level.name()
+        ),
         Some(pc) => {
             let counter = AtomicU64::new(0);
             crate::progress::watch(pc.and_count(), quiet, &counter, || {
@@ -1137,6 +1210,9 @@ pub fn local(args: LocalArgs) -> Result<()> {
         None => print_hex(&merged, args.c.bit_order(), args.p.json, extra),
     }
     if !quiet {
+        if level != Security::SemiHonest {
+            eprintln!("security level: {}", crate::level::describe(level));
+        }
         eprintln!("{}", report::stats_line("party A (garbler)", &oa.stats));
         eprintln!("{}", report::stats_line("party B (evaluator)", &ob.stats));
     }

@@ -8,6 +8,7 @@ mod commands;
 mod compile;
 mod demo;
 mod experiments;
+mod level;
 mod plot;
 mod progress;
 mod report;
@@ -22,8 +23,9 @@ use clap::{Args, Parser, Subcommand};
 const ABOUT: &str = "\
 pgc runs a computation between two parties who each hold private inputs: a C program (compiled \
 to a Boolean circuit) or a circuit file. Each party learns the outputs it is meant to see and \
-nothing else about the other's inputs (semi-honest security: this holds when both run pgc \
-unmodified; a party that runs modified software could learn or change more).
+nothing else about the other's inputs. By default this holds when both run pgc unmodified \
+(semi-honest security); against a party running modified software, run both with --security \
+malicious (cut-and-choose) or --security dual-execution, at a cost (see pgc run --help).
 
 In a C program, parameters or locals named INPUT_A_x / INPUT_B_x are party A's / party B's \
 private inputs; OUTPUT_x is revealed to both, OUTPUT_A_x only to A, OUTPUT_B_x only to B.
@@ -52,7 +54,8 @@ const RUN_EXAMPLES: &str = "\
 What each party learns: the outputs revealed to it (OUTPUT_x both, OUTPUT_A_x only A,
 OUTPUT_B_x only B; outputs a party may not see are left out of its output) and nothing else
 about the other party's inputs. Both learn the program, the input and output types, and who
-owns what.
+owns what. That holds if the peer runs pgc unmodified; against a peer that may not, both
+give --security malicious or dual-execution (guarantees and costs above, under --security).
 
 The connection is TLS 1.3 with mutual authentication: confidentiality and integrity of
 everything sent, and each party talks only to the holder of the key it pinned (traffic volume
@@ -65,6 +68,10 @@ Examples:
   # A C program; each party gives only its own inputs, by name:
   pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000 --peer-key pgc1-9f2c...
   pgc run millionaires.c --party b --connect hostA:7000 --input income=7000 --peer-key pgc1-41ab...
+
+  # Against a peer that may run modified software (both sides give the same level):
+  pgc run millionaires.c --party a --listen 0.0.0.0:7000 --input income=5000 --security malicious
+  pgc run millionaires.c --party b --connect hostA:7000 --input income=7000 --security malicious
 
   # Arrays, structs, or a JSON file of inputs (compile once, copy the .pgc to both sides):
   pgc compile biomatch.c -D N=512        # writes biomatch.pgc
@@ -86,13 +93,15 @@ output visibility stops both with an error.";
 
 const LOCAL_EXAMPLES: &str = "\
 Both parties run in this process, so every output is shown (OUTPUT_A_x as party A decoded it,
-OUTPUT_B_x as party B did).
+OUTPUT_B_x as party B did). With --security malicious or dual-execution, this measures what
+the protection against a cheating peer costs (neither party here deviates).
 
 Examples:
   pgc local examples/millionaires.c --a income=5000 --b income=7000
   pgc local prog.c -D N=8 --a 'v=[1,2,3,4,5,6,7,8]' --b 'p={x: 1, y: -2}' --json
   pgc local prog.pgc --inputs inputs.json
   pgc local builtin:millionaires --a 5000000 --b 7250000
+  pgc local examples/millionaires.c --a income=5000 --b income=7000 --security malicious
   pgc local sha256.txt --a 0x61626380...18 --b 0x6a09e667...5be0cd19 --json";
 
 const EVAL_EXAMPLES: &str = "\

@@ -1,6 +1,8 @@
 //! Both parties in one process, talking over a real loopback TCP connection: for `pgc local`,
 //! `pgc demo`, benchmarks and tests. The connection is TLS with fresh keys by default, as
-//! between two machines ([`LocalSecurity`]); plaintext on request, to compare.
+//! between two machines ([`LocalSecurity`]); plaintext on request, to compare. The
+//! sequential protocol runs at any [`Security`] level ([`run_local_tcp_at_level`]); the
+//! parallel one is semi-honest only.
 
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
@@ -9,11 +11,9 @@ use pgc_circuit::{GateSource, ParallelCircuit, Visibility};
 use pgc_net::connect::{accept_peer, connect_peer, no_notes};
 use pgc_net::{ChannelSecurity, LinkShape, NetError, SharedLink, TcpChannel};
 
+use crate::malicious::{Security, run_secured};
 use crate::parallel::{ParallelConfig, TcpAcceptStreams, TcpConnectStreams, run_parallel};
-use crate::yao::{
-    Outcome, Party, ProtocolError, all_visible, run_evaluator_with_visibility,
-    run_garbler_with_visibility,
-};
+use crate::yao::{Outcome, Party, ProtocolError, all_visible};
 
 /// How the two parties of a local run connect.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -94,6 +94,36 @@ pub fn run_local_tcp_secured<S: GateSource>(
     security: LocalSecurity,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(Outcome, Outcome), ProtocolError> {
+    run_local_tcp_at_level(
+        circuit,
+        owners,
+        visibility,
+        a_inputs,
+        b_inputs,
+        timeout,
+        security,
+        Security::SemiHonest,
+        1,
+        progress,
+    )
+}
+
+/// [`run_local_tcp_secured`] at the security level `level`: each side runs
+/// [`run_secured`] (semi-honest: the plain garbler and evaluator), with `threads` worker
+/// threads for the malicious protocols' circuit copies.
+#[allow(clippy::too_many_arguments)]
+pub fn run_local_tcp_at_level<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    a_inputs: &[Vec<bool>],
+    b_inputs: &[Vec<bool>],
+    timeout: Duration,
+    security: LocalSecurity,
+    level: Security,
+    threads: usize,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<(Outcome, Outcome), ProtocolError> {
     let (a_security, b_security) = security.settings()?;
     let listener = TcpChannel::listen("127.0.0.1:0")?;
     let addr = listener.local_addr().to_string();
@@ -101,12 +131,32 @@ pub fn run_local_tcp_secured<S: GateSource>(
         let garbler = s.spawn(|| -> Result<Outcome, ProtocolError> {
             let mut ch = accept_peer(&listener, &a_security, timeout, &no_notes())?;
             ch.set_timeout(Some(timeout))?;
-            run_garbler_with_visibility(&mut ch, circuit, owners, visibility, a_inputs, &mut |_| {})
+            run_secured(
+                &mut ch,
+                circuit,
+                owners,
+                visibility,
+                Party::A,
+                a_inputs,
+                level,
+                threads,
+                &mut |_| {},
+            )
         });
         let evaluated = (|| -> Result<Outcome, ProtocolError> {
             let mut ch = connect_peer(&addr, &b_security, timeout)?;
             ch.set_timeout(Some(timeout))?;
-            run_evaluator_with_visibility(&mut ch, circuit, owners, visibility, b_inputs, progress)
+            run_secured(
+                &mut ch,
+                circuit,
+                owners,
+                visibility,
+                Party::B,
+                b_inputs,
+                level,
+                threads,
+                progress,
+            )
         })();
         let garbled = garbler
             .join()
