@@ -689,7 +689,7 @@ fn check_outputs_for_level(
     };
     bail!(
         "--security dual-execution reveals every output to both parties, but {} for one \
-         party only; rename them OUTPUT_x, or use --security malicious",
+         party only; reveal every output to both (OUTPUT_x), or use --security malicious",
         if private.is_empty() {
             "this circuit has outputs".to_string()
         } else {
