@@ -334,12 +334,19 @@ fn bench_run(ands: u64, width: u32, how: &HowToRun, json: bool) -> Result<()> {
         (runs.len() == 2).then(|| runs[0].1.1.stats.seconds / runs[1].1.1.stats.seconds.max(1e-9));
     let (protocol, stat_sec) = match how.level {
         Security::SemiHonest => ("semi-honest Yao".to_string(), None),
-        // Once CopyPlan lands (`CopyPlan::for_stat_sec(s)` in pgc_protocol::malicious),
-        // name its copies and checked here and put them in the JSON ("copies", "checked").
-        Security::Malicious { stat_sec } => (
-            format!("malicious (s = {stat_sec}) cut-and-choose Yao"),
-            Some(stat_sec),
-        ),
+        Security::Malicious { stat_sec } => {
+            let plan = pgc_protocol::malicious::CopyPlan::for_stat_sec(stat_sec);
+            (
+                format!(
+                    "malicious (s = {stat_sec}) cut-and-choose Yao, {} copies ({} checked, {} \
+                     evaluated)",
+                    plan.copies,
+                    plan.checked,
+                    plan.evaluated()
+                ),
+                Some(stat_sec),
+            )
+        }
         Security::DualExecution => ("dual-execution Yao".to_string(), None),
     };
     if json {

@@ -19,7 +19,7 @@ pub enum LevelArg {
     /// modified software, the honest party's inputs stay private and its outputs are
     /// correct, except with probability at most 2^-S (S = --stat-sec). A detected cheat
     /// aborts the run with an error naming the check that failed; no output is given. Costs
-    /// ≈ 3.1·S garbled copies of the circuit (123 for S = 40), ≈ 43% of them evaluated; the
+    /// ≈ 3.1·S garbled copies of the circuit (123 for S = 40, 45 of them evaluated); the
     /// circuit runs sequentially, up to --threads copies at a time.
     Malicious,
     /// Each party garbles once and evaluates the other's circuit, then a secure equality

@@ -180,7 +180,6 @@ fn two_parties(s: &Scratch, src: &str, a_args: &[&str], b_args: &[&str]) -> (Chi
 }
 
 #[test]
-#[ignore = "needs the malicious protocols (issue 11)"]
 fn parties_at_different_levels_stop_with_the_handshake_error() {
     let s = Scratch::new("levels", "mismatch");
     let cases: [(&[&str], &[&str]); 3] = [
@@ -215,7 +214,6 @@ fn parties_at_different_levels_stop_with_the_handshake_error() {
 }
 
 #[test]
-#[ignore = "needs the malicious protocols (issue 11)"]
 fn every_level_computes_the_same_outputs() {
     let s = Scratch::new("levels", "same");
     let program = example("dot_product.c");

@@ -112,7 +112,11 @@ fn a_streamed_circuit_runs_in_copy_groups_within_a_small_memory_budget() {
         .input_widths
         .iter()
         .enumerate()
-        .map(|(i, &w)| (0..w).map(|k| (k as usize * 7 + i).is_multiple_of(3)).collect())
+        .map(|(i, &w)| {
+            (0..w)
+                .map(|k| (k as usize * 7 + i).is_multiple_of(3))
+                .collect()
+        })
         .collect();
     let flat: Vec<bool> = values.iter().flatten().copied().collect();
     let want = eval_bits(&c, &flat);
