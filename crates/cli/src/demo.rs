@@ -17,6 +17,10 @@ use crate::report::{self, per_sec};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// A run with test-only cheating parties, recorded by the protocol's tests (which check
+/// that it still matches what the protocol does).
+const CAUGHT_CHEAT: &str = include_str!("../../../docs/transcripts/caught-cheat.txt");
+
 /// The C example the demo compiles (examples/millionaires.c, embedded in the binary).
 const MILLIONAIRES_C: &str = include_str!("../../../examples/millionaires.c");
 
@@ -124,12 +128,60 @@ pub fn demo(json: bool) -> Result<()> {
     ));
     results.push(json!({"name": "edit_distance_large.c --compact always", "OUTPUT_distance": distance, "correct": true, "stats": report::stats_json(&stats)}));
 
+    // 7. Against a cheater: the millionaires again at --security malicious, then a recorded
+    // run in which a cheating party is caught (this binary cannot cheat: the cheating party
+    // exists only in the tests, which recorded the transcript).
+    say(
+        "7. Against a cheating peer: the millionaires at --security malicious --stat-sec 40".into(),
+    );
+    let plan = pgc_protocol::malicious::CopyPlan::for_stat_sec(40);
+    let c = builder::millionaires_circuit(32);
+    let a = vec![parse_value(&wealth_a.to_string(), 32, BitOrder::Lsb0)?];
+    let b = vec![parse_value(&wealth_b.to_string(), 32, BitOrder::Lsb0)?];
+    let owners = [Party::A, Party::B];
+    let (oa, ob) = pgc_protocol::run_local_tcp_at_level(
+        &c,
+        &owners,
+        &pgc_protocol::all_visible(c.layout()),
+        &a,
+        &b,
+        TIMEOUT,
+        pgc_protocol::LocalSecurity::Tls,
+        pgc_protocol::Security::Malicious { stat_sec: 40 },
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        &mut |_| {},
+    )?;
+    let richer = visible(&ob)?[0][0];
+    check(
+        &oa,
+        &ob,
+        richer == (wealth_a > wealth_b),
+        "malicious millionaires",
+    )?;
+    say(format!(
+        "   result: A is richer = {richer}  [correct]; {} copies garbled, {} checked, {} evaluated\n   {}",
+        plan.copies,
+        plan.checked,
+        plan.evaluated(),
+        summary(&ob.stats)
+    ));
+    say(format!(
+        "   A recorded run with cheating parties (docs/transcripts/caught-cheat.txt):\n{}",
+        CAUGHT_CHEAT
+            .lines()
+            .map(|l| format!("   | {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    ));
+    results.push(json!({"name": "millionaires --security malicious", "a_richer": richer, "correct": true, "copies": plan.copies, "stats": report::stats_json(&ob.stats)}));
+
     if json {
         outln!("{}", json!({ "demos": results }));
     } else {
         outln!(
             "\nAll results correct. Each party learned the outputs and nothing else about the other's\n\
-             inputs (semi-honest security). Try your own: pgc local --help, pgc run --help."
+             inputs (semi-honest security in steps 1-6; step 7 also against a cheating peer).\n\
+             Try your own: pgc local --help, pgc run --help."
         );
     }
     Ok(())
