@@ -759,9 +759,13 @@ fn garble_pass<S: GateSource>(
     let gates_done = std::cell::Cell::new(0u64);
     let mut ands = 0u64;
     let mut step = |gates: &[Gate]| -> Result<(), ProtocolError> {
-        for_each_parallel(slots, threads, |s| s.garble(gates));
-        for s in slots.iter() {
-            sink(s)?;
+        // At most CHUNK_GATES gates per frame of each copy, whatever the source's chunks,
+        // so that every table frame stays within the evaluator's limit.
+        for part in gates.chunks(pgc_circuit::ir::CHUNK_GATES) {
+            for_each_parallel(slots, threads, |s| s.garble(part));
+            for s in slots.iter() {
+                sink(s)?;
+            }
         }
         gates_done.set(gates_done.get() + gates.len() as u64);
         ands += and_count(gates) as u64;
