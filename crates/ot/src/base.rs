@@ -26,10 +26,10 @@ use subtle::{Choice, ConditionallySelectable};
 const KEY_CONTEXT: &str = "pgc-ot base OT key derivation (Chou-Orlandi over Ristretto) v1";
 
 /// Bytes of one compressed point.
-const POINT_BYTES: usize = 32;
+pub(crate) const POINT_BYTES: usize = 32;
 
 /// A uniformly random scalar: 64 bytes from the Prg reduced modulo the group order.
-fn random_scalar(prg: &mut Prg) -> Scalar {
+pub(crate) fn random_scalar(prg: &mut Prg) -> Scalar {
     let mut wide = [0u8; 64];
     prg.fill_bytes(&mut wide);
     Scalar::from_bytes_mod_order_wide(&wide)
@@ -37,7 +37,7 @@ fn random_scalar(prg: &mut Prg) -> Scalar {
 
 /// Decodes point `index` of a peer's message, refusing non-canonical encodings and the
 /// identity (a degenerate point would make keys predictable).
-fn decode_point(bytes: &[u8], index: usize) -> Result<RistrettoPoint, OtError> {
+pub(crate) fn decode_point(bytes: &[u8], index: usize) -> Result<RistrettoPoint, OtError> {
     let compressed =
         CompressedRistretto::from_slice(bytes).map_err(|_| OtError::InvalidPoint { index })?;
     match compressed.decompress() {

@@ -31,7 +31,7 @@ pub const BATCH_OTS: usize = 1 << 16;
 const OT_HASH_KEY: Block = Block::from_bytes(*b"pgc/iknp-ot/tccr");
 
 /// Security parameter: number of base OTs and bits per extended OT row.
-const KAPPA: usize = 128;
+pub(crate) const KAPPA: usize = 128;
 
 /// OT-extension sender. In Yao it is the garbler: its secret is the free-XOR offset Δ.
 pub struct IknpSender {
@@ -60,13 +60,13 @@ pub struct IknpReceiver {
 }
 
 /// Blocks per column for a batch of `n` OTs (n rounded up to a multiple of 128).
-fn batch_width(n: usize) -> usize {
+pub(crate) fn batch_width(n: usize) -> usize {
     n.div_ceil(KAPPA)
 }
 
 /// Packs choice bits, 128 per block, bit j of the column at bit j % 128 of block j / 128;
 /// padding bits are 0.
-fn pack_choices(choices: &[bool], out: &mut [Block]) {
+pub(crate) fn pack_choices(choices: &[bool], out: &mut [Block]) {
     out.fill(Block::ZERO);
     for (block, bits) in out.iter_mut().zip(choices.chunks(KAPPA)) {
         let mut words = [0u64; 2];
@@ -223,17 +223,14 @@ impl IknpSender {
         )?;
         let stride = padded_stride(width);
         self.q.resize(KAPPA * stride, Block::ZERO);
-        let rows = self.q.chunks_exact_mut(stride);
-        let u_rows = self.u_frame.chunks_exact(16 * width);
-        for (i, ((q_row, u_row), column)) in rows.zip(u_rows).zip(&mut self.columns).enumerate() {
-            let q_row = &mut q_row[..width];
-            column.fill_blocks(q_row);
-            // q^i = G(k_{s_i}) ⊕ s_i·u^i, masking instead of branching on the secret s_i.
-            let mask = Block(((self.delta.0 >> i) & 1).wrapping_neg());
-            for (q, u) in q_row.iter_mut().zip(u_row.chunks_exact(16)) {
-                *q ^= Block::from_bytes(u.try_into().expect("16-byte chunk")) & mask;
-            }
-        }
+        expand_sender_columns(
+            &mut self.columns,
+            self.delta,
+            &self.u_frame,
+            width,
+            &mut self.q,
+            stride,
+        );
         transpose_into(&self.q, stride, out);
         self.next_index += n as u64;
         Ok(())
@@ -355,28 +352,73 @@ impl IknpReceiver {
         self.t.resize(KAPPA * stride, Block::ZERO);
         self.u.resize(KAPPA * width, Block::ZERO);
         self.row.resize(width, Block::ZERO);
-        let t_rows = self.t.chunks_exact_mut(stride);
-        let u_rows = self.u.chunks_exact_mut(width);
-        for ((t_row, u_row), (g0, g1)) in t_rows.zip(u_rows).zip(&mut self.columns) {
-            let t_row = &mut t_row[..width];
-            g0.fill_blocks(t_row);
-            g1.fill_blocks(&mut self.row);
-            // u^i = G(k0_i) ⊕ G(k1_i) ⊕ r.
-            for (((u, &t), &g), &r) in u_row
-                .iter_mut()
-                .zip(&*t_row)
-                .zip(&self.row)
-                .zip(&self.packed_choices)
-            {
-                *u = t ^ g ^ r;
-            }
-        }
+        expand_receiver_columns(
+            &mut self.columns,
+            &self.packed_choices,
+            &mut self.t,
+            stride,
+            &mut self.u,
+            &mut self.row,
+        );
         // Send before transposing so the sender can start on this batch meanwhile.
         ch.send_frame(Block::slice_as_bytes(&self.u))?;
         ch.flush()?;
         transpose_into(&self.t, stride, out);
         self.next_index += n as u64;
         Ok(())
+    }
+}
+
+/// The extension sender's matrix of one batch (the IKNP step, which KOS15 reuses as is):
+/// q^i = G(k_{s_i}) ⊕ s_i·u^i for every column i, s = `delta`, written as row i of `q`
+/// (rows at `stride`, `width` blocks used). `u_frame` holds the receiver's 128 rows of
+/// `width` blocks (at least `128 * width * 16` bytes; the rest is ignored).
+#[inline]
+pub(crate) fn expand_sender_columns(
+    columns: &mut [Prg],
+    delta: Block,
+    u_frame: &[u8],
+    width: usize,
+    q: &mut [Block],
+    stride: usize,
+) {
+    let rows = q.chunks_exact_mut(stride);
+    let u_rows = u_frame.chunks_exact(16 * width);
+    for (i, ((q_row, u_row), column)) in rows.zip(u_rows).zip(columns).enumerate() {
+        let q_row = &mut q_row[..width];
+        column.fill_blocks(q_row);
+        // q^i = G(k_{s_i}) ⊕ s_i·u^i, masking instead of branching on the secret s_i.
+        let mask = Block(((delta.0 >> i) & 1).wrapping_neg());
+        for (q, u) in q_row.iter_mut().zip(u_row.chunks_exact(16)) {
+            *q ^= Block::from_bytes(u.try_into().expect("16-byte chunk")) & mask;
+        }
+    }
+}
+
+/// The extension receiver's matrices of one batch (the IKNP step, which KOS15 reuses): for
+/// every column i, t^i = G(k0_i) as row i of `t` (rows at `stride`) and u^i = t^i ⊕
+/// G(k1_i) ⊕ r as row i of `u` (rows of `width` = `packed_choices.len()` blocks), r being
+/// the packed choice column. `row` (`width` blocks) is scratch.
+#[inline]
+pub(crate) fn expand_receiver_columns(
+    columns: &mut [(Prg, Prg)],
+    packed_choices: &[Block],
+    t: &mut [Block],
+    stride: usize,
+    u: &mut [Block],
+    row: &mut [Block],
+) {
+    let width = packed_choices.len();
+    let t_rows = t.chunks_exact_mut(stride);
+    let u_rows = u.chunks_exact_mut(width);
+    for ((t_row, u_row), (g0, g1)) in t_rows.zip(u_rows).zip(columns) {
+        let t_row = &mut t_row[..width];
+        g0.fill_blocks(t_row);
+        g1.fill_blocks(row);
+        // u^i = G(k0_i) ⊕ G(k1_i) ⊕ r.
+        for (((u, &t), &g), &r) in u_row.iter_mut().zip(&*t_row).zip(&*row).zip(packed_choices) {
+            *u = t ^ g ^ r;
+        }
     }
 }
 

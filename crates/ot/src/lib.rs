@@ -1,6 +1,15 @@
-//! Oblivious transfer for pgc, semi-honest security: Chou–Orlandi base OT over Ristretto
-//! ([`base`]) and IKNP OT extension ([`IknpSender`], [`IknpReceiver`]) with correlated,
-//! random and chosen-message variants, plus the fast bit-matrix [`transpose`] it rests on.
+//! Oblivious transfer for pgc.
+//!
+//! Semi-honest security (both parties follow the protocol): Chou–Orlandi base OT over
+//! Ristretto ([`base`]) and IKNP OT extension ([`IknpSender`], [`IknpReceiver`]) with
+//! correlated, random and chosen-message variants.
+//!
+//! Active security (either party may deviate): Masny–Rindal endemic base OT over Ristretto
+//! ([`endemic`]) and KOS15 random-OT extension with its consistency check ([`KosSender`],
+//! [`KosReceiver`]), built on the same column generators and [`transpose`] as IKNP, with
+//! [`gf128`] arithmetic for the check. A receiver caught by the check yields
+//! [`OtError::CheatDetected`]. Their random outputs are endemic (see [`kos`]): a malicious
+//! party may fix the keys it learns, so chosen messages are sent masked with the keys.
 //!
 //! Every message goes through a [`pgc_net::Channel`]; every received length is checked, so a
 //! misbehaving peer produces an [`OtError`], never a panic or an oversized allocation.
@@ -10,10 +19,14 @@ use pgc_net::{Channel, NetError};
 use thiserror::Error;
 
 pub mod base;
+pub mod endemic;
+pub mod gf128;
 pub mod iknp;
+pub mod kos;
 pub mod transpose;
 
 pub use iknp::{IknpReceiver, IknpSender};
+pub use kos::{KosReceiver, KosSender};
 
 /// What can go wrong in an OT protocol.
 #[derive(Debug, Error)]
@@ -30,6 +43,11 @@ pub enum OtError {
     /// The caller's arguments do not fit together (e.g. output and choice lengths).
     #[error("invalid OT call: {0}")]
     BadArgument(String),
+    /// The peer provably deviated from an actively secure protocol (a failed consistency
+    /// check, a commitment it does not open). Abort the session: nothing the protocol
+    /// produced may be used, and the same OT instance refuses to continue.
+    #[error("the peer cheated: {0}")]
+    CheatDetected(String),
 }
 
 /// Receives one frame that must be exactly `expected` bytes long, refusing longer frames
