@@ -4,11 +4,14 @@
 //! bit, each under its key), so the OT itself never sees a label.
 //!
 //! The OT must be actively secure: a malicious evaluator must not get both keys of a pair
-//! (it would learn both labels), and its choices must be well defined. See `pgc_ot::kos`.
+//! (it would learn both labels), and its choices must be well defined: KOS15 random-OT
+//! extension (Keller, Orsini, Scholl, CRYPTO 2015) on Masny–Rindal endemic base OTs
+//! (CCS 2019), see `pgc_ot::kos`. Its outputs are only "endemic" (a malicious party may fix
+//! its own keys), which is what one-time pads of chosen messages need (Masny–Rindal §5).
 
 use pgc_crypto::{Block, Prg};
 use pgc_net::Channel;
-use pgc_ot::{IknpReceiver, IknpSender};
+use pgc_ot::{KosReceiver, KosSender, OtError};
 
 use crate::yao::ProtocolError;
 
@@ -21,10 +24,8 @@ pub(crate) fn send_keys(
     n: usize,
     prg: &mut Prg,
 ) -> Result<Vec<(Block, Block)>, ProtocolError> {
-    // KOS: switch to the actively secure extension.
-    let delta = pgc_garble::random_delta(prg);
-    let mut ot = IknpSender::setup(ch, delta, prg)?;
-    let pairs = ot.send_random(ch, n)?;
+    let mut ot = KosSender::setup(ch, prg).map_err(cheat)?;
+    let pairs = ot.send_random(ch, n).map_err(cheat)?;
     ch.flush()?;
     Ok(pairs)
 }
@@ -35,8 +36,16 @@ pub(crate) fn receive_keys(
     choices: &[bool],
     prg: &mut Prg,
 ) -> Result<Vec<Block>, ProtocolError> {
-    let mut ot = IknpReceiver::setup(ch, prg)?;
-    let keys = ot.receive_random(ch, choices)?;
+    let mut ot = KosReceiver::setup(ch, prg).map_err(cheat)?;
+    let keys = ot.receive_random(ch, choices).map_err(cheat)?;
     ch.flush()?;
     Ok(keys)
+}
+
+/// A failed OT check is a detected cheat like any other.
+fn cheat(e: OtError) -> ProtocolError {
+    match e {
+        OtError::CheatDetected(m) => ProtocolError::CheatDetected(m),
+        e => e.into(),
+    }
 }
