@@ -208,25 +208,7 @@ pub fn run_garbler_with_visibility<S: GateSource>(
     let input_done = Instant::now();
 
     // Garbled tables, streamed, then the end-of-tables frame.
-    let mut tables: Vec<Block> =
-        Vec::with_capacity(TABLE_FRAME_BLOCKS + 2 * pgc_circuit::ir::CHUNK_GATES);
-    let (mut gates_done, mut blocks_sent) = (0u64, 0u64);
-    circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
-        garbler.garble(gates, &mut tables);
-        gates_done += gates.len() as u64;
-        if tables.len() >= TABLE_FRAME_BLOCKS {
-            ch.send_frame(Block::slice_as_bytes(&tables))?;
-            blocks_sent += tables.len() as u64;
-            tables.clear();
-        }
-        progress(garbler.and_gates_done());
-        Ok(())
-    })?;
-    if !tables.is_empty() {
-        ch.send_frame(Block::slice_as_bytes(&tables))?;
-        blocks_sent += tables.len() as u64;
-    }
-    ch.send_frame(&[])?;
+    let (gates_done, blocks_sent) = send_tables(ch, circuit, &mut garbler, progress, |_| {})?;
     let circuit_done = Instant::now();
 
     // Completeness before outputs.
@@ -312,24 +294,7 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
     ch.flush()?;
     let input_done = Instant::now();
 
-    let mut reader = TableReader::default();
-    let mut gates_done = 0u64;
-    let pass = circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
-        let tables = reader.take(ch, 2 * and_count(gates))?;
-        evaluator.evaluate(gates, tables)?;
-        gates_done += gates.len() as u64;
-        progress(evaluator.and_gates_done());
-        Ok(())
-    });
-    match pass {
-        // The garbler's tables ended before this party's gates did: its done message,
-        // next, says why (and the counts below show it).
-        Err(_) if reader.ended() => {}
-        Err(e) => return Err(e),
-        // This party's gates ended: read what the garbler sent up to its end of tables
-        // (more than the circuit's tables is a broken peer).
-        Ok(()) => reader.skip_to_end(ch, 2 * circuit.and_count())?,
-    }
+    let (gates_done, blocks_received) = receive_tables(ch, circuit, &mut evaluator, progress)?;
     let circuit_done = Instant::now();
 
     // Completeness before outputs.
@@ -338,7 +303,7 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
         Done {
             gates: gates_done,
             and_gates: evaluator.and_gates_done(),
-            blocks_received: reader.consumed() + reader.remaining() as u64,
+            blocks_received,
             ..Done::default()
         },
     );
@@ -365,6 +330,72 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
     ))
 }
 
+/// Garbles `circuit` chunk by chunk and streams the tables in frames of about
+/// [`TABLE_FRAME_BLOCKS`] blocks, then the empty end-of-tables frame. `before_send` sees
+/// each frame just before it goes out (a no-op except in the dual-execution tests'
+/// misbehaving garbler). Returns the gates garbled and the table blocks sent.
+pub(crate) fn send_tables<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    garbler: &mut Garbler,
+    progress: &mut dyn FnMut(u64),
+    mut before_send: impl FnMut(&mut [Block]),
+) -> Result<(u64, u64), ProtocolError> {
+    let mut tables: Vec<Block> =
+        Vec::with_capacity(TABLE_FRAME_BLOCKS + 2 * pgc_circuit::ir::CHUNK_GATES);
+    let (mut gates_done, mut blocks_sent) = (0u64, 0u64);
+    circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
+        garbler.garble(gates, &mut tables);
+        gates_done += gates.len() as u64;
+        if tables.len() >= TABLE_FRAME_BLOCKS {
+            before_send(&mut tables);
+            ch.send_frame(Block::slice_as_bytes(&tables))?;
+            blocks_sent += tables.len() as u64;
+            tables.clear();
+        }
+        progress(garbler.and_gates_done());
+        Ok(())
+    })?;
+    if !tables.is_empty() {
+        before_send(&mut tables);
+        ch.send_frame(Block::slice_as_bytes(&tables))?;
+        blocks_sent += tables.len() as u64;
+    }
+    ch.send_frame(&[])?;
+    Ok((gates_done, blocks_sent))
+}
+
+/// Evaluates `circuit` on the table frames [`send_tables`] streams, up to and including the
+/// end-of-tables frame. Returns the gates evaluated and the table blocks received; if the
+/// garbler's tables ended early it returns what it got, and the completion check that
+/// follows reports the shortfall on both sides.
+pub(crate) fn receive_tables<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    evaluator: &mut Evaluator,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(u64, u64), ProtocolError> {
+    let mut reader = TableReader::default();
+    let mut gates_done = 0u64;
+    let pass = circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
+        let tables = reader.take(ch, 2 * and_count(gates))?;
+        evaluator.evaluate(gates, tables)?;
+        gates_done += gates.len() as u64;
+        progress(evaluator.and_gates_done());
+        Ok(())
+    });
+    match pass {
+        // The garbler's tables ended before this party's gates did: its done message,
+        // next, says why (and the counts show it).
+        Err(_) if reader.ended() => {}
+        Err(e) => return Err(e),
+        // This party's gates ended: read what the garbler sent up to its end of tables
+        // (more than the circuit's tables is a broken peer).
+        Ok(()) => reader.skip_to_end(ch, 2 * circuit.and_count())?,
+    }
+    Ok((gates_done, reader.consumed() + reader.remaining() as u64))
+}
+
 /// The output wires `party` may see, value by value.
 pub(crate) fn output_wires_seen_by(
     layout: &Layout,
@@ -382,13 +413,24 @@ pub(crate) fn recv_bits(
     n: usize,
     what: &str,
 ) -> Result<Vec<bool>, ProtocolError> {
-    let packed = ch.recv_frame(n.div_ceil(8))?;
-    unpack_bits(&packed, n).ok_or_else(|| {
-        ProtocolError::Peer(format!(
-            "expected {} bytes of {what}, got {}",
-            n.div_ceil(8),
-            packed.len()
-        ))
+    let expected = n.div_ceil(8);
+    let packed = recv_frame_of(ch, expected, what)?;
+    unpack_bits(&packed, n).ok_or_else(|| wrong_size(expected, packed.len() as u64, what))
+}
+
+fn wrong_size(expected: usize, got: u64, what: &str) -> ProtocolError {
+    ProtocolError::Peer(format!("expected {expected} bytes of {what}, got {got}"))
+}
+
+/// Receives a frame of at most `max_len` bytes; a longer one is a malformed message.
+fn recv_frame_of(
+    ch: &mut (impl Channel + ?Sized),
+    max_len: usize,
+    what: &str,
+) -> Result<Vec<u8>, ProtocolError> {
+    ch.recv_frame(max_len).map_err(|e| match e {
+        NetError::FrameTooLarge { len, .. } => wrong_size(max_len, len, what),
+        e => e.into(),
     })
 }
 
@@ -550,13 +592,9 @@ pub(crate) fn recv_blocks_exact(
     out: &mut [Block],
     what: &str,
 ) -> Result<(), ProtocolError> {
-    let bytes = ch.recv_frame(out.len() * 16)?;
+    let bytes = recv_frame_of(ch, out.len() * 16, what)?;
     if bytes.len() != out.len() * 16 {
-        return Err(ProtocolError::Peer(format!(
-            "expected {} bytes of {what}, got {}",
-            out.len() * 16,
-            bytes.len()
-        )));
+        return Err(wrong_size(out.len() * 16, bytes.len() as u64, what));
     }
     Block::slice_as_bytes_mut(out).copy_from_slice(&bytes);
     Ok(())

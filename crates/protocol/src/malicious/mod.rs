@@ -9,7 +9,8 @@
 //! - [`Security::DualExecution`]: Mohassel–Franklin (PKC 2006) dual execution with the
 //!   output validation of Huang, Katz, Evans (IEEE S&P 2012): both parties garble, then a
 //!   secure equality test of the outputs; a cheater learns at most one bit more than its
-//!   output (the one-bit-leakage model of Husted et al., ACSAC 2013, §3). See [`dual`].
+//!   output (the one-bit-leakage model of Husted et al., ACSAC 2013, §3). See [`dual`],
+//!   and [`peqt`] for the equality test.
 //!
 //! Who may learn what, and what an abort looks like, is stated in README ("What is
 //! protected, against whom") and in `pgc run --help`.
@@ -26,6 +27,7 @@ mod cheat_tests;
 pub mod cut_and_choose;
 pub mod dual;
 mod input_ot;
+pub mod peqt;
 
 pub use cut_and_choose::{CopyPlan, run_cut_and_choose};
 pub use dual::run_dual_execution;
