@@ -967,22 +967,22 @@ fn garbler<S: GateSource>(
     }
     let input_done = Instant::now();
 
+    // A copy ready to garble (both passes start from its seed).
+    let slot = |j: usize| GarbleSlot {
+        copy: j,
+        garbler: keys[j].garbler(shape, &encoding),
+        hasher: copy_hasher(j),
+        tables: Vec::new(),
+        corrupt: cheat.corrupts_table(j),
+    };
+
     // 5. Commitments to every copy: garble all of them, in groups, hashing the tables.
     let mut commitments = vec![[0u8; 32]; n];
     let mut decode_info: Vec<(Vec<bool>, Vec<bool>)> = vec![(Vec::new(), Vec::new()); n];
     let group = group_size(shape, n)?;
     let copies: Vec<usize> = (0..n).collect();
     for part in copies.chunks(group) {
-        let mut slots: Vec<GarbleSlot> = part
-            .iter()
-            .map(|&j| GarbleSlot {
-                copy: j,
-                garbler: keys[j].garbler(shape, &encoding),
-                hasher: copy_hasher(j),
-                tables: Vec::new(),
-                corrupt: cheat.corrupts_table(j),
-            })
-            .collect();
+        let mut slots: Vec<GarbleSlot> = part.iter().map(|&j| slot(j)).collect();
         garble_pass(circuit, shape, &mut slots, threads, progress, &mut |_| {
             Ok(())
         })?;
@@ -1034,16 +1034,7 @@ fn garbler<S: GateSource>(
     // The evaluated copies' tables, garbled again, group by group.
     let group = group_size(shape, evaluated.len())?;
     for part in evaluated.chunks(group) {
-        let mut slots: Vec<GarbleSlot> = part
-            .iter()
-            .map(|&j| GarbleSlot {
-                copy: j,
-                garbler: keys[j].garbler(shape, &encoding),
-                hasher: copy_hasher(j),
-                tables: Vec::new(),
-                corrupt: cheat.corrupts_table(j),
-            })
-            .collect();
+        let mut slots: Vec<GarbleSlot> = part.iter().map(|&j| slot(j)).collect();
         garble_pass(circuit, shape, &mut slots, threads, progress, &mut |s| {
             if !s.tables.is_empty() {
                 ch.send_frame(Block::slice_as_bytes(&s.tables))?;
