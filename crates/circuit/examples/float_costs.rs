@@ -69,6 +69,18 @@ fn main() {
             bristol: None,
         },
         Row {
+            name: "add",
+            inputs: two,
+            block: |g, f, i| float::add(g, f, &i[0], &i[1]),
+            bristol: Some("FP-add.txt"),
+        },
+        Row {
+            name: "sub",
+            inputs: two,
+            block: |g, f, i| float::sub(g, f, &i[0], &i[1]),
+            bristol: None,
+        },
+        Row {
             name: "lt",
             inputs: two,
             block: |g, f, i| vec![float::lt(g, f, &i[0], &i[1])],

@@ -52,7 +52,9 @@ mod hw {
     }
 
     binary!(addsd, "addsd", "movq", u64, r);
+    binary!(subsd, "subsd", "movq", u64, r);
     binary!(addss, "addss", "movd", u32, e);
+    binary!(subss, "subss", "movd", u32, e);
 
     /// `(float)d`.
     pub fn cvtsd2ss(a: u64) -> u64 {
@@ -423,6 +425,23 @@ fn comparisons_match_ucomisd() {
             &pairs,
             |a, b| (is_nan(f, a) || is_nan(f, b)) as u64,
         );
+    }
+}
+
+// ---- Arithmetic ----
+
+#[test]
+fn add_and_sub_match_addsd_and_subsd() {
+    for f in FORMATS {
+        let pairs = sample_pairs(f, 3000, 10);
+        let (add, sub): (fn(u64, u64) -> u64, fn(u64, u64) -> u64) = if f == F32 {
+            (hw::addss, hw::subss)
+        } else {
+            (hw::addsd, hw::subsd)
+        };
+        let w = f.width() as u32;
+        check_binary("add", f, w, |g, a, b| float::add(g, f, a, b), &pairs, add);
+        check_binary("sub", f, w, |g, a, b| float::sub(g, f, a, b), &pairs, sub);
     }
 }
 

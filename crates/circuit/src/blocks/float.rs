@@ -395,6 +395,155 @@ fn round_pack<G: Gates + ?Sized>(
     pack(&frac, &exp, sign)
 }
 
+// ---- Addition ----
+
+/// Shifts `x` left by `min(leading zeros, cap)` (`cap` unsigned, LSB first): one stage per
+/// power of two, largest first, shifting when the top bits are zero and the shift so far
+/// stays within `cap`. Returns the shifted word and the shift.
+fn normalize_capped<G: Gates + ?Sized>(g: &mut G, x: &[Lit], cap: &[Lit]) -> (Vec<Lit>, Vec<Lit>) {
+    let n = x.len();
+    let stages = bits_for(n.saturating_sub(1));
+    let mut word = x.to_vec();
+    let mut count = vec![Lit::FALSE; stages];
+    // Whether the shift chosen so far is below cap's bits above the current stage.
+    let mut below_cap = blocks::or_reduce(g, cap.get(stages..).unwrap_or(&[]));
+    for s in (0..stages).rev() {
+        let k = 1usize << s;
+        let cap_bit = cap.get(s).copied().unwrap_or(Lit::FALSE);
+        let top_zero = !blocks::or_reduce(g, &word[n.saturating_sub(k)..]);
+        let allowed = g.or(below_cap, cap_bit);
+        let take = g.and(top_zero, allowed);
+        let skipped = g.and(cap_bit, !take);
+        below_cap = g.or(below_cap, skipped);
+        count[s] = take;
+        word = (0..n)
+            .map(|i| {
+                let moved = if i >= k { word[i - k] } else { Lit::FALSE };
+                g.mux(take, moved, word[i])
+            })
+            .collect();
+    }
+    (word, count)
+}
+
+/// `a + b` (`negate_b`: `a - b`), rounded to nearest even. See the module documentation.
+fn add_or_sub<G: Gates + ?Sized>(
+    g: &mut G,
+    f: Format,
+    a: &[Lit],
+    b: &[Lit],
+    negate_b: bool,
+) -> Vec<Lit> {
+    let (eb, fb, p) = (f.exponent_bits, f.fraction_bits, f.precision());
+    let n = f.width() - 1;
+    let (pa, pb) = (parts(f, a), parts(f, b));
+    let (ca, cb) = (Class::of(g, &pa), Class::of(g, &pb));
+    let (a_nan, b_nan) = (ca.nan(g), cb.nan(g));
+    let sa = pa.sign;
+    let sb = if negate_b { !pb.sign } else { pb.sign };
+    let subtracting = g.xor(sa, sb);
+    // x is the operand of larger magnitude, and a when a is a NaN: if a NaN is involved, x
+    // is the one to return.
+    let a_smaller = blocks::lt_unsigned(g, &a[..n], &b[..n]);
+    let swap = g.and(a_smaller, !a_nan);
+    let (x, y): (Vec<Lit>, Vec<Lit>) = (0..n)
+        .map(|i| {
+            let d = g.xor(a[i], b[i]);
+            let d = g.and(d, swap);
+            (g.xor(a[i], d), g.xor(b[i], d))
+        })
+        .unzip();
+    let sign_differs = g.and(subtracting, swap);
+    let sx = g.xor(sa, sign_differs);
+    let pick = |g: &mut G, from_b: Lit, from_a: Lit| g.mux(swap, from_b, from_a);
+    let x_exp_zero = pick(g, cb.exp_zero, ca.exp_zero);
+    let y_exp_zero = pick(g, ca.exp_zero, cb.exp_zero);
+    let x_exp_ones = pick(g, cb.exp_ones, ca.exp_ones);
+    let x_nan = pick(g, b_nan, a_nan);
+    let (fx, ex) = (&x[..fb], &x[fb..n]);
+    let (fy, ey) = (&y[..fb], &y[fb..n]);
+    // Effective exponents max(e, 1): subnormals share the smallest normal exponent.
+    let mut ex_eff = ex.to_vec();
+    ex_eff[0] = g.or(ex_eff[0], x_exp_zero);
+    let mut ey_eff = ey.to_vec();
+    ey_eff[0] = g.or(ey_eff[0], y_exp_zero);
+    let distance = blocks::sub(g, &ex_eff, &ey_eff);
+    // Significands with three low bits: guard, round, and (for y) the sticky bit.
+    let mut mx = vec![Lit::FALSE; 3];
+    mx.extend_from_slice(fx);
+    mx.push(!x_exp_zero);
+    let mut my = vec![Lit::FALSE; 2];
+    my.extend_from_slice(fy);
+    my.push(!y_exp_zero);
+    // Align y: distances of p + 3 or more leave only the sticky bit.
+    let stages = bits_for(p + 2);
+    let beyond = blocks::or_reduce(g, distance.get(stages..).unwrap_or(&[]));
+    let amount: Vec<Lit> = distance[..stages.min(eb)]
+        .iter()
+        .map(|&bit| g.or(bit, beyond))
+        .collect();
+    let (shifted, sticky) = shift_right_sticky(g, &my, &amount, Lit::FALSE);
+    let mut y_aligned = vec![sticky];
+    y_aligned.extend(shifted);
+    // x + y or x - y (= x + !y + 1); |x| >= |y| keeps the difference non-negative, so the
+    // carry out is the sum's top bit for additions and always 1 for subtractions.
+    let y_operand: Vec<Lit> = y_aligned
+        .iter()
+        .map(|&bit| g.xor(bit, subtracting))
+        .collect();
+    let (mut sum, carry) = blocks::add_with_carry(g, &mx, &y_operand, subtracting);
+    sum.push(g.xor(carry, subtracting));
+    // The leading one belongs at the top (the carry position), as far as the exponent
+    // allows: the biased exponent of the result's leading bit is ex_eff + 1 - shift >= 1.
+    let (norm, shift) = normalize_capped(g, &sum, &ex_eff);
+    let we = eb + 1;
+    let e = blocks::add(
+        g,
+        &blocks::zero_extend(&ex_eff, we),
+        &blocks::constant_word(1, we),
+    );
+    let e = sub_words(g, &e, &blocks::zero_extend(&shift, we));
+    // An exact zero difference is +0; a sum of two zeros keeps their sign.
+    let magnitudes_equal = blocks::eq(g, &a[..n], &b[..n]);
+    let cancels = g.and(subtracting, magnitudes_equal);
+    let sign = g.and(sx, !cancels);
+    let finite = round_pack(g, f, sign, &e, &norm, Lit::FALSE, false, true);
+    // x infinite or NaN: x itself, quieted; inf - inf: the default NaN (x = inf with the
+    // sign and quiet bits set). A NaN keeps its own sign (b's, not flipped, for a - b).
+    let a_inf = g.and(ca.exp_ones, ca.frac_zero);
+    let b_inf = g.and(cb.exp_ones, cb.frac_zero);
+    let both_inf = g.and(a_inf, b_inf);
+    let invalid = g.and(both_inf, subtracting);
+    let mut special = x.clone();
+    special[fb - 1] = g.or(special[fb - 1], x_nan);
+    special[fb - 1] = g.or(special[fb - 1], invalid);
+    let mut special_sign = sx;
+    if negate_b {
+        // x = b came with its sign flipped.
+        let t = g.and(swap, x_nan);
+        special_sign = g.xor(special_sign, t);
+    }
+    special_sign = g.or(special_sign, invalid);
+    special.push(special_sign);
+    (0..f.width())
+        .map(|i| g.mux(x_exp_ones, special[i], finite[i]))
+        .collect()
+}
+
+/// `a + b` (`addsd`/`addss`).
+pub fn add<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    f.check("add", a);
+    f.check("add", b);
+    add_or_sub(g, f, a, b, false)
+}
+
+/// `a - b` (`subsd`/`subss`).
+pub fn sub<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    f.check("sub", a);
+    f.check("sub", b);
+    add_or_sub(g, f, a, b, true)
+}
+
 // ---- Conversions ----
 
 /// The integer `a` (`signed`: two's complement; any width >= 1) as the nearest value of
