@@ -430,11 +430,14 @@ fn comparisons_match_ucomisd() {
 
 // ---- Arithmetic ----
 
+/// A binary hardware operation on bit patterns.
+type Hw2 = fn(u64, u64) -> u64;
+
 #[test]
 fn add_and_sub_match_addsd_and_subsd() {
     for f in FORMATS {
         let pairs = sample_pairs(f, 3000, 10);
-        let (add, sub): (fn(u64, u64) -> u64, fn(u64, u64) -> u64) = if f == F32 {
+        let (add, sub): (Hw2, Hw2) = if f == F32 {
             (hw::addss, hw::subss)
         } else {
             (hw::addsd, hw::subsd)
