@@ -81,6 +81,12 @@ fn main() {
             bristol: None,
         },
         Row {
+            name: "mul",
+            inputs: two,
+            block: |g, f, i| float::mul(g, f, &i[0], &i[1]),
+            bristol: Some("FP-mul.txt"),
+        },
+        Row {
             name: "lt",
             inputs: two,
             block: |g, f, i| vec![float::lt(g, f, &i[0], &i[1])],

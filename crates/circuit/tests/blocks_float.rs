@@ -53,8 +53,10 @@ mod hw {
 
     binary!(addsd, "addsd", "movq", u64, r);
     binary!(subsd, "subsd", "movq", u64, r);
+    binary!(mulsd, "mulsd", "movq", u64, r);
     binary!(addss, "addss", "movd", u32, e);
     binary!(subss, "subss", "movd", u32, e);
+    binary!(mulss, "mulss", "movd", u32, e);
 
     /// `(float)d`.
     pub fn cvtsd2ss(a: u64) -> u64 {
@@ -243,12 +245,47 @@ fn sample(f: Format, count: usize, seed: u64) -> Vec<u64> {
     v
 }
 
-/// Pairs: every pair of a subset of the specials, each special with random values, and
-/// random pairs whose exponents are close (cancellation, alignment by a few bits) or far.
+/// The specials every binary operation sees in every combination: signed zeros,
+/// infinities, NaNs (quiet and signalling, with payloads, both signs), one, the subnormal
+/// and normal extremes.
+fn core_specials(f: Format) -> Vec<u64> {
+    let fb = f.fraction_bits;
+    let (b, m) = (bias(f), max_exp(f));
+    let quiet = 1u64 << (fb - 1);
+    let frac_ones = field_mask(fb);
+    let mut v = Vec::new();
+    for sign in [false, true] {
+        v.extend([
+            make(f, sign, 0, 0),
+            make(f, sign, 0, 1),
+            make(f, sign, 0, frac_ones),
+            make(f, sign, 1, 0),
+            make(f, sign, b, 0),
+            make(f, sign, b, 1),
+            make(f, sign, m - 1, frac_ones),
+            make(f, sign, m, 0),
+        ]);
+    }
+    v.extend([
+        make(f, false, m, quiet),
+        make(f, true, m, quiet | 0x5a5),
+        make(f, false, m, 0x3c3),
+        make(f, true, m, quiet >> 1),
+    ]);
+    v
+}
+
+/// Pairs: every pair of the core specials, a subset of all pairs of the specials, each
+/// special with random values, and random pairs whose exponents are close (cancellation,
+/// alignment by a few bits) or far.
 fn sample_pairs(f: Format, count: usize, seed: u64) -> Vec<(u64, u64)> {
     let mut rng = SplitMix64::new(seed);
     let sp = specials(f);
-    let mut v = Vec::new();
+    let core = core_specials(f);
+    let mut v: Vec<(u64, u64)> = core
+        .iter()
+        .flat_map(|&a| core.iter().map(move |&b| (a, b)))
+        .collect();
     for (i, &a) in sp.iter().enumerate() {
         for (j, &b) in sp.iter().enumerate() {
             if (i * 7 + j * 3) % 5 == 0 {
@@ -445,6 +482,33 @@ fn add_and_sub_match_addsd_and_subsd() {
         let w = f.width() as u32;
         check_binary("add", f, w, |g, a, b| float::add(g, f, a, b), &pairs, add);
         check_binary("sub", f, w, |g, a, b| float::sub(g, f, a, b), &pairs, sub);
+    }
+}
+
+#[test]
+fn mul_matches_mulsd() {
+    for f in FORMATS {
+        let mut pairs = sample_pairs(f, 3000, 11);
+        // Products near the overflow and underflow thresholds: exponents summing to about
+        // the largest or smallest.
+        let mut rng = SplitMix64::new(12);
+        let (b, m) = (bias(f), max_exp(f));
+        for _ in 0..1500 {
+            let ea = rng.below(m as u32) as u64;
+            let target = if rng.next_bool() {
+                b + m - 1
+            } else {
+                b.saturating_sub(f.fraction_bits as u64 + 2)
+            };
+            let eb =
+                (target as i64 - ea as i64 + rng.below(7) as i64 - 3).clamp(0, m as i64) as u64;
+            let x = make(f, rng.next_bool(), ea, rng.next_u64());
+            let y = make(f, rng.next_bool(), eb, rng.next_u64() >> rng.below(8));
+            pairs.push((x, y));
+        }
+        let mul: Hw2 = if f == F32 { hw::mulss } else { hw::mulsd };
+        let w = f.width() as u32;
+        check_binary("mul", f, w, |g, a, b| float::mul(g, f, a, b), &pairs, mul);
     }
 }
 

@@ -544,6 +544,126 @@ pub fn sub<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec
     add_or_sub(g, f, a, b, true)
 }
 
+// ---- Multiplication ----
+
+/// The two operands as (x, y) with x's exponent field at least y's, so that y is the only
+/// one that can be subnormal unless the product underflows to zero anyway; x is `b` when
+/// `b` is a NaN and `a` is not (so a NaN x is the one to return). Returns (x, y, swapped).
+fn order_by_exponent<G: Gates + ?Sized>(
+    g: &mut G,
+    f: Format,
+    a: &[Lit],
+    b: &[Lit],
+    a_nan: Lit,
+    b_nan: Lit,
+) -> (Vec<Lit>, Vec<Lit>, Lit) {
+    let fb = f.fraction_bits;
+    let n = f.width() - 1;
+    let a_smaller = blocks::lt_unsigned(g, &a[fb..n], &b[fb..n]);
+    let only_b_nan = g.and(b_nan, !a_nan);
+    let swap = g.or(a_smaller, only_b_nan);
+    let (x, y) = (0..f.width())
+        .map(|i| {
+            let d = g.xor(a[i], b[i]);
+            let d = g.and(d, swap);
+            (g.xor(a[i], d), g.xor(b[i], d))
+        })
+        .unzip();
+    (x, y, swap)
+}
+
+/// The final selection: `finite` unless `special`, where `x` is the value to return
+/// (infinite, or a NaN returned quieted with its own sign) or, if `invalid`, the default
+/// NaN; `x`'s fraction must then be zero. An infinite result takes `sign`.
+#[allow(clippy::too_many_arguments)]
+fn select_special<G: Gates + ?Sized>(
+    g: &mut G,
+    f: Format,
+    finite: &[Lit],
+    special: Lit,
+    x: &[Lit],
+    x_nan: Lit,
+    invalid: Lit,
+    sign: Lit,
+) -> Vec<Lit> {
+    let fb = f.fraction_bits;
+    let w = f.width();
+    let mut out: Vec<Lit> = Vec::with_capacity(w);
+    for i in 0..fb {
+        let mut bit = x[i];
+        if i == fb - 1 {
+            let q = g.or(x_nan, invalid);
+            bit = g.or(bit, q);
+        }
+        out.push(g.mux(special, bit, finite[i]));
+    }
+    for &e in &finite[fb..w - 1] {
+        out.push(g.or(e, special));
+    }
+    let s = g.mux(x_nan, x[w - 1], sign);
+    let s = g.or(s, invalid);
+    out.push(g.mux(special, s, finite[w - 1]));
+    out
+}
+
+/// `a * b` (`mulsd`/`mulss`): see the module documentation.
+pub fn mul<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    f.check("mul", a);
+    f.check("mul", b);
+    let (eb, p) = (f.exponent_bits, f.precision());
+    let (pa, pb) = (parts(f, a), parts(f, b));
+    let (ca, cb) = (Class::of(g, &pa), Class::of(g, &pb));
+    let (a_nan, b_nan) = (ca.nan(g), cb.nan(g));
+    let sign = g.xor(pa.sign, pb.sign);
+    let (x, y, swap) = order_by_exponent(g, f, a, b, a_nan, b_nan);
+    let (px, py) = (parts(f, &x), parts(f, &y));
+    let x_exp_zero = g.mux(swap, cb.exp_zero, ca.exp_zero);
+    let y_exp_zero = g.mux(swap, ca.exp_zero, cb.exp_zero);
+    let mut mx = px.frac.clone();
+    mx.push(!x_exp_zero);
+    let mut my = py.frac.clone();
+    my.push(!y_exp_zero);
+    // A subnormal y is normalized; x is normal, or the product is far below the
+    // smallest subnormal (then only the sticky bit survives and the result is zero).
+    let (my, lz) = normalize(g, &my);
+    let product = blocks::mul_wide_unsigned(g, &mx, &my);
+    // The leading one is at 2p - 1 or 2p - 2: keep p + 1 bits below it (the last one the
+    // round bit), the rest as sticky.
+    let high = product[2 * p - 1];
+    let sig: Vec<Lit> = (0..=p)
+        .map(|i| g.mux(high, product[p - 1 + i], product[p - 2 + i]))
+        .collect();
+    let tail = blocks::or_reduce(g, &product[..p - 2]);
+    let last = g.and(high, product[p - 2]);
+    let sticky = g.or(tail, last);
+    // Biased exponent of the leading bit: max(ex,1) + max(ey,1) - lz - bias + high.
+    let we = eb + 2;
+    let mut ex_eff = blocks::zero_extend(&px.exp, we);
+    ex_eff[0] = g.or(ex_eff[0], x_exp_zero);
+    let mut ey_eff = blocks::zero_extend(&py.exp, we);
+    ey_eff[0] = g.or(ey_eff[0], y_exp_zero);
+    let (sum, _) = blocks::add_with_carry(g, &ex_eff, &ey_eff, high);
+    let offset = blocks::add(
+        g,
+        &blocks::zero_extend(&lz, we),
+        &blocks::constant_word(f.bias() as u128, we),
+    );
+    let e = sub_words(g, &sum, &offset);
+    let finite = round_pack(g, f, sign, &e, &sig, sticky, true, true);
+    // Infinities and NaNs have the largest exponent, so x is one if either operand is.
+    let special = g.mux(swap, cb.exp_ones, ca.exp_ones);
+    let x_nan = g.mux(swap, b_nan, a_nan);
+    let (a_inf, b_inf) = (
+        g.and(ca.exp_ones, ca.frac_zero),
+        g.and(cb.exp_ones, cb.frac_zero),
+    );
+    let (a_zero, b_zero) = (ca.zero(g), cb.zero(g));
+    let inf_times_zero = g.and(a_inf, b_zero);
+    let zero_times_inf = g.and(a_zero, b_inf);
+    let invalid = g.or(inf_times_zero, zero_times_inf);
+    select_special(g, f, &finite, special, &x, x_nan, invalid, sign)
+}
+
 // ---- Conversions ----
 
 /// The integer `a` (`signed`: two's complement; any width >= 1) as the nearest value of
