@@ -87,6 +87,18 @@ fn main() {
             bristol: Some("FP-mul.txt"),
         },
         Row {
+            name: "div",
+            inputs: two,
+            block: |g, f, i| float::div(g, f, &i[0], &i[1]),
+            bristol: None,
+        },
+        Row {
+            name: "sqrt",
+            inputs: one,
+            block: |g, f, i| float::sqrt(g, f, &i[0]),
+            bristol: None,
+        },
+        Row {
             name: "lt",
             inputs: two,
             block: |g, f, i| vec![float::lt(g, f, &i[0], &i[1])],

@@ -54,9 +54,34 @@ mod hw {
     binary!(addsd, "addsd", "movq", u64, r);
     binary!(subsd, "subsd", "movq", u64, r);
     binary!(mulsd, "mulsd", "movq", u64, r);
+    binary!(divsd, "divsd", "movq", u64, r);
     binary!(addss, "addss", "movd", u32, e);
     binary!(subss, "subss", "movd", u32, e);
     binary!(mulss, "mulss", "movd", u32, e);
+    binary!(divss, "divss", "movd", u32, e);
+
+    /// `sqrtsd`/`sqrtss` (the result register's upper bits are irrelevant here).
+    pub fn sqrtsd(a: u64) -> u64 {
+        let out: u64;
+        // SAFETY: register-only moves and one square root instruction.
+        unsafe {
+            asm!("movq {x}, {a}", "sqrtsd {x}, {x}", "movq {o}, {x}",
+                a = in(reg) a, o = out(reg) out, x = out(xmm_reg) _,
+                options(pure, nomem, nostack));
+        }
+        out
+    }
+
+    pub fn sqrtss(a: u64) -> u64 {
+        let out: u32;
+        // SAFETY: register-only moves and one square root instruction.
+        unsafe {
+            asm!("movd {x}, {a:e}", "sqrtss {x}, {x}", "movd {o:e}, {x}",
+                a = in(reg) a as u32, o = out(reg) out, x = out(xmm_reg) _,
+                options(pure, nomem, nostack));
+        }
+        out as u64
+    }
 
     /// `(float)d`.
     pub fn cvtsd2ss(a: u64) -> u64 {
@@ -509,6 +534,83 @@ fn mul_matches_mulsd() {
         let mul: Hw2 = if f == F32 { hw::mulss } else { hw::mulsd };
         let w = f.width() as u32;
         check_binary("mul", f, w, |g, a, b| float::mul(g, f, a, b), &pairs, mul);
+    }
+}
+
+#[test]
+fn div_matches_divsd() {
+    for f in FORMATS {
+        let mut pairs = sample_pairs(f, 3000, 13);
+        // Quotients near the overflow and underflow thresholds, and exact quotients
+        // (products divided by a factor).
+        let mut rng = SplitMix64::new(14);
+        let (b, m) = (bias(f), max_exp(f));
+        let mul: Hw2 = if f == F32 { hw::mulss } else { hw::mulsd };
+        for i in 0..1500 {
+            let ea = rng.below(m as u32) as u64;
+            let x = make(f, rng.next_bool(), ea, rng.next_u64());
+            if i % 2 == 0 {
+                let target = if rng.next_bool() {
+                    b + m - 1
+                } else {
+                    b.saturating_sub(f.fraction_bits as u64 + 2)
+                };
+                let eb = (ea as i64 - target as i64 + b as i64 + rng.below(7) as i64 - 3)
+                    .clamp(0, m as i64) as u64;
+                pairs.push((
+                    x,
+                    make(f, rng.next_bool(), eb, rng.next_u64() >> rng.below(8)),
+                ));
+            } else {
+                let small = make(
+                    f,
+                    false,
+                    b + rng.below(8) as u64,
+                    rng.next_u64() & !field_mask(f.fraction_bits - 4),
+                );
+                pairs.push((mul(x, small), small));
+            }
+        }
+        // Exact quotients with subnormal results, ties included: k * 2^-1074 / 2^j.
+        for k in 1..40u64 {
+            for j in 0..4u64 {
+                let sign = k % 3 == 0;
+                pairs.push((make(f, sign, 0, k), make(f, false, b + j, 0)));
+                pairs.push((make(f, sign, 1, k << 3), make(f, j % 2 == 1, b + j + 1, 0)));
+            }
+        }
+        let div: Hw2 = if f == F32 { hw::divss } else { hw::divsd };
+        let w = f.width() as u32;
+        check_binary("div", f, w, |g, a, b| float::div(g, f, a, b), &pairs, div);
+    }
+}
+
+#[test]
+fn sqrt_matches_sqrtsd() {
+    for f in FORMATS {
+        let mut values = sample(f, 3000, 15);
+        // Exact squares and their neighbours.
+        let mul: Hw2 = if f == F32 { hw::mulss } else { hw::mulsd };
+        let mut rng = SplitMix64::new(16);
+        for _ in 0..500 {
+            let x = make(
+                f,
+                false,
+                rng.below(max_exp(f) as u32) as u64,
+                rng.next_u64() & !field_mask(f.fraction_bits / 2 + 1),
+            );
+            let sq = mul(x, x);
+            values.extend([sq, sq + 1, sq.wrapping_sub(1)]);
+        }
+        let sqrt: fn(u64) -> u64 = if f == F32 { hw::sqrtss } else { hw::sqrtsd };
+        check_unary(
+            "sqrt",
+            f,
+            f.width() as u32,
+            |g, a| float::sqrt(g, f, a),
+            &values,
+            sqrt,
+        );
     }
 }
 

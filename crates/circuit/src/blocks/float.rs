@@ -664,6 +664,209 @@ pub fn mul<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec
     select_special(g, f, &finite, special, &x, x_nan, invalid, sign)
 }
 
+// ---- Division and square root ----
+
+/// Whether `x + y` is 0 modulo 2^n, without the carry chain: the sum is zero iff every bit
+/// `x_i ^ y_i` equals the carry into it, which is then `x_(i-1) | y_(i-1)`.
+fn sum_is_zero<G: Gates + ?Sized>(g: &mut G, x: &[Lit], y: &[Lit]) -> Lit {
+    let mut mismatch = Vec::with_capacity(x.len());
+    let mut carry = Lit::FALSE;
+    for (&xi, &yi) in x.iter().zip(y) {
+        let s = g.xor(xi, yi);
+        mismatch.push(g.xor(s, carry));
+        carry = g.or(xi, yi);
+    }
+    !blocks::or_reduce(g, &mismatch)
+}
+
+/// One non-restoring step: `r + d` if `r` is negative (its top bit set), else `r - d`,
+/// modulo 2^n.
+fn add_or_subtract<G: Gates + ?Sized>(g: &mut G, r: &[Lit], d: &[Lit], negative: Lit) -> Vec<Lit> {
+    let operand: Vec<Lit> = d.iter().map(|&bit| g.xor(bit, !negative)).collect();
+    blocks::add_with_carry(g, r, &operand, !negative).0
+}
+
+/// `a / b` (`divsd`/`divss`): see the module documentation.
+pub fn div<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    f.check("div", a);
+    f.check("div", b);
+    let (eb, fb, p) = (f.exponent_bits, f.fraction_bits, f.precision());
+    let (pa, pb) = (parts(f, a), parts(f, b));
+    let (ca, cb) = (Class::of(g, &pa), Class::of(g, &pb));
+    let (a_nan, b_nan) = (ca.nan(g), cb.nan(g));
+    let sign = g.xor(pa.sign, pb.sign);
+    let mut ma = pa.frac.clone();
+    ma.push(!ca.exp_zero);
+    let mut mb = pb.frac.clone();
+    mb.push(!cb.exp_zero);
+    let (ma, lz_a) = normalize(g, &ma);
+    let (d, lz_b) = normalize(g, &mb);
+    // Non-restoring division of ma by d (both in [2^(p-1), 2^p)): remainders stay in
+    // [-d, d) and fit p + 1 bits; quotient bit i is whether remainder i is non-negative,
+    // which gives the restoring quotient bits directly. Bits 2^0 .. 2^-(p+1).
+    let w = p + 1;
+    let d = blocks::zero_extend(&d, w);
+    let mut r = blocks::sub(g, &blocks::zero_extend(&ma, w), &d);
+    let mut q = Vec::with_capacity(p + 2);
+    q.push(!r[w - 1]);
+    for _ in 0..=p {
+        let mut doubled = vec![Lit::FALSE];
+        doubled.extend_from_slice(&r[..w - 1]);
+        r = add_or_subtract(g, &doubled, &d, r[w - 1]);
+        q.push(!r[w - 1]);
+    }
+    // The true remainder is r, or r + d if r is negative: zero iff r is 0 or -d.
+    let r_zero = !blocks::or_reduce(g, &r);
+    let r_minus_d = sum_is_zero(g, &r, &d);
+    let exact = g.or(r_zero, r_minus_d);
+    // The quotient (MSB first in q) is in [1, 2) if its first bit is set, else in [1/2, 1).
+    let whole = q[0];
+    let sig: Vec<Lit> = (0..=p)
+        .map(|i| g.mux(whole, q[p - i], q[p + 1 - i]))
+        .collect();
+    // An exact quotient has at most p significant bits, so a set bit below the round bit
+    // (q[p + 1] when whole) implies a nonzero remainder: !exact is the whole sticky bit.
+    let sticky = !exact;
+    // Biased exponent: (max(ea,1) - lz_a) - (max(eb,1) - lz_b) + bias - !whole.
+    let we = eb + 2;
+    let mut ea_eff = blocks::zero_extend(&pa.exp, we);
+    ea_eff[0] = g.or(ea_eff[0], ca.exp_zero);
+    let mut eb_eff = blocks::zero_extend(&pb.exp, we);
+    eb_eff[0] = g.or(eb_eff[0], cb.exp_zero);
+    let ea_norm = sub_words(g, &ea_eff, &blocks::zero_extend(&lz_a, we));
+    let eb_norm = sub_words(g, &eb_eff, &blocks::zero_extend(&lz_b, we));
+    let biased = blocks::add(g, &ea_norm, &blocks::constant_word(f.bias() as u128, we));
+    // ea_norm + bias + !eb_norm + whole = ea_norm + bias - eb_norm - 1 + whole.
+    let (e, _) = blocks::add_with_carry(g, &biased, &blocks::not_word(&eb_norm), whole);
+    let finite = round_pack(g, f, sign, &e, &sig, sticky, true, true);
+    // Specials: a NaN operand (a first), quieted; 0/0 and inf/inf the default NaN; x/0
+    // and inf/y infinity; y/inf zero.
+    let (a_inf, b_inf) = (
+        g.and(ca.exp_ones, ca.frac_zero),
+        g.and(cb.exp_ones, cb.frac_zero),
+    );
+    let (a_zero, b_zero) = (ca.zero(g), cb.zero(g));
+    let any_nan = g.or(a_nan, b_nan);
+    let zeros = g.and(a_zero, b_zero);
+    let infs = g.and(a_inf, b_inf);
+    let invalid = g.or(zeros, infs);
+    let nan_out = g.or(any_nan, invalid);
+    let inf_in = g.or(a_inf, b_zero);
+    let inf_out = g.and(inf_in, !nan_out);
+    let zero_out = g.and(b_inf, !nan_out);
+    let nonzero_special = g.or(nan_out, inf_out);
+    let special = g.or(nonzero_special, zero_out);
+    let mut out = Vec::with_capacity(f.width());
+    for (i, &finite_bit) in finite[..fb].iter().enumerate() {
+        // a's payload if a is a NaN, else b's if b is one, else zero.
+        let b_pay = g.and(pb.frac[i], b_nan);
+        let mut pay = g.mux(a_nan, pa.frac[i], b_pay);
+        if i == fb - 1 {
+            pay = g.or(pay, nan_out);
+        }
+        out.push(g.mux(special, pay, finite_bit));
+    }
+    for &e in &finite[fb..fb + eb] {
+        let kept = g.and(e, !zero_out);
+        out.push(g.or(kept, nonzero_special));
+    }
+    let nan_sign = g.mux(a_nan, pa.sign, pb.sign);
+    let nan_sign = g.mux(any_nan, nan_sign, Lit::TRUE);
+    let s = g.mux(nan_out, nan_sign, sign);
+    out.push(s);
+    out
+}
+
+/// `sqrt(a)` (`sqrtsd`/`sqrtss`): `sqrt(-0) = -0`, a negative operand gives the default
+/// NaN. See the module documentation.
+pub fn sqrt<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("sqrt", a);
+    let (eb, fb, p) = (f.exponent_bits, f.fraction_bits, f.precision());
+    let pa = parts(f, a);
+    let ca = Class::of(g, &pa);
+    let a_nan = ca.nan(g);
+    let mut m = pa.frac.clone();
+    m.push(!ca.exp_zero);
+    let (m, lz) = normalize(g, &m);
+    // t = max(e,1) - lz + bias: the result's biased exponent is t / 2, and an odd t
+    // doubles the radicand.
+    let we = eb + 1;
+    let mut e_eff = blocks::zero_extend(&pa.exp, we);
+    e_eff[0] = g.or(e_eff[0], ca.exp_zero);
+    let t = blocks::add(g, &e_eff, &blocks::constant_word(f.bias() as u128, we));
+    let t = sub_words(g, &t, &blocks::zero_extend(&lz, we));
+    let odd = t[0];
+    let e_root = blocks::zero_extend(&t[1..], we);
+    // Integer square root of N = m << (p + 1 + odd) (2p + 2 bits), two bits per step,
+    // non-restoring (Li and Chu): the root has p + 1 bits, the last one the round bit.
+    let n_bits = 2 * p + 2;
+    let radicand: Vec<Lit> = (0..n_bits)
+        .map(|i| {
+            let even = if i > p && i - (p + 1) < p {
+                m[i - (p + 1)]
+            } else {
+                Lit::FALSE
+            };
+            let odd_bit = if i >= p + 2 && i - (p + 2) < p {
+                m[i - (p + 2)]
+            } else {
+                Lit::FALSE
+            };
+            g.mux(odd, odd_bit, even)
+        })
+        .collect();
+    let mut root: Vec<Lit> = Vec::new(); // MSB first
+    let mut rem: Vec<Lit> = Vec::new(); // LSB first, two's complement
+    let mut negative = Lit::FALSE;
+    for step in 0..=p {
+        // After this step the root has step + 1 bits and the remainder r is either the
+        // restoring one, 0 <= r <= 2 root < 2^(step + 2), or that minus 4 root' + 1 for the
+        // previous root' < 2^step: step + 3 bits hold it.
+        let width = step + 3;
+        let pair = [
+            radicand[n_bits - 2 - 2 * step],
+            radicand[n_bits - 1 - 2 * step],
+        ];
+        let mut shifted = pair.to_vec();
+        shifted.extend_from_slice(&rem);
+        shifted.resize(width, negative);
+        shifted.truncate(width);
+        // Subtract 4 root + 1 when non-negative, add 4 root + 3 when negative: as
+        // shifted + (negative ? 4 root + 3 : !(4 root + 1)) + !negative.
+        let mut operand = vec![negative, Lit::TRUE];
+        operand.extend(root.iter().rev().map(|&bit| g.xor(bit, !negative)));
+        operand.resize(width, !negative);
+        rem = blocks::add_with_carry(g, &shifted, &operand, !negative).0;
+        negative = rem[width - 1];
+        root.push(!negative);
+    }
+    // The sticky bit matters only when the round bit (the last root bit) is set, and then
+    // the remainder is non-negative and true: no correction for negative remainders.
+    let exact = !blocks::or_reduce(g, &rem);
+    let sig: Vec<Lit> = root.iter().rev().copied().collect();
+    let finite = round_pack(g, f, pa.sign, &e_root, &sig, !exact, false, false);
+    // Specials: NaN quieted, +inf itself, -0 itself (the finite path gives it), any
+    // other negative the default NaN.
+    let a_zero = ca.zero(g);
+    let negative_nonzero = g.and(pa.sign, !a_zero);
+    let invalid = g.and(negative_nonzero, !a_nan);
+    let special = g.or(ca.exp_ones, invalid);
+    let mut out = Vec::with_capacity(f.width());
+    for (i, &finite_bit) in finite[..fb].iter().enumerate() {
+        let mut bit = g.and(pa.frac[i], !invalid);
+        if i == fb - 1 {
+            let q = g.or(a_nan, invalid);
+            bit = g.or(bit, q);
+        }
+        out.push(g.mux(special, bit, finite_bit));
+    }
+    for &e in &finite[fb..fb + eb] {
+        out.push(g.or(e, special));
+    }
+    out.push(pa.sign);
+    out
+}
+
 // ---- Conversions ----
 
 /// The integer `a` (`signed`: two's complement; any width >= 1) as the nearest value of
