@@ -165,6 +165,39 @@ fn main() {
             bristol: None,
         },
         Row {
+            name: "(long)nearbyint",
+            inputs: one,
+            block: |g, f, i| {
+                let r = float::nearbyint(g, f, &i[0]);
+                float::to_int(g, f, &r, 64, true)
+            },
+            bristol: Some("FP-f2i.txt"),
+        },
+        Row {
+            name: "floor",
+            inputs: one,
+            block: |g, f, i| float::floor(g, f, &i[0]),
+            bristol: Some("FP-floor.txt"),
+        },
+        Row {
+            name: "ceil",
+            inputs: one,
+            block: |g, f, i| float::ceil(g, f, &i[0]),
+            bristol: Some("FP-ceil.txt"),
+        },
+        Row {
+            name: "trunc",
+            inputs: one,
+            block: |g, f, i| float::trunc(g, f, &i[0]),
+            bristol: None,
+        },
+        Row {
+            name: "nearbyint",
+            inputs: one,
+            block: |g, f, i| float::nearbyint(g, f, &i[0]),
+            bristol: None,
+        },
+        Row {
             name: "convert to other format",
             inputs: one,
             block: |g, f, i| {

@@ -129,6 +129,38 @@ mod hw {
         }
         out as u64
     }
+
+    /// `roundsd`/`roundss` with an immediate mode (9 floor, 10 ceil, 11 trunc, 12 the
+    /// MXCSR mode, nearest even; bit 3 suppresses the inexact exception).
+    macro_rules! round {
+        ($name:ident, $insn:literal, $mov:literal, $ty:ty, $reg:ident, $imm:literal) => {
+            pub fn $name(a: u64) -> u64 {
+                let out: $ty;
+                // SAFETY: register-only moves and one SSE4.1 rounding instruction (the test
+                // checks for SSE4.1 first).
+                unsafe {
+                    asm!(
+                        concat!($mov, " {x}, {a:", stringify!($reg), "}"),
+                        concat!($insn, " {x}, {x}, ", $imm),
+                        concat!($mov, " {o:", stringify!($reg), "}, {x}"),
+                        a = in(reg) a as $ty,
+                        o = out(reg) out,
+                        x = out(xmm_reg) _,
+                        options(pure, nomem, nostack),
+                    );
+                }
+                out as u64
+            }
+        };
+    }
+    round!(floorsd, "roundsd", "movq", u64, r, "9");
+    round!(ceilsd, "roundsd", "movq", u64, r, "10");
+    round!(truncsd, "roundsd", "movq", u64, r, "11");
+    round!(nearbysd, "roundsd", "movq", u64, r, "12");
+    round!(floorss, "roundss", "movd", u32, e, "9");
+    round!(ceilss, "roundss", "movd", u32, e, "10");
+    round!(truncss, "roundss", "movd", u32, e, "11");
+    round!(nearbyss, "roundss", "movd", u32, e, "12");
 }
 
 // ---- Values ----
@@ -611,6 +643,64 @@ fn sqrt_matches_sqrtsd() {
             &values,
             sqrt,
         );
+    }
+}
+
+#[test]
+fn floor_ceil_trunc_nearbyint_match_roundsd() {
+    assert!(
+        is_x86_feature_detected!("sse4.1"),
+        "the oracle needs roundsd (SSE4.1)"
+    );
+    type Block = fn(&mut NetBuilder, Format, &[Lit]) -> Vec<Lit>;
+    type Hw1 = fn(u64) -> u64;
+    let ops: [(&str, Block, Hw1, Hw1); 4] = [
+        ("floor", float::floor, hw::floorss, hw::floorsd),
+        ("ceil", float::ceil, hw::ceilss, hw::ceilsd),
+        ("trunc", float::trunc, hw::truncss, hw::truncsd),
+        ("nearbyint", float::nearbyint, hw::nearbyss, hw::nearbysd),
+    ];
+    for f in FORMATS {
+        let mut values = sample(f, 2000, 17);
+        // Halves and near-halves at every binade where the point falls inside the word.
+        let mut rng = SplitMix64::new(18);
+        for e in bias(f) - 2..bias(f) + f.fraction_bits as u64 + 2 {
+            let t = e as i64 - bias(f) as i64;
+            let half_bit = f.fraction_bits as i64 - t - 1;
+            for _ in 0..6 {
+                let mut frac = rng.next_u64();
+                if (0..f.fraction_bits as i64).contains(&half_bit) {
+                    frac &= !field_mask(half_bit as usize + 1);
+                    frac |= 1 << half_bit;
+                    frac |= rng.below(2) as u64;
+                }
+                values.push(make(f, rng.next_bool(), e, frac));
+            }
+        }
+        for (name, block, single, double) in ops {
+            let oracle = if f == F32 { single } else { double };
+            check_unary(
+                name,
+                f,
+                f.width() as u32,
+                |g, a| block(g, f, a),
+                &values,
+                oracle,
+            );
+            // Rust's f64::floor etc. agree on everything but NaN payloads.
+            for &x in &values {
+                if !is_nan(f, x) && f == F64 {
+                    let y = f64::from_bits(x);
+                    let r = match name {
+                        "floor" => y.floor(),
+                        "ceil" => y.ceil(),
+                        "trunc" => y.trunc(),
+                        _ => y.round_ties_even(),
+                    };
+                    assert_eq!(r.to_bits(), oracle(x), "{name}({y:e})");
+                }
+            }
+        }
     }
 }
 

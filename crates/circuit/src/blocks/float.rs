@@ -867,6 +867,156 @@ pub fn sqrt<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
     out
 }
 
+// ---- Rounding to integral values ----
+
+/// `[v > 0, v > 1, .., v > n - 1]` for an unsigned `v` (LSB first): about `2n` ANDs, by
+/// splitting off the top bit.
+fn thermometer<G: Gates + ?Sized>(g: &mut G, v: &[Lit], n: usize) -> Vec<Lit> {
+    let Some((&top, low)) = v.split_last() else {
+        return vec![Lit::FALSE; n];
+    };
+    let half = 1usize.checked_shl(low.len() as u32).unwrap_or(usize::MAX);
+    let below = thermometer(g, low, half.min(n));
+    (0..n)
+        .map(|i| {
+            if i < half {
+                g.or(top, below[i])
+            } else if i - half < half {
+                g.and(top, below[i - half])
+            } else {
+                Lit::FALSE
+            }
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rounding {
+    Floor,
+    Ceil,
+    Trunc,
+    Nearest,
+}
+
+/// IEEE roundToIntegral in direction `mode`, as C's `floor`, `ceil`, `trunc` and
+/// `nearbyint` (in the default rounding mode): the sign is kept (`ceil(-0.5) == -0`),
+/// NaNs are quieted. The `k` fraction bits below the binary point are cleared after
+/// adding, below them, all ones where rounding away from zero must carry into the integer
+/// part: the fraction mask (floor of negatives, ceil of positives: carries iff the
+/// fraction is nonzero), or half a unit minus one plus the integer's last bit (nearest
+/// even: carries iff the fraction exceeds a half, or equals it and the integer is odd).
+fn round_integral<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], mode: Rounding) -> Vec<Lit> {
+    let (eb, fb) = (f.exponent_bits, f.fraction_bits);
+    let pa = parts(f, a);
+    // k = bias + fb - E fraction bits to clear: all of them (and more) when |a| < 1, none
+    // when k <= 0 (integral, infinite or NaN). Clamped to [0, 2^stages - 1].
+    let we = eb + 2;
+    let k = sub_words(
+        g,
+        &blocks::constant_word((f.bias() + fb as u64) as u128, we),
+        &blocks::zero_extend(&pa.exp, we),
+    );
+    let negative = k[we - 1];
+    let stages = bits_for(fb + 2);
+    let beyond = blocks::or_reduce(g, &k[stages..we - 1]);
+    let clamped: Vec<Lit> = k[..stages]
+        .iter()
+        .map(|&bit| {
+            let bit = g.or(bit, beyond);
+            g.and(bit, !negative)
+        })
+        .collect();
+    // mask[i] = i < k: bit i of the fraction lies below the binary point.
+    let mask = thermometer(g, &clamped, fb + 2);
+    let small = mask[fb];
+    let sign = pa.sign;
+    let (addend, carry_in): (Vec<Lit>, Lit) = match mode {
+        Rounding::Trunc => (vec![Lit::FALSE; fb], Lit::FALSE),
+        Rounding::Floor => (
+            mask[..fb].iter().map(|&m| g.and(m, sign)).collect(),
+            Lit::FALSE,
+        ),
+        Rounding::Ceil => (
+            mask[..fb].iter().map(|&m| g.and(m, !sign)).collect(),
+            Lit::FALSE,
+        ),
+        Rounding::Nearest => {
+            // The integer's last bit, bit k (the implicit one when k = fb; nothing when
+            // k = 0): mask[i - 1] ^ mask[i] is one-hot at i = k.
+            let mut last = g.xor(mask[fb - 1], mask[fb]);
+            for i in 1..fb {
+                let at_k = g.xor(mask[i - 1], mask[i]);
+                let bit = g.and(pa.frac[i], at_k);
+                last = g.xor(last, bit);
+            }
+            (mask[1..=fb].to_vec(), last)
+        }
+    };
+    let (sum, carry) = blocks::add_with_carry(g, &pa.frac, &addend, carry_in);
+    let exp = increment(g, &pa.exp, carry);
+    let mut frac: Vec<Lit> = sum.iter().zip(&mask).map(|(&x, &m)| g.and(x, !m)).collect();
+    // |a| < 1: the fraction is all below the point (so the carry says whether it is
+    // nonzero, or above a half for nearest); the result is 0 or 1.
+    let exp_nonzero = blocks::or_reduce(g, &pa.exp);
+    let to_one = match mode {
+        Rounding::Trunc => Lit::FALSE,
+        Rounding::Floor => {
+            let t = g.and(sign, exp_nonzero);
+            g.or(t, carry)
+        }
+        Rounding::Ceil => {
+            let t = g.and(!sign, exp_nonzero);
+            g.or(t, carry)
+        }
+        Rounding::Nearest => {
+            // Only for 1/2 <= |a| < 1 (k = fb + 1).
+            let at_half = g.and(mask[fb], !mask[fb + 1]);
+            g.and(at_half, carry)
+        }
+    };
+    let one = f.bias();
+    let exp: Vec<Lit> = exp
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| {
+            if (one >> i) & 1 == 1 {
+                g.mux(small, to_one, e)
+            } else {
+                g.and(e, !small)
+            }
+        })
+        .collect();
+    let is_nan = Class::of(g, &pa).nan(g);
+    frac[fb - 1] = g.or(frac[fb - 1], is_nan);
+    pack(&frac, &exp, sign)
+}
+
+/// C's `floor(a)` (largest integral value not above `a`; `floor(-0.5) == -1`,
+/// `floor(-0) == -0`).
+pub fn floor<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("floor", a);
+    round_integral(g, f, a, Rounding::Floor)
+}
+
+/// C's `ceil(a)` (smallest integral value not below `a`; `ceil(-0.5) == -0`).
+pub fn ceil<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("ceil", a);
+    round_integral(g, f, a, Rounding::Ceil)
+}
+
+/// C's `trunc(a)` (toward zero, sign kept).
+pub fn trunc<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("trunc", a);
+    round_integral(g, f, a, Rounding::Trunc)
+}
+
+/// C's `nearbyint(a)` in the default rounding mode: nearest, ties to even, sign kept
+/// (`nearbyint(-0.5) == -0`, `nearbyint(2.5) == 2`).
+pub fn nearbyint<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("nearbyint", a);
+    round_integral(g, f, a, Rounding::Nearest)
+}
+
 // ---- Conversions ----
 
 /// The integer `a` (`signed`: two's complement; any width >= 1) as the nearest value of
