@@ -4,15 +4,18 @@
 //! no denormals-are-zero); signed zeros; infinities.
 //!
 //! Words are LSB first, `f.width()` bits: fraction, then exponent, then the sign on top.
-//! Follows IEEE 754-2019 sections 5.4 (conversions), 5.11 (comparisons) and 6.2 (NaNs); the
-//! NaN rules and the out-of-range integer results are those of the Intel SDM
+//! Follows IEEE 754-2019 sections 5.3.1 (roundToIntegral: [`floor`], [`ceil`], [`trunc`],
+//! [`nearbyint`]), 5.4 (arithmetic, [`sqrt`], conversions), 5.11 (comparisons) and 6.2
+//! (NaNs); the NaN rules and the out-of-range integer results are those of the Intel SDM
 //! (vol. 1, 4.8.3.5 and table 4-7; vol. 2, CVTTSD2SI/CVTTSS2SI), as gcc -O2 uses them:
 //! - a NaN result of `a op b` is `a` quieted (quiet bit set, sign and payload kept) if `a` is
 //!   a NaN, else `b` quieted (for `a - b` too: the sign of a NaN `b` is not flipped); an
-//!   invalid operation (`inf - inf`, `0 * inf`, `0 / 0`, `inf / inf`, `sqrt` of a negative
-//!   number) gives the default NaN: sign 1, quiet bit 1, zero payload;
+//!   invalid operation (`inf - inf`, `0 * inf`, `0 / 0`, `inf / inf`, `sqrt` of a number
+//!   below zero) gives the default NaN: sign 1, quiet bit 1, zero payload. `sqrt(-0) = -0`;
 //! - [`convert`] quiets NaNs and keeps sign and the top payload bits, as
-//!   `cvtss2sd`/`cvtsd2ss`;
+//!   `cvtss2sd`/`cvtsd2ss`; [`floor`], [`ceil`], [`trunc`], [`nearbyint`] return a NaN
+//!   quieted (as `roundsd` and glibc's `floor` etc. do) and keep the sign of zero results
+//!   (`ceil(-0.5) == -0`, `nearbyint(-0.5) == -0`);
 //! - [`to_int`] truncates toward zero as C casts do. Out of range and NaN, gcc's code gives:
 //!   `(long)x`: `cvttsd2si` with a 64-bit destination, the "integer indefinite"
 //!   `0x8000000000000000`; `(int)x`, `(short)x`, `(signed char)x`, `(unsigned short)x`,
@@ -21,15 +24,35 @@
 //!   `(unsigned)-1.0 == 0xffffffff` and NaN gives 0); `(unsigned long)x`: gcc's two-way
 //!   sequence `x < 0x1p63 ? cvttsd2si(x) : cvttsd2si(x - 0x1p63) ^ (1 << 63)`, so NaN and
 //!   `x <= -0x1p63` give `0x8000000000000000`, `x >= 0x1p64` gives 0, and negative `x` above
-//!   `-0x1p63` give the two's complement of the truncation. (Checked against gcc 12 -O2 code.)
+//!   `-0x1p63` give the two's complement of the truncation. (Checked against gcc 12 -O2 code;
+//!   [`from_int`] of an unsigned 64-bit value rounds once, like gcc's halving sequence.)
 //!
-//! Circuits are built for few ANDs (XOR and NOT are free). Rounded results pass through one
-//! rounding step that packs exponent and fraction into one word, so the carry of rounding
-//! up moves into the exponent (and reaches infinity) without extra logic; subnormal results
-//! come from one right shift by `1 - e` with a sticky bit. With
-//! [`OptimizeFor::Depth`](crate::netlist::OptimizeFor::Depth) the
-//! adders, comparators and zero tests inside are the low-depth variants of
-//! [`crate::blocks`]. Costs: `cargo run -p pgc-circuit --release --example block_costs`.
+//! Circuits are built for few ANDs (XOR and NOT are free):
+//! - every rounded result passes through one rounding step that packs exponent and fraction
+//!   into one word and increments it, so the carry of rounding up moves into the exponent
+//!   (and reaches infinity) without extra logic; subnormal results come from one right
+//!   shift by `1 - e` that collects a sticky bit;
+//! - [`add`]/[`sub`] order the operands by magnitude (a NaN `a` first), align the smaller
+//!   with one right shifter keeping guard, round and sticky bits, add once, and normalize
+//!   with one left shifter whose count is capped by the exponent, so subnormal results
+//!   need no second shifter;
+//! - [`mul`] normalizes only the operand with the smaller exponent (the other is normal,
+//!   or the product is far below the smallest subnormal and only its sticky bit matters),
+//!   forms the full 2p-bit product with [`blocks::mul_wide_unsigned`], and keeps the low
+//!   half only as a sticky bit;
+//! - [`div`] is non-restoring division (one p-bit add or subtract per quotient bit, the
+//!   quotient bits being the signs of the partial remainders), [`sqrt`] non-restoring
+//!   square root two radicand bits per step (Li and Chu, ICCD 1996), each with the final
+//!   remainder as the sticky bit;
+//! - [`floor`]/[`ceil`]/[`trunc`]/[`nearbyint`] clear the fraction bits below the binary
+//!   point after adding, below the point, a thermometer mask that carries into the integer
+//!   part exactly when rounding away from zero;
+//! - comparisons compare sign-adjusted keys with one comparator.
+//!
+//! With [`OptimizeFor::Depth`](crate::netlist::OptimizeFor::Depth) the adders, comparators,
+//! multipliers and zero tests inside are the low-depth variants of [`crate::blocks`].
+//! Counts next to the Bristol Fashion FP circuits: `cargo run -p pgc-circuit --release
+//! --example float_costs`.
 
 use crate::blocks;
 use crate::netlist::{Gates, Lit};
