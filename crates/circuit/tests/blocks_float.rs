@@ -955,3 +955,99 @@ fn to_int_and_from_int_match_gcc() {
         }
     }
 }
+
+// ---- A larger sweep ----
+
+/// Every operation on many more seeded random cases (about a million per operation and
+/// format; half a minute in release builds):
+/// `cargo test --release -p pgc-circuit --test blocks_float -- --ignored`.
+#[test]
+#[ignore = "slow sweep; the sampled tests above run by default"]
+fn sweep_every_operation() {
+    type Hw1 = fn(u64) -> u64;
+    type Block2 = fn(&mut NetBuilder, Format, &[Lit], &[Lit]) -> Vec<Lit>;
+    type Block1 = fn(&mut NetBuilder, Format, &[Lit]) -> Vec<Lit>;
+    for f in FORMATS {
+        let single = f == F32;
+        let binary: [(&str, Block2, Hw2); 4] = [
+            (
+                "add",
+                float::add,
+                if single { hw::addss } else { hw::addsd },
+            ),
+            (
+                "sub",
+                float::sub,
+                if single { hw::subss } else { hw::subsd },
+            ),
+            (
+                "mul",
+                float::mul,
+                if single { hw::mulss } else { hw::mulsd },
+            ),
+            (
+                "div",
+                float::div,
+                if single { hw::divss } else { hw::divsd },
+            ),
+        ];
+        for (k, (name, block, oracle)) in binary.into_iter().enumerate() {
+            let pairs = sample_pairs(f, 1_000_000, 100 + k as u64);
+            let w = f.width() as u32;
+            check_binary(name, f, w, |g, a, b| block(g, f, a, b), &pairs, oracle);
+        }
+        let unary: [(&str, Block1, Hw1); 5] = [
+            (
+                "sqrt",
+                float::sqrt,
+                if single { hw::sqrtss } else { hw::sqrtsd },
+            ),
+            (
+                "floor",
+                float::floor,
+                if single { hw::floorss } else { hw::floorsd },
+            ),
+            (
+                "ceil",
+                float::ceil,
+                if single { hw::ceilss } else { hw::ceilsd },
+            ),
+            (
+                "trunc",
+                float::trunc,
+                if single { hw::truncss } else { hw::truncsd },
+            ),
+            (
+                "nearbyint",
+                float::nearbyint,
+                if single { hw::nearbyss } else { hw::nearbysd },
+            ),
+        ];
+        for (k, (name, block, oracle)) in unary.into_iter().enumerate() {
+            let values = sample(f, 1_000_000, 200 + k as u64);
+            check_unary(
+                name,
+                f,
+                f.width() as u32,
+                |g, a| block(g, f, a),
+                &values,
+                oracle,
+            );
+        }
+        let values = sample(f, 1_000_000, 300);
+        let (to, widen): (Format, Hw1) = if single {
+            (F64, hw::cvtss2sd)
+        } else {
+            (F32, hw::cvtsd2ss)
+        };
+        let w = to.width() as u32;
+        check_unary(
+            "convert",
+            f,
+            w,
+            |g, a| float::convert(g, f, to, a),
+            &values,
+            widen,
+        );
+    }
+}
