@@ -40,10 +40,11 @@
 //!   or the product is far below the smallest subnormal and only its sticky bit matters),
 //!   forms the full 2p-bit product (Karatsuba in size mode, a Dadda tree in depth mode),
 //!   and keeps the low half only as a sticky bit;
-//! - [`div`] is non-restoring division (one p-bit add or subtract per quotient bit, the
-//!   quotient bits being the signs of the partial remainders), [`sqrt`] non-restoring
-//!   square root two radicand bits per step (Li and Chu, ICCD 1996), each with the final
-//!   remainder as the sticky bit;
+//! - [`div`] is non-restoring division in size mode (one p-bit add or subtract per quotient
+//!   bit, the quotient bits being the signs of the partial remainders) and radix-2 SRT
+//!   division with a carry-save residual in depth mode (constant depth per digit);
+//!   [`sqrt`] is non-restoring square root, two radicand bits per step (Li and Chu, ICCD
+//!   1996); both take the final remainder as the sticky bit;
 //! - [`floor`]/[`ceil`]/[`trunc`]/[`nearbyint`] clear the fraction bits below the binary
 //!   point after adding, below the point, a thermometer mask that carries into the integer
 //!   part exactly when rounding away from zero;
@@ -97,10 +98,12 @@ impl Format {
         self.fraction_bits + 1
     }
 
+    /// The blocks are written for any width but checked against the hardware only for
+    /// binary32 and binary64, so only those are accepted.
     fn check_format(self, op: &str) {
         assert!(
-            (2..=15).contains(&self.exponent_bits) && (1..=112).contains(&self.fraction_bits),
-            "float::{op}: unsupported format {self:?}"
+            self == Format::BINARY32 || self == Format::BINARY64,
+            "float::{op}: unsupported format {self:?} (binary32 or binary64)"
         );
     }
 
