@@ -956,6 +956,57 @@ fn to_int_and_from_int_match_gcc() {
     }
 }
 
+// ---- Circuit sizes ----
+
+/// Size-mode AND counts of the binary64 blocks that have a Bristol Fashion counterpart
+/// (`shared/circuits/bristol_fashion/FP-*.txt`, counted here): ours are below Bristol's and
+/// do not grow past today's counts.
+#[test]
+fn binary64_and_counts_stay_below_the_bristol_circuits() {
+    use pgc_circuit::bristol::{Format as FileFormat, read_circuit_file};
+    use pgc_circuit::testdata::shared_circuits_dir;
+    type Block = fn(&mut NetBuilder, &[Vec<Lit>]) -> Vec<Lit>;
+    let cases: [(&str, u32, Block, u64); 8] = [
+        ("add", 2, |g, i| float::add(g, F64, &i[0], &i[1]), 1479),
+        ("mul", 2, |g, i| float::mul(g, F64, &i[0], &i[1]), 5349),
+        ("lt", 2, |g, i| vec![float::lt(g, F64, &i[0], &i[1])], 214),
+        ("eq", 2, |g, i| vec![float::eq(g, F64, &i[0], &i[1])], 138),
+        ("floor", 1, |g, i| float::floor(g, F64, &i[0]), 381),
+        ("ceil", 1, |g, i| float::ceil(g, F64, &i[0]), 381),
+        (
+            "f2i",
+            1,
+            |g, i| {
+                let r = float::nearbyint(g, F64, &i[0]);
+                float::to_int(g, F64, &r, 64, true)
+            },
+            825,
+        ),
+        ("i2f", 1, |g, i| float::from_int(g, F64, &i[0], true), 590),
+    ];
+    let dir = shared_circuits_dir().join("bristol_fashion");
+    for (name, operands, block, recorded) in cases {
+        let file = dir.join(format!("FP-{name}.txt"));
+        let bristol = read_circuit_file(&file, Some(FileFormat::BristolFashion))
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let (bristol_ands, _) = cost(&bristol);
+        let c = build(
+            pgc_circuit::netlist::OptimizeFor::Size,
+            &vec![64; operands as usize],
+            |g, i| vec![block(g, i)],
+        );
+        let (ands, _) = cost(&c);
+        assert!(
+            ands <= recorded,
+            "{name}: {ands} ANDs, more than the {recorded} recorded"
+        );
+        assert!(
+            ands < bristol_ands,
+            "{name}: {ands} ANDs, Bristol's FP-{name} {bristol_ands}"
+        );
+    }
+}
+
 // ---- A larger sweep ----
 
 /// Every operation on many more seeded random cases (about a million per operation and
