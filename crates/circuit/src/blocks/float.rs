@@ -257,8 +257,9 @@ pub fn eq<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Lit 
     let a_nan = ca.nan(g);
     let signs_equal = !g.xor(a[n], b[n]);
     let sign_ok = g.or(signs_equal, a_zero);
-    let t = g.and(magnitudes_equal, sign_ok);
-    g.and(t, !a_nan)
+    // The shallow terms first: sign_ok is the deepest.
+    let t = g.and(magnitudes_equal, !a_nan);
+    g.and(t, sign_ok)
 }
 
 // ---- Shifting and normalization ----
