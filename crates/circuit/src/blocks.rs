@@ -20,8 +20,12 @@
 //! - shifts by `n` or more use the amount modulo `n` (x86 masks the amount this way for 32-
 //!   and 64-bit operands);
 //! - out-of-range secret indices: [`mux_tree`] yields zero, [`decoder`] selects nothing.
+//!
+//! IEEE-754 binary32/binary64 floating point, bit-exact with x86-64 SSE2, is in [`float`].
 
 use std::collections::VecDeque;
+
+pub mod float;
 
 use crate::netlist::{Gates, Lit, OptimizeFor};
 
