@@ -206,6 +206,7 @@ impl GccOracle {
             .args(&objects)
             .arg("-o")
             .arg(&exe)
+            .arg("-lm") // floor, sqrt, … that gcc calls at -O0
             .output()
             .map_err(|e| format!("cannot run gcc: {e}"))?;
         if !out.status.success() {
