@@ -23,6 +23,8 @@
 
 use std::collections::VecDeque;
 
+pub mod float;
+
 use crate::netlist::{Gates, Lit, OptimizeFor};
 
 fn check_widths(op: &str, a: &[Lit], b: &[Lit]) {
