@@ -81,6 +81,24 @@ fn main() {
             bristol: None,
         },
         Row {
+            name: "mul",
+            inputs: two,
+            block: |g, f, i| float::mul(g, f, &i[0], &i[1]),
+            bristol: Some("FP-mul.txt"),
+        },
+        Row {
+            name: "div",
+            inputs: two,
+            block: |g, f, i| float::div(g, f, &i[0], &i[1]),
+            bristol: None,
+        },
+        Row {
+            name: "sqrt",
+            inputs: one,
+            block: |g, f, i| float::sqrt(g, f, &i[0]),
+            bristol: None,
+        },
+        Row {
             name: "lt",
             inputs: two,
             block: |g, f, i| vec![float::lt(g, f, &i[0], &i[1])],
@@ -144,6 +162,39 @@ fn main() {
             name: "to_int (unsigned)",
             inputs: one,
             block: |g, f, i| float::to_int(g, f, &i[0], 32, false),
+            bristol: None,
+        },
+        Row {
+            name: "(long)nearbyint",
+            inputs: one,
+            block: |g, f, i| {
+                let r = float::nearbyint(g, f, &i[0]);
+                float::to_int(g, f, &r, 64, true)
+            },
+            bristol: Some("FP-f2i.txt"),
+        },
+        Row {
+            name: "floor",
+            inputs: one,
+            block: |g, f, i| float::floor(g, f, &i[0]),
+            bristol: Some("FP-floor.txt"),
+        },
+        Row {
+            name: "ceil",
+            inputs: one,
+            block: |g, f, i| float::ceil(g, f, &i[0]),
+            bristol: Some("FP-ceil.txt"),
+        },
+        Row {
+            name: "trunc",
+            inputs: one,
+            block: |g, f, i| float::trunc(g, f, &i[0]),
+            bristol: None,
+        },
+        Row {
+            name: "nearbyint",
+            inputs: one,
+            block: |g, f, i| float::nearbyint(g, f, &i[0]),
             bristol: None,
         },
         Row {

@@ -53,8 +53,35 @@ mod hw {
 
     binary!(addsd, "addsd", "movq", u64, r);
     binary!(subsd, "subsd", "movq", u64, r);
+    binary!(mulsd, "mulsd", "movq", u64, r);
+    binary!(divsd, "divsd", "movq", u64, r);
     binary!(addss, "addss", "movd", u32, e);
     binary!(subss, "subss", "movd", u32, e);
+    binary!(mulss, "mulss", "movd", u32, e);
+    binary!(divss, "divss", "movd", u32, e);
+
+    /// `sqrtsd`/`sqrtss` (the result register's upper bits are irrelevant here).
+    pub fn sqrtsd(a: u64) -> u64 {
+        let out: u64;
+        // SAFETY: register-only moves and one square root instruction.
+        unsafe {
+            asm!("movq {x}, {a}", "sqrtsd {x}, {x}", "movq {o}, {x}",
+                a = in(reg) a, o = out(reg) out, x = out(xmm_reg) _,
+                options(pure, nomem, nostack));
+        }
+        out
+    }
+
+    pub fn sqrtss(a: u64) -> u64 {
+        let out: u32;
+        // SAFETY: register-only moves and one square root instruction.
+        unsafe {
+            asm!("movd {x}, {a:e}", "sqrtss {x}, {x}", "movd {o:e}, {x}",
+                a = in(reg) a as u32, o = out(reg) out, x = out(xmm_reg) _,
+                options(pure, nomem, nostack));
+        }
+        out as u64
+    }
 
     /// `(float)d`.
     pub fn cvtsd2ss(a: u64) -> u64 {
@@ -102,6 +129,38 @@ mod hw {
         }
         out as u64
     }
+
+    /// `roundsd`/`roundss` with an immediate mode (9 floor, 10 ceil, 11 trunc, 12 the
+    /// MXCSR mode, nearest even; bit 3 suppresses the inexact exception).
+    macro_rules! round {
+        ($name:ident, $insn:literal, $mov:literal, $ty:ty, $reg:ident, $imm:literal) => {
+            pub fn $name(a: u64) -> u64 {
+                let out: $ty;
+                // SAFETY: register-only moves and one SSE4.1 rounding instruction (the test
+                // checks for SSE4.1 first).
+                unsafe {
+                    asm!(
+                        concat!($mov, " {x}, {a:", stringify!($reg), "}"),
+                        concat!($insn, " {x}, {x}, ", $imm),
+                        concat!($mov, " {o:", stringify!($reg), "}, {x}"),
+                        a = in(reg) a as $ty,
+                        o = out(reg) out,
+                        x = out(xmm_reg) _,
+                        options(pure, nomem, nostack),
+                    );
+                }
+                out as u64
+            }
+        };
+    }
+    round!(floorsd, "roundsd", "movq", u64, r, "9");
+    round!(ceilsd, "roundsd", "movq", u64, r, "10");
+    round!(truncsd, "roundsd", "movq", u64, r, "11");
+    round!(nearbysd, "roundsd", "movq", u64, r, "12");
+    round!(floorss, "roundss", "movd", u32, e, "9");
+    round!(ceilss, "roundss", "movd", u32, e, "10");
+    round!(truncss, "roundss", "movd", u32, e, "11");
+    round!(nearbyss, "roundss", "movd", u32, e, "12");
 }
 
 // ---- Values ----
@@ -243,12 +302,47 @@ fn sample(f: Format, count: usize, seed: u64) -> Vec<u64> {
     v
 }
 
-/// Pairs: every pair of a subset of the specials, each special with random values, and
-/// random pairs whose exponents are close (cancellation, alignment by a few bits) or far.
+/// The specials every binary operation sees in every combination: signed zeros,
+/// infinities, NaNs (quiet and signalling, with payloads, both signs), one, the subnormal
+/// and normal extremes.
+fn core_specials(f: Format) -> Vec<u64> {
+    let fb = f.fraction_bits;
+    let (b, m) = (bias(f), max_exp(f));
+    let quiet = 1u64 << (fb - 1);
+    let frac_ones = field_mask(fb);
+    let mut v = Vec::new();
+    for sign in [false, true] {
+        v.extend([
+            make(f, sign, 0, 0),
+            make(f, sign, 0, 1),
+            make(f, sign, 0, frac_ones),
+            make(f, sign, 1, 0),
+            make(f, sign, b, 0),
+            make(f, sign, b, 1),
+            make(f, sign, m - 1, frac_ones),
+            make(f, sign, m, 0),
+        ]);
+    }
+    v.extend([
+        make(f, false, m, quiet),
+        make(f, true, m, quiet | 0x5a5),
+        make(f, false, m, 0x3c3),
+        make(f, true, m, quiet >> 1),
+    ]);
+    v
+}
+
+/// Pairs: every pair of the core specials, a subset of all pairs of the specials, each
+/// special with random values, and random pairs whose exponents are close (cancellation,
+/// alignment by a few bits) or far.
 fn sample_pairs(f: Format, count: usize, seed: u64) -> Vec<(u64, u64)> {
     let mut rng = SplitMix64::new(seed);
     let sp = specials(f);
-    let mut v = Vec::new();
+    let core = core_specials(f);
+    let mut v: Vec<(u64, u64)> = core
+        .iter()
+        .flat_map(|&a| core.iter().map(move |&b| (a, b)))
+        .collect();
     for (i, &a) in sp.iter().enumerate() {
         for (j, &b) in sp.iter().enumerate() {
             if (i * 7 + j * 3) % 5 == 0 {
@@ -445,6 +539,168 @@ fn add_and_sub_match_addsd_and_subsd() {
         let w = f.width() as u32;
         check_binary("add", f, w, |g, a, b| float::add(g, f, a, b), &pairs, add);
         check_binary("sub", f, w, |g, a, b| float::sub(g, f, a, b), &pairs, sub);
+    }
+}
+
+#[test]
+fn mul_matches_mulsd() {
+    for f in FORMATS {
+        let mut pairs = sample_pairs(f, 3000, 11);
+        // Products near the overflow and underflow thresholds: exponents summing to about
+        // the largest or smallest.
+        let mut rng = SplitMix64::new(12);
+        let (b, m) = (bias(f), max_exp(f));
+        for _ in 0..1500 {
+            let ea = rng.below(m as u32) as u64;
+            let target = if rng.next_bool() {
+                b + m - 1
+            } else {
+                b.saturating_sub(f.fraction_bits as u64 + 2)
+            };
+            let eb =
+                (target as i64 - ea as i64 + rng.below(7) as i64 - 3).clamp(0, m as i64) as u64;
+            let x = make(f, rng.next_bool(), ea, rng.next_u64());
+            let y = make(f, rng.next_bool(), eb, rng.next_u64() >> rng.below(8));
+            pairs.push((x, y));
+        }
+        let mul: Hw2 = if f == F32 { hw::mulss } else { hw::mulsd };
+        let w = f.width() as u32;
+        check_binary("mul", f, w, |g, a, b| float::mul(g, f, a, b), &pairs, mul);
+    }
+}
+
+#[test]
+fn div_matches_divsd() {
+    for f in FORMATS {
+        let mut pairs = sample_pairs(f, 3000, 13);
+        // Quotients near the overflow and underflow thresholds, and exact quotients
+        // (products divided by a factor).
+        let mut rng = SplitMix64::new(14);
+        let (b, m) = (bias(f), max_exp(f));
+        let mul: Hw2 = if f == F32 { hw::mulss } else { hw::mulsd };
+        for i in 0..1500 {
+            let ea = rng.below(m as u32) as u64;
+            let x = make(f, rng.next_bool(), ea, rng.next_u64());
+            if i % 2 == 0 {
+                let target = if rng.next_bool() {
+                    b + m - 1
+                } else {
+                    b.saturating_sub(f.fraction_bits as u64 + 2)
+                };
+                let eb = (ea as i64 - target as i64 + b as i64 + rng.below(7) as i64 - 3)
+                    .clamp(0, m as i64) as u64;
+                pairs.push((
+                    x,
+                    make(f, rng.next_bool(), eb, rng.next_u64() >> rng.below(8)),
+                ));
+            } else {
+                let small = make(
+                    f,
+                    false,
+                    b + rng.below(8) as u64,
+                    rng.next_u64() & !field_mask(f.fraction_bits - 4),
+                );
+                pairs.push((mul(x, small), small));
+            }
+        }
+        // Exact quotients with subnormal results, ties included: k * 2^-1074 / 2^j.
+        for k in 1..40u64 {
+            for j in 0..4u64 {
+                let sign = k % 3 == 0;
+                pairs.push((make(f, sign, 0, k), make(f, false, b + j, 0)));
+                pairs.push((make(f, sign, 1, k << 3), make(f, j % 2 == 1, b + j + 1, 0)));
+            }
+        }
+        let div: Hw2 = if f == F32 { hw::divss } else { hw::divsd };
+        let w = f.width() as u32;
+        check_binary("div", f, w, |g, a, b| float::div(g, f, a, b), &pairs, div);
+    }
+}
+
+#[test]
+fn sqrt_matches_sqrtsd() {
+    for f in FORMATS {
+        let mut values = sample(f, 3000, 15);
+        // Exact squares and their neighbours.
+        let mul: Hw2 = if f == F32 { hw::mulss } else { hw::mulsd };
+        let mut rng = SplitMix64::new(16);
+        for _ in 0..500 {
+            let x = make(
+                f,
+                false,
+                rng.below(max_exp(f) as u32) as u64,
+                rng.next_u64() & !field_mask(f.fraction_bits / 2 + 1),
+            );
+            let sq = mul(x, x);
+            values.extend([sq, sq + 1, sq.wrapping_sub(1)]);
+        }
+        let sqrt: fn(u64) -> u64 = if f == F32 { hw::sqrtss } else { hw::sqrtsd };
+        check_unary(
+            "sqrt",
+            f,
+            f.width() as u32,
+            |g, a| float::sqrt(g, f, a),
+            &values,
+            sqrt,
+        );
+    }
+}
+
+#[test]
+fn floor_ceil_trunc_nearbyint_match_roundsd() {
+    assert!(
+        is_x86_feature_detected!("sse4.1"),
+        "the oracle needs roundsd (SSE4.1)"
+    );
+    type Block = fn(&mut NetBuilder, Format, &[Lit]) -> Vec<Lit>;
+    type Hw1 = fn(u64) -> u64;
+    let ops: [(&str, Block, Hw1, Hw1); 4] = [
+        ("floor", float::floor, hw::floorss, hw::floorsd),
+        ("ceil", float::ceil, hw::ceilss, hw::ceilsd),
+        ("trunc", float::trunc, hw::truncss, hw::truncsd),
+        ("nearbyint", float::nearbyint, hw::nearbyss, hw::nearbysd),
+    ];
+    for f in FORMATS {
+        let mut values = sample(f, 2000, 17);
+        // Halves and near-halves at every binade where the point falls inside the word.
+        let mut rng = SplitMix64::new(18);
+        for e in bias(f) - 2..bias(f) + f.fraction_bits as u64 + 2 {
+            let t = e as i64 - bias(f) as i64;
+            let half_bit = f.fraction_bits as i64 - t - 1;
+            for _ in 0..6 {
+                let mut frac = rng.next_u64();
+                if (0..f.fraction_bits as i64).contains(&half_bit) {
+                    frac &= !field_mask(half_bit as usize + 1);
+                    frac |= 1 << half_bit;
+                    frac |= rng.below(2) as u64;
+                }
+                values.push(make(f, rng.next_bool(), e, frac));
+            }
+        }
+        for (name, block, single, double) in ops {
+            let oracle = if f == F32 { single } else { double };
+            check_unary(
+                name,
+                f,
+                f.width() as u32,
+                |g, a| block(g, f, a),
+                &values,
+                oracle,
+            );
+            // Rust's f64::floor etc. agree on everything but NaN payloads.
+            for &x in &values {
+                if !is_nan(f, x) && f == F64 {
+                    let y = f64::from_bits(x);
+                    let r = match name {
+                        "floor" => y.floor(),
+                        "ceil" => y.ceil(),
+                        "trunc" => y.trunc(),
+                        _ => y.round_ties_even(),
+                    };
+                    assert_eq!(r.to_bits(), oracle(x), "{name}({y:e})");
+                }
+            }
+        }
     }
 }
 

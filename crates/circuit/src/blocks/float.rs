@@ -4,15 +4,18 @@
 //! no denormals-are-zero); signed zeros; infinities.
 //!
 //! Words are LSB first, `f.width()` bits: fraction, then exponent, then the sign on top.
-//! Follows IEEE 754-2019 sections 5.4 (conversions), 5.11 (comparisons) and 6.2 (NaNs); the
-//! NaN rules and the out-of-range integer results are those of the Intel SDM
+//! Follows IEEE 754-2019 sections 5.3.1 (roundToIntegral: [`floor`], [`ceil`], [`trunc`],
+//! [`nearbyint`]), 5.4 (arithmetic, [`sqrt`], conversions), 5.11 (comparisons) and 6.2
+//! (NaNs); the NaN rules and the out-of-range integer results are those of the Intel SDM
 //! (vol. 1, 4.8.3.5 and table 4-7; vol. 2, CVTTSD2SI/CVTTSS2SI), as gcc -O2 uses them:
 //! - a NaN result of `a op b` is `a` quieted (quiet bit set, sign and payload kept) if `a` is
 //!   a NaN, else `b` quieted (for `a - b` too: the sign of a NaN `b` is not flipped); an
-//!   invalid operation (`inf - inf`, `0 * inf`, `0 / 0`, `inf / inf`, `sqrt` of a negative
-//!   number) gives the default NaN: sign 1, quiet bit 1, zero payload;
+//!   invalid operation (`inf - inf`, `0 * inf`, `0 / 0`, `inf / inf`, `sqrt` of a number
+//!   below zero) gives the default NaN: sign 1, quiet bit 1, zero payload. `sqrt(-0) = -0`;
 //! - [`convert`] quiets NaNs and keeps sign and the top payload bits, as
-//!   `cvtss2sd`/`cvtsd2ss`;
+//!   `cvtss2sd`/`cvtsd2ss`; [`floor`], [`ceil`], [`trunc`], [`nearbyint`] return a NaN
+//!   quieted (as `roundsd` and glibc's `floor` etc. do) and keep the sign of zero results
+//!   (`ceil(-0.5) == -0`, `nearbyint(-0.5) == -0`);
 //! - [`to_int`] truncates toward zero as C casts do. Out of range and NaN, gcc's code gives:
 //!   `(long)x`: `cvttsd2si` with a 64-bit destination, the "integer indefinite"
 //!   `0x8000000000000000`; `(int)x`, `(short)x`, `(signed char)x`, `(unsigned short)x`,
@@ -21,18 +24,38 @@
 //!   `(unsigned)-1.0 == 0xffffffff` and NaN gives 0); `(unsigned long)x`: gcc's two-way
 //!   sequence `x < 0x1p63 ? cvttsd2si(x) : cvttsd2si(x - 0x1p63) ^ (1 << 63)`, so NaN and
 //!   `x <= -0x1p63` give `0x8000000000000000`, `x >= 0x1p64` gives 0, and negative `x` above
-//!   `-0x1p63` give the two's complement of the truncation. (Checked against gcc 12 -O2 code.)
+//!   `-0x1p63` give the two's complement of the truncation. (Checked against gcc 12 -O2 code;
+//!   [`from_int`] of an unsigned 64-bit value rounds once, like gcc's halving sequence.)
 //!
-//! Circuits are built for few ANDs (XOR and NOT are free). Rounded results pass through one
-//! rounding step that packs exponent and fraction into one word, so the carry of rounding
-//! up moves into the exponent (and reaches infinity) without extra logic; subnormal results
-//! come from one right shift by `1 - e` with a sticky bit. With
-//! [`OptimizeFor::Depth`](crate::netlist::OptimizeFor::Depth) the
-//! adders, comparators and zero tests inside are the low-depth variants of
-//! [`crate::blocks`]. Costs: `cargo run -p pgc-circuit --release --example block_costs`.
+//! Circuits are built for few ANDs (XOR and NOT are free):
+//! - every rounded result passes through one rounding step that packs exponent and fraction
+//!   into one word and increments it, so the carry of rounding up moves into the exponent
+//!   (and reaches infinity) without extra logic; subnormal results come from one right
+//!   shift by `1 - e` that collects a sticky bit;
+//! - [`add`]/[`sub`] order the operands by magnitude (a NaN `a` first), align the smaller
+//!   with one right shifter keeping guard, round and sticky bits, add once, and normalize
+//!   with one left shifter whose count is capped by the exponent, so subnormal results
+//!   need no second shifter;
+//! - [`mul`] normalizes only the operand with the smaller exponent (the other is normal,
+//!   or the product is far below the smallest subnormal and only its sticky bit matters),
+//!   forms the full 2p-bit product (Karatsuba in size mode, a Dadda tree in depth mode),
+//!   and keeps the low half only as a sticky bit;
+//! - [`div`] is non-restoring division (one p-bit add or subtract per quotient bit, the
+//!   quotient bits being the signs of the partial remainders), [`sqrt`] non-restoring
+//!   square root two radicand bits per step (Li and Chu, ICCD 1996), each with the final
+//!   remainder as the sticky bit;
+//! - [`floor`]/[`ceil`]/[`trunc`]/[`nearbyint`] clear the fraction bits below the binary
+//!   point after adding, below the point, a thermometer mask that carries into the integer
+//!   part exactly when rounding away from zero;
+//! - comparisons compare sign-adjusted keys with one comparator.
+//!
+//! With [`OptimizeFor::Depth`] the adders, comparators,
+//! multipliers and zero tests inside are the low-depth variants of [`crate::blocks`].
+//! Counts next to the Bristol Fashion FP circuits: `cargo run -p pgc-circuit --release
+//! --example float_costs`.
 
 use crate::blocks;
-use crate::netlist::{Gates, Lit};
+use crate::netlist::{Gates, Lit, OptimizeFor};
 
 /// An IEEE-754 binary interchange format: `exponent_bits` and `fraction_bits` (the stored
 /// significand bits, without the implicit leading one).
@@ -542,6 +565,518 @@ pub fn sub<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec
     f.check("sub", a);
     f.check("sub", b);
     add_or_sub(g, f, a, b, true)
+}
+
+// ---- Multiplication ----
+
+/// Below this width a schoolbook product has fewer ANDs than splitting it again.
+const KARATSUBA_MIN_WIDTH: usize = 16;
+
+/// The full `2n`-bit product of unsigned `a` and `b`. Size mode: Karatsuba (Knuth, TAOCP
+/// vol. 2, 4.3.3) down to [`KARATSUBA_MIN_WIDTH`], where three half-width products and a few
+/// additions have fewer ANDs than one schoolbook product (3969 against 5565 ANDs for
+/// 53 bits); depth mode: the Dadda tree of [`blocks::mul_wide_unsigned`].
+fn wide_product<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    let n = a.len();
+    if n < KARATSUBA_MIN_WIDTH || g.optimize_for() == OptimizeFor::Depth {
+        return blocks::mul_wide_unsigned(g, a, b);
+    }
+    // a = a1 2^lo + a0, b likewise; a b = z2 2^2lo + (z1 - z2 - z0) 2^lo + z0 with
+    // z1 = (a0 + a1)(b0 + b1).
+    let lo = n.div_ceil(2);
+    let (a0, a1) = (&a[..lo], &a[lo..]);
+    let (b0, b1) = (&b[..lo], &b[lo..]);
+    let z0 = wide_product(g, a0, b0);
+    let z2 = wide_product(g, a1, b1);
+    let sum = |g: &mut G, x0: &[Lit], x1: &[Lit]| {
+        let (mut s, carry) =
+            blocks::add_with_carry(g, x0, &blocks::zero_extend(x1, lo), Lit::FALSE);
+        s.push(carry);
+        s
+    };
+    let (sa, sb) = (sum(g, a0, a1), sum(g, b0, b1));
+    let z1 = wide_product(g, &sa, &sb);
+    let w = z1.len();
+    let middle = blocks::sub(g, &z1, &blocks::zero_extend(&z0, w));
+    let middle = blocks::sub(g, &middle, &blocks::zero_extend(&z2, w));
+    // z0 and z2 do not overlap: place them side by side, then add the middle term.
+    let mut out = z0;
+    out.extend(z2);
+    let upper = blocks::add(g, &out[lo..], &blocks::zero_extend(&middle, 2 * n - lo));
+    out.truncate(lo);
+    out.extend(upper);
+    out
+}
+
+/// The two operands as (x, y) with x's exponent field at least y's, so that y is the only
+/// one that can be subnormal unless the product underflows to zero anyway; x is `b` when
+/// `b` is a NaN and `a` is not (so a NaN x is the one to return). Returns (x, y, swapped).
+fn order_by_exponent<G: Gates + ?Sized>(
+    g: &mut G,
+    f: Format,
+    a: &[Lit],
+    b: &[Lit],
+    a_nan: Lit,
+    b_nan: Lit,
+) -> (Vec<Lit>, Vec<Lit>, Lit) {
+    let fb = f.fraction_bits;
+    let n = f.width() - 1;
+    let a_smaller = blocks::lt_unsigned(g, &a[fb..n], &b[fb..n]);
+    let only_b_nan = g.and(b_nan, !a_nan);
+    let swap = g.or(a_smaller, only_b_nan);
+    let (x, y) = (0..f.width())
+        .map(|i| {
+            let d = g.xor(a[i], b[i]);
+            let d = g.and(d, swap);
+            (g.xor(a[i], d), g.xor(b[i], d))
+        })
+        .unzip();
+    (x, y, swap)
+}
+
+/// The final selection: `finite` unless `special`, where `x` is the value to return
+/// (infinite, or a NaN returned quieted with its own sign) or, if `invalid`, the default
+/// NaN; `x`'s fraction must then be zero. An infinite result takes `sign`.
+#[allow(clippy::too_many_arguments)]
+fn select_special<G: Gates + ?Sized>(
+    g: &mut G,
+    f: Format,
+    finite: &[Lit],
+    special: Lit,
+    x: &[Lit],
+    x_nan: Lit,
+    invalid: Lit,
+    sign: Lit,
+) -> Vec<Lit> {
+    let fb = f.fraction_bits;
+    let w = f.width();
+    let mut out: Vec<Lit> = Vec::with_capacity(w);
+    for i in 0..fb {
+        let mut bit = x[i];
+        if i == fb - 1 {
+            let q = g.or(x_nan, invalid);
+            bit = g.or(bit, q);
+        }
+        out.push(g.mux(special, bit, finite[i]));
+    }
+    for &e in &finite[fb..w - 1] {
+        out.push(g.or(e, special));
+    }
+    let s = g.mux(x_nan, x[w - 1], sign);
+    let s = g.or(s, invalid);
+    out.push(g.mux(special, s, finite[w - 1]));
+    out
+}
+
+/// `a * b` (`mulsd`/`mulss`): see the module documentation.
+pub fn mul<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    f.check("mul", a);
+    f.check("mul", b);
+    let (eb, p) = (f.exponent_bits, f.precision());
+    let (pa, pb) = (parts(f, a), parts(f, b));
+    let (ca, cb) = (Class::of(g, &pa), Class::of(g, &pb));
+    let (a_nan, b_nan) = (ca.nan(g), cb.nan(g));
+    let sign = g.xor(pa.sign, pb.sign);
+    let (x, y, swap) = order_by_exponent(g, f, a, b, a_nan, b_nan);
+    let (px, py) = (parts(f, &x), parts(f, &y));
+    let x_exp_zero = g.mux(swap, cb.exp_zero, ca.exp_zero);
+    let y_exp_zero = g.mux(swap, ca.exp_zero, cb.exp_zero);
+    let mut mx = px.frac.clone();
+    mx.push(!x_exp_zero);
+    let mut my = py.frac.clone();
+    my.push(!y_exp_zero);
+    // A subnormal y is normalized; x is normal, or the product is far below the
+    // smallest subnormal (then only the sticky bit survives and the result is zero).
+    let (my, lz) = normalize(g, &my);
+    let product = wide_product(g, &mx, &my);
+    // The leading one is at 2p - 1 or 2p - 2: keep p + 1 bits below it (the last one the
+    // round bit), the rest as sticky.
+    let high = product[2 * p - 1];
+    let sig: Vec<Lit> = (0..=p)
+        .map(|i| g.mux(high, product[p - 1 + i], product[p - 2 + i]))
+        .collect();
+    let tail = blocks::or_reduce(g, &product[..p - 2]);
+    let last = g.and(high, product[p - 2]);
+    let sticky = g.or(tail, last);
+    // Biased exponent of the leading bit: max(ex,1) + max(ey,1) - lz - bias + high.
+    let we = eb + 2;
+    let mut ex_eff = blocks::zero_extend(&px.exp, we);
+    ex_eff[0] = g.or(ex_eff[0], x_exp_zero);
+    let mut ey_eff = blocks::zero_extend(&py.exp, we);
+    ey_eff[0] = g.or(ey_eff[0], y_exp_zero);
+    let (sum, _) = blocks::add_with_carry(g, &ex_eff, &ey_eff, high);
+    let offset = blocks::add(
+        g,
+        &blocks::zero_extend(&lz, we),
+        &blocks::constant_word(f.bias() as u128, we),
+    );
+    let e = sub_words(g, &sum, &offset);
+    let finite = round_pack(g, f, sign, &e, &sig, sticky, true, true);
+    // Infinities and NaNs have the largest exponent, so x is one if either operand is.
+    let special = g.mux(swap, cb.exp_ones, ca.exp_ones);
+    let x_nan = g.mux(swap, b_nan, a_nan);
+    let (a_inf, b_inf) = (
+        g.and(ca.exp_ones, ca.frac_zero),
+        g.and(cb.exp_ones, cb.frac_zero),
+    );
+    let (a_zero, b_zero) = (ca.zero(g), cb.zero(g));
+    let inf_times_zero = g.and(a_inf, b_zero);
+    let zero_times_inf = g.and(a_zero, b_inf);
+    let invalid = g.or(inf_times_zero, zero_times_inf);
+    select_special(g, f, &finite, special, &x, x_nan, invalid, sign)
+}
+
+// ---- Division and square root ----
+
+/// Whether `x + y` is 0 modulo 2^n, without the carry chain: the sum is zero iff every bit
+/// `x_i ^ y_i` equals the carry into it, which is then `x_(i-1) | y_(i-1)`.
+fn sum_is_zero<G: Gates + ?Sized>(g: &mut G, x: &[Lit], y: &[Lit]) -> Lit {
+    let mut mismatch = Vec::with_capacity(x.len());
+    let mut carry = Lit::FALSE;
+    for (&xi, &yi) in x.iter().zip(y) {
+        let s = g.xor(xi, yi);
+        mismatch.push(g.xor(s, carry));
+        carry = g.or(xi, yi);
+    }
+    !blocks::or_reduce(g, &mismatch)
+}
+
+/// One non-restoring step: `r + d` if `r` is negative (its top bit set), else `r - d`,
+/// modulo 2^n.
+fn add_or_subtract<G: Gates + ?Sized>(g: &mut G, r: &[Lit], d: &[Lit], negative: Lit) -> Vec<Lit> {
+    let operand: Vec<Lit> = d.iter().map(|&bit| g.xor(bit, !negative)).collect();
+    blocks::add_with_carry(g, r, &operand, !negative).0
+}
+
+/// `a / b` (`divsd`/`divss`): see the module documentation.
+pub fn div<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    f.check("div", a);
+    f.check("div", b);
+    let (eb, fb, p) = (f.exponent_bits, f.fraction_bits, f.precision());
+    let (pa, pb) = (parts(f, a), parts(f, b));
+    let (ca, cb) = (Class::of(g, &pa), Class::of(g, &pb));
+    let (a_nan, b_nan) = (ca.nan(g), cb.nan(g));
+    let sign = g.xor(pa.sign, pb.sign);
+    let mut ma = pa.frac.clone();
+    ma.push(!ca.exp_zero);
+    let mut mb = pb.frac.clone();
+    mb.push(!cb.exp_zero);
+    let (ma, lz_a) = normalize(g, &ma);
+    let (d, lz_b) = normalize(g, &mb);
+    // Non-restoring division of ma by d (both in [2^(p-1), 2^p)): remainders stay in
+    // [-d, d) and fit p + 1 bits; quotient bit i is whether remainder i is non-negative,
+    // which gives the restoring quotient bits directly. Bits 2^0 .. 2^-(p+1).
+    let w = p + 1;
+    let d = blocks::zero_extend(&d, w);
+    let mut r = blocks::sub(g, &blocks::zero_extend(&ma, w), &d);
+    let mut q = Vec::with_capacity(p + 2);
+    q.push(!r[w - 1]);
+    for _ in 0..=p {
+        let mut doubled = vec![Lit::FALSE];
+        doubled.extend_from_slice(&r[..w - 1]);
+        r = add_or_subtract(g, &doubled, &d, r[w - 1]);
+        q.push(!r[w - 1]);
+    }
+    // The true remainder is r, or r + d if r is negative: zero iff r is 0 or -d.
+    let r_zero = !blocks::or_reduce(g, &r);
+    let r_minus_d = sum_is_zero(g, &r, &d);
+    let exact = g.or(r_zero, r_minus_d);
+    // The quotient (MSB first in q) is in [1, 2) if its first bit is set, else in [1/2, 1).
+    let whole = q[0];
+    let sig: Vec<Lit> = (0..=p)
+        .map(|i| g.mux(whole, q[p - i], q[p + 1 - i]))
+        .collect();
+    // An exact quotient has at most p significant bits, so a set bit below the round bit
+    // (q[p + 1] when whole) implies a nonzero remainder: !exact is the whole sticky bit.
+    let sticky = !exact;
+    // Biased exponent: (max(ea,1) - lz_a) - (max(eb,1) - lz_b) + bias - !whole.
+    let we = eb + 2;
+    let mut ea_eff = blocks::zero_extend(&pa.exp, we);
+    ea_eff[0] = g.or(ea_eff[0], ca.exp_zero);
+    let mut eb_eff = blocks::zero_extend(&pb.exp, we);
+    eb_eff[0] = g.or(eb_eff[0], cb.exp_zero);
+    let ea_norm = sub_words(g, &ea_eff, &blocks::zero_extend(&lz_a, we));
+    let eb_norm = sub_words(g, &eb_eff, &blocks::zero_extend(&lz_b, we));
+    let biased = blocks::add(g, &ea_norm, &blocks::constant_word(f.bias() as u128, we));
+    // ea_norm + bias + !eb_norm + whole = ea_norm + bias - eb_norm - 1 + whole.
+    let (e, _) = blocks::add_with_carry(g, &biased, &blocks::not_word(&eb_norm), whole);
+    let finite = round_pack(g, f, sign, &e, &sig, sticky, true, true);
+    // Specials: a NaN operand (a first), quieted; 0/0 and inf/inf the default NaN; x/0
+    // and inf/y infinity; y/inf zero.
+    let (a_inf, b_inf) = (
+        g.and(ca.exp_ones, ca.frac_zero),
+        g.and(cb.exp_ones, cb.frac_zero),
+    );
+    let (a_zero, b_zero) = (ca.zero(g), cb.zero(g));
+    let any_nan = g.or(a_nan, b_nan);
+    let zeros = g.and(a_zero, b_zero);
+    let infs = g.and(a_inf, b_inf);
+    let invalid = g.or(zeros, infs);
+    let nan_out = g.or(any_nan, invalid);
+    let inf_in = g.or(a_inf, b_zero);
+    let inf_out = g.and(inf_in, !nan_out);
+    let zero_out = g.and(b_inf, !nan_out);
+    let nonzero_special = g.or(nan_out, inf_out);
+    let special = g.or(nonzero_special, zero_out);
+    let mut out = Vec::with_capacity(f.width());
+    for (i, &finite_bit) in finite[..fb].iter().enumerate() {
+        // a's payload if a is a NaN, else b's if b is one, else zero.
+        let b_pay = g.and(pb.frac[i], b_nan);
+        let mut pay = g.mux(a_nan, pa.frac[i], b_pay);
+        if i == fb - 1 {
+            pay = g.or(pay, nan_out);
+        }
+        out.push(g.mux(special, pay, finite_bit));
+    }
+    for &e in &finite[fb..fb + eb] {
+        let kept = g.and(e, !zero_out);
+        out.push(g.or(kept, nonzero_special));
+    }
+    let nan_sign = g.mux(a_nan, pa.sign, pb.sign);
+    let nan_sign = g.mux(any_nan, nan_sign, Lit::TRUE);
+    let s = g.mux(nan_out, nan_sign, sign);
+    out.push(s);
+    out
+}
+
+/// `sqrt(a)` (`sqrtsd`/`sqrtss`): `sqrt(-0) = -0`, a negative operand gives the default
+/// NaN. See the module documentation.
+pub fn sqrt<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("sqrt", a);
+    let (eb, fb, p) = (f.exponent_bits, f.fraction_bits, f.precision());
+    let pa = parts(f, a);
+    let ca = Class::of(g, &pa);
+    let a_nan = ca.nan(g);
+    let mut m = pa.frac.clone();
+    m.push(!ca.exp_zero);
+    let (m, lz) = normalize(g, &m);
+    // t = max(e,1) - lz + bias: the result's biased exponent is t / 2, and an odd t
+    // doubles the radicand.
+    let we = eb + 1;
+    let mut e_eff = blocks::zero_extend(&pa.exp, we);
+    e_eff[0] = g.or(e_eff[0], ca.exp_zero);
+    let t = blocks::add(g, &e_eff, &blocks::constant_word(f.bias() as u128, we));
+    let t = sub_words(g, &t, &blocks::zero_extend(&lz, we));
+    let odd = t[0];
+    let e_root = blocks::zero_extend(&t[1..], we);
+    // Integer square root of N = m << (p + 1 + odd) (2p + 2 bits), two bits per step,
+    // non-restoring (Li and Chu): the root has p + 1 bits, the last one the round bit.
+    let n_bits = 2 * p + 2;
+    let radicand: Vec<Lit> = (0..n_bits)
+        .map(|i| {
+            let even = if i > p && i - (p + 1) < p {
+                m[i - (p + 1)]
+            } else {
+                Lit::FALSE
+            };
+            let odd_bit = if i >= p + 2 && i - (p + 2) < p {
+                m[i - (p + 2)]
+            } else {
+                Lit::FALSE
+            };
+            g.mux(odd, odd_bit, even)
+        })
+        .collect();
+    let mut root: Vec<Lit> = Vec::new(); // MSB first
+    let mut rem: Vec<Lit> = Vec::new(); // LSB first, two's complement
+    let mut negative = Lit::FALSE;
+    for step in 0..=p {
+        // After this step the root has step + 1 bits and the remainder r is either the
+        // restoring one, 0 <= r <= 2 root < 2^(step + 2), or that minus 4 root' + 1 for the
+        // previous root' < 2^step: step + 3 bits hold it.
+        let width = step + 3;
+        let pair = [
+            radicand[n_bits - 2 - 2 * step],
+            radicand[n_bits - 1 - 2 * step],
+        ];
+        let mut shifted = pair.to_vec();
+        shifted.extend_from_slice(&rem);
+        shifted.resize(width, negative);
+        shifted.truncate(width);
+        // Subtract 4 root + 1 when non-negative, add 4 root + 3 when negative: as
+        // shifted + (negative ? 4 root + 3 : !(4 root + 1)) + !negative.
+        let mut operand = vec![negative, Lit::TRUE];
+        operand.extend(root.iter().rev().map(|&bit| g.xor(bit, !negative)));
+        operand.resize(width, !negative);
+        rem = blocks::add_with_carry(g, &shifted, &operand, !negative).0;
+        negative = rem[width - 1];
+        root.push(!negative);
+    }
+    // The sticky bit matters only when the round bit (the last root bit) is set, and then
+    // the remainder is non-negative and true: no correction for negative remainders.
+    let exact = !blocks::or_reduce(g, &rem);
+    let sig: Vec<Lit> = root.iter().rev().copied().collect();
+    let finite = round_pack(g, f, pa.sign, &e_root, &sig, !exact, false, false);
+    // Specials: NaN quieted, +inf itself, -0 itself (the finite path gives it), any
+    // other negative the default NaN.
+    let a_zero = ca.zero(g);
+    let negative_nonzero = g.and(pa.sign, !a_zero);
+    let invalid = g.and(negative_nonzero, !a_nan);
+    let special = g.or(ca.exp_ones, invalid);
+    let mut out = Vec::with_capacity(f.width());
+    for (i, &finite_bit) in finite[..fb].iter().enumerate() {
+        let mut bit = g.and(pa.frac[i], !invalid);
+        if i == fb - 1 {
+            let q = g.or(a_nan, invalid);
+            bit = g.or(bit, q);
+        }
+        out.push(g.mux(special, bit, finite_bit));
+    }
+    for &e in &finite[fb..fb + eb] {
+        out.push(g.or(e, special));
+    }
+    out.push(pa.sign);
+    out
+}
+
+// ---- Rounding to integral values ----
+
+/// `[v > 0, v > 1, .., v > n - 1]` for an unsigned `v` (LSB first): about `2n` ANDs, by
+/// splitting off the top bit.
+fn thermometer<G: Gates + ?Sized>(g: &mut G, v: &[Lit], n: usize) -> Vec<Lit> {
+    let Some((&top, low)) = v.split_last() else {
+        return vec![Lit::FALSE; n];
+    };
+    let half = 1usize.checked_shl(low.len() as u32).unwrap_or(usize::MAX);
+    let below = thermometer(g, low, half.min(n));
+    (0..n)
+        .map(|i| {
+            if i < half {
+                g.or(top, below[i])
+            } else if i - half < half {
+                g.and(top, below[i - half])
+            } else {
+                Lit::FALSE
+            }
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rounding {
+    Floor,
+    Ceil,
+    Trunc,
+    Nearest,
+}
+
+/// IEEE roundToIntegral in direction `mode`, as C's `floor`, `ceil`, `trunc` and
+/// `nearbyint` (in the default rounding mode): the sign is kept (`ceil(-0.5) == -0`),
+/// NaNs are quieted. The `k` fraction bits below the binary point are cleared after
+/// adding, below them, all ones where rounding away from zero must carry into the integer
+/// part: the fraction mask (floor of negatives, ceil of positives: carries iff the
+/// fraction is nonzero), or half a unit minus one plus the integer's last bit (nearest
+/// even: carries iff the fraction exceeds a half, or equals it and the integer is odd).
+fn round_integral<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], mode: Rounding) -> Vec<Lit> {
+    let (eb, fb) = (f.exponent_bits, f.fraction_bits);
+    let pa = parts(f, a);
+    // k = bias + fb - E fraction bits to clear: all of them (and more) when |a| < 1, none
+    // when k <= 0 (integral, infinite or NaN). Clamped to [0, 2^stages - 1].
+    let we = eb + 2;
+    let k = sub_words(
+        g,
+        &blocks::constant_word((f.bias() + fb as u64) as u128, we),
+        &blocks::zero_extend(&pa.exp, we),
+    );
+    let negative = k[we - 1];
+    let stages = bits_for(fb + 2);
+    let beyond = blocks::or_reduce(g, &k[stages..we - 1]);
+    let clamped: Vec<Lit> = k[..stages]
+        .iter()
+        .map(|&bit| {
+            let bit = g.or(bit, beyond);
+            g.and(bit, !negative)
+        })
+        .collect();
+    // mask[i] = i < k: bit i of the fraction lies below the binary point.
+    let mask = thermometer(g, &clamped, fb + 2);
+    let small = mask[fb];
+    let sign = pa.sign;
+    let (addend, carry_in): (Vec<Lit>, Lit) = match mode {
+        Rounding::Trunc => (vec![Lit::FALSE; fb], Lit::FALSE),
+        Rounding::Floor => (
+            mask[..fb].iter().map(|&m| g.and(m, sign)).collect(),
+            Lit::FALSE,
+        ),
+        Rounding::Ceil => (
+            mask[..fb].iter().map(|&m| g.and(m, !sign)).collect(),
+            Lit::FALSE,
+        ),
+        Rounding::Nearest => {
+            // The integer's last bit, bit k (the implicit one when k = fb; nothing when
+            // k = 0): mask[i - 1] ^ mask[i] is one-hot at i = k.
+            let mut last = g.xor(mask[fb - 1], mask[fb]);
+            for i in 1..fb {
+                let at_k = g.xor(mask[i - 1], mask[i]);
+                let bit = g.and(pa.frac[i], at_k);
+                last = g.xor(last, bit);
+            }
+            (mask[1..=fb].to_vec(), last)
+        }
+    };
+    let (sum, carry) = blocks::add_with_carry(g, &pa.frac, &addend, carry_in);
+    let exp = increment(g, &pa.exp, carry);
+    let mut frac: Vec<Lit> = sum.iter().zip(&mask).map(|(&x, &m)| g.and(x, !m)).collect();
+    // |a| < 1: the fraction is all below the point (so the carry says whether it is
+    // nonzero, or above a half for nearest); the result is 0 or 1.
+    let exp_nonzero = blocks::or_reduce(g, &pa.exp);
+    let to_one = match mode {
+        Rounding::Trunc => Lit::FALSE,
+        Rounding::Floor => {
+            let t = g.and(sign, exp_nonzero);
+            g.or(t, carry)
+        }
+        Rounding::Ceil => {
+            let t = g.and(!sign, exp_nonzero);
+            g.or(t, carry)
+        }
+        Rounding::Nearest => {
+            // Only for 1/2 <= |a| < 1 (k = fb + 1).
+            let at_half = g.and(mask[fb], !mask[fb + 1]);
+            g.and(at_half, carry)
+        }
+    };
+    let one = f.bias();
+    let exp: Vec<Lit> = exp
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| {
+            if (one >> i) & 1 == 1 {
+                g.mux(small, to_one, e)
+            } else {
+                g.and(e, !small)
+            }
+        })
+        .collect();
+    let is_nan = Class::of(g, &pa).nan(g);
+    frac[fb - 1] = g.or(frac[fb - 1], is_nan);
+    pack(&frac, &exp, sign)
+}
+
+/// C's `floor(a)` (largest integral value not above `a`; `floor(-0.5) == -1`,
+/// `floor(-0) == -0`).
+pub fn floor<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("floor", a);
+    round_integral(g, f, a, Rounding::Floor)
+}
+
+/// C's `ceil(a)` (smallest integral value not below `a`; `ceil(-0.5) == -0`).
+pub fn ceil<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("ceil", a);
+    round_integral(g, f, a, Rounding::Ceil)
+}
+
+/// C's `trunc(a)` (toward zero, sign kept).
+pub fn trunc<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("trunc", a);
+    round_integral(g, f, a, Rounding::Trunc)
+}
+
+/// C's `nearbyint(a)` in the default rounding mode: nearest, ties to even, sign kept
+/// (`nearbyint(-0.5) == -0`, `nearbyint(2.5) == 2`).
+pub fn nearbyint<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit]) -> Vec<Lit> {
+    f.check("nearbyint", a);
+    round_integral(g, f, a, Rounding::Nearest)
 }
 
 // ---- Conversions ----
