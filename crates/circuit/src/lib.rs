@@ -7,7 +7,8 @@
 //! is reused once the wire it held is dead), which keeps label memory at the peak number of
 //! live wires instead of the number of wires.
 //!
-//! Modules: [`value`] (numbers as text <-> wire bits), [`eval`] (bit-sliced cleartext
+//! Modules: [`value`] (numbers as text <-> wire bits), [`float_text`] (IEEE-754 values as
+//! text, exactly rounded), [`eval`] (bit-sliced cleartext
 //! evaluation), [`limits`] (the memory budget checked before large allocations),
 //! [`bristol`] (Bristol Fashion / old Bristol files), [`analysis`]
 //! (validation, AND-level ordering, slot assignment, statistics), [`builder`] (circuits
@@ -23,6 +24,7 @@ pub mod bristol;
 pub mod builder;
 pub mod compact;
 pub mod eval;
+pub mod float_text;
 pub mod generate;
 pub mod ir;
 pub mod limits;

@@ -37,8 +37,10 @@
 //!              "ctype":{"Struct":{"name":"pt","fields":[["x",{"Int":{"bits":8,"signed":false}}]]}}}]}
 //! ```
 //! `owner` is `"A"` or `"B"`; `visibility` is `"Both"`, `"A"` or `"B"`; a `ctype` is `"Bool"`
-//! or one of `{"Int":{"bits","signed"}}`, `{"Array":{"elem","len"}}`,
-//! `{"Struct":{"name","fields":[[name, ctype], …]}}`. Port `i` describes layout value `i`
+//! or one of `{"Int":{"bits","signed"}}`, `{"Float":{"bits"}}` (32: `float`, 64: `double`),
+//! `{"Array":{"elem","len"}}`, `{"Struct":{"name","fields":[[name, ctype], …]}}`. (`Float`
+//! came later than the format's version 1; a reader that predates it refuses such a file
+//! with an error naming the unknown variant, so the version did not change.) Port `i` describes layout value `i`
 //! and must have its width. An interface with no ports at all (`{"inputs":[],"outputs":[]}`)
 //! means an untyped circuit (e.g. converted from Bristol).
 //!

@@ -3,8 +3,9 @@
 //!
 //! Port `i` of [`Interface::inputs`] is input value `i` of the circuit's [`Layout`]
 //! (`layout.input_widths[i] == inputs[i].ctype.bit_width()`), and likewise for outputs.
-//! Bits of a port: scalars least significant bit first; arrays element 0 first (row-major for
-//! more dimensions); struct fields in declaration order; `_Bool` one bit.
+//! Bits of a port: scalars least significant bit first (a `float`/`double` is its IEEE-754
+//! encoding, so the sign is the last bit); arrays element 0 first (row-major for more
+//! dimensions); struct fields in declaration order; `_Bool` one bit.
 //!
 //! [`Layout`]: crate::ir::Layout
 
@@ -21,6 +22,11 @@ pub enum CType {
     Int {
         bits: u32,
         signed: bool,
+    },
+    /// IEEE-754 binary floating point: `float` (32 bits, binary32) or `double` (64 bits,
+    /// binary64), the bits of the value's encoding (sign at the top).
+    Float {
+        bits: u32,
     },
     Array {
         elem: Box<CType>,
@@ -44,7 +50,7 @@ impl CType {
     pub fn checked_bit_width(&self) -> Option<u64> {
         match self {
             CType::Bool => Some(1),
-            CType::Int { bits, .. } => Some(*bits as u64),
+            CType::Int { bits, .. } | CType::Float { bits } => Some(*bits as u64),
             CType::Array { elem, len } => elem.checked_bit_width()?.checked_mul(*len as u64),
             CType::Struct { fields, .. } => fields
                 .iter()
@@ -56,7 +62,7 @@ impl CType {
     /// integer can be parsed and printed.
     pub fn widest_int(&self) -> u32 {
         match self {
-            CType::Bool => 0,
+            CType::Bool | CType::Float { .. } => 0,
             CType::Int { bits, .. } => *bits,
             CType::Array { elem, .. } => elem.widest_int(),
             CType::Struct { fields, .. } => fields
@@ -67,11 +73,15 @@ impl CType {
         }
     }
 
-    /// The type as C would spell it (`int32_t`-style names for integers, `T[n]` for arrays).
+    /// The type as C would spell it (`int32_t`-style names for integers, `float`/`double`,
+    /// `T[n]` for arrays).
     pub fn c_name(&self) -> String {
         match self {
             CType::Bool => "_Bool".into(),
             CType::Int { bits, signed } => format!("{}int{bits}_t", if *signed { "" } else { "u" }),
+            CType::Float { bits: 32 } => "float".into(),
+            CType::Float { bits: 64 } => "double".into(),
+            CType::Float { bits } => format!("float{bits}_t"),
             CType::Array { elem, len } => {
                 let mut dims = vec![*len];
                 let mut base = elem.as_ref();

@@ -7,17 +7,30 @@
 //!   is the type's bit pattern, so for `int8_t` both `-1` and `0xff` mean -1; `-0x10` is
 //!   -16 (range-checked like decimal);
 //! - `_Bool`: `true`, `false`, `0` or `1`;
+//! - `float`/`double`: decimal (`1.5`, `-0.0`, `1e-3`, `.5`, `7`), C hexadecimal floating
+//!   constants (`0x1.8p3`), `inf`, `-inf`, `nan`, `-nan` (any case; `infinity` too), all
+//!   rounded correctly to the type (to nearest, ties to even, like `strtof`/`strtod`); or
+//!   the raw IEEE-754 bit pattern in hexadecimal without a `.` or `p` (`0x3fc00000` is
+//!   1.5f, `0x7fc00001` a NaN with a payload);
 //! - arrays: `[1, 2, 3]`, nested for more dimensions `[[1, 2], [3, 4]]` (`{…}` works too, as
 //!   in a C initializer);
 //! - structs: `{x: 1, y: [1, 2]}` (also `{.x = 1, .y = {1, 2}}`), or positionally `{1, [1, 2]}`.
 //!
 //! JSON (`--inputs FILE.json`): numbers, strings in the text notation (`"0xff"`, `"-5"`,
-//! needed for integers beyond what JSON numbers carry exactly), `true`/`false`, nested lists
-//! for arrays, objects (or lists, positionally) for structs.
+//! needed for integers beyond what JSON numbers carry exactly; `"nan"`, `"-inf"`,
+//! `"0x7fc00001"` for what JSON numbers cannot say), `true`/`false`, nested lists for
+//! arrays, objects (or lists, positionally) for structs. A JSON number for a `double` is
+//! rounded correctly; for a `float` it is rounded to a `double` first, which differs from
+//! rounding straight to `float` only for numbers within 2^-29 of a unit in the last place
+//! from halfway between two floats (give such a value as a string to have it rounded once).
 //!
 //! Outputs format as the same notation with decimal integers, signed per C type, and as JSON
 //! with exact integers (64-bit values included; wider ones as decimal strings), nested lists
-//! and objects. `_Bool` prints as `0` or `1`, as C's `printf("%d")` would.
+//! and objects. `_Bool` prints as `0` or `1`, as C's `printf("%d")` would. Floats print in
+//! the shortest form that reads back to the same bits ([`crate::float_text::format_float`]:
+//! `0.1`, `-0.0`, `1e300`, `inf`, `nan`, `-nan`; a NaN with a payload as its bit pattern);
+//! in JSON, finite floats are numbers, infinities and NaNs strings in the text notation
+//! (`"inf"`, `"-inf"`, `"-nan"`, `"0x7fc00001"`), since JSON numbers have neither.
 //!
 //! Errors name the port (and the element, e.g. `INPUT_A_m[1][0]` or `INPUT_B_p.y[2]`), the
 //! offending value as the user wrote it and what was expected. They are meant for the user
@@ -25,6 +38,7 @@
 
 use std::fmt::Write as _;
 
+use crate::float_text;
 use crate::ir::Layout;
 use crate::ports::{CType, Interface};
 
@@ -174,6 +188,16 @@ fn check_type(ctype: &CType) -> Result<u64, String> {
                 Ok(*bits as u64)
             }
         }
+        CType::Float { bits } => {
+            if float_text::layout(*bits).is_none() {
+                Err(format!(
+                    "a floating-point type of {bits} bits (only 32-bit float and 64-bit \
+                     double exist)"
+                ))
+            } else {
+                Ok(*bits as u64)
+            }
+        }
         CType::Array { elem, len } => {
             let elem_bits = check_type(elem)?;
             if elem_bits == 0 && *len > 0 {
@@ -254,6 +278,11 @@ fn check_width<'a>(bits: &'a [bool], ctype: &CType) -> &'a [bool] {
 #[derive(Clone, Debug)]
 enum Node {
     Num(Num),
+    /// A number only a float can take: text-notation `1.5`, `1e3`, `0x1p3`, `inf`, `-nan`
+    /// (already checked to parse).
+    Real(String),
+    /// A JSON number that is not an integer (serde_json rounds it correctly to a double).
+    JsonReal(f64),
     Bool(bool),
     /// `[a, b]` or `{a, b}`, or a JSON list.
     Seq(Vec<Node>),
@@ -274,6 +303,8 @@ impl Node {
     fn describe(&self) -> String {
         match self {
             Node::Num(n) => format!("the number {}", quoted(&n.text)),
+            Node::Real(text) => format!("the number {}", quoted(text)),
+            Node::JsonReal(v) => format!("the number {v}"),
             Node::Bool(b) => format!("{b}"),
             Node::Seq(v) => format!("a list of {} element(s)", v.len()),
             Node::Named(f) => format!("a struct value with {} field(s)", f.len()),
@@ -291,14 +322,14 @@ fn from_json(value: &serde_json::Value, port: &str) -> Result<Node, TypedError> 
                 (false, u as u128)
             } else if let Some(i) = n.as_i64() {
                 (i < 0, i.unsigned_abs() as u128)
+            } else if let Some(v) = n.as_f64() {
+                return Ok(Node::JsonReal(v));
             } else {
                 return Err(TypedError::Syntax {
                     port: port.into(),
                     text: quoted(&text),
                     at: 1,
-                    what: "not an integer (write integers beyond 64 bits as strings, \
-                           e.g. \"0x…\")"
-                        .into(),
+                    what: "not a number pgc can read".into(),
                 });
             };
             Node::Num(Num {
@@ -400,12 +431,13 @@ impl<'a> TextParser<'a> {
                 self.pos += 1;
                 self.list('}', depth)
             }
-            Some(c) if c == '-' || c.is_ascii_digit() => self.number(),
+            Some(c) if c == '-' || c == '.' || c.is_ascii_digit() => self.number(),
             Some(c) if c.is_alphabetic() || c == '_' => {
                 let word = self.word();
                 match word.as_str() {
                     "true" => Ok(Node::Bool(true)),
                     "false" => Ok(Node::Bool(false)),
+                    w if is_float_word(w) => Ok(Node::Real(word)),
                     _ => {
                         self.pos -= word.chars().count();
                         Err(self.error(format!("'{}' is not a value", quoted(&word))))
@@ -525,11 +557,21 @@ impl<'a> TextParser<'a> {
         }
         let radix = if hex { 16 } else { 10 };
         let digits_start = self.pos;
-        while self
-            .chars
-            .get(self.pos)
-            .is_some_and(|c| c.is_alphanumeric() || *c == '_')
-        {
+        // A float's exponent sign follows its `e` (decimal) or `p` (hexadecimal).
+        let exponent_mark = |c: char| {
+            if hex {
+                matches!(c, 'p' | 'P')
+            } else {
+                matches!(c, 'e' | 'E')
+            }
+        };
+        while let Some(&c) = self.chars.get(self.pos) {
+            let sign_of_exponent = matches!(c, '+' | '-')
+                && self.pos > digits_start
+                && exponent_mark(self.chars[self.pos - 1]);
+            if !(c.is_alphanumeric() || c == '_' || c == '.' || sign_of_exponent) {
+                break;
+            }
             self.pos += 1;
         }
         let text: String = self.chars[start..self.pos].iter().collect();
@@ -541,6 +583,17 @@ impl<'a> TextParser<'a> {
             }
             e
         };
+        let body: String = digits.iter().collect();
+        let is_float = is_float_word(&body)
+            || digits.contains(&'.')
+            || digits.iter().any(|&c| exponent_mark(c));
+        if is_float {
+            // Checked here for the syntax; rounded to the port's width when typed.
+            if float_text::parse_float(&text, 64).is_none() {
+                return Err(bad(self, &format!("'{}' is not a number", quoted(&text))));
+            }
+            return Ok(Node::Real(text));
+        }
         if digits.is_empty() {
             return Err(bad(self, "a number needs digits"));
         }
@@ -627,10 +680,24 @@ fn encode_into(
             bits: width,
             signed,
         } => {
+            if let Node::JsonReal(v) = node {
+                return Err(TypedError::Syntax {
+                    port: port.into(),
+                    text: quoted(&v.to_string()),
+                    at: 1,
+                    what: "not an integer (write integers beyond 64 bits as strings, \
+                           e.g. \"0x…\")"
+                        .into(),
+                });
+            }
             let Node::Num(n) = node else {
                 return Err(shape(port, ctype, "an integer".into(), node));
             };
             let pattern = int_pattern(n, *width, *signed, ctype, port)?;
+            bits.extend((0..*width).map(|j| (pattern >> j) & 1 == 1));
+        }
+        CType::Float { bits: width } => {
+            let pattern = float_pattern(node, *width, ctype, port)?;
             bits.extend((0..*width).map(|j| (pattern >> j) & 1 == 1));
         }
         CType::Array { elem, len } => {
@@ -760,8 +827,81 @@ fn int_pattern(
     Ok(pattern & all_ones)
 }
 
+/// `inf`, `infinity` and `nan` in any case: words only a float can take.
+fn is_float_word(w: &str) -> bool {
+    matches!(w.to_ascii_lowercase().as_str(), "inf" | "infinity" | "nan")
+}
+
+/// The `width`-bit IEEE-754 pattern of a float port's value: a hexadecimal integer is the
+/// pattern itself, any other number is rounded to nearest, ties to even.
+fn float_pattern(node: &Node, width: u32, ctype: &CType, port: &str) -> Result<u64, TypedError> {
+    if float_text::layout(width).is_none() {
+        return Err(TypedError::Shape {
+            port: port.into(),
+            ctype: ctype.c_name(),
+            expected: "a floating-point type of 32 or 64 bits".into(),
+            got: format!("one of {width} bits"),
+        });
+    }
+    let all_ones = u64::MAX >> (64 - width);
+    let sign = 1u64 << (width - 1);
+    let out_of_range = |text: &str, allowed: String| TypedError::OutOfRange {
+        port: port.into(),
+        value: quoted(text),
+        ctype: ctype.c_name(),
+        allowed,
+    };
+    Ok(match node {
+        Node::Num(n) if n.hex => {
+            if n.negative || n.magnitude > all_ones as u128 {
+                return Err(out_of_range(
+                    &n.text,
+                    format!("a bit pattern 0x0 to {all_ones:#x}, or a number like 1.5 or 0x1.8p0"),
+                ));
+            }
+            n.magnitude as u64
+        }
+        Node::Num(n) => {
+            // `as` rounds integers to nearest, ties to even; `-0` is negative zero, as
+            // `strtod` reads it.
+            let magnitude = if width == 32 {
+                (n.magnitude as f32).to_bits() as u64
+            } else {
+                (n.magnitude as f64).to_bits()
+            };
+            magnitude | if n.negative { sign } else { 0 }
+        }
+        Node::Real(text) => float_text::parse_float(text, width)
+            .ok_or_else(|| out_of_range(text, "a floating-point number".into()))?,
+        Node::JsonReal(v) => {
+            if width == 32 {
+                (*v as f32).to_bits() as u64
+            } else {
+                v.to_bits()
+            }
+        }
+        _ => {
+            return Err(shape(
+                port,
+                ctype,
+                "a number (1.5, -0.0, 1e-3, inf, nan, or a bit pattern 0x…)".into(),
+                node,
+            ));
+        }
+    })
+}
+
 // ---------------------------------------------------------------------------------------
 // Bits -> text / JSON.
+
+/// Takes the next `width` bits (at most 64) as a float's pattern.
+fn take_float(rest: &mut &[bool], width: u32) -> u64 {
+    let (now, later) = rest.split_at(width as usize);
+    *rest = later;
+    now.iter()
+        .enumerate()
+        .fold(0u64, |v, (j, &b)| v | (b as u64) << j)
+}
 
 /// Takes the next `width` bits as an integer of the given signedness: (negative, magnitude).
 fn take_int(rest: &mut &[bool], width: u32, signed: bool) -> (bool, u128) {
@@ -796,6 +936,10 @@ fn write_text(rest: &mut &[bool], ctype: &CType, out: &mut String) {
             let (negative, magnitude) = take_int(rest, *bits, *signed);
             let sign = if negative { "-" } else { "" };
             let _ = write!(out, "{sign}{magnitude}");
+        }
+        CType::Float { bits } => {
+            let pattern = take_float(rest, *bits);
+            out.push_str(&float_text::format_float(pattern, *bits));
         }
         CType::Array { elem, len } => {
             out.push('[');
@@ -839,6 +983,10 @@ fn to_json(rest: &mut &[bool], ctype: &CType) -> serde_json::Value {
                 Value::from(format!("{}{magnitude}", if negative { "-" } else { "" }))
             }
         }
+        CType::Float { bits } => {
+            let pattern = take_float(rest, *bits);
+            float_json(pattern, *bits)
+        }
         CType::Array { elem, len } => {
             Value::Array((0..*len).map(|_| to_json(rest, elem)).collect())
         }
@@ -848,6 +996,28 @@ fn to_json(rest: &mut &[bool], ctype: &CType) -> serde_json::Value {
                 .map(|(name, t)| (name.clone(), to_json(rest, t)))
                 .collect(),
         ),
+    }
+}
+
+/// A float as JSON: a number that reads back to the same bits when finite, else the text
+/// notation as a string (`"inf"`, `"-nan"`, `"0x7fc00001"`).
+fn float_json(pattern: u64, width: u32) -> serde_json::Value {
+    use serde_json::Value;
+    let text = float_text::format_float(pattern, width);
+    let value = if width == 32 {
+        let v = f32::from_bits(pattern as u32);
+        // The double nearest the float's shortest decimal prints as that decimal; keep it
+        // only if it rounds back to the float (else the float's exact value, which does).
+        text.parse::<f64>()
+            .ok()
+            .filter(|d| (*d as f32).to_bits() == v.to_bits())
+            .unwrap_or(v as f64)
+    } else {
+        f64::from_bits(pattern)
+    };
+    match serde_json::Number::from_f64(value) {
+        Some(n) if value.is_finite() => Value::Number(n),
+        _ => Value::String(text),
     }
 }
 
@@ -1141,6 +1311,144 @@ mod tests {
             port_value_json(&bits, &big),
             json!(format!("-{}", 1u128 << 99))
         );
+    }
+
+    #[test]
+    fn floats_text_json_and_bit_patterns() {
+        let f = CType::Float { bits: 32 };
+        let d = CType::Float { bits: 64 };
+        let pattern = |text: &str, t: &CType| lsb(&parse_port_value(text, t, "P").unwrap());
+        assert_eq!(pattern("1.5", &f), 0x3fc0_0000);
+        assert_eq!(
+            pattern("0x3fc00000", &f),
+            0x3fc0_0000,
+            "hex is the bit pattern"
+        );
+        assert_eq!(
+            pattern("0x1.8p0", &f),
+            0x3fc0_0000,
+            "unless it is a hex float"
+        );
+        assert_eq!(pattern("-0.0", &d), 1 << 63);
+        assert_eq!(pattern("-0", &d), 1 << 63, "as strtod reads it");
+        assert_eq!(pattern("0", &d), 0);
+        assert_eq!(pattern("16777217", &f), 16777216f32.to_bits() as u128);
+        assert_eq!(pattern("-inf", &f), 0xff80_0000);
+        assert_eq!(pattern("Infinity", &d), 0x7ff0_0000_0000_0000);
+        assert_eq!(pattern("nan", &f), 0x7fc0_0000);
+        assert_eq!(pattern("-NaN", &d), 0xfff8_0000_0000_0000);
+        assert_eq!(pattern("1e-45", &f), 1, "the smallest subnormal");
+        assert_eq!(pattern(".5", &d), 0.5f64.to_bits() as u128);
+        assert_eq!(pattern("1e+2", &d), 100f64.to_bits() as u128);
+        for (text, t) in [
+            ("0.1", &f),
+            ("-0.0", &d),
+            ("1e300", &d),
+            ("inf", &f),
+            ("-nan", &d),
+            ("0x7fc00001", &f),
+            ("0x7ff0000000000001", &d),
+            ("3.4028235e38", &f),
+            ("5e-324", &d),
+            ("[1.5, -2.0]", &array(f.clone(), 2)),
+        ] {
+            assert_eq!(round_trip(text, t), text, "{}", t.c_name());
+        }
+        assert_eq!(round_trip("2.5", &f), "2.5");
+        assert_eq!(round_trip("1", &d), "1.0");
+        for (text, t) in [("0x1ffffffff", &f), ("-0x1", &d)] {
+            assert!(
+                matches!(
+                    parse_port_value(text, t, "P"),
+                    Err(TypedError::OutOfRange { .. })
+                ),
+                "{text}"
+            );
+        }
+        for text in ["1.5.5", "1e", "0x1.8", "infx", "-", "1.5f", "1_0.5"] {
+            assert!(
+                matches!(
+                    parse_port_value(text, &d, "P"),
+                    Err(TypedError::Syntax { .. })
+                ),
+                "{text}"
+            );
+        }
+        let e = parse_port_value("1.5", &int(32, true), "INPUT_A_x")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "INPUT_A_x: expected an integer for int32_t, got the number 1.5"
+        );
+        let e = parse_port_value("true", &d, "P").unwrap_err().to_string();
+        assert!(e.contains("expected a number"), "{e}");
+
+        // JSON: numbers, and strings for what JSON numbers cannot say.
+        let bits = json_port_value(&json!(0.1), &f, "P").unwrap();
+        assert_eq!(lsb(&bits), 0.1f32.to_bits() as u128);
+        assert_eq!(port_value_json(&bits, &f), json!(0.1));
+        let bits = json_port_value(&json!(-2), &d, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &d), json!(-2.0));
+        let bits = json_port_value(&json!(-0.0), &d, "P").unwrap();
+        assert_eq!(lsb(&bits), 1 << 63);
+        assert_eq!(port_value_json(&bits, &d).to_string(), "-0.0");
+        let bits = json_port_value(&json!(1e300), &f, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &f), json!("inf"));
+        let bits = json_port_value(&json!("-nan"), &d, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &d), json!("-nan"));
+        let bits = json_port_value(&json!("0x7fc00001"), &f, "P").unwrap();
+        assert_eq!(port_value_json(&bits, &f), json!("0x7fc00001"));
+        // A JSON number for a double is rounded correctly (serde_json's float_roundtrip).
+        for text in [
+            "2.2250738585072011e-308",
+            "1.00000000000000011102230246251565404236316680908203126",
+            "9007199254740993.0",
+            "4.9406564584124654e-324",
+        ] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let bits = json_port_value(&value, &d, "P").unwrap();
+            assert_eq!(
+                lsb(&bits),
+                text.parse::<f64>().unwrap().to_bits() as u128,
+                "{text}"
+            );
+        }
+        // Every float pattern class reads back from its own JSON.
+        for p in [
+            0u64,
+            1,
+            0x8000_0001,
+            0x0080_0000,
+            0x7f7f_ffff,
+            0x3dcc_cccd,
+            0x4b80_0001,
+            0x7f80_0000,
+            0xffc0_0000,
+            0x7fa0_0000,
+        ] {
+            let bits: Vec<bool> = (0..32).map(|j| (p >> j) & 1 == 1).collect();
+            let j = port_value_json(&bits, &f);
+            assert_eq!(json_port_value(&j, &f, "P").unwrap(), bits, "{j}");
+            let t = format_port_value(&bits, &f);
+            assert_eq!(parse_port_value(&t, &f, "P").unwrap(), bits, "{t}");
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for (t, w) in [(&f, 32), (&d, 64)] {
+                let bits: Vec<bool> = (0..w).map(|j| (x >> j) & 1 == 1).collect();
+                let j = port_value_json(&bits, t);
+                let back = json_port_value(&serde_json::from_str(&j.to_string()).unwrap(), t, "P");
+                assert_eq!(back.unwrap(), bits, "{j}");
+                let text = format_port_value(&bits, t);
+                assert_eq!(parse_port_value(&text, t, "P").unwrap(), bits, "{text}");
+            }
+        }
+        assert!(check_type(&CType::Float { bits: 16 }).is_err());
+        assert_eq!(check_type(&d), Ok(64));
     }
 
     #[test]

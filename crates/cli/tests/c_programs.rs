@@ -219,6 +219,131 @@ fn arrays_structs_and_one_sided_outputs() {
     );
 }
 
+/// The float example of the README.
+const NEAR: &str = "\
+/* near.c: are two points closer than 10? */
+#include <math.h>
+void mpc_main(double INPUT_A_x, double INPUT_A_y, double INPUT_B_x, double INPUT_B_y,
+              double *OUTPUT_A_distance, _Bool *OUTPUT_near)
+{
+    double dx = INPUT_A_x - INPUT_B_x, dy = INPUT_A_y - INPUT_B_y;
+    *OUTPUT_A_distance = sqrt(dx * dx + dy * dy);
+    *OUTPUT_near = *OUTPUT_A_distance < 10.0;
+}
+";
+
+/// Float inputs in every notation and outputs that read back to the same bits.
+const ECHO: &str = "\
+void mpc_main(float INPUT_A_f, double INPUT_B_d[3], float *OUTPUT_f, double OUTPUT_d[3],
+              double *OUTPUT_sum)
+{
+    *OUTPUT_f = INPUT_A_f;
+    for (int i = 0; i < 3; i++)
+        OUTPUT_d[i] = INPUT_B_d[i];
+    *OUTPUT_sum = INPUT_A_f + INPUT_B_d[0];
+}
+";
+
+#[test]
+fn floats_in_and_out_as_the_readme_shows() {
+    let s = Scratch::new("floats");
+    let near = s.file("near.c", NEAR);
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    assert!(
+        readme.contains(&NEAR.replace('\n', "\n    ")[..200]),
+        "the README shows this program"
+    );
+    let out = run_ok(s.pgc().args([
+        "local", &near, "--a", "x=1.5", "--a", "y=-2", "--b", "x=4.5", "--b", "y=2", "-q",
+    ]));
+    assert_eq!(stdout(&out), "OUTPUT_A_distance = 5.0\nOUTPUT_near = 1\n");
+    let l = json_of(&run_ok(s.pgc().args([
+        "local", &near, "--a", "x=nan", "--a", "y=0", "--b", "x=0", "--b", "y=0", "--json",
+    ])));
+    assert_eq!(
+        l["outputs"],
+        json!({"OUTPUT_A_distance": "nan", "OUTPUT_near": 0})
+    );
+
+    let echo = s.file("echo.c", ECHO);
+    let out = run_ok(s.pgc().args([
+        "eval",
+        &echo,
+        "--input",
+        "f=0x7fc00001",
+        "--input",
+        "d=[-0.0, 1e-320, 0x1.8p1]",
+    ]));
+    assert_eq!(
+        stdout(&out),
+        // The float NaN's payload moves up into the double's (cvtss2sd), and the sum keeps it.
+        "OUTPUT_f = 0x7fc00001\nOUTPUT_d = [-0.0, 1e-320, 3.0]\nOUTPUT_sum = 0x7ff8000020000000\n"
+    );
+    // Printed values read back to the same bits, through text and through JSON.
+    for (f, d) in [
+        ("0.1", "[inf, -nan, 2.2250738585072014e-308]"),
+        ("-3.4028235e38", "[5e-324, 0x7ff0000000000001, -0.0]"),
+    ] {
+        let first = json_of(&run_ok(s.pgc().args([
+            "eval",
+            &echo,
+            "--input",
+            &format!("f={f}"),
+            "--input",
+            &format!("d={d}"),
+            "--json",
+        ])));
+        let outs = &first["outputs"];
+        let inputs = s.file(
+            "again.json",
+            &json!({"f": outs["OUTPUT_f"], "d": outs["OUTPUT_d"]}).to_string(),
+        );
+        let again = json_of(&run_ok(
+            s.pgc().args(["eval", &echo, "--inputs", &inputs, "--json"]),
+        ));
+        assert_eq!(again["outputs"], first["outputs"], "{f} {d}");
+        let text = stdout(&run_ok(s.pgc().args([
+            "eval",
+            &echo,
+            "--input",
+            &format!("f={f}"),
+            "--input",
+            &format!("d={d}"),
+        ])));
+        let f_text = text
+            .lines()
+            .next()
+            .unwrap()
+            .strip_prefix("OUTPUT_f = ")
+            .unwrap();
+        let d_text = text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .strip_prefix("OUTPUT_d = ")
+            .unwrap();
+        let back = stdout(&run_ok(s.pgc().args([
+            "eval",
+            &echo,
+            "--input",
+            &format!("f={f_text}"),
+            "--input",
+            &format!("d={d_text}"),
+        ])));
+        assert_eq!(back, text);
+    }
+    let e = fails(
+        s.pgc()
+            .args(["eval", &echo, "--input", "f=1.5.5", "--input", "d=[0,0,0]"]),
+    );
+    assert!(e.contains("INPUT_A_f") && e.contains("1.5.5"), "{e}");
+    let info = json_of(&run_ok(s.pgc().args(["info", &echo, "--json"])));
+    assert_eq!(info["inputs"][0]["type"], "float");
+    assert_eq!(info["inputs"][1]["type"], "double[3]");
+}
+
 fn spawn(cmd: &mut Command) -> Child {
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())

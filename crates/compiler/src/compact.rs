@@ -302,8 +302,7 @@ impl<'a> Lowerer<'a> {
         }
         Ok(Some(match ret_ty {
             Ty::Void => Val::Void,
-            Ty::Int(t) => Val::Int(*t, ret_bits),
-            t => Val::Agg(t.clone(), ret_bits),
+            t => Val::of(t.clone(), ret_bits),
         }))
     }
 
@@ -444,7 +443,7 @@ impl<'a> Lowerer<'a> {
             .collect();
         let ret = self.run_body(name, f, ret_ty, bindings)?;
         let mut results = match ret {
-            Val::Int(_, bits) | Val::Agg(_, bits) => bits,
+            Val::Int(_, bits) | Val::Float(_, bits) | Val::Agg(_, bits) => bits,
             _ => Vec::new(),
         };
         for v in region_vars {

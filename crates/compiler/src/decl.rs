@@ -9,7 +9,7 @@ use pgc_circuit::Lit;
 use crate::lower::{
     Binding, Lowerer, PendingOutput, Place, Ptr, R, Val, input_owner, output_visibility,
 };
-use crate::types::{IntTy, Ty, make_struct};
+use crate::types::{FloatTy, IntTy, Ty, make_struct};
 
 /// The largest variable, in bits (each bit is a wire literal of 8 bytes while compiling).
 const MAX_OBJECT_BITS: u64 = 1 << 27;
@@ -31,20 +31,35 @@ impl<'a> Lowerer<'a> {
             mut void,
         ) = (0, false, false, false, false, false, false, false);
         let mut other: Option<Ty> = None;
+        let mut floating: Option<(FloatTy, Span)> = None;
+        let mut first_long: Option<Span> = None;
         for s in specs {
             match &s.node {
                 TypeSpecifier::Void => void = true,
                 TypeSpecifier::Char => char_ = true,
                 TypeSpecifier::Short => short = true,
                 TypeSpecifier::Int => int = true,
-                TypeSpecifier::Long => longs += 1,
+                TypeSpecifier::Long => {
+                    longs += 1;
+                    first_long.get_or_insert(s.span);
+                }
                 TypeSpecifier::Signed => signed = true,
                 TypeSpecifier::Unsigned => unsigned = true,
                 TypeSpecifier::Bool => bool_ = true,
-                TypeSpecifier::Float | TypeSpecifier::Double | TypeSpecifier::TS18661Float(_) => {
+                TypeSpecifier::Float => floating = Some((FloatTy::Float, s.span)),
+                TypeSpecifier::Double => floating = Some((FloatTy::Double, s.span)),
+                TypeSpecifier::TS18661Float(t) => {
                     return self.err(
                         s.span,
-                        "floating point is not supported yet (integers only)",
+                        format!(
+                            "the type _Float{}{} is not supported (use float or double)",
+                            t.width,
+                            if t.format == TS18661FloatFormat::BinaryExtended {
+                                "x"
+                            } else {
+                                ""
+                            }
+                        ),
                     );
                 }
                 TypeSpecifier::Complex => {
@@ -69,6 +84,29 @@ impl<'a> Lowerer<'a> {
         }
         if let Some(t) = other {
             return Ok(t);
+        }
+        if let Some((f, fspan)) = floating {
+            if f == FloatTy::Double && longs > 0 {
+                // At whichever of `long` and `double` comes first.
+                let at = first_long
+                    .filter(|l| l.start < fspan.start)
+                    .unwrap_or(fspan);
+                return self.err(
+                    at,
+                    "long double is not supported: on x86-64 it is the x87 80-bit extended \
+                     format, which pgc does not implement (use double)",
+                );
+            }
+            if longs > 0 || short || char_ || int || signed || unsigned || bool_ || void {
+                return self.err(
+                    fspan,
+                    format!(
+                        "`{}` cannot be combined with integer type specifiers",
+                        f.name()
+                    ),
+                );
+            }
+            return Ok(Ty::Float(f));
         }
         if void {
             return Ok(Ty::Void);
@@ -465,7 +503,7 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             Initializer::List(items) => {
-                if let Ty::Int(_) = place.ty {
+                if let Ty::Int(_) | Ty::Float(_) = place.ty {
                     // `int x = { 5 };`
                     if let [one] = items.as_slice() {
                         return self.initialize(place, &one.node.initializer);
@@ -480,7 +518,9 @@ impl<'a> Lowerer<'a> {
                 let direct = members(&place.ty);
                 if flat
                     && leaves.len() != direct.len()
-                    && direct.iter().any(|(_, t)| !matches!(t, Ty::Int(_)))
+                    && direct
+                        .iter()
+                        .any(|(_, t)| !matches!(t, Ty::Int(_) | Ty::Float(_)))
                 {
                     // Brace elision: `int a[2][2] = {1, 2, 3, 4}` fills the scalars in order.
                     if items.len() > leaves.len() {
@@ -491,7 +531,7 @@ impl<'a> Lowerer<'a> {
                             unreachable!()
                         };
                         let v = self.eval_rvalue(e)?;
-                        let ty = Ty::Int(t);
+                        let ty = t;
                         let bits = self.convert_val(v, &ty, e.span)?;
                         let p = Place {
                             var: place.var,
@@ -640,9 +680,9 @@ fn members(ty: &Ty) -> Vec<(u64, Ty)> {
 }
 
 /// All scalar members of a type in order: (bit offset, type).
-fn scalar_leaves(ty: &Ty) -> Vec<(u64, IntTy)> {
+fn scalar_leaves(ty: &Ty) -> Vec<(u64, Ty)> {
     match ty {
-        Ty::Int(t) => vec![(0, *t)],
+        Ty::Int(_) | Ty::Float(_) => vec![(0, ty.clone())],
         _ => members(ty)
             .into_iter()
             .flat_map(|(o, t)| {

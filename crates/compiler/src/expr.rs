@@ -1,11 +1,12 @@
-//! Expressions: C's conversions and operators on bit vectors.
+//! Expressions: C's conversions and operators on bit vectors (floating point in
+//! [`crate::float`]).
 
 use lang_c::ast::*;
 use lang_c::span::{Node, Span};
 use pgc_circuit::{Gates, Lit, blocks};
 
 use crate::lower::{Binding, DynIdx, Lowerer, Place, Ptr, R, Val};
-use crate::types::{IntTy, Ty};
+use crate::types::{Arith, IntTy, Ty};
 
 /// What an lvalue expression designates.
 pub enum Lv {
@@ -20,7 +21,7 @@ impl<'a> Lowerer<'a> {
         self.eval(e)
     }
 
-    /// An integer or pointer as a condition (`!= 0`).
+    /// A number or pointer as a condition (`!= 0`).
     pub fn eval_cond(&mut self, e: &'a Node<Expression>) -> R<Lit> {
         let v = self.eval(e)?;
         self.truth(v, e.span)
@@ -29,6 +30,7 @@ impl<'a> Lowerer<'a> {
     fn truth(&mut self, v: Val, span: Span) -> R<Lit> {
         match v {
             Val::Int(_, bits) => Ok(blocks::or_reduce(&mut self.g, &bits)),
+            Val::Float(_, bits) => Ok(self.float_truth(&bits)),
             Val::Ptr(_) => Ok(Lit::TRUE),
             _ => self.err(span, "this value cannot be used as a condition"),
         }
@@ -45,6 +47,10 @@ impl<'a> Lowerer<'a> {
                     "this expression must be a compile-time constant but depends on secret inputs",
                 ),
             },
+            Val::Float(f, _) => self.err(
+                e.span,
+                format!("expected an integer constant, not a {}", f.name()),
+            ),
             _ => self.err(e.span, "expected an integer constant"),
         }
     }
@@ -73,6 +79,21 @@ impl<'a> Lowerer<'a> {
     pub fn convert_val(&mut self, v: Val, ty: &Ty, span: Span) -> R<Vec<Lit>> {
         match (v, ty) {
             (Val::Int(t, bits), Ty::Int(to)) => Ok(self.convert_bits(t, &bits, *to)),
+            (Val::Int(t, bits), Ty::Float(to)) => {
+                Ok(self.convert_arith(Arith::Int(t), &bits, Arith::Float(*to)))
+            }
+            (Val::Float(f, bits), want) if want.arith().is_some() => {
+                let to = want.arith().expect("checked");
+                Ok(self.convert_arith(Arith::Float(f), &bits, to))
+            }
+            (Val::Float(f, _), want) => self.err(
+                span,
+                format!(
+                    "cannot assign a value of type {} to an object of type {}",
+                    f.name(),
+                    want.name()
+                ),
+            ),
             (Val::Agg(t, bits), want) if t == *want => Ok(bits),
             (Val::Agg(t, _), want) => self.err(
                 span,
@@ -101,6 +122,7 @@ impl<'a> Lowerer<'a> {
         match v {
             Val::Int(t, b) => Ok((t, b)),
             Val::Ptr(_) => self.err(span, "pointer arithmetic and comparisons other than `+`/`-` with an integer are not supported"),
+            Val::Float(f, _) => self.err(span, format!("an operand of type {} where an integer is expected", f.name())),
             Val::Agg(t, _) => self.err(span, format!("an operand of type {} where an integer is expected", t.name())),
             Val::Void => self.err(span, "a void value cannot be used"),
         }
@@ -297,6 +319,7 @@ impl<'a> Lowerer<'a> {
             },
             Lv::Place(p) => Ok(match p.ty.clone() {
                 Ty::Int(t) => Val::Int(t, self.read_place(&p)),
+                Ty::Float(f) => Val::Float(f, self.read_place(&p)),
                 Ty::Array(el, n) => {
                     // Arrays decay to a pointer to their first element.
                     if !p.dyns.is_empty() {
@@ -333,10 +356,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let bits = self.convert_val(v, &p.ty, span)?;
                 self.write_place(&p, &bits);
-                Ok(match p.ty {
-                    Ty::Int(t) => Val::Int(t, bits),
-                    t => Val::Agg(t, bits),
-                })
+                Ok(Val::of(p.ty, bits))
             }
         }
     }
@@ -385,6 +405,12 @@ impl<'a> Lowerer<'a> {
                     (Ty::Int(to), Val::Int(from, bits)) => {
                         Ok(Val::Int(*to, self.convert_bits(from, &bits, *to)))
                     }
+                    (Ty::Int(_) | Ty::Float(_), v @ (Val::Int(..) | Val::Float(..))) => {
+                        let to = ty.arith().expect("a scalar");
+                        let (from, bits) = self.arith_of(v, e.span)?;
+                        let out = self.convert_arith(from, &bits, to);
+                        Ok(Val::of(ty, out))
+                    }
                     (Ty::Pointer(to), Val::Ptr(p)) if **to == p.elem => Ok(Val::Ptr(p)),
                     (Ty::Pointer(_), _) => self.err(e.span, "pointer casts are not supported"),
                     (t, _) => self.err(e.span, format!("cannot cast to {}", t.name())),
@@ -408,6 +434,12 @@ impl<'a> Lowerer<'a> {
                             let bits = self.convert_bits(t, &bits, ty);
                             Val::Int(ty, bits)
                         }
+                        (v @ (Val::Int(..) | Val::Float(..)), Some(o)) if o.arith().is_some() => {
+                            let (from, bits) = self.arith_of(v, e.span)?;
+                            let to = Arith::common(from, o.arith().expect("checked"));
+                            let out = self.convert_arith(from, &bits, to);
+                            Val::of(to.ty(), out)
+                        }
                         (v, _) => v,
                     });
                 }
@@ -428,6 +460,14 @@ impl<'a> Lowerer<'a> {
                         let tb = self.convert_bits(tt, &tb, ty);
                         let fb = self.convert_bits(ft, &fb, ty);
                         Ok(Val::Int(ty, blocks::mux_word(&mut self.g, k, &tb, &fb)))
+                    }
+                    (t @ (Val::Int(..) | Val::Float(..)), f @ (Val::Int(..) | Val::Float(..))) => {
+                        let (ta, tb) = self.arith_of(t, e.span)?;
+                        let (fa, fb) = self.arith_of(f, e.span)?;
+                        let ty = Arith::common(ta, fa);
+                        let tb = self.convert_arith(ta, &tb, ty);
+                        let fb = self.convert_arith(fa, &fb, ty);
+                        Ok(Val::of(ty.ty(), blocks::mux_word(&mut self.g, k, &tb, &fb)))
                     }
                     (Val::Agg(tt, tb), Val::Agg(ft, fb)) if tt == ft => {
                         Ok(Val::Agg(tt, blocks::mux_word(&mut self.g, k, &tb, &fb)))
@@ -503,10 +543,7 @@ impl<'a> Lowerer<'a> {
                 // A character constant has type int; its value is that of a (signed) char.
                 Ok(self.int_val(IntTy::INT, v as i8 as i128))
             }
-            Constant::Float(_) => self.err(
-                c.span,
-                "floating point is not supported yet (integers only)",
-            ),
+            Constant::Float(f) => self.float_constant(f, c.span),
         }
     }
 
@@ -522,7 +559,8 @@ impl<'a> Lowerer<'a> {
             return self.err(
                 c.span,
                 format!(
-                    "call to `{name}`, which is not defined in the program (library functions and I/O cannot run inside a circuit)"
+                    "call to `{name}`, which is not defined in the program (library functions and I/O cannot run inside a circuit{})",
+                    crate::float::missing_math_note(name).unwrap_or_default()
                 ),
             );
         }
@@ -531,6 +569,9 @@ impl<'a> Lowerer<'a> {
             args.push((self.eval(a)?, a.span));
         }
         if let Some(v) = self.builtin(name, &args, c.span)? {
+            return Ok(v);
+        }
+        if let Some(v) = self.call_math(name, &args, c.span)? {
             return Ok(v);
         }
         self.call(name, args, c.span)
@@ -625,6 +666,21 @@ impl<'a> Lowerer<'a> {
             }
             UnaryOperator::Plus | UnaryOperator::Minus | UnaryOperator::Complement => {
                 let v = self.eval(&u.node.operand)?;
+                if let Val::Float(f, b) = v {
+                    return match op {
+                        UnaryOperator::Plus => Ok(Val::Float(f, b)),
+                        UnaryOperator::Minus => {
+                            Ok(Val::Float(f, pgc_circuit::blocks::float::neg(f.format(), &b)))
+                        }
+                        _ => self.err(
+                            span,
+                            format!(
+                                "wrong type argument to bit-complement: `~` needs an integer, not a {}",
+                                f.name()
+                            ),
+                        ),
+                    };
+                }
                 let (t, b) = self.int_of(v, span)?;
                 let (t, b) = self.promote(t, b);
                 let r = match op {
@@ -741,6 +797,9 @@ impl<'a> Lowerer<'a> {
         if let (Val::Int(..), Val::Ptr(_), B::Plus) = (&l, &r, &op) {
             return self.arith(op, r, l, span);
         }
+        if matches!(l, Val::Float(..)) || matches!(r, Val::Float(..)) {
+            return self.float_arith(op, l, r, span);
+        }
         if let (Val::Ptr(a), Val::Ptr(b)) = (&l, &r) {
             if a.var == b.var && a.elem == b.elem {
                 let w = a.elem.bits().max(1) as i128;
@@ -853,6 +912,7 @@ impl<'a> Lowerer<'a> {
             }
             Ok(match self.eval(e)? {
                 Val::Int(t, _) => Ty::Int(t),
+                Val::Float(f, _) => Ty::Float(f),
                 Val::Agg(t, _) => t,
                 Val::Ptr(p) => Ty::Pointer(Box::new(p.elem)),
                 Val::Void => Ty::Void,
@@ -881,7 +941,7 @@ fn is_builtin(name: &str) -> bool {
             | "__builtin_parity"
             | "__builtin_parityl"
             | "__builtin_parityll"
-    )
+    ) || crate::float::math_builtin(name).is_some()
 }
 
 /// The value of constant bits, interpreted per the type's signedness.

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 pub mod compact;
 mod decl;
 mod expr;
+mod float;
 mod lower;
 pub mod parallel;
 /// Random C programs for the differential tests against gcc (test support).

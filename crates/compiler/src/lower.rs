@@ -22,7 +22,7 @@ use pgc_circuit::{Gates, InputPort, Lit, OutputPort, Owner, Visibility, blocks};
 
 use crate::parallel::{OmpPragma, RedOp, ReductionUse, find_reductions};
 use crate::source::LineMap;
-use crate::types::{IntTy, StructDef, Ty};
+use crate::types::{FloatTy, IntTy, StructDef, Ty};
 use crate::{CompileError, Options};
 
 pub type R<T> = Result<T, CompileError>;
@@ -44,9 +44,22 @@ pub struct Ptr {
 #[derive(Clone, Debug)]
 pub enum Val {
     Int(IntTy, Vec<Lit>),
+    /// A `float` or `double`: its IEEE-754 bits, LSB first.
+    Float(FloatTy, Vec<Lit>),
     Agg(Ty, Vec<Lit>),
     Ptr(Ptr),
     Void,
+}
+
+impl Val {
+    /// The value of an object of type `ty` (not void or a pointer) holding `bits`.
+    pub fn of(ty: Ty, bits: Vec<Lit>) -> Val {
+        match ty {
+            Ty::Int(t) => Val::Int(t, bits),
+            Ty::Float(f) => Val::Float(f, bits),
+            t => Val::Agg(t, bits),
+        }
+    }
 }
 
 /// A secret index term of a place: `index * stride` bits, `index < count` in bounds.
@@ -539,7 +552,7 @@ impl<'a> Lowerer<'a> {
                 if t.ctype().is_none() {
                     return self.err(
                         span,
-                        "the entry function may return only integers, arrays or structs",
+                        "the entry function may return only integers, floats, arrays or structs",
                     );
                 }
                 let v = self.zero_var(t.clone());
@@ -1562,10 +1575,7 @@ impl<'a> Lowerer<'a> {
                 if self.opts.compact {
                     self.free_vars.push(v);
                 }
-                match ty {
-                    Ty::Int(t) => Val::Int(t, bits),
-                    t => Val::Agg(t, bits),
-                }
+                Val::of(ty, bits)
             }
         })
     }

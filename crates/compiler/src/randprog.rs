@@ -18,10 +18,14 @@
 //! left shifts of signed values go through the unsigned type, array indices are masked, reduced
 //! or clamped into range, every variable is initialised, and loops have constant bounds with
 //! counters the body never writes. (The oracle tests also run the programs under UBSan.)
+//!
+//! [`floats::generate`] makes programs over `float` and `double` the same way.
 
 use std::fmt::Write;
 
 use pgc_circuit::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
+
+pub mod floats;
 
 /// SplitMix64, so a program is a pure function of its seed.
 #[derive(Clone, Debug)]

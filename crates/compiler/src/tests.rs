@@ -45,6 +45,7 @@ fn scalar_widths(t: &pgc_circuit::CType) -> Vec<(u32, bool)> {
     match t {
         CType::Bool => vec![(1, false)],
         CType::Int { bits, signed } => vec![(*bits, *signed)],
+        CType::Float { bits } => vec![(*bits, false)],
         CType::Array { elem, len } => (0..*len).flat_map(|_| scalar_widths(elem)).collect(),
         CType::Struct { fields, .. } => fields.iter().flat_map(|(_, t)| scalar_widths(t)).collect(),
     }
@@ -137,7 +138,7 @@ fn short_circuit_side_effects() {
 
 #[test]
 fn errors_have_positions() {
-    let e = compile_err("void mpc_main(int INPUT_A_x, int *OUTPUT_y) {\n  float f = 1;\n}");
+    let e = compile_err("void mpc_main(int INPUT_A_x, int *OUTPUT_y) {\n  long double f = 1;\n}");
     assert_eq!(e.pos().map(|p| (p.line, p.col)), Some((2, 3)), "{e}");
     let e = compile_err(
         "void mpc_main(int INPUT_A_x, int *OUTPUT_y) {\n  while (INPUT_A_x > 0) INPUT_A_x--;\n  *OUTPUT_y = 1;\n}",

@@ -3,6 +3,7 @@
 use std::rc::Rc;
 
 use pgc_circuit::CType;
+use pgc_circuit::blocks::float::Format;
 
 /// An integer type. `_Bool` is one bit wide with `is_bool` set (its conversions differ).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,6 +87,76 @@ impl IntTy {
     }
 }
 
+/// A floating-point type, as gcc has them on x86-64: `float` is IEEE-754 binary32, `double`
+/// binary64, both evaluated in their own precision (SSE2, `FLT_EVAL_METHOD` 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatTy {
+    Float,
+    Double,
+}
+
+impl FloatTy {
+    pub fn bits(self) -> u32 {
+        match self {
+            FloatTy::Float => 32,
+            FloatTy::Double => 64,
+        }
+    }
+
+    pub fn format(self) -> Format {
+        match self {
+            FloatTy::Float => Format::BINARY32,
+            FloatTy::Double => Format::BINARY64,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FloatTy::Float => "float",
+            FloatTy::Double => "double",
+        }
+    }
+
+    pub fn ctype(self) -> CType {
+        CType::Float { bits: self.bits() }
+    }
+}
+
+/// The type of an arithmetic operand: an integer or a floating type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arith {
+    Int(IntTy),
+    Float(FloatTy),
+}
+
+impl Arith {
+    /// The usual arithmetic conversions (C11 6.3.1.8): the wider floating type if either
+    /// operand is floating, else the integers' common type.
+    pub fn common(a: Arith, b: Arith) -> Arith {
+        match (a, b) {
+            (Arith::Float(FloatTy::Double), _) | (_, Arith::Float(FloatTy::Double)) => {
+                Arith::Float(FloatTy::Double)
+            }
+            (Arith::Float(_), _) | (_, Arith::Float(_)) => Arith::Float(FloatTy::Float),
+            (Arith::Int(x), Arith::Int(y)) => Arith::Int(IntTy::common(x, y)),
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Arith::Int(t) => t.name(),
+            Arith::Float(f) => f.name().into(),
+        }
+    }
+
+    pub fn ty(self) -> Ty {
+        match self {
+            Arith::Int(t) => Ty::Int(t),
+            Arith::Float(f) => Ty::Float(f),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StructDef {
     pub name: String,
@@ -101,6 +172,7 @@ pub struct StructDef {
 pub enum Ty {
     Void,
     Int(IntTy),
+    Float(FloatTy),
     Array(Box<Ty>, u64),
     Struct(Rc<StructDef>),
     /// Pointers exist only at compile time: they name a variable and a constant offset.
@@ -113,6 +185,7 @@ impl Ty {
         match self {
             Ty::Void | Ty::Pointer(_) => 0,
             Ty::Int(t) => t.bits as u64,
+            Ty::Float(f) => f.bits() as u64,
             Ty::Array(e, n) => e.bits() * n,
             Ty::Struct(s) => s.bits,
         }
@@ -128,6 +201,7 @@ impl Ty {
                     t.bits as u64 / 8
                 }
             }
+            Ty::Float(f) => f.bits() as u64 / 8,
             Ty::Array(e, n) => e.c_size() * n,
             Ty::Struct(s) => s.c_size,
             Ty::Pointer(_) => 8,
@@ -155,6 +229,7 @@ impl Ty {
     pub fn ctype(&self) -> Option<CType> {
         Some(match self {
             Ty::Int(t) => t.ctype(),
+            Ty::Float(f) => f.ctype(),
             Ty::Array(e, n) => CType::Array {
                 elem: Box::new(e.ctype()?),
                 len: u32::try_from(*n).ok()?,
@@ -171,10 +246,20 @@ impl Ty {
         })
     }
 
+    /// The arithmetic type of a scalar (`None` for aggregates, pointers, void).
+    pub fn arith(&self) -> Option<Arith> {
+        match self {
+            Ty::Int(t) => Some(Arith::Int(*t)),
+            Ty::Float(f) => Some(Arith::Float(*f)),
+            _ => None,
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             Ty::Void => "void".into(),
             Ty::Int(t) => t.name(),
+            Ty::Float(f) => f.name().into(),
             Ty::Array(e, n) => format!("{}[{n}]", e.name()),
             Ty::Struct(s) => format!("struct {}", s.name),
             Ty::Pointer(t) => format!("{} *", t.name()),
@@ -219,6 +304,14 @@ mod tests {
         assert_eq!(IntTy::common(u32_, i64_), i64_);
         assert_eq!(IntTy::common(i64_, u64_), u64_);
         assert_eq!(IntTy::common(IntTy::BOOL, IntTy::BOOL), IntTy::INT);
+        let (f, d) = (Arith::Float(FloatTy::Float), Arith::Float(FloatTy::Double));
+        assert_eq!(Arith::common(Arith::Int(u64_), f), f);
+        assert_eq!(Arith::common(f, d), d);
+        assert_eq!(Arith::common(Arith::Int(i8_), d), d);
+        assert_eq!(
+            Arith::common(Arith::Int(i8_), Arith::Int(u32_)),
+            Arith::Int(u32_)
+        );
     }
 
     #[test]

@@ -98,28 +98,86 @@ fn check_error(
 }
 
 #[test]
-fn floating_point_is_rejected_where_it_is_written() {
-    check_rejected(&Rejected {
-        name: "float_local",
-        source: "void mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    float f = 1.5f;\n    *OUTPUT_r = INPUT_A_x;\n}\n",
-        at: &[(3, 5)],
-        says: &["floating"],
-        unroll_limit: None,
-    });
-    check_rejected(&Rejected {
-        name: "double_param",
-        source: "void mpc_main(double INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = 1;\n}\n",
-        at: &[(1, 15)],
-        says: &["floating"],
-        unroll_limit: None,
-    });
-    check_rejected(&Rejected {
-        name: "float_field",
-        source: "struct s { int a; float b; };\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    struct s v;\n    v.a = INPUT_A_x;\n    *OUTPUT_r = v.a;\n}\n",
-        at: &[(1, 19)],
-        says: &["floating"],
-        unroll_limit: None,
-    });
+fn unsupported_floating_point_is_rejected_where_it_is_written() {
+    // (name, source, where, words of the message)
+    type Refused<'a> = (&'a str, &'a str, (u32, u32), &'a [&'a str]);
+    let cases: [Refused; 11] = [
+        (
+            "long_double_local",
+            "void mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    long double f = 1.5;\n    *OUTPUT_r = INPUT_A_x;\n}\n",
+            (3, 5),
+            &["long double", "x87 80-bit"],
+        ),
+        (
+            "long_double_param",
+            "void mpc_main(double long INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = 1;\n}\n",
+            (1, 15),
+            &["long double"],
+        ),
+        (
+            "long_double_constant",
+            "void mpc_main(double INPUT_A_x, double *OUTPUT_r)\n{\n    *OUTPUT_r = INPUT_A_x * 1.5L;\n}\n",
+            (3, 29),
+            &["long double", "suffix"],
+        ),
+        (
+            "float128",
+            "void mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    _Float128 q = 1;\n    *OUTPUT_r = INPUT_A_x;\n}\n",
+            (3, 5),
+            &["_Float128", "not supported"],
+        ),
+        (
+            "modulo_of_double",
+            "void mpc_main(double INPUT_A_x, int INPUT_B_y, int *OUTPUT_r)\n{\n    *OUTPUT_r = INPUT_A_x % INPUT_B_y;\n}\n",
+            (3, 27),
+            &["invalid operands", "%", "double"],
+        ),
+        (
+            "bitwise_and_of_float",
+            "void mpc_main(float INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = 1 & INPUT_A_x;\n}\n",
+            (3, 19),
+            &["invalid operands", "&", "float"],
+        ),
+        (
+            "shift_by_double",
+            "void mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    int y = INPUT_A_x;\n    y <<= 1.0;\n    *OUTPUT_r = y;\n}\n",
+            (4, 7),
+            &["invalid operands", "<<"],
+        ),
+        (
+            "complement_of_double",
+            "void mpc_main(double INPUT_A_x, double *OUTPUT_r)\n{\n    *OUTPUT_r = ~INPUT_A_x;\n}\n",
+            (3, 17),
+            &["~", "integer"],
+        ),
+        (
+            "double_subscript",
+            "void mpc_main(int INPUT_A_a[4], double INPUT_B_i, int *OUTPUT_r)\n{\n    *OUTPUT_r = INPUT_A_a[INPUT_B_i];\n}\n",
+            (3, 27),
+            &["double", "integer"],
+        ),
+        (
+            "switch_on_double",
+            "void mpc_main(double INPUT_A_x, int *OUTPUT_r)\n{\n    switch (INPUT_A_x) { default: *OUTPUT_r = 1; }\n}\n",
+            (3, 13),
+            &["switch", "not an integer"],
+        ),
+        (
+            "sin_is_not_built_in",
+            "#include <math.h>\nvoid mpc_main(double INPUT_A_x, double *OUTPUT_r)\n{\n    *OUTPUT_r = sin(INPUT_A_x);\n}\n",
+            (4, 17),
+            &["`sin`", "not defined", "sqrt", "nearbyint"],
+        ),
+    ];
+    for (name, source, at, says) in cases {
+        check_rejected(&Rejected {
+            name,
+            source,
+            at: &[at],
+            says,
+            unroll_limit: None,
+        });
+    }
 }
 
 #[test]
@@ -332,9 +390,9 @@ fn positions_survive_the_preprocessor() {
     // An error inside a macro's expansion: at the macro's use, or (as gcc) in its definition.
     check_rejected(&Rejected {
         name: "inside_macro",
-        source: "#define SCALE(x) ((float)(x))\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = SCALE(INPUT_A_x);\n}\n",
+        source: "#define SCALE(x) ((long double)(x))\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = SCALE(INPUT_A_x);\n}\n",
         at: &[(4, 17), (1, 20)],
-        says: &["floating"],
+        says: &["long double"],
         unroll_limit: None,
     });
 }
@@ -343,18 +401,22 @@ fn positions_survive_the_preprocessor() {
 fn errors_in_an_included_header_name_the_header() {
     let dir = common::TempDir::new("errors");
     std::fs::create_dir_all(dir.path().join("inc")).unwrap();
-    let header =
-        "/* helper header */\n#define LEN 4\n\nstatic float scale(int x)\n{\n    return x;\n}\n";
+    let header = "/* helper header */\n#define LEN 4\n\nstatic long double scale(int x)\n{\n    return x;\n}\n";
     std::fs::write(dir.path().join("inc/bad.h"), header).unwrap();
     let main = "#include \"inc/bad.h\"\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    *OUTPUT_r = scale(INPUT_A_x);\n}\n";
     let path = dir.path().join("uses_header.c");
     std::fs::write(&path, main).unwrap();
     let Err(err) = compile_file(&path, &Options::default()) else {
-        panic!("a float in a used header function must be rejected");
+        panic!("a long double in a used header function must be rejected");
     };
-    check_error("inc/bad.h", header, &err, &[(4, 8)], &["floating"], |f| {
-        f.ends_with("inc/bad.h")
-    });
+    check_error(
+        "inc/bad.h",
+        header,
+        &err,
+        &[(4, 8)],
+        &["long double"],
+        |f| f.ends_with("inc/bad.h"),
+    );
 }
 
 #[test]

@@ -1,8 +1,13 @@
 //! Random programs (`pgc_compiler::randprog`) compiled by both gcc and pgc must agree on
 //! seeded random inputs, in cleartext and (for some) through the two-party protocol.
 //!
+//! The integer programs come from `randprog::generate`, the floating-point ones from
+//! `randprog::floats::generate` (checked against gcc -O0, with NaN outputs matching any NaN:
+//! see docs/c-subset.md, "Floating point").
+//!
 //! Environment knobs:
-//! - `PGC_RANDPROG_COUNT=N`: programs per test (default 300; the UBSan check uses a third).
+//! - `PGC_RANDPROG_COUNT=N`: programs per test (default 300 integer programs, 60 float
+//!   programs; the UBSan check uses a third of the integer count).
 //! - `PGC_RANDPROG_BASE=S`: the first seed (default 1); programs use seeds S, S+1, ….
 //! - `PGC_RANDPROG_SEEDS=a,b,c`: exactly these seeds (to reproduce a reported failure).
 //! - `PGC_RANDPROG_COMPILE_LIMIT_S=S`: a compile taking longer is reported as a hang (60).
@@ -43,6 +48,14 @@ fn program(seed: u64) -> RandomProgram {
     randprog::generate(seed, &format!("p{seed}"), &Config::default())
 }
 
+fn float_program(seed: u64) -> RandomProgram {
+    randprog::floats::generate(
+        seed,
+        &format!("f{seed}"),
+        &randprog::floats::Config::default(),
+    )
+}
+
 fn case_for(p: &RandomProgram) -> Case {
     let name = format!("random_{}.c", p.seed);
     Case {
@@ -64,6 +77,7 @@ fn case_for(p: &RandomProgram) -> Case {
             unroll_limit: 64,
             ..Options::default()
         },
+        any_nan: false,
     }
 }
 
@@ -166,9 +180,38 @@ fn random_programs_agree_with_gcc() {
     if !common::gcc_available() {
         return;
     }
-    let start = Instant::now();
     let programs: Vec<RandomProgram> = seeds(300).into_iter().map(program).collect();
     let cases: Vec<Case> = programs.iter().map(case_for).collect();
+    check_programs(&programs, &cases, &[]);
+}
+
+/// Random programs over `float` and `double`, pgc vs gcc -O0.
+#[test]
+fn random_float_programs_agree_with_gcc() {
+    if !common::gcc_available() {
+        return;
+    }
+    let programs: Vec<RandomProgram> = seeds(60).into_iter().map(float_program).collect();
+    let cases: Vec<Case> = programs
+        .iter()
+        .map(|p| {
+            let mut c = case_for(p);
+            c.label = c
+                .label
+                .replace("random program seed", "random float program seed")
+                .replace("--test random_programs", "--test random_programs float");
+            c.any_nan = true;
+            c
+        })
+        .collect();
+    check_programs(&programs, &cases, common::oracle::FLOAT_ORACLE_FLAGS);
+}
+
+/// Compiles every program with pgc (on all cores, with a watchdog), runs each on seeded
+/// inputs in gcc (built with `gcc_flags`) and in the circuit (one in 30 also through the
+/// protocol), and reports every disagreement.
+fn check_programs(programs: &[RandomProgram], cases: &[Case], gcc_flags: &[&str]) {
+    let start = Instant::now();
 
     // Compile with pgc on all cores.
     let workers = std::thread::available_parallelism()
@@ -277,7 +320,8 @@ fn random_programs_agree_with_gcc() {
     let pairs: Vec<(&Case, &Compiled)> = ok.iter().map(|(i, c)| (&cases[*i], c)).collect();
     let inputs_per_program = 10;
     if !pairs.is_empty() {
-        let oracle = GccOracle::build(&pairs).unwrap_or_else(|e| panic!("{e}"));
+        let oracle =
+            GccOracle::build_with_flags(&pairs, gcc_flags).unwrap_or_else(|e| panic!("{e}"));
         // Inputs seeded per program, so a program rerun alone gets the same inputs.
         let inputs: Vec<Vec<Values>> = ok
             .iter()

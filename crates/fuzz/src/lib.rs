@@ -266,6 +266,8 @@ const CTYPES: &[&str] = &[
     r#"{"Array":{"elem":{"Array":{"elem":"Bool","len":2}},"len":3}}"#,
     r#"{"Struct":{"name":"pt","fields":[["x",{"Int":{"bits":8,"signed":false}}],["ok","Bool"],["v",{"Array":{"elem":{"Int":{"bits":4,"signed":true}},"len":2}}]]}}"#,
     r#"{"Array":{"elem":{"Struct":{"name":"e","fields":[]}},"len":5}}"#,
+    r#"{"Float":{"bits":32}}"#,
+    r#"{"Array":{"elem":{"Float":{"bits":64}},"len":3}}"#,
 ];
 
 /// Widest type the value target takes from its input (the parsers' work is linear in it).
@@ -314,8 +316,8 @@ pub fn typed_value(data: &[u8]) {
 }
 
 /// Whether the harness may hand `ctype` to the value functions: its width (computed here
-/// without overflow) is small, and every integer is one pgc can format (at most 128 bits,
-/// as [`format_port_value`] documents).
+/// without overflow) is small, every integer is one pgc can format (at most 128 bits,
+/// as [`format_port_value`] documents), and every float is a `float` or `double`.
 fn fuzzable_type(ctype: &CType) -> bool {
     fn width(t: &CType, depth: u32) -> Option<u64> {
         if depth > 64 {
@@ -324,6 +326,7 @@ fn fuzzable_type(ctype: &CType) -> bool {
         match t {
             CType::Bool => Some(1),
             CType::Int { bits, .. } => (*bits <= 128).then_some(*bits as u64),
+            CType::Float { bits } => matches!(bits, 32 | 64).then_some(*bits as u64),
             CType::Array { elem, len } => width(elem, depth + 1)?.checked_mul(*len as u64),
             CType::Struct { fields, .. } => fields
                 .iter()

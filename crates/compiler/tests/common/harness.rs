@@ -390,11 +390,21 @@ fn fill_code(name: &str, offset: usize, t: &CType) -> String {
         .iter()
         .enumerate()
         .map(|(k, l)| {
-            format!(
-                "{name}{p} = (__typeof__({name}{p}))pgc_oracle_input[{}];",
-                offset + k,
-                p = l.path
-            )
+            if l.float {
+                // The bit pattern itself (x86-64 is little-endian: a float takes the low 4
+                // bytes), NaN payloads included.
+                format!(
+                    "__builtin_memcpy(&{name}{p}, &pgc_oracle_input[{}], sizeof {name}{p});",
+                    offset + k,
+                    p = l.path
+                )
+            } else {
+                format!(
+                    "{name}{p} = (__typeof__({name}{p}))pgc_oracle_input[{}];",
+                    offset + k,
+                    p = l.path
+                )
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -409,10 +419,17 @@ fn emit_code_as(var: &str, name: &str, t: &CType) -> String {
     let ls = leaves(t);
     let mut c = format!("{{ unsigned long long pgc_oracle_v[{}]; ", ls.len());
     for (k, l) in ls.iter().enumerate() {
-        c.push_str(&format!(
-            "pgc_oracle_v[{k}] = (unsigned long long)({var}{}); ",
-            l.path
-        ));
+        if l.float {
+            c.push_str(&format!(
+                "pgc_oracle_v[{k}] = 0; __builtin_memcpy(&pgc_oracle_v[{k}], &{var}{p}, sizeof {var}{p}); ",
+                p = l.path
+            ));
+        } else {
+            c.push_str(&format!(
+                "pgc_oracle_v[{k}] = (unsigned long long)({var}{}); ",
+                l.path
+            ));
+        }
     }
     c.push_str(&format!(
         "pgc_oracle_emit(\"{name}\", {}, pgc_oracle_v); }} ",
