@@ -1053,7 +1053,12 @@ impl<'a> Lowerer<'a> {
             level = next;
         }
         let total = level.pop().expect("at least one partial");
-        let value = self.combine(red.op, red.ty, &red.init, &total);
+        let value = if self.deferring() && red.init == identity(red.op, red.ty) {
+            // A min from the largest value (and the like) needs no last comparison.
+            total
+        } else {
+            self.combine(red.op, red.ty, &red.init, &total)
+        };
         let n = value.len();
         let v = &mut self.vars[red.var];
         v.bits = value;
