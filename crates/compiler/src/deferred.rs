@@ -137,6 +137,9 @@ struct Entry {
     materialized: Option<Vec<Lit>>,
     /// Two plain operands: the placeholder is already the balanced evaluation.
     simple: bool,
+    /// For a write under a secret condition (`parent` is the old value): the value written
+    /// and the condition.
+    guarded: Option<(Vec<Lit>, Lit)>,
 }
 
 /// The deferred values of a compilation, by placeholder bits, and where variables hold them.
@@ -202,8 +205,27 @@ impl<'a> Lowerer<'a> {
         // one, it finds correct bits).
         e.materialized = Some(key.to_vec());
         let op = e.op;
-        let terms = self.chain_terms(op, key, true);
-        let value = self.build(op, key.len(), terms);
+        let (parent, guarded) = (e.parent.clone(), e.guarded.clone());
+        let base_pending = parent.as_ref().is_some_and(|p| {
+            self.deferred
+                .entries
+                .get(p)
+                .is_some_and(|b| b.op == op && b.materialized.is_none() && !b.simple)
+        });
+        let value = match (guarded, parent) {
+            // One guarded step on a settled value: `c ? new : old` waits for the condition
+            // only at the end, where `old + c·x` makes the operand wait for it (deeper when
+            // the condition is deep); several pending steps are better in one tree.
+            (Some((written, guard)), Some(old)) if !base_pending => {
+                let new = self.materialize(&written);
+                let old = self.settle_bits(old);
+                blocks::mux_word(&mut self.g, guard, &new, &old)
+            }
+            _ => {
+                let terms = self.chain_terms(op, key, true);
+                self.build(op, key.len(), terms)
+            }
+        };
         if let Some(e) = self.deferred.entries.get_mut(key) {
             e.materialized = Some(value.clone());
         }
@@ -381,7 +403,7 @@ impl<'a> Lowerer<'a> {
                 (None, d)
             }
         };
-        self.register(op, placeholder.clone(), parent, delta, simple);
+        self.register(op, placeholder.clone(), parent, delta, simple, None);
         placeholder
     }
 
@@ -392,6 +414,7 @@ impl<'a> Lowerer<'a> {
         parent: Option<Vec<Lit>>,
         delta: Vec<Term>,
         simple: bool,
+        guarded: Option<(Vec<Lit>, Lit)>,
     ) {
         let base = match &parent {
             Some(p) => self.parent_weight(op, p),
@@ -405,6 +428,7 @@ impl<'a> Lowerer<'a> {
             weight,
             materialized: None,
             simple,
+            guarded,
         });
     }
 
@@ -672,7 +696,14 @@ impl<'a> Lowerer<'a> {
         };
         let placeholder = blocks::mux_word(&mut self.g, guard, value, old);
         if placeholder != old && !self.deferred.entries.contains_key(&placeholder) {
-            self.register(op, placeholder.clone(), Some(old.to_vec()), masked, false);
+            self.register(
+                op,
+                placeholder.clone(),
+                Some(old.to_vec()),
+                masked,
+                false,
+                Some((value.to_vec(), guard)),
+            );
         }
         Some(placeholder)
     }
