@@ -611,3 +611,50 @@ fn depth_grows_with_the_logarithm() {
         );
     }
 }
+
+/// Deferral keeps parallel regions parallel: each instance materializes its own chains (so
+/// the rows of a matrix-vector product stay in their instances), and a value deferred before
+/// the loop is materialized before it (so no instance reads another's gates). Loops marked
+/// `#pragma omp parallel for` would otherwise be refused as dependent.
+#[test]
+fn regions_stay_parallel_in_depth_mode() {
+    let src = "#include <stdint.h>
+        void mpc_main(int64_t INPUT_A_m[4][6], int64_t INPUT_B_v[6], int64_t INPUT_B_w[6],
+                      int64_t OUTPUT_rows[4], int64_t *OUTPUT_dot) {
+            int64_t bias = INPUT_B_v[0] * INPUT_B_w[0] + INPUT_B_v[1] * INPUT_B_w[1];
+            int64_t scale = INPUT_B_w[2] + INPUT_B_w[3] + INPUT_B_w[4];
+            #pragma omp parallel for
+            for (int r = 0; r < 4; r++) {
+                int64_t s = bias + (scale >> r);
+                for (int i = 0; i < 6; i++) s += INPUT_A_m[r][i] * INPUT_B_v[i];
+                OUTPUT_rows[r] = s;
+            }
+            int64_t d = 0;
+            #pragma omp parallel for reduction(+: d)
+            for (int i = 0; i < 6; i++) d += INPUT_B_v[i] * INPUT_B_w[i];
+            *OUTPUT_dot = d;
+        }";
+    let opts = Options {
+        optimize: OptimizeFor::Depth,
+        ..Options::default()
+    };
+    let c = compile_source(src, "regions.c", &opts).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.regions.len(), 2, "both loops are regions");
+    let p = c.parallel_circuit().unwrap_or_else(|e| panic!("{e}"));
+    let infos = p.region_info();
+    let rows = infos
+        .iter()
+        .find(|r| r.instances == 4)
+        .expect("the row region");
+    let total = c.circuit.and_count();
+    assert!(
+        rows.and_gates * 10 >= total * 7,
+        "the rows' carry-save trees stay in their instances: {} of {total} ANDs in the region",
+        rows.and_gates
+    );
+    if common::gcc_available() {
+        let mut case = Case::text("regions.c", src);
+        case.opts = opts;
+        common::oracle::check_case(&case, 8, 1, 0x4e91);
+    }
+}
