@@ -17,9 +17,10 @@
 //! its bits (prefix sums stay linear in size).
 //!
 //! Writes under a secret condition keep a chain going: `if (c) s += x;` becomes
-//! `s + c·x` (each new operand made neutral where the condition fails: `c·x` for sums, `x`
-//! or the operator's identity for the others) instead of a multiplexer over the deep chain.
-//! `if (e < m) m = e;` and `m = e < m ? e : m` (and their other spellings) are min/max
+//! `s + c·x` (each new operand made neutral where the condition fails: `c·x` for sums, the
+//! operator's identity for the others) instead of a multiplexer over the deep chain; only a
+//! single such step on an already materialized value is built as `c ? s + x : s`, which waits
+//! for the condition only at the end. `if (e < m) m = e;` and `m = e < m ? e : m` (and their other spellings) are min/max
 //! updates.
 //!
 //! Safety: each deferred value is also computed the way the program writes it (the
