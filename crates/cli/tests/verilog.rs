@@ -285,3 +285,36 @@ fn missing_yosys_names_the_packages() {
     );
     assert!(!Path::new(&s.0.join("t.pgc")).exists());
 }
+
+/// The commands in examples/README.md's Verilog table print the values it states.
+#[test]
+fn examples_readme_commands() {
+    if !yosys_available() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("examples/README.md")).unwrap();
+    let s = Scratch::new("verilog", "readme");
+    let mut checked = 0;
+    for line in readme
+        .lines()
+        .filter(|l| l.contains("`pgc local examples/verilog/"))
+    {
+        let cmd = line.split('`').nth(1).unwrap();
+        let here = line.split("(here ").nth(1).unwrap();
+        let want: Vec<i64> = here
+            .split([',', ')'])
+            .map_while(|chunk| chunk.split_whitespace().next()?.parse().ok())
+            .collect();
+        let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+        // Outputs print one per line, in declaration order.
+        let out = run_ok(s.pgc().current_dir(&root).args(&args).arg("--quiet"));
+        let got: Vec<i64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split(" = ").nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(got, want, "{cmd}");
+        checked += 1;
+    }
+    assert_eq!(checked, 7, "every example design has a command");
+}

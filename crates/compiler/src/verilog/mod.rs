@@ -158,17 +158,13 @@ pub fn source_files(path: &Path, opts: &Options) -> Result<Vec<PathBuf>, Compile
         .is_some_and(|e| e.eq_ignore_ascii_case("sv"));
     let read = read_command(path, sv, opts)?;
     let (deps, _) = yosys::temp_file()?;
-    let output = std::process::Command::new(&y.program)
-        .arg("-q")
+    let mut cmd = std::process::Command::new(&y.program);
+    cmd.arg("-q")
         .arg("-E")
         .arg(deps.path())
         .arg("-p")
-        .arg(&read)
-        .output()
-        .map_err(|e| CompileError::Source {
-            pos: None,
-            message: format!("cannot run Yosys: {e}"),
-        })?;
+        .arg(&read);
+    let output = yosys::output_within(&y, cmd, yosys::time_limit())?;
     let text = std::fs::read_to_string(deps.path()).unwrap_or_default();
     if !output.status.success() || text.is_empty() {
         // Yosys will report the problem when compiling; the design alone keys the cache.

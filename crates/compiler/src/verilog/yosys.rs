@@ -6,9 +6,11 @@
 //! only into pgc's temporary files, never next to the design.
 
 use std::ffi::OsString;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use pgc_circuit::tempfiles::{TempPath, create_temp_file};
 
@@ -94,6 +96,16 @@ pub fn quoted(path: &Path) -> Option<String> {
     (!s.contains(['"', '\n', '\r'])).then(|| format!("\"{s}\""))
 }
 
+/// Longest a Yosys run may take: `$PGC_YOSYS_TIMEOUT` seconds, else 600. (A Verilog loop
+/// with a huge bound keeps Yosys unrolling for as long as memory lasts.)
+pub fn time_limit() -> Duration {
+    let secs = std::env::var("PGC_YOSYS_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(600);
+    Duration::from_secs(secs.max(1))
+}
+
 /// Runs `yosys -q -p script` and returns the JSON design it writes (`-o`, JSON backend) as
 /// text. `rename` turns file names Yosys reports into the ones the user knows.
 pub fn run(
@@ -101,26 +113,93 @@ pub fn run(
     script: &str,
     rename: &dyn Fn(&str) -> String,
 ) -> Result<String, CompileError> {
+    run_within(yosys, script, rename, time_limit())
+}
+
+fn run_within(
+    yosys: &Yosys,
+    script: &str,
+    rename: &dyn Fn(&str) -> String,
+    limit: Duration,
+) -> Result<String, CompileError> {
     let (out, _) = temp_file()?;
-    let output = Command::new(&yosys.program)
-        .arg("-q")
+    let mut cmd = Command::new(&yosys.program);
+    cmd.arg("-q")
         .arg("-b")
         .arg("json")
         .arg("-o")
         .arg(out.path())
         .arg("-p")
-        .arg(script)
-        .output()
-        .map_err(|e| CompileError::Source {
-            pos: None,
-            message: format!("cannot run {}: {e}", Path::new(&yosys.program).display()),
-        })?;
+        .arg(script);
+    let output = output_within(yosys, cmd, limit)?;
     if !output.status.success() {
         return Err(yosys_error(&output.stderr, &output.stdout, rename));
     }
     std::fs::read_to_string(out.path()).map_err(|e| CompileError::Source {
         pos: None,
         message: format!("Yosys wrote no readable netlist ({e})"),
+    })
+}
+
+/// Runs `cmd` (a Yosys command line) to completion, or kills it after `limit`.
+pub fn output_within(
+    yosys: &Yosys,
+    mut cmd: Command,
+    limit: Duration,
+) -> Result<Output, CompileError> {
+    let fail = |message: String| CompileError::Source { pos: None, message };
+    let program = Path::new(&yosys.program).display().to_string();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| fail(format!("cannot run {program}: {e}")))?;
+    // Threads drain the pipes, so a chatty Yosys cannot block on a full one.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!(
+                    "Yosys did not finish within {} s (set PGC_YOSYS_TIMEOUT to allow more): \
+                     a loop that unrolls very far, or a very large design?",
+                    limit.as_secs()
+                )));
+            }
+            Err(e) => return Err(fail(format!("waiting for {program}: {e}"))),
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     })
 }
 
@@ -184,6 +263,41 @@ mod tests {
         assert_eq!(e.to_string(), "Module `nope' not found!");
         let e = yosys_error(b"Segmentation fault\n", b"", &rename);
         assert!(e.to_string().contains("Segmentation fault"));
+    }
+
+    /// A loop of 10^8 iterations: Yosys would unroll it until memory runs out; pgc stops
+    /// it at the time limit.
+    #[test]
+    fn a_yosys_run_past_its_time_limit_is_stopped() {
+        let y = match find() {
+            Ok(y) => y,
+            Err(e) => {
+                let ci =
+                    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+                assert!(!ci, "CI is set but Yosys is missing: {e}");
+                eprintln!(
+                    "\n!!!!!!!! Yosys NOT FOUND: skipping the time limit test ({e}) !!!!!!!!\n"
+                );
+                return;
+            }
+        };
+        let (src, mut f) = temp_file().unwrap();
+        std::io::Write::write_all(
+            &mut f,
+            b"module big(input [31:0] INPUT_A_x, output reg [31:0] OUTPUT_y);\n\
+              integer i;\n\
+              always @* begin\n\
+                OUTPUT_y = INPUT_A_x;\n\
+                for (i = 0; i < 100000000; i = i + 1) OUTPUT_y = OUTPUT_y ^ (OUTPUT_y >> 1);\n\
+              end\n\
+              endmodule\n",
+        )
+        .unwrap();
+        let script = format!("read_verilog {}", quoted(src.path()).unwrap());
+        let start = Instant::now();
+        let e = run_within(&y, &script, &|f| f.to_string(), Duration::from_secs(1)).unwrap_err();
+        assert!(e.to_string().contains("did not finish within 1 s"), "{e}");
+        assert!(start.elapsed() < Duration::from_secs(10));
     }
 
     #[test]
