@@ -416,14 +416,20 @@ impl DesignGen {
         }
         let mut extra = String::new();
         // A case statement over a narrow selector: expressions (a $pmux) or constants
-        // covering every value (a ROM).
+        // covering every value (a ROM); or a casez whose patterns overlap (first match wins).
         if g.rng.percent(60) {
             let w = g.width().min(24);
             ports.push(format!("output reg [{}:0] OUTPUT_c", w - 1));
             let sel_bits = 1 + g.rng.below(4) as u32;
             let sel = g.expr(1);
-            let rom = g.rng.percent(50);
-            writeln!(body, "  always @* begin\n    case ({sel_bits}'d0 + {sel})").unwrap();
+            let rom = g.rng.percent(40);
+            let casez = !rom && g.rng.percent(40);
+            let keyword = if casez { "casez" } else { "case" };
+            writeln!(
+                body,
+                "  always @* begin\n    {keyword} ({sel_bits}'d0 + {sel})"
+            )
+            .unwrap();
             for v in 0..(1u64 << sel_bits) {
                 if !rom && g.rng.percent(40) {
                     continue;
@@ -433,7 +439,20 @@ impl DesignGen {
                 } else {
                     g.expr(2)
                 };
-                writeln!(body, "      {sel_bits}'d{v}: OUTPUT_c = {value};").unwrap();
+                let pattern = if casez {
+                    let bits: String = (0..sel_bits)
+                        .rev()
+                        .map(|i| match g.rng.below(3) {
+                            0 => '?',
+                            _ if (v >> i) & 1 == 1 => '1',
+                            _ => '0',
+                        })
+                        .collect();
+                    format!("{sel_bits}'b{bits}")
+                } else {
+                    format!("{sel_bits}'d{v}")
+                };
+                writeln!(body, "      {pattern}: OUTPUT_c = {value};").unwrap();
             }
             let default = if rom { format!("{w}'d0") } else { g.expr(2) };
             writeln!(
@@ -517,8 +536,9 @@ impl TempDir {
     fn new(tag: &str) -> TempDir {
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("pgc-verilog-{tag}-{}-{n}", std::process::id()));
+        // Under target/tmp rather than /tmp, which YoWASP's Yosys cannot see.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pgc-verilog-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)

@@ -84,12 +84,13 @@ pub fn script(flow: VerilogFlow, top: &str) -> String {
             "hierarchy -check -top {top}; proc; flatten; {OPT}; wreduce; peepopt; opt_share; \
              opt_clean; memory -nomap; {OPT}; wreduce; opt_clean"
         ),
-        // Yosys' `synth -flatten` spelled out (`help synth`), with the same change.
+        // Yosys' own `synth -flatten` up to its gate-level stage, then that stage spelled out
+        // (`help synth`) with the same change, and plain `abc` (Yosys 0.23's `abc -fast`
+        // is gone from newer versions).
         VerilogFlow::Gates => format!(
-            "hierarchy -check -top {top}; proc; flatten; opt_expr; opt_clean; check; \
-             opt -nodffe -nosdff; fsm; opt; wreduce; peepopt; opt_clean; alumacc; share; opt; \
-             memory -nomap; opt_clean; opt -fast {OPT_FLAGS}; memory_map; {OPT}; techmap; \
-             opt -fast; abc -fast; opt -fast; abc -g AND,XOR; opt_clean"
+            "hierarchy -check -top {top}; synth -flatten -top {top} -run :fine; \
+             opt -fast {OPT_FLAGS}; memory_map; {OPT}; techmap; opt -fast; abc; opt -fast; \
+             abc -g AND,XOR; opt_clean"
         ),
     }
 }
@@ -112,7 +113,7 @@ pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, CompileErro
 /// temporary file: `include` directives resolve against `opts.include_dirs` only.)
 pub fn compile_source(source: &str, name: &str, opts: &Options) -> Result<Compiled, CompileError> {
     use std::io::Write;
-    let (tmp, mut file) = yosys::temp_file()?;
+    let (tmp, mut file) = yosys::find()?.temp_file()?;
     file.write_all(source.as_bytes())
         .and_then(|()| file.flush())
         .map_err(|e| CompileError::Io {
@@ -157,7 +158,7 @@ pub fn source_files(path: &Path, opts: &Options) -> Result<Vec<PathBuf>, Compile
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("sv"));
     let read = read_command(path, sv, opts)?;
-    let (deps, _) = yosys::temp_file()?;
+    let (deps, _) = y.temp_file()?;
     let mut cmd = std::process::Command::new(&y.program);
     cmd.arg("-q")
         .arg("-E")

@@ -122,7 +122,7 @@ fn run_within(
     rename: &dyn Fn(&str) -> String,
     limit: Duration,
 ) -> Result<String, CompileError> {
-    let (out, _) = temp_file()?;
+    let (out, _) = yosys.temp_file()?;
     let mut cmd = Command::new(&yosys.program);
     cmd.arg("-q")
         .arg("-b")
@@ -203,13 +203,44 @@ pub fn output_within(
     })
 }
 
-/// A new temporary file (removed when the returned path is dropped).
-pub fn temp_file() -> Result<(TempPath, std::fs::File), CompileError> {
-    let dir: PathBuf = std::env::temp_dir();
-    create_temp_file(&dir, "pgc-yosys").map_err(|e| CompileError::Io {
-        path: dir,
-        source: e,
-    })
+impl Yosys {
+    /// Whether this is YoWASP's Yosys, which runs in a WebAssembly sandbox whose `/tmp` is a
+    /// private directory of its own.
+    fn is_yowasp(&self) -> bool {
+        Path::new(&self.program)
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("yowasp"))
+    }
+
+    /// Where this Yosys can read and write pgc's temporary files: the system's temporary
+    /// directory, or for YoWASP (which hides the real `/tmp`) `pgc/tmp` in the user's cache
+    /// directory (`$XDG_CACHE_HOME`, else `~/.cache`).
+    fn temp_dir(&self) -> PathBuf {
+        let system = std::env::temp_dir();
+        if !self.is_yowasp() || !system.starts_with("/tmp") {
+            return system;
+        }
+        let non_empty = |v: OsString| (!v.is_empty()).then_some(PathBuf::from(v));
+        std::env::var_os("XDG_CACHE_HOME")
+            .and_then(non_empty)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .and_then(non_empty)
+                    .map(|h| h.join(".cache"))
+            })
+            .map_or(system, |c| c.join("pgc").join("tmp"))
+    }
+
+    /// A new temporary file Yosys can reach (removed when the returned path is dropped).
+    pub fn temp_file(&self) -> Result<(TempPath, std::fs::File), CompileError> {
+        let dir = self.temp_dir();
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| create_temp_file(&dir, "pgc-yosys"))
+            .map_err(|e| CompileError::Io {
+                path: dir,
+                source: e,
+            })
+    }
 }
 
 /// Yosys' error lines (`file:line: ERROR: message` or `ERROR: message`) as one error, with
@@ -281,7 +312,7 @@ mod tests {
                 return;
             }
         };
-        let (src, mut f) = temp_file().unwrap();
+        let (src, mut f) = y.temp_file().unwrap();
         std::io::Write::write_all(
             &mut f,
             b"module big(input [31:0] INPUT_A_x, output reg [31:0] OUTPUT_y);\n\
