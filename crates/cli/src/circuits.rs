@@ -444,7 +444,7 @@ pub fn load_spec(
     let is_c = is_source(spec);
     if !is_c && compile.any_given() {
         bail!(
-            "-D, -I, --optimize, --entry/--top, --unroll-limit, --compact and --verilog-flow \
+            "-D, -I, --optimize, --entry/--top, --unroll-limit, --verilog-flow and --compact \
              apply to C programs (.c) and Verilog designs (.v) only; {spec} is neither"
         );
     }

@@ -102,11 +102,11 @@ pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, CompileErro
         path: path.to_path_buf(),
         source: e,
     })?;
-    let name = path.display().to_string();
     let sv = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("sv"));
-    compile_path(path, &name, sv, opts)
+    // Yosys reports the path as given, which is the name the user knows.
+    compile_renamed(path, sv, opts, &|f: &str| f.to_string())
 }
 
 /// Compiles Verilog source text; `name` is used in error positions. (Yosys reads it from a
@@ -131,23 +131,6 @@ pub fn compile_source(source: &str, name: &str, opts: &Options) -> Result<Compil
         }
     };
     compile_renamed(tmp.path(), sv, opts, &renamed)
-}
-
-fn compile_path(
-    path: &Path,
-    name: &str,
-    sv: bool,
-    opts: &Options,
-) -> Result<Compiled, CompileError> {
-    let shown = path.display().to_string();
-    let renamed = |f: &str| {
-        if f == shown {
-            name.to_string()
-        } else {
-            f.to_string()
-        }
-    };
-    compile_renamed(path, sv, opts, &renamed)
 }
 
 /// The files a compilation of `path` reads: the design and everything it includes (what a
