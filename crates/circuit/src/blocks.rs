@@ -1020,3 +1020,164 @@ fn decode_prefix<G: Gates + ?Sized>(g: &mut G, bits: &[Lit], m: usize) -> Vec<Li
         .map(|j| g.and(hi[j >> l], lo[j & ((1 << l) - 1)]))
         .collect()
 }
+
+// ---- Constant tables ----
+
+/// ANDs of a full one-hot decoder of `bits` index bits ([`decoder`] with `2^bits` outputs).
+fn decoder_ands(bits: usize) -> u64 {
+    match bits {
+        0 | 1 => 0,
+        _ => decoder_ands(bits.div_ceil(2)) + decoder_ands(bits / 2) + (1u64 << bits.min(63)),
+    }
+}
+
+/// AND depth of that decoder.
+fn decoder_depth(bits: usize) -> usize {
+    (usize::BITS - bits.saturating_sub(1).leading_zeros()) as usize
+}
+
+/// `table[index]` for a table of constants, each entry `width` bits (least significant
+/// first; indices past the end read zero), for a secret unsigned `index` of any width.
+///
+/// The index's low `l` bits drive a one-hot decoder; XORs (free) of its outputs give, for
+/// every block of `2^l` consecutive entries and every output bit, that bit as a function of
+/// the low index bits; a multiplexer tree over the high index bits then picks the block.
+/// `l` minimizes the ANDs: an 8-bit to 8-bit table (an S-box) costs 104, where the decoder
+/// alone costs 304 and a multiplexer tree of the constants about 285. With
+/// [`OptimizeFor::Depth`] the high bits drive a second decoder instead of the tree, and `l`
+/// is the cheapest split of the least depth (an 8-bit table: depth 3, 176 ANDs).
+pub fn table_lookup<G: Gates + ?Sized>(
+    g: &mut G,
+    index: &[Lit],
+    table: &[Vec<bool>],
+    width: usize,
+) -> Vec<Lit> {
+    let reachable = if index.len() >= usize::BITS as usize - 1 {
+        usize::MAX
+    } else {
+        1usize << index.len()
+    };
+    let n = table.len().min(reachable);
+    if n == 0 || width == 0 {
+        return vec![Lit::FALSE; width];
+    }
+    let bit = |e: usize, j: usize| table[e].get(j).copied().unwrap_or(false);
+    let needed = (usize::BITS - (n - 1).leading_zeros()) as usize;
+    let depth = depth_mode(g);
+    // (depth, ANDs) of each split, the cheapest of the least depth in depth mode.
+    let plan = |l: usize| {
+        let blocks = n.div_ceil(1 << l) as u64;
+        let hi_bits = needed - l;
+        if depth {
+            let hi = decoder_depth(hi_bits).max(decoder_depth(l)) + usize::from(blocks > 1);
+            let ands = decoder_ands(l) + decoder_ands(hi_bits) + width as u64 * blocks;
+            (hi, ands)
+        } else {
+            (0, decoder_ands(l) + width as u64 * (blocks - 1))
+        }
+    };
+    let l = (0..=needed.min(index.len()))
+        .min_by_key(|&l| plan(l))
+        .expect("l = 0 is a candidate");
+    let block = 1usize << l;
+    let lo = decoder(g, &index[..l], block);
+    let blocks: Vec<Vec<Lit>> = (0..n.div_ceil(block))
+        .map(|h| {
+            (0..width)
+                .map(|j| {
+                    (0..block)
+                        .filter(|&i| h * block + i < n && bit(h * block + i, j))
+                        .fold(Lit::FALSE, |acc, i| g.xor(acc, lo[i]))
+                })
+                .collect()
+        })
+        .collect();
+    let hi_index = &index[l..];
+    if !depth {
+        return mux_tree(g, hi_index, &blocks);
+    }
+    let hi = decoder(g, hi_index, blocks.len());
+    (0..width)
+        .map(|j| {
+            blocks.iter().zip(&hi).fold(Lit::FALSE, |acc, (b, &sel)| {
+                let t = g.and(sel, b[j]);
+                g.xor(acc, t)
+            })
+        })
+        .collect()
+}
+
+// ---- Sums of many terms ----
+
+/// One term of [`sum_of_products`], of the sum's width (the caller extends it).
+#[derive(Clone, Debug)]
+pub enum Addend {
+    Word(Vec<Lit>),
+    /// The product of two words, truncated to the sum's width.
+    Product(Vec<Lit>, Vec<Lit>),
+}
+
+/// `Σ ±addend` modulo 2^width as one column compression instead of a chain of adders:
+/// every word's bits and every product's partial products go into the columns of their
+/// weight, and full adders reduce them (first in, first out; a Dadda tree and a
+/// parallel-prefix adder with [`OptimizeFor::Depth`]). A subtracted term enters
+/// complemented, since `-x = !x + 1` bit by bit: `-(b 2^c) = (!b) 2^c - 2^c`, with all the
+/// `-2^c` folded into one constant (constant bits cost nothing). So narrow or constant
+/// bits cost only what they need (a popcount is a sum of one-bit words), a product's final
+/// adder merges with the sum's, and the depth is logarithmic in the number of terms.
+///
+/// # Panics
+/// If a word or a product's operand is not `width` bits.
+pub fn sum_of_products<G: Gates + ?Sized>(
+    g: &mut G,
+    addends: &[(Addend, bool)],
+    width: usize,
+) -> Vec<Lit> {
+    let mut cols: Vec<Vec<Lit>> = vec![Vec::new(); width];
+    // How many 2^c each column's subtracted bits owe.
+    let mut owed = vec![0u64; width];
+    for (addend, subtract) in addends {
+        let term_cols = match addend {
+            Addend::Word(w) => {
+                assert_eq!(w.len(), width, "blocks::sum_of_products: word width");
+                w.iter().map(|&b| vec![b]).collect()
+            }
+            Addend::Product(a, b) => {
+                check_widths("sum_of_products", a, b);
+                assert_eq!(a.len(), width, "blocks::sum_of_products: product width");
+                product_columns(g, a, b, width)
+            }
+        };
+        for (c, bits) in term_cols.into_iter().enumerate() {
+            for b in bits {
+                if *subtract {
+                    owed[c] += 1;
+                    cols[c].push(!b);
+                } else {
+                    cols[c].push(b);
+                }
+            }
+        }
+    }
+    // The constant -Σ owed[c] 2^c modulo 2^width: the binary digits of the sum, then the
+    // two's complement.
+    let mut digits = vec![false; width];
+    let mut carry = 0u64;
+    for c in 0..width {
+        let total = owed[c] + carry;
+        digits[c] = total & 1 == 1;
+        carry = total >> 1;
+    }
+    let mut borrow_in = true;
+    for (c, &d) in digits.iter().enumerate() {
+        // !d + 1 (the increment's carry ripples through the ones).
+        let bit = !d ^ borrow_in;
+        borrow_in = !d && borrow_in;
+        if bit {
+            cols[c].push(Lit::TRUE);
+        }
+    }
+    cols.iter_mut()
+        .for_each(|col| col.retain(|&b| b != Lit::FALSE));
+    sum_columns(g, cols)
+}

@@ -19,7 +19,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Name prefixes of pgc's temporary files; [`sweep_stale`] touches nothing else.
-pub const TEMP_PREFIXES: &[&str] = &["pgc-netlist", "pgc-calls", "pgc-items", "pgc-partial"];
+pub const TEMP_PREFIXES: &[&str] = &[
+    "pgc-netlist",
+    "pgc-calls",
+    "pgc-items",
+    "pgc-partial",
+    "pgc-yosys",
+];
 
 fn registry() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     // A panic while holding the lock leaves the list intact; keep using it.

@@ -1,5 +1,5 @@
-//! Loading the circuit a command names: a C program (compiled on the fly, cached), a `.pgc`
-//! file, a Bristol file, or a built-in circuit.
+//! Loading the circuit a command names: a C program or a Verilog design (compiled on the
+//! fly, cached), a `.pgc` file, a Bristol file, or a built-in circuit.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -17,6 +17,7 @@ use pgc_circuit::value::BitOrder;
 use pgc_circuit::{
     Circuit, Gate, GateSource, Interface, Layout, MemoryNeed, OptimizeFor, ParallelCircuit, builder,
 };
+use pgc_compiler::verilog::VerilogFlow;
 use pgc_protocol::Party;
 
 /// A circuit ready to run: held in memory, or generated gate by gate as it is consumed.
@@ -84,7 +85,7 @@ impl GateSource for Loaded {
 /// outputs.
 pub struct Program {
     pub circuit: Loaded,
-    /// `Some` for `.c` programs and `.pgc` files that carry an interface.
+    /// `Some` for `.c` programs, `.v` designs and `.pgc` files that carry an interface.
     pub interface: Option<Interface>,
     /// The circuit split into sequential phases and parallel regions, for compiled
     /// programs (C sources and `.pgc` files); `None` for Bristol and built-in circuits,
@@ -191,22 +192,36 @@ pub enum OptimizeArg {
     Depth,
 }
 
-/// The C compiler's options, shared by `compile` and every command that takes a circuit.
+/// How Verilog designs become circuits (`--verilog-flow`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum VerilogFlowArg {
+    /// Yosys elaborates to word-level cells, pgc maps them onto its AND-minimal blocks.
+    Words,
+    /// Yosys synthesizes to AND/XOR gates with ABC (the seed paper's route; more ANDs).
+    Gates,
+}
+
+/// The compilers' options, shared by `compile` and every command that takes a circuit.
 #[derive(Args, Clone, Debug, Default)]
-#[command(next_help_heading = "Compiling C programs")]
+#[command(next_help_heading = "Compiling C programs and Verilog designs")]
 pub struct CompileArgs {
-    /// Define a preprocessor macro, as for gcc (-D N=16, -DDEBUG).
+    /// Define a preprocessor macro, as for gcc (-D N=16, -DDEBUG); for Verilog, a `define.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     pub defines: Vec<String>,
-    /// Add a directory to search for #include files.
+    /// Add a directory to search for #include (Verilog: `include) files.
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
     /// What the building blocks minimize [default: size].
     #[arg(long, value_enum)]
     pub optimize: Option<OptimizeArg>,
-    /// The function to compile [default: mpc_main, or the only function].
-    #[arg(long, value_name = "NAME")]
+    /// The function to compile [default: mpc_main, or the only function]; for Verilog, the
+    /// top module (--top) [default: the only module no other instantiates].
+    #[arg(long, visible_alias = "top", value_name = "NAME")]
     pub entry: Option<String>,
+    /// Verilog: words (Yosys elaborates, pgc maps each word-level cell onto its blocks) or
+    /// gates (Yosys and ABC synthesize AND/XOR gates) [default: words].
+    #[arg(long, value_enum, value_name = "FLOW")]
+    pub verilog_flow: Option<VerilogFlowArg>,
     /// Most iterations one loop may unroll to before compiling stops with an error.
     #[arg(long, value_name = "N")]
     pub unroll_limit: Option<u64>,
@@ -226,6 +241,10 @@ impl CompileArgs {
                 Some(OptimizeArg::Depth) => OptimizeFor::Depth,
                 _ => OptimizeFor::Size,
             },
+            verilog_flow: match self.verilog_flow {
+                Some(VerilogFlowArg::Gates) => VerilogFlow::Gates,
+                _ => VerilogFlow::Words,
+            },
             ..Default::default()
         };
         if let Some(n) = self.unroll_limit {
@@ -241,19 +260,39 @@ impl CompileArgs {
             || self.entry.is_some()
             || self.unroll_limit.is_some()
             || self.compact.is_some()
+            || self.verilog_flow.is_some()
     }
 
     pub fn compact_mode(&self) -> CompactArg {
         self.compact.unwrap_or_default()
+    }
+
+    /// Refuses options of the other source language.
+    pub fn check_language(&self, spec: &str) -> Result<()> {
+        if is_verilog_source(spec) {
+            if self.unroll_limit.is_some() {
+                bail!("--unroll-limit applies to C programs; {spec} is a Verilog design");
+            }
+            if self.compact == Some(CompactArg::Always) {
+                bail!(
+                    "--compact always applies to C programs (functions become templates); \
+                     {spec} is a Verilog design, which Yosys flattens"
+                );
+            }
+        } else if self.verilog_flow.is_some() {
+            bail!("--verilog-flow applies to Verilog designs (.v); {spec} is not one");
+        }
+        Ok(())
     }
 }
 
 /// Options shared by every command that reads a circuit.
 #[derive(Args)]
 pub struct CircuitArgs {
-    /// The computation: a C program (.c, compiled on the fly and cached), a circuit compiled
-    /// by `pgc compile` (.pgc), a Bristol Fashion / MAND / old Bristol file, or builtin:NAME
-    /// (builtin:millionaires, builtin:aes128, builtin:random:WIDTHxDEPTH).
+    /// The computation: a C program (.c) or a Verilog design (.v, .sv; through Yosys), both
+    /// compiled on the fly and cached, a circuit compiled by `pgc compile` (.pgc), a Bristol
+    /// Fashion / MAND / old Bristol file, or builtin:NAME (builtin:millionaires,
+    /// builtin:aes128, builtin:random:WIDTHxDEPTH).
     pub circuit: String,
     /// Bristol file format; detected from the file's line structure when not given.
     #[arg(long, value_parser = parse_format, help_heading = "Bristol circuits")]
@@ -265,9 +304,9 @@ pub struct CircuitArgs {
     pub bit_order: Option<BitOrder>,
     #[command(flatten)]
     pub compile: CompileArgs,
-    /// Compile a .c program even if the cache holds a circuit for this source and these
-    /// options (and leave the cache as it is).
-    #[arg(long, help_heading = "Compiling C programs")]
+    /// Compile a .c program or .v design even if the cache holds a circuit for this source
+    /// and these options (and leave the cache as it is).
+    #[arg(long, help_heading = "Compiling C programs and Verilog designs")]
     pub no_cache: bool,
     /// Read a .pgc file of an unrolled circuit block by block at every pass instead of
     /// loading it: memory for its wires only, never its gates (info then skips the live-wire
@@ -310,6 +349,16 @@ pub fn is_c_source(spec: &str) -> bool {
     Path::new(spec)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("c"))
+}
+
+/// Whether `spec` names a Verilog design (`.v`, `.sv`).
+pub fn is_verilog_source(spec: &str) -> bool {
+    pgc_compiler::verilog::is_verilog_path(Path::new(spec))
+}
+
+/// Whether `spec` names a source file pgc compiles (C or Verilog).
+pub fn is_source(spec: &str) -> bool {
+    is_c_source(spec) || is_verilog_source(spec)
 }
 
 /// Whether a `.pgc` file of an unrolled circuit is streamed ([`Loaded::Unrolled`]).
@@ -392,13 +441,14 @@ pub fn load_spec(
     stream: Stream,
     quiet: bool,
 ) -> Result<Program> {
-    let is_c = is_c_source(spec);
+    let is_c = is_source(spec);
     if !is_c && compile.any_given() {
         bail!(
-            "-D, -I, --optimize, --entry, --unroll-limit and --compact apply to C programs (.c \
-             files) only; {spec} is not one"
+            "-D, -I, --optimize, --entry/--top, --unroll-limit, --verilog-flow and --compact \
+             apply to C programs (.c) and Verilog designs (.v) only; {spec} is neither"
         );
     }
+    compile.check_language(spec)?;
     if let Some(name) = spec.strip_prefix("builtin:") {
         return Ok(Program {
             circuit: builtin(name)?,
@@ -410,7 +460,7 @@ pub fn load_spec(
     let path = Path::new(spec);
     if is_c {
         if format.is_some() {
-            bail!("--format applies to Bristol files; {spec} is a C program");
+            bail!("--format applies to Bristol files; {spec} is a source file");
         }
         let (compiled, interface) = compile_cached(path, compile, use_cache, quiet)?;
         return Ok(match compiled {
@@ -610,10 +660,15 @@ pub fn compile_cached(
     use_cache: bool,
     quiet: bool,
 ) -> Result<(CompiledProgram, Interface)> {
-    let source =
-        std::fs::read(path).with_context(|| format!("cannot read C program {}", path.display()))?;
+    let source = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let opts = args.options();
-    let mode = args.compact_mode();
+    let verilog = pgc_compiler::verilog::is_verilog_path(path);
+    // Verilog is flattened by Yosys: never compact.
+    let mode = if verilog {
+        CompactArg::Never
+    } else {
+        args.compact_mode()
+    };
     let cached_at = if use_cache {
         cache_dir().map(|dir| {
             dir.join(format!(
@@ -697,6 +752,12 @@ pub fn compile_either(
     mode: CompactArg,
     quiet: bool,
 ) -> Result<Either> {
+    if pgc_compiler::verilog::is_verilog_path(path) {
+        let compiled = crate::progress::spin(quiet, "compiling through Yosys", || {
+            pgc_compiler::verilog::compile_file(path, opts)
+        })?;
+        return Ok(Either::Flat(Box::new(compiled)));
+    }
     if mode == CompactArg::Always {
         return Ok(Either::Compact);
     }
@@ -807,6 +868,10 @@ fn cache_key(path: &Path, source: &[u8], opts: &pgc_compiler::Options, mode: &st
     field(format!("{:?}", opts.optimize).as_bytes());
     field(&opts.unroll_limit.to_le_bytes());
     field(mode.as_bytes());
+    if pgc_compiler::verilog::is_verilog_path(path) {
+        verilog_key(&mut field, path, source, opts);
+        return h.finalize().to_hex()[..32].to_string();
+    }
     match preprocess_for_key(&dir, source, opts) {
         Some(expanded) => {
             field(b"preprocessed");
@@ -833,6 +898,34 @@ fn executable_identity() -> String {
             format!("{} {modified}", m.len())
         }
         Err(_) => String::new(),
+    }
+}
+
+/// What a Verilog design's circuit depends on besides the options: the Yosys that reads it
+/// (its version line), the flow, and every file Yosys reads (the design and its includes,
+/// by content). Without Yosys the key falls back to the design alone (compiling then reports
+/// Yosys missing).
+fn verilog_key(
+    field: &mut dyn FnMut(&[u8]),
+    path: &Path,
+    source: &[u8],
+    opts: &pgc_compiler::Options,
+) {
+    field(b"verilog");
+    field(opts.verilog_flow.name().as_bytes());
+    match pgc_compiler::verilog::yosys_version() {
+        Ok(v) => field(v.as_bytes()),
+        Err(_) => field(b"no yosys"),
+    }
+    field(source);
+    let files = pgc_compiler::verilog::source_files(path, opts).unwrap_or_default();
+    for f in files {
+        let canonical = f.canonicalize().unwrap_or(f);
+        field(canonical.to_string_lossy().as_bytes());
+        match std::fs::read(&canonical) {
+            Ok(bytes) => field(&bytes),
+            Err(_) => field(b"unreadable"),
+        }
     }
 }
 

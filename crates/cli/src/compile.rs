@@ -1,4 +1,5 @@
-//! `pgc compile`: a C program to a `.pgc` circuit (or a Bristol Fashion file).
+//! `pgc compile`: a C program or a Verilog design to a `.pgc` circuit (or a Bristol Fashion
+//! file).
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +12,8 @@ use pgc_circuit::validate;
 use serde_json::json;
 
 use crate::circuits::{
-    CompactArg, CompileArgs, Either, TempFile, compile_compact_to, compile_either, is_c_source,
+    CompactArg, CompileArgs, Either, TempFile, compile_compact_to, compile_either, is_source,
+    is_verilog_source,
 };
 use crate::report;
 use crate::typed_io;
@@ -27,7 +29,7 @@ pub enum Emit {
 
 #[derive(Args)]
 pub struct CompileCmdArgs {
-    /// The C program.
+    /// The C program (.c) or Verilog design (.v, .sv; read through Yosys).
     pub source: PathBuf,
     /// Output file [default: the source's name with .pgc, or .txt for --emit bristol, next to
     /// the source].
@@ -55,11 +57,17 @@ pub struct CompileCmdArgs {
 }
 
 pub fn compile(args: CompileCmdArgs) -> Result<()> {
-    if !is_c_source(&args.source.to_string_lossy()) {
+    let spec = args.source.to_string_lossy();
+    if !is_source(&spec) {
         bail!(
-            "{} is not a C program (.c); pgc compile translates C to circuits",
+            "{} is neither a C program (.c) nor a Verilog design (.v, .sv); pgc compile \
+             translates those to circuits",
             args.source.display()
         );
+    }
+    args.compile.check_language(&spec)?;
+    if is_verilog_source(&spec) && args.low_memory {
+        bail!("--low-memory applies to C programs; a Verilog design compiles in memory");
     }
     let output = args.output.clone().unwrap_or_else(|| {
         args.source.with_extension(match args.emit {

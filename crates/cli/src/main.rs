@@ -21,14 +21,15 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 const ABOUT: &str = "\
-pgc runs a computation between two parties who each hold private inputs: a C program (compiled \
-to a Boolean circuit) or a circuit file. Each party learns the outputs it is meant to see and \
-nothing else about the other's inputs. By default this holds when both run pgc unmodified \
+pgc runs a computation between two parties who each hold private inputs: a C program or a \
+Verilog design (compiled to a Boolean circuit) or a circuit file. Each party learns the outputs \
+it is meant to see and nothing else about the other's inputs. By default this holds when both run pgc unmodified \
 (semi-honest security); against a party running modified software, run both with --security \
 malicious (cut-and-choose) or --security dual-execution, at a cost (see pgc run --help).
 
 In a C program, parameters or locals named INPUT_A_x / INPUT_B_x are party A's / party B's \
-private inputs; OUTPUT_x is revealed to both, OUTPUT_A_x only to A, OUTPUT_B_x only to B.
+private inputs; OUTPUT_x is revealed to both, OUTPUT_A_x only to A, OUTPUT_B_x only to B. A \
+Verilog design's top-module ports follow the same names.
 
 Party A garbles the circuit, party B evaluates it (Yao's garbled circuits with free-XOR and \
 half-gates; B's input labels arrive by IKNP oblivious transfer).";
@@ -45,10 +46,10 @@ TLS 1.3 with each side's key pinned (confidentiality and integrity of everything
 not hide traffic volume or timing); --psk FILE uses a shared secret instead.
 
 Try it on one machine:  pgc demo,  pgc local millionaires.c --a income=5000 --b income=7000
-Computations: C programs (.c, compiled on the fly and cached in $XDG_CACHE_HOME/pgc or
-~/.cache/pgc), circuits from pgc compile (.pgc), Bristol Fashion (basic and MAND) and the old
-Bristol format, or builtin:NAME (builtin:millionaires, builtin:aes128,
-builtin:random:WIDTHxDEPTH).";
+Computations: C programs (.c) and Verilog designs (.v, through Yosys), compiled on the fly and
+cached in $XDG_CACHE_HOME/pgc or ~/.cache/pgc; circuits from pgc compile (.pgc), Bristol
+Fashion (basic and MAND) and the old Bristol format, or builtin:NAME (builtin:millionaires,
+builtin:aes128, builtin:random:WIDTHxDEPTH).";
 
 const RUN_EXAMPLES: &str = "\
 What each party learns: the outputs revealed to it (OUTPUT_x both, OUTPUT_A_x only A,
@@ -140,7 +141,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compile a C program into a circuit (.pgc, or Bristol Fashion).
+    /// Compile a C program or a Verilog design into a circuit (.pgc, or Bristol Fashion).
     #[command(after_help = COMPILE_EXAMPLES)]
     Compile(compile::CompileCmdArgs),
     /// Show a circuit's size, AND depth, level widths, wire memory and typed inputs/outputs.

@@ -23,6 +23,7 @@ mod source;
 #[cfg(test)]
 mod tests;
 mod types;
+pub mod verilog;
 
 use lower::Lowerer;
 use source::LineMap;
@@ -39,7 +40,8 @@ pub struct Options {
     pub defines: Vec<String>,
     /// `-I DIR` passed to the preprocessor.
     pub include_dirs: Vec<PathBuf>,
-    /// Entry function; `None` = `mpc_main`, or the only function defined.
+    /// Entry function; `None` = `mpc_main`, or the only function defined. For Verilog, the
+    /// top module (`--top`); `None` = the only module no other instantiates.
     pub entry: Option<String>,
     pub optimize: OptimizeFor,
     /// Most iterations any single loop may unroll to before it is an error.
@@ -58,6 +60,8 @@ pub struct Options {
     /// templates counted at their expanded size); `None` = no limit. Lets a caller try the
     /// fully unrolled form first and fall back to the compact one for large programs.
     pub gate_budget: Option<u64>,
+    /// How Verilog designs are synthesized (see [`verilog`]); C ignores it.
+    pub verilog_flow: verilog::VerilogFlow,
 }
 
 impl Default for Options {
@@ -72,6 +76,7 @@ impl Default for Options {
             compact: false,
             progress: None,
             gate_budget: None,
+            verilog_flow: verilog::VerilogFlow::Words,
         }
     }
 }
