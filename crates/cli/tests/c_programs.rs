@@ -635,3 +635,62 @@ fn parties_reading_values_differently_are_refused_at_the_handshake() {
         );
     }
 }
+
+/// The floating-point commands in examples/README.md (private proximity testing) print the
+/// answers it states, and the inputs they give are what the examples' own PREPARE_INPUTS
+/// code prints for the stated positions.
+#[test]
+fn examples_readme_proximity_commands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("examples/README.md")).unwrap();
+    let s = Scratch::new("proximity-readme");
+    let mut checked = 0;
+    for line in readme
+        .lines()
+        .filter(|l| l.contains("`pgc local examples/proximity_"))
+    {
+        let cmd = line.split('`').nth(1).unwrap();
+        let want: i64 = line
+            .split("(here ")
+            .nth(1)
+            .and_then(|h| h.split(')').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `(here N)` in {line}"));
+        let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+        let out = run_ok(s.pgc().current_dir(&root).args(&args).arg("--quiet"));
+        let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert_eq!(got, format!("OUTPUT_near = {want}"), "{cmd}");
+        checked += 1;
+    }
+    assert_eq!(checked, 3, "UTM, ECEF and haversine each have a command");
+
+    // The ECEF and haversine inputs come from the examples' local preparation.
+    if Command::new("gcc").arg("--version").output().is_err() {
+        eprintln!("gcc not found: the PREPARE_INPUTS check is skipped");
+        return;
+    }
+    for (file, args, flag) in [
+        ("proximity_ecef.c", ["49.0069", "8.4037", ""], "--a"),
+        ("proximity_ecef.c", ["49.0100", "8.4100", ""], "--b"),
+        ("proximity_haversine.c", ["49.0069", "8.4037", "a"], "--a"),
+        ("proximity_haversine.c", ["49.0100", "8.4100", "b"], "--b"),
+    ] {
+        let exe = s.path(&format!("prepare-{file}"));
+        run_ok(Command::new("gcc").args([
+            "-D",
+            "PREPARE_INPUTS",
+            "-o",
+            &exe,
+            root.join("examples").join(file).to_str().unwrap(),
+            "-lm",
+        ]));
+        let printed = run_ok(Command::new(&exe).args(args.iter().filter(|a| !a.is_empty())));
+        let printed = String::from_utf8_lossy(&printed.stdout);
+        for kv in printed.split_whitespace() {
+            assert!(
+                readme.contains(&format!("{flag} {kv}")),
+                "examples/README.md should give `{flag} {kv}` ({file} {args:?})"
+            );
+        }
+    }
+}

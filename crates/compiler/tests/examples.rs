@@ -16,6 +16,7 @@ use common::oracle::{
     run_protocol_with,
 };
 use common::values::{Values, random_inputs};
+use pgc_circuit::OptimizeFor;
 use pgc_compiler::Compiled;
 
 fn example(name: &str) -> PathBuf {
@@ -458,6 +459,245 @@ fn median() {
     assert_eq!(got, [5]);
 }
 
+/// The proximity examples compute in binary64 (REAL=double, the default) or binary32.
+#[derive(Clone, Copy, Debug)]
+enum Real {
+    Double,
+    Float,
+}
+
+impl Real {
+    fn define(self) -> &'static str {
+        match self {
+            Real::Double => "REAL=double",
+            Real::Float => "REAL=float",
+        }
+    }
+    /// A value as the port's leaf: its bit pattern at this precision.
+    fn leaf(self, x: f64) -> u64 {
+        match self {
+            Real::Double => x.to_bits(),
+            Real::Float => (x as f32).to_bits() as u64,
+        }
+    }
+    /// `f` evaluated at this precision: IEEE-754 arithmetic is deterministic, so the
+    /// circuit's bits must equal these exactly (each operation rounded as in the C source).
+    fn eval(self, f32_f: impl Fn() -> bool, f64_f: impl Fn() -> bool) -> bool {
+        match self {
+            Real::Double => f64_f(),
+            Real::Float => f32_f(),
+        }
+    }
+}
+
+const EARTH_RADIUS: f64 = 6_371_000.0;
+/// The radius the examples test against by default, in metres.
+const PROXIMITY_EPSILON: f64 = 1000.0;
+
+/// Uniform in [0, 1).
+fn uniform(rng: &mut Rng) -> f64 {
+    rng.below(1 << 53) as f64 / (1u64 << 53) as f64
+}
+
+/// Two positions on the sphere 0 to 2·ε metres apart (so that both answers occur):
+/// latitude/longitude in radians.
+fn positions_near(rng: &mut Rng) -> ((f64, f64), (f64, f64)) {
+    let d = 2.0 * PROXIMITY_EPSILON * uniform(rng);
+    let lat = (uniform(rng) * 160.0 - 80.0).to_radians();
+    let lon = (uniform(rng) * 360.0 - 180.0).to_radians();
+    let theta = uniform(rng) * std::f64::consts::TAU;
+    let dlat = d / EARTH_RADIUS * theta.cos();
+    let dlon = d / (EARTH_RADIUS * lat.cos()) * theta.sin();
+    ((lat, lon), (lat + dlat, lon + dlon))
+}
+
+/// A proximity example checked three ways, at both precisions and both `--optimize` modes:
+/// against gcc on random bit patterns (infinities, NaNs and subnormals among them), against
+/// the formula evaluated in Rust with the same operations in the same order on realistic
+/// positions around the radius (both answers must occur), and through the protocol.
+fn check_proximity(
+    file: &str,
+    seed: u64,
+    inputs_for: impl Fn(Real, &mut Rng) -> Values,
+    near: impl Fn(Real, &Values) -> bool,
+) {
+    for real in [Real::Double, Real::Float] {
+        for optimize in [OptimizeFor::Size, OptimizeFor::Depth] {
+            let mut case = Case::file(example(file), &[real.define()]);
+            case.opts.optimize = optimize;
+            case.label = format!("{file} ({real:?}, {optimize:?})");
+            let c = check_case(&case, 60, 1, seed);
+            let mut rng = Rng::new(seed + 1);
+            let inputs: Vec<Values> = (0..60).map(|_| inputs_for(real, &mut rng)).collect();
+            check_inputs(&case, &c, &inputs, 1);
+            let answers: Vec<bool> = inputs.iter().map(|v| near(real, v)).collect();
+            assert!(
+                answers.contains(&true) && answers.contains(&false),
+                "{}: the sample should hold near and far pairs",
+                case.label
+            );
+            check_reference_on(&case, &c, &inputs, |v| vec![vec![near(real, v) as u64]]);
+        }
+    }
+}
+
+fn f32_of(bits: u64) -> f32 {
+    f32::from_bits(bits as u32)
+}
+
+#[test]
+fn proximity_utm() {
+    require_gcc!();
+    // UTM is a plane: eastings and northings in metres within one zone, 0 to 2·ε apart.
+    let inputs = |real: Real, rng: &mut Rng| -> Values {
+        let (x, y) = (
+            166_000.0 + 668_000.0 * uniform(rng),
+            9_300_000.0 * uniform(rng),
+        );
+        let (d, theta) = (
+            2.0 * PROXIMITY_EPSILON * uniform(rng),
+            std::f64::consts::TAU * uniform(rng),
+        );
+        let (x2, y2) = (x + d * theta.cos(), y + d * theta.sin());
+        [x, y, x2, y2].iter().map(|&v| vec![real.leaf(v)]).collect()
+    };
+    let near = |real: Real, v: &Values| {
+        real.eval(
+            || {
+                let [ax, ay, bx, by] = [0, 1, 2, 3].map(|i| f32_of(v[i][0]));
+                let (dx, dy) = (ax - bx, ay - by);
+                dx * dx + dy * dy < (PROXIMITY_EPSILON as f32) * (PROXIMITY_EPSILON as f32)
+            },
+            || {
+                let [ax, ay, bx, by] = [0, 1, 2, 3].map(|i| f64::from_bits(v[i][0]));
+                let (dx, dy) = (ax - bx, ay - by);
+                dx * dx + dy * dy < PROXIMITY_EPSILON * PROXIMITY_EPSILON
+            },
+        )
+    };
+    check_proximity("proximity_utm.c", 61, inputs, near);
+    // The README's command: about 670 m apart.
+    let c = Case::file(example("proximity_utm.c"), &[]).compile_or_panic();
+    let input: Values = [448251.9, 5411932.7, 448900.0, 5412100.0]
+        .iter()
+        .map(|&x: &f64| vec![x.to_bits()])
+        .collect();
+    assert_eq!(eval_circuit(&c, &[input])[0], vec![vec![1]]);
+}
+
+#[test]
+fn proximity_ecef() {
+    require_gcc!();
+    const CHORD_SQUARED: f64 = 999999.9979469308;
+    let point = |(lat, lon): (f64, f64)| {
+        [
+            EARTH_RADIUS * lat.cos() * lon.cos(),
+            EARTH_RADIUS * lat.cos() * lon.sin(),
+            EARTH_RADIUS * lat.sin(),
+        ]
+    };
+    // The constant the example's header gives is 4 R^2 sin^2(eps / 2R).
+    let s = (PROXIMITY_EPSILON / (2.0 * EARTH_RADIUS)).sin();
+    assert!((4.0 * EARTH_RADIUS * EARTH_RADIUS * s * s - CHORD_SQUARED).abs() < 1e-6);
+    let inputs = |real: Real, rng: &mut Rng| -> Values {
+        let (a, b) = positions_near(rng);
+        point(a)
+            .iter()
+            .chain(&point(b))
+            .map(|&v| vec![real.leaf(v)])
+            .collect()
+    };
+    let near = |real: Real, v: &Values| {
+        real.eval(
+            || {
+                let p = [0, 1, 2, 3, 4, 5].map(|i| f32_of(v[i][0]));
+                let (dx, dy, dz) = (p[0] - p[3], p[1] - p[4], p[2] - p[5]);
+                dx * dx + dy * dy + dz * dz < CHORD_SQUARED as f32
+            },
+            || {
+                let p = [0, 1, 2, 3, 4, 5].map(|i| f64::from_bits(v[i][0]));
+                let (dx, dy, dz) = (p[0] - p[3], p[1] - p[4], p[2] - p[5]);
+                dx * dx + dy * dy + dz * dz < CHORD_SQUARED
+            },
+        )
+    };
+    check_proximity("proximity_ecef.c", 63, inputs, near);
+}
+
+#[test]
+fn proximity_haversine() {
+    require_gcc!();
+    const A_EPSILON: f64 = 6.1592069633415255e-09;
+    // What each party computes from its own position (the example's PREPARE_INPUTS code).
+    let terms_a = |(lat, lon): (f64, f64)| {
+        let (sh, ch, so, co, c) = (
+            (lat / 2.0).sin(),
+            (lat / 2.0).cos(),
+            (lon / 2.0).sin(),
+            (lon / 2.0).cos(),
+            lat.cos(),
+        );
+        [
+            ch * ch,
+            2.0 * ch * sh,
+            sh * sh,
+            c * so * so,
+            2.0 * c * so * co,
+            c * co * co,
+        ]
+    };
+    let terms_b = |(lat, lon): (f64, f64)| {
+        let (sh, ch, so, co, c) = (
+            (lat / 2.0).sin(),
+            (lat / 2.0).cos(),
+            (lon / 2.0).sin(),
+            (lon / 2.0).cos(),
+            lat.cos(),
+        );
+        [
+            sh * sh,
+            sh * ch,
+            ch * ch,
+            c * co * co,
+            c * co * so,
+            c * so * so,
+        ]
+    };
+    // The split into A's and B's factors is the haversine of the distance.
+    let mut rng = Rng::new(64);
+    for _ in 0..100 {
+        let (a, b) = positions_near(&mut rng);
+        let (ta, tb) = (terms_a(a), terms_b(b));
+        let h = ta[0] * tb[0] - ta[1] * tb[1] + ta[2] * tb[2] + ta[3] * tb[3] - ta[4] * tb[4]
+            + ta[5] * tb[5];
+        let hav = ((b.0 - a.0) / 2.0).sin().powi(2)
+            + a.0.cos() * b.0.cos() * ((b.1 - a.1) / 2.0).sin().powi(2);
+        assert!((h - hav).abs() < 1e-15, "h {h} hav {hav}");
+    }
+    let inputs = |real: Real, rng: &mut Rng| -> Values {
+        let (a, b) = positions_near(rng);
+        vec![
+            terms_a(a).iter().map(|&t| real.leaf(t)).collect(),
+            terms_b(b).iter().map(|&t| real.leaf(t)).collect(),
+        ]
+    };
+    let near = |real: Real, v: &Values| {
+        real.eval(
+            || {
+                let (a, b) = (&v[0], &v[1]);
+                let p = |i: usize| f32_of(a[i]) * f32_of(b[i]);
+                p(0) - p(1) + p(2) + p(3) - p(4) + p(5) < A_EPSILON as f32
+            },
+            || {
+                let (a, b) = (&v[0], &v[1]);
+                let p = |i: usize| f64::from_bits(a[i]) * f64::from_bits(b[i]);
+                p(0) - p(1) + p(2) + p(3) - p(4) + p(5) < A_EPSILON
+            },
+        )
+    };
+    check_proximity("proximity_haversine.c", 65, inputs, near);
+}
+
 /// Every example in examples/ has a test here and a line in examples/README.md.
 #[test]
 fn every_example_is_tested_and_documented() {
@@ -471,6 +711,9 @@ fn every_example_is_tested_and_documented() {
         "hamming.c",
         "auction.c",
         "median.c",
+        "proximity_utm.c",
+        "proximity_ecef.c",
+        "proximity_haversine.c",
         // Tested in large_examples.rs.
         "edit_distance_large.c",
         "modexp.c",
