@@ -7,15 +7,16 @@
 #   scripts/bench_security_levels.sh [PROGRAMS...]      # default: aes mvmul mexp biomatch edt255
 #
 # Environment: PGC (default target/release/pgc), LEVELS (default "semi-honest malicious
-# dual-execution"), STAT_SEC (default 40), THREADS (default: every core), SHARED (default
-# ../shared). Inputs are random, seeded (written to a temporary directory).
+# dual-execution"), STAT_SEC (default 40), THREADS (default: half of the cores per party, as
+# both run here), SHARED (default ../shared). Inputs are random, seeded (written to a temporary
+# directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGC=${PGC:-target/release/pgc}
 LEVELS=${LEVELS:-"semi-honest malicious dual-execution"}
 STAT_SEC=${STAT_SEC:-40}
 SHARED=${SHARED:-../shared}
-THREADS=${THREADS:-$(nproc)}
+THREADS=${THREADS:-$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))}
 PROGRAMS=("$@")
 [ ${#PROGRAMS[@]} -eq 0 ] && PROGRAMS=(aes mvmul mexp biomatch edt255)
 TMP=$(mktemp -d)

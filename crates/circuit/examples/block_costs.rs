@@ -1,11 +1,15 @@
 //! Prints the AND count and AND depth of each word-level block at 32 and 64 bits, in both
-//! optimization modes: `cargo run -p pgc-circuit --release --example block_costs`.
+//! optimization modes, then the blocks of Demmler et al. (CCS 2015) Table 1 and a Table 3
+//! dot product at their widths: `cargo run -p pgc-circuit --release --example block_costs`.
 
 use pgc_circuit::analysis::stats;
 use pgc_circuit::blocks;
 use pgc_circuit::netlist::{Lit, NetBuilder, OptimizeFor};
 
 type Block = fn(&mut NetBuilder, &[Lit], &[Lit]) -> Vec<Lit>;
+
+/// A block over any number of input words.
+type Words = dyn Fn(&mut NetBuilder, &[Vec<Lit>]) -> Vec<Lit>;
 
 /// Builds `f(a, b)` over two fresh `n`-bit inputs and returns (ANDs, AND depth).
 fn measure(n: u32, mode: OptimizeFor, f: Block) -> (u64, u64) {
@@ -124,5 +128,81 @@ fn main() {
                 );
             }
         }
+    }
+    seed_tables();
+}
+
+/// Builds `f` over `k` fresh `n`-bit inputs and returns (ANDs, AND depth).
+fn measure_inputs(n: u32, k: usize, mode: OptimizeFor, f: &Words) -> (u64, u64) {
+    let mut g = NetBuilder::new(mode);
+    let inputs: Vec<Vec<Lit>> = (0..k).map(|_| g.input(n)).collect();
+    let out = f(&mut g, &inputs);
+    g.output(&out);
+    let s = stats(&g.finish().0);
+    (s.and_gates, s.and_depth)
+}
+
+/// `|a - b|` of unsigned words, one bit wider than they are.
+fn abs_diff(g: &mut NetBuilder, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+    let w = a.len() + 1;
+    let d = blocks::sub(g, &blocks::zero_extend(a, w), &blocks::zero_extend(b, w));
+    let negative = d[w - 1];
+    blocks::negate_if(g, negative, &d)[..w - 1].to_vec()
+}
+
+/// The seed's Table 1 blocks (ADD with its carry out, SUB, the Manhattan distance
+/// `|x1 - x2| + |y1 - y2|`, the full product) and its Table 3 dot product (n full products of
+/// ℓ-bit values summed in 2ℓ bits: one carry-save tree over all partial products).
+fn seed_tables() {
+    let add: &Words = &|g, i| {
+        let (s, c) = blocks::add_with_carry(g, &i[0], &i[1], Lit::FALSE);
+        [s, vec![c]].concat()
+    };
+    let sub: &Words = &|g, i| blocks::sub(g, &i[0], &i[1]);
+    let manhattan: &Words = &|g, i| {
+        let dx = abs_diff(g, &i[0], &i[1]);
+        let dy = abs_diff(g, &i[2], &i[3]);
+        let (s, c) = blocks::add_with_carry(g, &dx, &dy, Lit::FALSE);
+        [s, vec![c]].concat()
+    };
+    let product: &Words = &|g, i| blocks::mul_wide_unsigned(g, &i[0], &i[1]);
+    let rows: [(&str, &[u32], usize, &Words); 4] = [
+        ("ADD", &[20, 30, 40], 2, add),
+        ("SUB", &[16, 32, 64], 2, sub),
+        ("DST_M", &[16, 32, 64], 4, manhattan),
+        ("full product", &[32, 64], 2, product),
+    ];
+    println!("\nDemmler et al. CCS 2015 Table 1 blocks (ANDs / depth):");
+    for (name, widths, k, f) in rows {
+        for &l in widths {
+            let size = measure_inputs(l, k, OptimizeFor::Size, f);
+            let depth = measure_inputs(l, k, OptimizeFor::Depth, f);
+            println!(
+                "{name:<13} l = {l:<3} Size {:>12} Depth {:>12}",
+                format!("{} / {}", size.0, size.1),
+                format!("{} / {}", depth.0, depth.1)
+            );
+        }
+    }
+    println!("Table 3 dot products, n full products of l-bit values summed in 2l bits:");
+    for (n, l) in [(16usize, 16u32), (32, 32)] {
+        let dot = move |g: &mut NetBuilder, i: &[Vec<Lit>]| {
+            let width = 2 * l as usize;
+            let mut cols: Vec<Vec<Lit>> = vec![Vec::new(); width];
+            for pair in i.chunks(2) {
+                let pc = blocks::product_columns(g, &pair[0], &pair[1], width);
+                for (c, col) in pc.into_iter().enumerate() {
+                    cols[c].extend(col);
+                }
+            }
+            blocks::sum_columns(g, cols)
+        };
+        let size = measure_inputs(l, 2 * n, OptimizeFor::Size, &dot);
+        let depth = measure_inputs(l, 2 * n, OptimizeFor::Depth, &dot);
+        println!(
+            "dot product   {n} x {l}-bit Size {:>12} Depth {:>12}",
+            format!("{} / {}", size.0, size.1),
+            format!("{} / {}", depth.0, depth.1)
+        );
     }
 }

@@ -20,6 +20,8 @@
 //! - shifts by `n` or more use the amount modulo `n` (x86 masks the amount this way for 32-
 //!   and 64-bit operands);
 //! - out-of-range secret indices: [`mux_tree`] yields zero, [`decoder`] selects nothing.
+//!
+//! IEEE-754 binary32/binary64 floating point, bit-exact with x86-64 SSE2, is in [`float`].
 
 use std::collections::VecDeque;
 
@@ -423,8 +425,46 @@ pub fn ne<G: Gates + ?Sized>(g: &mut G, a: &[Lit], b: &[Lit]) -> Lit {
 
 /// Sums weighted bits: `cols[c]` holds bits of weight 2^c; returns the sum modulo
 /// 2^cols.len(). Constant-true bits are added up as a number first, so they cost at most
-/// one bit per column.
-fn sum_columns<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<Vec<Lit>>) -> Vec<Lit> {
+/// one bit per column. Full and half adders column by column (one AND each), or with
+/// [`OptimizeFor::Depth`] a Dadda tree and one parallel-prefix adder: the carry-save
+/// network adder that sums many words (or many products' [`product_columns`]) at once.
+pub fn sum_columns<G: Gates + ?Sized>(g: &mut G, cols: Vec<Vec<Lit>>) -> Vec<Lit> {
+    let queues = prepare_columns(cols);
+    if depth_mode(g) {
+        dadda(g, queues)
+    } else {
+        serial_columns(g, queues)
+    }
+}
+
+/// The first stages of [`sum_columns`]' Dadda tree: columns of at most `height` bits (but
+/// the top one, whose carries fall outside the width) with the same sum modulo
+/// 2^cols.len(), by the very gates `sum_columns` makes with [`OptimizeFor::Depth`], so a
+/// sum of these columns with others shares them with the sum of these alone. `height` is
+/// best one of [`dadda_heights`]; columns already that low are only prepared (duplicate
+/// bits moved up, constants added up).
+pub fn compress_columns<G: Gates + ?Sized>(
+    g: &mut G,
+    cols: Vec<Vec<Lit>>,
+    height: usize,
+) -> Vec<Vec<Lit>> {
+    let mut queues = prepare_columns(cols);
+    let Some(top) = queues.len().checked_sub(1) else {
+        return Vec::new();
+    };
+    let max_height = queues[..top].iter().map(VecDeque::len).max().unwrap_or(0);
+    for &d in dadda_heights(max_height).iter().rev() {
+        if d < height {
+            break;
+        }
+        queues = dadda_stage(g, queues, d);
+    }
+    queues.into_iter().map(Vec::from).collect()
+}
+
+/// Duplicate literals in a column moved up, complementary pairs and constant-true bits
+/// counted as a number added back at most one bit per column.
+fn prepare_columns(mut cols: Vec<Vec<Lit>>) -> Vec<VecDeque<Lit>> {
     let width = cols.len();
     // x + x = 2x: a literal twice in a column moves once to the next column, and x + !x = 1.
     // A square has every cross product a_i·a_j twice (structural hashing makes them one
@@ -486,11 +526,7 @@ fn sum_columns<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<Vec<Lit>>) -> Vec<Lit
             counts[c + 1] += counts[c] / 2;
         }
     }
-    if depth_mode(g) {
-        dadda(g, queues)
-    } else {
-        serial_columns(g, queues)
-    }
+    queues
 }
 
 /// Reduces each column to one bit, least significant column first, with full and half
@@ -534,39 +570,8 @@ fn dadda<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<VecDeque<Lit>>) -> Vec<Lit>
     }
     let top = width - 1;
     let max_height = cols[..top].iter().map(VecDeque::len).max().unwrap_or(0);
-    let mut targets = vec![2usize];
-    while *targets.last().expect("nonempty") < max_height {
-        let d = *targets.last().expect("nonempty");
-        targets.push(d * 3 / 2);
-    }
-    targets.pop();
-    for &d in targets.iter().rev() {
-        let mut next: Vec<VecDeque<Lit>> = vec![VecDeque::new(); width];
-        next[top] = std::mem::take(&mut cols[top]);
-        let mut carries_in = 0;
-        for c in 0..top {
-            let mut bits = std::mem::take(&mut cols[c]);
-            let mut height = bits.len() + carries_in;
-            let mut carries_out = 0;
-            while height > d && bits.len() >= 2 {
-                if height - d >= 2 && bits.len() >= 3 {
-                    let (x, y, z) = (bits.pop_front(), bits.pop_front(), bits.pop_front());
-                    let (s, cy) = full_add(g, x.unwrap(), y.unwrap(), z.unwrap());
-                    next[c].push_back(s);
-                    next[c + 1].push_back(cy);
-                    height -= 2;
-                } else {
-                    let (x, y) = (bits.pop_front().unwrap(), bits.pop_front().unwrap());
-                    next[c].push_back(g.xor(x, y));
-                    next[c + 1].push_back(g.and(x, y));
-                    height -= 1;
-                }
-                carries_out += 1;
-            }
-            next[c].extend(bits);
-            carries_in = carries_out;
-        }
-        cols = next;
+    for &d in dadda_heights(max_height).iter().rev() {
+        cols = dadda_stage(g, cols, d);
     }
     let top_bits: Vec<Lit> = std::mem::take(&mut cols[top]).into_iter().collect();
     let top_sum = xor_reduce(g, &top_bits);
@@ -583,6 +588,55 @@ fn dadda<G: Gates + ?Sized>(g: &mut G, mut cols: Vec<VecDeque<Lit>>) -> Vec<Lit>
     x.push(top_sum);
     y.push(Lit::FALSE);
     add_core(g, &x, &y, Lit::FALSE, false).0
+}
+
+/// The heights Dadda's stages reduce columns to, below `max_height`, ascending: 2, 3, 4,
+/// 6, 9, 13, 19, … (each 3/2 of the one before); one stage (one AND of depth) per height.
+pub fn dadda_heights(max_height: usize) -> Vec<usize> {
+    let mut heights = vec![2usize];
+    while *heights.last().expect("nonempty") < max_height {
+        let d = *heights.last().expect("nonempty");
+        heights.push(d * 3 / 2);
+    }
+    heights.pop();
+    heights
+}
+
+/// One Dadda stage: the fewest full and half adders that bring every column but the top
+/// one, counting the carries it receives in this stage, down to `d` bits.
+fn dadda_stage<G: Gates + ?Sized>(
+    g: &mut G,
+    mut cols: Vec<VecDeque<Lit>>,
+    d: usize,
+) -> Vec<VecDeque<Lit>> {
+    let width = cols.len();
+    let top = width - 1;
+    let mut next: Vec<VecDeque<Lit>> = vec![VecDeque::new(); width];
+    next[top] = std::mem::take(&mut cols[top]);
+    let mut carries_in = 0;
+    for c in 0..top {
+        let mut bits = std::mem::take(&mut cols[c]);
+        let mut height = bits.len() + carries_in;
+        let mut carries_out = 0;
+        while height > d && bits.len() >= 2 {
+            if height - d >= 2 && bits.len() >= 3 {
+                let (x, y, z) = (bits.pop_front(), bits.pop_front(), bits.pop_front());
+                let (s, cy) = full_add(g, x.unwrap(), y.unwrap(), z.unwrap());
+                next[c].push_back(s);
+                next[c + 1].push_back(cy);
+                height -= 2;
+            } else {
+                let (x, y) = (bits.pop_front().unwrap(), bits.pop_front().unwrap());
+                next[c].push_back(g.xor(x, y));
+                next[c + 1].push_back(g.and(x, y));
+                height -= 1;
+            }
+            carries_out += 1;
+        }
+        next[c].extend(bits);
+        carries_in = carries_out;
+    }
+    next
 }
 
 /// Non-adjacent form of `value` over `width` bits: signed digits (position, negative?)
@@ -620,8 +674,11 @@ fn signed_width(a: &[Lit]) -> usize {
     m
 }
 
-/// Partial-product columns of `a * b` modulo 2^width (`a`, `b` zero-extended to `width`).
-fn product_columns<G: Gates + ?Sized>(
+/// Partial-product columns of `a * b` modulo 2^width (`a`, `b` zero-extended to `width`),
+/// to be summed by [`sum_columns`] (alone: [`mul`]; with other addends: a multiply-add in
+/// one carry-save tree). Sign-extended operands cost only their significant bits, and a
+/// constant operand only its signed digits.
+pub fn product_columns<G: Gates + ?Sized>(
     g: &mut G,
     a: &[Lit],
     b: &[Lit],

@@ -257,6 +257,22 @@ impl<S: GateSource + ?Sized> GateSource for WithValueFormat<'_, S> {
     }
 }
 
+/// Feeds gates to a fingerprint hasher as their 13-byte encodings, exactly as one
+/// `update(&g.to_bytes())` per gate would (BLAKE3's digest does not depend on how its
+/// input is split), but in 64 KiB pieces: one small update per gate made hashing a 25 M-gate
+/// circuit take ≈ 0.3 s, most of a run's start.
+pub fn hash_gates(h: &mut blake3::Hasher, gates: &[Gate]) {
+    const PER_PIECE: usize = 5041; // 5041 × 13 bytes ≈ 64 KiB
+    let mut buf = Vec::with_capacity(PER_PIECE * 13);
+    for piece in gates.chunks(PER_PIECE) {
+        buf.clear();
+        for g in piece {
+            buf.extend_from_slice(&g.to_bytes());
+        }
+        h.update(&buf);
+    }
+}
+
 impl Circuit {
     pub fn and_count(&self) -> u64 {
         self.gates.iter().filter(|g| g.op == Op::And).count() as u64
@@ -278,9 +294,7 @@ impl GateSource for Circuit {
         h.update(b"pgc circuit v1\0");
         h.update(&self.layout.to_bytes());
         h.update(&(self.gates.len() as u64).to_le_bytes());
-        for g in &self.gates {
-            h.update(&g.to_bytes());
-        }
+        hash_gates(&mut h, &self.gates);
         *h.finalize().as_bytes()
     }
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
@@ -291,6 +305,25 @@ impl GateSource for Circuit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buffered_gate_hash_equals_one_update_per_gate() {
+        // More gates than one piece, and a partial last piece.
+        let gates: Vec<Gate> = (0..12_000u32)
+            .map(|i| match i % 3 {
+                0 => Gate::and(i, i + 1, i + 2),
+                1 => Gate::xor(i / 2, i, i + 2),
+                _ => Gate::inv(i, i + 2),
+            })
+            .collect();
+        let mut one_by_one = blake3::Hasher::new();
+        for g in &gates {
+            one_by_one.update(&g.to_bytes());
+        }
+        let mut buffered = blake3::Hasher::new();
+        hash_gates(&mut buffered, &gates);
+        assert_eq!(buffered.finalize(), one_by_one.finalize());
+    }
 
     #[test]
     fn gate_is_16_bytes() {

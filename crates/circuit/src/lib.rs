@@ -15,7 +15,7 @@
 //! in code, AES-128), [`typed`] (C-typed port values as text and JSON), [`pgcfile`] (pgc's
 //! binary circuit format), [`netlist`] (gate emission for compilers: literals, the
 //! simplifying [`NetBuilder`]), [`blocks`] (word-level arithmetic, comparisons, shifts and
-//! selection over any [`Gates`]), [`generate`] (synthetic circuits), and (hidden) `testdata`
+//! selection over any [`Gates`]; IEEE-754 floating point in [`blocks::float`]), [`generate`] (synthetic circuits), and (hidden) `testdata`
 //! (the shared test circuits, for tests).
 
 pub mod analysis;

@@ -735,9 +735,7 @@ impl GateSource for ParallelCircuit {
         for t in &self.templates {
             h.update(&t.num_inputs.to_le_bytes());
             h.update(&(t.gates.len() as u64).to_le_bytes());
-            for g in &t.gates {
-                h.update(&g.to_bytes());
-            }
+            crate::ir::hash_gates(&mut h, &t.gates);
             h.update(&(t.outputs.len() as u64).to_le_bytes());
             for w in &t.outputs {
                 h.update(&w.to_le_bytes());
@@ -749,9 +747,7 @@ impl GateSource for ParallelCircuit {
                 Phase::Sequential(gates) => {
                     h.update(&[0]);
                     h.update(&(gates.len() as u64).to_le_bytes());
-                    for g in gates {
-                        h.update(&g.to_bytes());
-                    }
+                    crate::ir::hash_gates(&mut h, gates);
                 }
                 Phase::Region(r) => {
                     h.update(&[1]);

@@ -202,6 +202,26 @@ fn ops() -> Vec<(&'static str, Build, Reference)> {
             },
         ),
         (
+            "columns: a*b + a + b, and compressed first to each Dadda height",
+            |g, a, b| {
+                let n = a.len();
+                let mut cols = blocks::product_columns(g, a, b, n);
+                for (c, col) in cols.iter_mut().enumerate() {
+                    col.extend([a[c], b[c]]);
+                }
+                let mut out = vec![blocks::sum_columns(g, cols.clone())];
+                for d in blocks::dadda_heights(n + 2) {
+                    let compressed = blocks::compress_columns(g, cols.clone(), d);
+                    out.push(blocks::sum_columns(g, compressed));
+                }
+                out
+            },
+            |n, a, b| {
+                let v = (a * b + a + b) & mask(n);
+                vec![v; 1 + blocks::dadda_heights(n as usize + 2).len()]
+            },
+        ),
+        (
             "popcount",
             |g, a, _| vec![blocks::popcount(g, a)],
             |_, a, _| vec![a.count_ones() as u128],
@@ -345,5 +365,34 @@ fn squares_are_correct_and_cheaper() {
         check("square64", &square, &cases, |v| {
             vec![v[0].wrapping_mul(v[0]) & mask(64)]
         });
+    }
+}
+
+/// A product's columns compressed to a Dadda height reuse the stages its multiplier made
+/// (structural hashing finds every gate), so a carry-save sum of products compresses each
+/// product once.
+#[test]
+fn compressed_product_columns_share_the_multipliers_gates() {
+    use pgc_circuit::netlist::OptimizeFor;
+    for n in [8u32, 32, 64] {
+        let mut g = NetBuilder::new(OptimizeFor::Depth);
+        let (a, b) = (g.input(n), g.input(n));
+        let product = blocks::mul(&mut g, &a, &b);
+        g.output(&product);
+        let before = g.gates_emitted();
+        let cols = blocks::product_columns(&mut g, &a, &b, n as usize);
+        let tallest = cols.iter().map(Vec::len).max().unwrap_or(0);
+        for d in blocks::dadda_heights(tallest) {
+            let compressed = blocks::compress_columns(&mut g, cols.clone(), d);
+            assert!(
+                compressed[..n as usize - 1].iter().all(|c| c.len() <= d),
+                "n={n}: a column above height {d}"
+            );
+        }
+        assert_eq!(
+            g.gates_emitted(),
+            before,
+            "n={n}: compressing made new gates"
+        );
     }
 }

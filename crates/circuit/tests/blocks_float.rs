@@ -955,3 +955,150 @@ fn to_int_and_from_int_match_gcc() {
         }
     }
 }
+
+// ---- Circuit sizes ----
+
+/// Size-mode AND counts of the binary64 blocks that have a Bristol Fashion counterpart
+/// (`shared/circuits/bristol_fashion/FP-*.txt`, counted here): ours are below Bristol's and
+/// do not grow past today's counts.
+#[test]
+fn binary64_and_counts_stay_below_the_bristol_circuits() {
+    use pgc_circuit::bristol::{Format as FileFormat, read_circuit_file};
+    use pgc_circuit::testdata::shared_circuits_dir;
+    type Block = fn(&mut NetBuilder, &[Vec<Lit>]) -> Vec<Lit>;
+    let cases: [(&str, u32, Block, u64); 8] = [
+        ("add", 2, |g, i| float::add(g, F64, &i[0], &i[1]), 1479),
+        ("mul", 2, |g, i| float::mul(g, F64, &i[0], &i[1]), 5349),
+        ("lt", 2, |g, i| vec![float::lt(g, F64, &i[0], &i[1])], 214),
+        ("eq", 2, |g, i| vec![float::eq(g, F64, &i[0], &i[1])], 138),
+        ("floor", 1, |g, i| float::floor(g, F64, &i[0]), 381),
+        ("ceil", 1, |g, i| float::ceil(g, F64, &i[0]), 381),
+        (
+            "f2i",
+            1,
+            |g, i| {
+                let r = float::nearbyint(g, F64, &i[0]);
+                float::to_int(g, F64, &r, 64, true)
+            },
+            825,
+        ),
+        ("i2f", 1, |g, i| float::from_int(g, F64, &i[0], true), 590),
+    ];
+    let dir = shared_circuits_dir().join("bristol_fashion");
+    for (name, operands, block, recorded) in cases {
+        let file = dir.join(format!("FP-{name}.txt"));
+        let bristol = read_circuit_file(&file, Some(FileFormat::BristolFashion))
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let (bristol_ands, _) = cost(&bristol);
+        let c = build(
+            pgc_circuit::netlist::OptimizeFor::Size,
+            &vec![64; operands as usize],
+            |g, i| vec![block(g, i)],
+        );
+        let (ands, _) = cost(&c);
+        assert!(
+            ands <= recorded,
+            "{name}: {ands} ANDs, more than the {recorded} recorded"
+        );
+        assert!(
+            ands < bristol_ands,
+            "{name}: {ands} ANDs, Bristol's FP-{name} {bristol_ands}"
+        );
+    }
+}
+
+// ---- A larger sweep ----
+
+/// Every operation on many more seeded random cases (about a million per operation and
+/// format; half a minute in release builds):
+/// `cargo test --release -p pgc-circuit --test blocks_float -- --ignored`.
+#[test]
+#[ignore = "slow sweep; the sampled tests above run by default"]
+fn sweep_every_operation() {
+    type Hw1 = fn(u64) -> u64;
+    type Block2 = fn(&mut NetBuilder, Format, &[Lit], &[Lit]) -> Vec<Lit>;
+    type Block1 = fn(&mut NetBuilder, Format, &[Lit]) -> Vec<Lit>;
+    for f in FORMATS {
+        let single = f == F32;
+        let binary: [(&str, Block2, Hw2); 4] = [
+            (
+                "add",
+                float::add,
+                if single { hw::addss } else { hw::addsd },
+            ),
+            (
+                "sub",
+                float::sub,
+                if single { hw::subss } else { hw::subsd },
+            ),
+            (
+                "mul",
+                float::mul,
+                if single { hw::mulss } else { hw::mulsd },
+            ),
+            (
+                "div",
+                float::div,
+                if single { hw::divss } else { hw::divsd },
+            ),
+        ];
+        for (k, (name, block, oracle)) in binary.into_iter().enumerate() {
+            let pairs = sample_pairs(f, 1_000_000, 100 + k as u64);
+            let w = f.width() as u32;
+            check_binary(name, f, w, |g, a, b| block(g, f, a, b), &pairs, oracle);
+        }
+        let unary: [(&str, Block1, Hw1); 5] = [
+            (
+                "sqrt",
+                float::sqrt,
+                if single { hw::sqrtss } else { hw::sqrtsd },
+            ),
+            (
+                "floor",
+                float::floor,
+                if single { hw::floorss } else { hw::floorsd },
+            ),
+            (
+                "ceil",
+                float::ceil,
+                if single { hw::ceilss } else { hw::ceilsd },
+            ),
+            (
+                "trunc",
+                float::trunc,
+                if single { hw::truncss } else { hw::truncsd },
+            ),
+            (
+                "nearbyint",
+                float::nearbyint,
+                if single { hw::nearbyss } else { hw::nearbysd },
+            ),
+        ];
+        for (k, (name, block, oracle)) in unary.into_iter().enumerate() {
+            let values = sample(f, 1_000_000, 200 + k as u64);
+            check_unary(
+                name,
+                f,
+                f.width() as u32,
+                |g, a| block(g, f, a),
+                &values,
+                oracle,
+            );
+        }
+        let values = sample(f, 1_000_000, 300);
+        let (to, widen): (Format, Hw1) = if single {
+            (F64, hw::cvtss2sd)
+        } else {
+            (F32, hw::cvtsd2ss)
+        };
+        let w = to.width() as u32;
+        check_unary(
+            "convert",
+            f,
+            w,
+            |g, a| float::convert(g, f, to, a),
+            &values,
+            widen,
+        );
+    }
+}

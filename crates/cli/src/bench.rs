@@ -66,7 +66,7 @@ enum BenchKind {
         #[arg(long, short)]
         quiet: bool,
         /// Under --security malicious: the threads per party that process the circuit
-        /// copies [default: every core of this machine].
+        /// copies [default: half of this machine's cores each, as both parties run here].
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
         #[command(flatten)]
@@ -120,7 +120,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                     pgc_protocol::parallel::MAX_THREADS
                 ),
                 Some(n) => n,
-                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+                None => (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1),
             };
             let how = HowToRun {
                 level,

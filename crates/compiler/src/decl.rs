@@ -497,7 +497,7 @@ impl<'a> Lowerer<'a> {
                 if let Expression::StringLiteral(_) = &e.node {
                     return self.err(e.span, "string literals are not supported");
                 }
-                let v = self.eval_rvalue(e)?;
+                let v = self.eval_deferred(e)?;
                 let bits = self.convert_val(v, &place.ty, e.span)?;
                 self.write_place(place, &bits);
                 Ok(())
@@ -530,7 +530,7 @@ impl<'a> Lowerer<'a> {
                         let Initializer::Expression(e) = &it.node.initializer.node else {
                             unreachable!()
                         };
-                        let v = self.eval_rvalue(e)?;
+                        let v = self.eval_deferred(e)?;
                         let ty = t;
                         let bits = self.convert_val(v, &ty, e.span)?;
                         let p = Place {

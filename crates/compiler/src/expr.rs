@@ -58,6 +58,14 @@ impl<'a> Lowerer<'a> {
     /// Converts an integer between types (C's conversion rules: truncation, sign or zero
     /// extension; to `_Bool` compares with zero).
     pub fn convert_bits(&mut self, from: IntTy, bits: &[Lit], to: IntTy) -> Vec<Lit> {
+        let settled;
+        let bits = if self.deferring() && (to.is_bool || to.bits as usize != bits.len()) {
+            // A chain is a value of its own width only.
+            settled = self.settle_bits(bits.to_vec());
+            &settled[..]
+        } else {
+            bits
+        };
         if to.is_bool {
             if from.is_bool {
                 return bits.to_vec();
@@ -361,8 +369,15 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Evaluates an expression with its side effects.
+    /// Evaluates an expression with its side effects, its value ready for any use.
     pub fn eval(&mut self, e: &'a Node<Expression>) -> R<Val> {
+        let v = self.eval_deferred(e)?;
+        Ok(self.settle(v))
+    }
+
+    /// [`Self::eval`] where the value may stay a deferred chain (see [`crate::deferred`]):
+    /// for operands of associative operators, values stored or returned, values discarded.
+    pub fn eval_deferred(&mut self, e: &'a Node<Expression>) -> R<Val> {
         match &e.node {
             Expression::Identifier(id) => match self.lookup(&id.node.name, id.span)? {
                 Binding::Const(t, v) => Ok(self.int_val(t, v)),
@@ -418,6 +433,11 @@ impl<'a> Lowerer<'a> {
             }
             Expression::BinaryOperator(b) => self.binary(b, e),
             Expression::Conditional(c) => {
+                if self.deferring()
+                    && let Some(v) = self.eval_minmax_conditional(c)?
+                {
+                    return Ok(v);
+                }
                 let k = self.eval_cond(&c.node.condition)?;
                 if let Some(k) = k.as_const() {
                     let (chosen, other) = if k {
@@ -483,7 +503,7 @@ impl<'a> Lowerer<'a> {
             Expression::Comma(list) => {
                 let mut last = Val::Void;
                 for x in list.iter() {
-                    last = self.eval(x)?;
+                    last = self.eval_deferred(x)?;
                 }
                 Ok(last)
             }
@@ -566,7 +586,13 @@ impl<'a> Lowerer<'a> {
         }
         let mut args = Vec::with_capacity(c.node.arguments.len());
         for a in &c.node.arguments {
-            args.push((self.eval(a)?, a.span));
+            // A parameter may hold a deferred value (`min(m, x)` written as a function).
+            let v = if is_builtin(name) {
+                self.eval(a)?
+            } else {
+                self.eval_deferred(a)?
+            };
+            args.push((v, a.span));
         }
         if let Some(v) = self.builtin(name, &args, c.span)? {
             return Ok(v);
@@ -729,7 +755,7 @@ impl<'a> Lowerer<'a> {
             }
             B::Assign => {
                 let lv = self.eval_lvalue(&b.node.lhs)?;
-                let v = self.eval(&b.node.rhs)?;
+                let v = self.eval_deferred(&b.node.rhs)?;
                 self.assign(lv, v, e.span)
             }
             B::AssignMultiply
@@ -748,7 +774,7 @@ impl<'a> Lowerer<'a> {
                     Lv::PtrVar(v) => Lv::PtrVar(*v),
                 };
                 let old = self.read(lv, e.span)?;
-                let r = self.eval(&b.node.rhs)?;
+                let r = self.eval_deferred(&b.node.rhs)?;
                 let plain = match op {
                     B::AssignMultiply => B::Multiply,
                     B::AssignDivide => B::Divide,
@@ -765,8 +791,9 @@ impl<'a> Lowerer<'a> {
                 self.assign(lv2, v, e.span)
             }
             _ => {
-                let l = self.eval(&b.node.lhs)?;
-                let r = self.eval(&b.node.rhs)?;
+                // `arith` settles the operands of operators that do not chain.
+                let l = self.eval_deferred(&b.node.lhs)?;
+                let r = self.eval_deferred(&b.node.rhs)?;
                 self.arith(op, l, r, span)
             }
         }
@@ -825,6 +852,16 @@ impl<'a> Lowerer<'a> {
         }
         let (lt, lb) = self.int_of(l, span)?;
         let (rt, rb) = self.int_of(r, span)?;
+        let chains = self.deferring()
+            && matches!(
+                op,
+                B::Plus | B::Minus | B::Multiply | B::BitwiseAnd | B::BitwiseOr
+            );
+        let (lb, rb) = if self.deferring() && !chains {
+            (self.settle_bits(lb), self.settle_bits(rb))
+        } else {
+            (lb, rb)
+        };
         if matches!(op, B::ShiftLeft | B::ShiftRight) {
             let (lt, lb) = self.promote(lt, lb);
             let (_, rb) = self.promote(rt, rb);
@@ -846,6 +883,14 @@ impl<'a> Lowerer<'a> {
                 Folded::Bool(x) => self.bool_val(Lit::constant(x)),
             });
         }
+        let (a, b) = if chains {
+            if let Some(out) = self.defer_arith(&op, &a, &b) {
+                return Ok(Val::Int(ct, out));
+            }
+            (self.settle_bits(a), self.settle_bits(b))
+        } else {
+            (a, b)
+        };
         let g = &mut self.g;
         let out = match op {
             B::Plus => blocks::add(g, &a, &b),
@@ -910,7 +955,7 @@ impl<'a> Lowerer<'a> {
                     Lv::PtrVar(v) => self.vars[v].ty.clone(),
                 });
             }
-            Ok(match self.eval(e)? {
+            Ok(match self.eval_deferred(e)? {
                 Val::Int(t, _) => Ty::Int(t),
                 Val::Float(f, _) => Ty::Float(f),
                 Val::Agg(t, _) => t,

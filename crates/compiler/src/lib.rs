@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 pub mod compact;
 mod decl;
+mod deferred;
 mod expr;
 mod float;
 mod lower;

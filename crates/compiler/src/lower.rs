@@ -168,6 +168,8 @@ pub struct Lowerer<'a> {
     free_vars: Vec<VarId>,
     /// Variables that outlive their scope: ports and static locals.
     pinned_vars: HashSet<VarId>,
+    /// Associative chains kept for balanced evaluation (`--optimize depth`).
+    pub deferred: crate::deferred::Deferred,
 }
 
 /// Conditions state saved while a template is compiled in a builder of its own.
@@ -226,6 +228,7 @@ impl<'a> Lowerer<'a> {
             compact: Default::default(),
             free_vars: Vec::new(),
             pinned_vars: HashSet::new(),
+            deferred: Default::default(),
         }
     }
 
@@ -342,6 +345,12 @@ impl<'a> Lowerer<'a> {
 
     pub fn new_var(&mut self, ty: Ty, bits: Vec<Lit>) -> VarId {
         debug_assert_eq!(bits.len() as u64, ty.bits());
+        let v = self.new_var_unnoted(ty, bits);
+        self.note_stored(v, 0, self.vars[v].bits.len());
+        v
+    }
+
+    fn new_var_unnoted(&mut self, ty: Ty, bits: Vec<Lit>) -> VarId {
         if let Some(v) = self.free_vars.pop() {
             self.vars[v] = Var {
                 ty,
@@ -393,6 +402,8 @@ impl<'a> Lowerer<'a> {
         };
         if guard == Lit::TRUE {
             self.vars[var].bits[off..off + value.len()].copy_from_slice(value);
+        } else if let Some(merged) = self.deferred_write(var, off, value, guard) {
+            self.vars[var].bits[off..off + value.len()].copy_from_slice(&merged);
         } else {
             for (i, &v) in value.iter().enumerate() {
                 let old = self.vars[var].bits[off + i];
@@ -401,6 +412,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         self.vars[var].active = seen.map(|s| (guard, s));
+        self.note_stored(var, off, value.len());
     }
 
     /// Reads a place (secret indices select with multiplexer trees).
@@ -412,10 +424,19 @@ impl<'a> Lowerer<'a> {
     fn read_region(&mut self, var: VarId, off: u64, dyns: &[DynIdx], w: u64) -> Vec<Lit> {
         match dyns.split_first() {
             None => {
+                // A deferred value read whole stays deferred (the reader settles it); one
+                // inside the bits read (a member of a struct read whole) is materialized.
+                if self.deferring() {
+                    self.settle_locations(var, off as usize, w as usize, true);
+                }
                 let bits = self.var_bits(var);
                 bits[off as usize..(off + w) as usize].to_vec()
             }
             Some((d, rest)) => {
+                if self.deferring() {
+                    // Multiplexers choose among materialized elements.
+                    self.settle_locations(var, 0, usize::MAX, false);
+                }
                 let elems: Vec<Vec<Lit>> = (0..d.count)
                     .map(|k| self.read_region(var, off + k * d.stride, rest, w))
                     .collect();
@@ -690,6 +711,9 @@ impl<'a> Lowerer<'a> {
         let outs = std::mem::take(&mut self.outputs);
         let mut ports = Vec::with_capacity(outs.len());
         for o in outs {
+            if self.deferring() {
+                self.settle_locations(o.var, 0, usize::MAX, false);
+            }
             let bits = self.vars[o.var].bits.clone();
             self.g.output(&bits);
             ports.push(OutputPort {
@@ -727,7 +751,7 @@ impl<'a> Lowerer<'a> {
             }
             Statement::Expression(e) => {
                 if let Some(e) = e {
-                    self.eval(e)?;
+                    self.eval_deferred(e)?;
                 }
                 Ok(())
             }
@@ -752,7 +776,7 @@ impl<'a> Lowerer<'a> {
                     match &f.node.initializer.node {
                         ForInitializer::Empty | ForInitializer::StaticAssert(_) => {}
                         ForInitializer::Expression(e) => {
-                            self.eval(e)?;
+                            self.eval_deferred(e)?;
                         }
                         ForInitializer::Declaration(d) => self.declare(d, false)?,
                     }
@@ -873,6 +897,9 @@ impl<'a> Lowerer<'a> {
                 return self.exec_stmt(&i.then_statement);
             }
         }
+        if self.deferring() && self.exec_minmax_if(i, i.condition.span)? {
+            return Ok(());
+        }
         let c = self.eval_cond(&i.condition)?;
         if let Some(k) = c.as_const() {
             if k {
@@ -929,6 +956,12 @@ impl<'a> Lowerer<'a> {
     ) -> R<()> {
         let mut region_open = false;
         let mut reductions: Vec<ReductionState> = Vec::new();
+        if let Some(p) = &plan
+            && self.deferring()
+        {
+            let reduced: Vec<VarId> = p.reductions.iter().map(|r| r.0).collect();
+            self.plan_region_deferral(body, cond, step, &reduced);
+        }
         if let Some(p) = &plan {
             for &(var, op, ty) in &p.reductions {
                 reductions.push(ReductionState {
@@ -963,6 +996,9 @@ impl<'a> Lowerer<'a> {
         }
         r?;
         if let Some(p) = plan {
+            if region_open && self.deferring() {
+                self.settle_for_instance(false);
+            }
             let independent = region_open && self.g.end_region();
             if p.pragma && region_open && !independent {
                 return self.err(
@@ -988,6 +1024,9 @@ impl<'a> Lowerer<'a> {
         reductions: &mut [ReductionState],
         first: bool,
     ) {
+        if self.deferring() {
+            self.settle_for_instance(first);
+        }
         if first {
             *region_open = self.g.begin_region(plan.line);
         } else {
@@ -1027,14 +1066,31 @@ impl<'a> Lowerer<'a> {
             level = next;
         }
         let total = level.pop().expect("at least one partial");
-        let value = self.combine(red.op, red.ty, &red.init, &total);
+        let value = if self.deferring() && red.init == identity(red.op, red.ty) {
+            // A min from the largest value (and the like) needs no last comparison.
+            total
+        } else {
+            self.combine(red.op, red.ty, &red.init, &total)
+        };
+        let n = value.len();
         let v = &mut self.vars[red.var];
         v.bits = value;
         v.active = None;
+        self.note_stored(red.var, 0, n);
     }
 
     fn combine(&mut self, op: RedOp, ty: IntTy, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
         use pgc_circuit::blocks;
+        let (a, b) = if self.deferring() {
+            if op == RedOp::Add {
+                // Partial sums stay deferred: all their addends in one carry-save tree.
+                return self.defer_binary(crate::deferred::Op::Sum, a, b, false);
+            }
+            (self.settle_bits(a.to_vec()), self.settle_bits(b.to_vec()))
+        } else {
+            (a.to_vec(), b.to_vec())
+        };
+        let (a, b) = (a.as_slice(), b.as_slice());
         let g = &mut self.g;
         match op {
             RedOp::Add => blocks::add(g, a, b),
@@ -1262,7 +1318,7 @@ impl<'a> Lowerer<'a> {
             if let Some(step) = step
                 && self.cur != Lit::FALSE
             {
-                self.eval(step)?;
+                self.eval_deferred(step)?;
             }
         }
         self.exit_events -= own_exits - total_conts;
@@ -1404,7 +1460,7 @@ impl<'a> Lowerer<'a> {
         let ret_var = *ret_var;
         match (e, ret_var) {
             (Some(e), Some(rv)) => {
-                let v = self.eval_rvalue(e)?;
+                let v = self.eval_deferred(e)?;
                 let ty = self.vars[rv].ty.clone();
                 let bits = self.convert_val(v, &ty, e.span)?;
                 let place = Place {
@@ -1417,7 +1473,7 @@ impl<'a> Lowerer<'a> {
                 self.write_place(&place, &bits);
             }
             (Some(e), None) => {
-                self.eval(e)?;
+                self.eval_deferred(e)?;
             }
             (None, Some(_)) => {
                 return self.err(

@@ -235,6 +235,21 @@ pub fn find_reductions<'a>(
     out
 }
 
+/// `if (e < v) v = e;` and the other min/max spellings that a reduction may use: the
+/// variable's name, min or max, and `e` (side-effect free, not mentioning `v`).
+pub(crate) fn minmax_statement<'a>(
+    text: &str,
+    i: &'a IfStatement,
+) -> Option<(String, RedOp, &'a Node<Expression>)> {
+    let finder: Finder<'_, 'a> = Finder {
+        text,
+        uses: Vec::new(),
+        accounted: Vec::new(),
+        occurrences: Vec::new(),
+    };
+    finder.minmax(i)
+}
+
 struct Finder<'t, 'a> {
     text: &'t str,
     uses: Vec<ReductionUse<'a>>,
@@ -253,7 +268,7 @@ fn ident(e: &Node<Expression>) -> Option<&str> {
 
 /// Whether `e` may be evaluated once more without changing anything (no assignment,
 /// increment or call).
-fn side_effect_free(e: &Node<Expression>) -> bool {
+pub(crate) fn side_effect_free(e: &Node<Expression>) -> bool {
     struct Pure(bool);
     impl<'ast> Visit<'ast> for Pure {
         fn visit_binary_operator_expression(

@@ -40,10 +40,11 @@
 //!   or the product is far below the smallest subnormal and only its sticky bit matters),
 //!   forms the full 2p-bit product (Karatsuba in size mode, a Dadda tree in depth mode),
 //!   and keeps the low half only as a sticky bit;
-//! - [`div`] is non-restoring division (one p-bit add or subtract per quotient bit, the
-//!   quotient bits being the signs of the partial remainders), [`sqrt`] non-restoring
-//!   square root two radicand bits per step (Li and Chu, ICCD 1996), each with the final
-//!   remainder as the sticky bit;
+//! - [`div`] is non-restoring division in size mode (one p-bit add or subtract per quotient
+//!   bit, the quotient bits being the signs of the partial remainders) and radix-2 SRT
+//!   division with a carry-save residual in depth mode (constant depth per digit);
+//!   [`sqrt`] is non-restoring square root, two radicand bits per step (Li and Chu, ICCD
+//!   1996); both take the final remainder as the sticky bit;
 //! - [`floor`]/[`ceil`]/[`trunc`]/[`nearbyint`] clear the fraction bits below the binary
 //!   point after adding, below the point, a thermometer mask that carries into the integer
 //!   part exactly when rounding away from zero;
@@ -97,10 +98,12 @@ impl Format {
         self.fraction_bits + 1
     }
 
+    /// The blocks are written for any width but checked against the hardware only for
+    /// binary32 and binary64, so only those are accepted.
     fn check_format(self, op: &str) {
         assert!(
-            (2..=15).contains(&self.exponent_bits) && (1..=112).contains(&self.fraction_bits),
-            "float::{op}: unsupported format {self:?}"
+            self == Format::BINARY32 || self == Format::BINARY64,
+            "float::{op}: unsupported format {self:?} (binary32 or binary64)"
         );
     }
 
@@ -254,8 +257,9 @@ pub fn eq<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Lit 
     let a_nan = ca.nan(g);
     let signs_equal = !g.xor(a[n], b[n]);
     let sign_ok = g.or(signs_equal, a_zero);
-    let t = g.and(magnitudes_equal, sign_ok);
-    g.and(t, !a_nan)
+    // The shallow terms first: sign_ok is the deepest.
+    let t = g.and(magnitudes_equal, !a_nan);
+    g.and(t, sign_ok)
 }
 
 // ---- Shifting and normalization ----
@@ -748,6 +752,116 @@ fn add_or_subtract<G: Gates + ?Sized>(g: &mut G, r: &[Lit], d: &[Lit], negative:
     blocks::add_with_carry(g, r, &operand, !negative).0
 }
 
+/// The quotient bits of `ma / d` (both `p`-bit, in `[2^(p-1), 2^p)`) of weights
+/// `2^0 .. 2^-(p+1)`, MSB first, and whether the division is exact. Non-restoring: the
+/// remainders stay in `[-d, d)` and fit `p + 1` bits, and quotient bit `i` is whether
+/// remainder `i` is non-negative, which gives the restoring quotient bits directly; one
+/// `p`-AND adder per bit.
+fn divide_non_restoring<G: Gates + ?Sized>(g: &mut G, ma: &[Lit], d: &[Lit]) -> (Vec<Lit>, Lit) {
+    let p = ma.len();
+    let w = p + 1;
+    let d = blocks::zero_extend(d, w);
+    let mut r = blocks::sub(g, &blocks::zero_extend(ma, w), &d);
+    let mut q = Vec::with_capacity(p + 2);
+    q.push(!r[w - 1]);
+    for _ in 0..=p {
+        let mut doubled = vec![Lit::FALSE];
+        doubled.extend_from_slice(&r[..w - 1]);
+        r = add_or_subtract(g, &doubled, &d, r[w - 1]);
+        q.push(!r[w - 1]);
+    }
+    // The true remainder is r, or r + d if r is negative: zero iff r is 0 or -d.
+    let r_zero = !blocks::or_reduce(g, &r);
+    let r_minus_d = sum_is_zero(g, &r, &d);
+    (q, g.or(r_zero, r_minus_d))
+}
+
+/// The carry of `x + y + z`: one AND.
+fn majority<G: Gates + ?Sized>(g: &mut G, x: Lit, y: Lit, z: Lit) -> Lit {
+    let xz = g.xor(x, z);
+    let yz = g.xor(y, z);
+    let t = g.and(xz, yz);
+    g.xor(z, t)
+}
+
+/// As [`divide_non_restoring`], with constant AND depth per quotient digit: radix-2 SRT
+/// division with a carry-save residual (Ercegovac and Lang, Digital Arithmetic, 2004,
+/// 5.2). With `D = d / 2^p` and the residual `w_0 = ma / 2^(p+1)` (in `[-D, D)`), each step
+/// picks a digit in {-1, 0, 1} from a 4-bit estimate of `2w` (`q = 1` if it is at least
+/// 0, `q = 0` if it is -1/2, else `q = -1`) and forms `2w - qD` with one row of full adders;
+/// residuals are kept modulo 4 with `p + 1` fraction bits. Afterwards one carry-propagate
+/// addition gives the residual's sign and one subtraction turns the digits into bits.
+fn divide_carry_save<G: Gates + ?Sized>(g: &mut G, ma: &[Lit], d: &[Lit]) -> (Vec<Lit>, Lit) {
+    let p = ma.len();
+    let w = p + 3;
+    let steps = p + 2;
+    // D at p + 1 fraction bits, zero-extended to the doubled residual's w + 1 bits.
+    let mut divisor = vec![Lit::FALSE];
+    divisor.extend_from_slice(d);
+    let divisor = blocks::zero_extend(&divisor, w + 1);
+    let mut sum = blocks::zero_extend(ma, w);
+    let mut carry = vec![Lit::FALSE; w];
+    let (mut plus, mut minus) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
+    for _ in 0..steps {
+        // 2w modulo 8, as two words of w + 1 bits.
+        let mut s2 = vec![Lit::FALSE];
+        s2.extend_from_slice(&sum);
+        let mut c2 = vec![Lit::FALSE];
+        c2.extend_from_slice(&carry);
+        // The estimate: the top four bits (weights 2^-1 .. 2^2) of each word, added.
+        let (x, y) = (&s2[w - 3..=w], &c2[w - 3..=w]);
+        let generate: Vec<Lit> = x.iter().zip(y).map(|(&a, &b)| g.and(a, b)).collect();
+        let prop: Vec<Lit> = x.iter().zip(y).map(|(&a, &b)| g.xor(a, b)).collect();
+        // Carry into the top bit, looking ahead (generate and propagate exclude each
+        // other, so the ORs are XORs).
+        let p2g1 = g.and(prop[2], generate[1]);
+        let p2p1 = g.and(prop[2], prop[1]);
+        let p2p1g0 = g.and(p2p1, generate[0]);
+        let c3 = g.xor(generate[2], p2g1);
+        let c3 = g.xor(c3, p2p1g0);
+        let estimate_negative = g.xor(prop[3], c3);
+        // The estimate is -1/2 exactly when the words add without carries to all ones.
+        let is_minus_half = blocks::and_reduce(g, &prop);
+        let q_plus = !estimate_negative;
+        let q_minus = g.and(estimate_negative, !is_minus_half);
+        // -qD: !D (plus one, in the free low carry bit) for q = 1, D for q = -1.
+        let addend: Vec<Lit> = divisor
+            .iter()
+            .map(|&bit| match bit.as_const() {
+                Some(false) => q_plus,
+                _ => {
+                    let t = g.xor(bit, q_plus);
+                    g.and(t, !is_minus_half)
+                }
+            })
+            .collect();
+        let mut next_sum = Vec::with_capacity(w);
+        let mut next_carry = vec![q_plus];
+        for i in 0..w {
+            let t = g.xor(s2[i], c2[i]);
+            next_sum.push(g.xor(t, addend[i]));
+            if i + 1 < w {
+                next_carry.push(majority(g, s2[i], c2[i], addend[i]));
+            }
+        }
+        sum = next_sum;
+        carry = next_carry;
+        plus.push(q_plus);
+        minus.push(q_minus);
+    }
+    let residual = blocks::add(g, &sum, &carry);
+    let negative = residual[w - 1];
+    // Quotient digits (MSB first) to bits: P - N, minus one unit if the residual is
+    // negative (then the true remainder is residual + D).
+    let p_word: Vec<Lit> = plus.iter().rev().copied().collect();
+    let n_word: Vec<Lit> = minus.iter().rev().map(|&x| !x).collect();
+    let (quotient, _) = blocks::add_with_carry(g, &p_word, &n_word, !negative);
+    let q: Vec<Lit> = quotient.iter().rev().copied().collect();
+    let r_zero = !blocks::or_reduce(g, &residual);
+    let r_minus_d = sum_is_zero(g, &residual, &divisor[..w]);
+    (q, g.or(r_zero, r_minus_d))
+}
+
 /// `a / b` (`divsd`/`divss`): see the module documentation.
 pub fn div<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
     f.check("div", a);
@@ -763,24 +877,11 @@ pub fn div<G: Gates + ?Sized>(g: &mut G, f: Format, a: &[Lit], b: &[Lit]) -> Vec
     mb.push(!cb.exp_zero);
     let (ma, lz_a) = normalize(g, &ma);
     let (d, lz_b) = normalize(g, &mb);
-    // Non-restoring division of ma by d (both in [2^(p-1), 2^p)): remainders stay in
-    // [-d, d) and fit p + 1 bits; quotient bit i is whether remainder i is non-negative,
-    // which gives the restoring quotient bits directly. Bits 2^0 .. 2^-(p+1).
-    let w = p + 1;
-    let d = blocks::zero_extend(&d, w);
-    let mut r = blocks::sub(g, &blocks::zero_extend(&ma, w), &d);
-    let mut q = Vec::with_capacity(p + 2);
-    q.push(!r[w - 1]);
-    for _ in 0..=p {
-        let mut doubled = vec![Lit::FALSE];
-        doubled.extend_from_slice(&r[..w - 1]);
-        r = add_or_subtract(g, &doubled, &d, r[w - 1]);
-        q.push(!r[w - 1]);
-    }
-    // The true remainder is r, or r + d if r is negative: zero iff r is 0 or -d.
-    let r_zero = !blocks::or_reduce(g, &r);
-    let r_minus_d = sum_is_zero(g, &r, &d);
-    let exact = g.or(r_zero, r_minus_d);
+    let (q, exact) = if g.optimize_for() == OptimizeFor::Depth {
+        divide_carry_save(g, &ma, &d)
+    } else {
+        divide_non_restoring(g, &ma, &d)
+    };
     // The quotient (MSB first in q) is in [1, 2) if its first bit is set, else in [1/2, 1).
     let whole = q[0];
     let sig: Vec<Lit> = (0..=p)

@@ -146,9 +146,7 @@ impl UnrolledFile {
         source
             .pass(
                 &mut |chunk: &[Gate]| -> Result<(), std::convert::Infallible> {
-                    for g in chunk {
-                        hasher.update(&g.to_bytes());
-                    }
+                    crate::ir::hash_gates(&mut hasher, chunk);
                     hashed += chunk.len() as u64;
                     Ok(())
                 },
