@@ -195,6 +195,25 @@ impl<'a> Lowerer<'a> {
         };
         let a = self.convert_arith(la, &lb, common);
         let b = self.convert_arith(ra, &rb, common);
+        if matches!(op, B::Equals | B::NotEquals) {
+            // `x == 0` is "no bit but the sign set" (NaNs are not): cheaper than the general
+            // comparison with the constant folded in.
+            let zero = |v: &[Lit]| v[..v.len() - 1].iter().all(|&l| l == Lit::FALSE);
+            let other = if zero(&b) {
+                Some(&a)
+            } else if zero(&a) {
+                Some(&b)
+            } else {
+                None
+            };
+            if let Some(x) = other {
+                let nonzero = self.float_truth(x);
+                let eq = if op == B::Equals { !nonzero } else { nonzero };
+                let mut bits = vec![Lit::FALSE; 32];
+                bits[0] = eq;
+                return Ok(Val::Int(IntTy::INT, bits));
+            }
+        }
         let f = ct.format();
         let g = &mut self.g;
         let truth = match op {

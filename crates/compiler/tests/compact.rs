@@ -187,6 +187,32 @@ fn random_programs_compact_equals_unrolled() {
     );
 }
 
+/// Float programs (helpers taking and returning floats become templates too).
+#[test]
+fn random_float_programs_compact_equals_unrolled() {
+    let cfg = randprog::floats::Config::default();
+    let mut with_templates = 0;
+    for seed in 0..40 {
+        let p = randprog::floats::generate(seed, &format!("f{seed}"), &cfg);
+        let opts = Options {
+            entry: Some(p.entry.clone()),
+            ..Options::default()
+        };
+        let (templates, _) = same_outputs(
+            &format!("random float seed {seed}"),
+            &p.source,
+            &opts,
+            3,
+            seed,
+        );
+        with_templates += (templates > 0) as usize;
+    }
+    assert!(
+        with_templates >= 4,
+        "only {with_templates} of 40 random float programs made a template"
+    );
+}
+
 /// Working-set sizes of a tiny program, worked out by hand.
 #[test]
 fn peak_live_wires_of_a_small_program() {

@@ -267,6 +267,19 @@ fn comparisons_on_floating_and_mixed_pairs() {
     for op in ["<", "<=", ">", ">=", "==", "!="] {
         items.extend(binary_items(op));
     }
+    // Against a constant zero (pgc tests the magnitude bits instead).
+    for t in ["float", "double"] {
+        let a = input('A', t);
+        for e in [
+            "{a} == 0",
+            "0.0 != {a}",
+            "{a} == -0.0f",
+            "{a} != 0.0",
+            "{a} < 0",
+        ] {
+            items.push(item("int", e.replace("{a}", &a)));
+        }
+    }
     check("fcmp.c", &items, false, 220, 1);
 }
 
