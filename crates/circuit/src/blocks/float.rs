@@ -281,14 +281,19 @@ fn normalize<G: Gates + ?Sized>(g: &mut G, x: &[Lit]) -> (Vec<Lit>, Vec<Lit>) {
         let k = 1usize << s;
         let top_zero = !blocks::or_reduce(g, &word[n.saturating_sub(k)..]);
         count[s] = top_zero;
-        word = (0..n)
-            .map(|i| {
-                let moved = if i >= k { word[i - k] } else { Lit::FALSE };
-                g.mux(top_zero, moved, word[i])
-            })
-            .collect();
+        word = shift_up_if(g, top_zero, &word, k);
     }
     (word, count)
+}
+
+/// One stage of a normalization shifter: `word << k` where `take`, else `word`.
+fn shift_up_if<G: Gates + ?Sized>(g: &mut G, take: Lit, word: &[Lit], k: usize) -> Vec<Lit> {
+    (0..word.len())
+        .map(|i| {
+            let moved = if i >= k { word[i - k] } else { Lit::FALSE };
+            g.mux(take, moved, word[i])
+        })
+        .collect()
 }
 
 /// `x >> amount` (logical, amount LSB first, no reduction modulo the width): shifted-out
@@ -443,12 +448,7 @@ fn normalize_capped<G: Gates + ?Sized>(g: &mut G, x: &[Lit], cap: &[Lit]) -> (Ve
         let skipped = g.and(cap_bit, !take);
         below_cap = g.or(below_cap, skipped);
         count[s] = take;
-        word = (0..n)
-            .map(|i| {
-                let moved = if i >= k { word[i - k] } else { Lit::FALSE };
-                g.mux(take, moved, word[i])
-            })
-            .collect();
+        word = shift_up_if(g, take, &word, k);
     }
     (word, count)
 }
