@@ -365,6 +365,7 @@ pub fn yao_hello(party: Party) -> Hello {
         // What a plain circuit states (the `GateSource` default).
         value_format: pgc_circuit::ValueFormat::Bits,
         security: pgc_protocol::Security::SemiHonest,
+        protocol: pgc_protocol::ProtocolChoice::Yao,
     }
 }
 

@@ -7,6 +7,7 @@
 use pgc_circuit::{BitOrder, ValueFormat, Visibility};
 use pgc_net::Channel;
 
+use crate::choice::ProtocolChoice;
 use crate::malicious::Security;
 use crate::yao::{Party, ProtocolError};
 
@@ -15,8 +16,9 @@ use crate::yao::{Party, ProtocolError};
 /// worker streams and inter-party role transfers; 4: the end-of-tables frame and the
 /// completion ("done") messages before any output, see [`crate::completion`]; the value
 /// format in the hello; 5: the security level in the hello, the malicious and
-/// dual-execution protocols).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// dual-execution protocols; 6: the two-party protocol in the hello, GMW and the `auto`
+/// link probe).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
@@ -39,6 +41,9 @@ pub struct Hello {
     pub value_format: ValueFormat,
     /// The security level this party runs (both must run the same).
     pub security: Security,
+    /// The two-party protocol this party runs (both must give the same; `auto` is followed
+    /// by the link probe of [`crate::choice`] and a second hello naming the one chosen).
+    pub protocol: ProtocolChoice,
 }
 
 fn visibility_byte(v: Visibility) -> u8 {
@@ -73,6 +78,7 @@ impl Hello {
         v.extend_from_slice(&self.version.to_le_bytes());
         v.push(self.party as u8);
         v.extend_from_slice(&self.security.to_bytes());
+        v.push(self.protocol.to_byte());
         v.extend_from_slice(&self.fingerprint);
         v.extend_from_slice(&(self.input_widths.len() as u32).to_le_bytes());
         for (w, o) in self.input_widths.iter().zip(&self.input_owners) {
@@ -128,6 +134,8 @@ impl Hello {
         let security_tag = r.u8().ok_or_else(garbage)?;
         let security =
             Security::from_bytes(security_tag, r.u32().ok_or_else(garbage)?).ok_or_else(garbage)?;
+        let protocol =
+            ProtocolChoice::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let fingerprint: [u8; 32] = r.take(32).ok_or_else(garbage)?.try_into().unwrap();
         let n_in = r.u32().ok_or_else(garbage)? as usize;
         if n_in > bytes.len() {
@@ -185,6 +193,7 @@ impl Hello {
             output_visibility,
             value_format,
             security,
+            protocol,
         })
     }
 
@@ -204,6 +213,13 @@ impl Hello {
                 "the parties run different security levels: {} here, {} at the peer (give \
                  both the same --security and --stat-sec)",
                 self.security, peer.security
+            ));
+        }
+        if peer.protocol != self.protocol {
+            return fail(format!(
+                "the parties run different protocols: --protocol {} here, {} at the peer \
+                 (give both the same --protocol)",
+                self.protocol, peer.protocol
             ));
         }
         if peer.input_widths != self.input_widths || peer.output_widths != self.output_widths {
@@ -384,7 +400,18 @@ mod tests {
                 ("OUTPUT_B_t".into(), "struct t { uint8_t c; }".into()),
             ]),
             security: Security::SemiHonest,
+            protocol: ProtocolChoice::Yao,
         }
+    }
+
+    #[test]
+    fn protocols_must_match() {
+        let a = hello(Party::A);
+        let mut b = hello(Party::B);
+        b.protocol = ProtocolChoice::Gmw;
+        assert_eq!(Hello::from_bytes(&b.to_bytes()).unwrap(), b);
+        let e = a.check_peer(&b).unwrap_err().to_string();
+        assert!(e.contains("--protocol yao here, gmw at the peer"), "{e}");
     }
 
     #[test]

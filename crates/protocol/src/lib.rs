@@ -6,16 +6,20 @@
 //! (semi-honest, a.k.a. honest-but-curious, security). A party that deviates can learn or
 //! change more; nothing here protects against that.
 
+pub mod choice;
 pub mod completion;
+pub mod gmw;
 pub mod handshake;
 pub mod local;
 pub mod malicious;
 pub mod parallel;
 pub mod yao;
 
+pub use choice::ProtocolChoice;
+pub use gmw::{GmwConfig, GmwStats, run_gmw};
 pub use handshake::{Hello, PROTOCOL_VERSION};
 pub use local::{
-    LocalSecurity, run_local_parallel, run_local_parallel_secured, run_local_tcp,
+    LocalSecurity, run_local_gmw, run_local_parallel, run_local_parallel_secured, run_local_tcp,
     run_local_tcp_at_level, run_local_tcp_secured, run_local_tcp_with_visibility, split_inputs,
 };
 pub use malicious::Security;

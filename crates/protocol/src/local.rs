@@ -11,6 +11,7 @@ use pgc_circuit::{GateSource, ParallelCircuit, Visibility};
 use pgc_net::connect::{accept_peer, connect_peer, no_notes};
 use pgc_net::{ChannelSecurity, LinkShape, NetError, SharedLink, TcpChannel};
 
+use crate::gmw::{GmwConfig, run_gmw};
 use crate::malicious::{Security, run_secured};
 use crate::parallel::{ParallelConfig, TcpAcceptStreams, TcpConnectStreams, run_parallel};
 use crate::yao::{Outcome, Party, ProtocolError, all_visible};
@@ -169,6 +170,79 @@ pub fn run_local_tcp_at_level<S: GateSource>(
         }
     })
 }
+
+/// Both parties of a [GMW](crate::gmw) run in one process over loopback TCP. With `shape`,
+/// each party's sends go through its own simulated link of that rate and one-way latency
+/// (and a round may then send up to 1 MiB ahead, which the link's forwarding thread takes
+/// without waiting). `progress` follows B. Returns (A's outcome, B's outcome).
+#[allow(clippy::too_many_arguments)]
+pub fn run_local_gmw<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    a_inputs: &[Vec<bool>],
+    b_inputs: &[Vec<bool>],
+    config: &GmwConfig,
+    shape: LinkShape,
+    timeout: Duration,
+    security: LocalSecurity,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<(Outcome, Outcome), ProtocolError> {
+    let (a_security, b_security) = security.settings()?;
+    let listener = TcpChannel::listen("127.0.0.1:0")?;
+    let addr = listener.local_addr().to_string();
+    let link = || (!shape.is_none()).then(|| SharedLink::new(shape));
+    let mut config = *config;
+    if !shape.is_none() {
+        config.send_ahead_bytes = config.send_ahead_bytes.max(SHAPED_SEND_AHEAD_BYTES);
+    }
+    let config = &config;
+    std::thread::scope(|s| {
+        let a = s.spawn(|| -> Result<Outcome, ProtocolError> {
+            let ch = accept_peer(&listener, &a_security, timeout, &no_notes())?;
+            let mut ch = ch;
+            ch.set_timeout(Some(timeout))?;
+            let mut ch = ch.shaped(&link())?;
+            run_gmw(
+                &mut *ch,
+                circuit,
+                owners,
+                visibility,
+                Party::A,
+                a_inputs,
+                config,
+                &mut |_| {},
+            )
+        });
+        let b = (|| -> Result<Outcome, ProtocolError> {
+            let mut ch = connect_peer(&addr, &b_security, timeout)?;
+            ch.set_timeout(Some(timeout))?;
+            let mut ch = ch.shaped(&link())?;
+            run_gmw(
+                &mut *ch,
+                circuit,
+                owners,
+                visibility,
+                Party::B,
+                b_inputs,
+                config,
+                progress,
+            )
+        })();
+        let a = a
+            .join()
+            .unwrap_or_else(|_| Err(ProtocolError::Peer("party A's thread panicked".into())));
+        match (a, b) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            (Err(e), Err(ProtocolError::Net(NetError::Closed))) | (Err(e), Ok(_)) => Err(e),
+            (_, Err(e)) => Err(e),
+        }
+    })
+}
+
+/// How far a GMW round may send ahead over a shaped link (whose forwarding thread takes at
+/// least [`pgc_net::shaping::MIN_IN_FLIGHT_BYTES`] without waiting).
+pub const SHAPED_SEND_AHEAD_BYTES: usize = 1 << 20;
 
 /// Input values owned by `party`, picked from all values in circuit order.
 pub fn split_inputs(owners: &[Party], values: &[Vec<bool>], party: Party) -> Vec<Vec<bool>> {

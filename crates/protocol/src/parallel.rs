@@ -606,6 +606,7 @@ pub fn run_parallel_with(
             circuit_seconds: (circuit_done - input_done).as_secs_f64(),
             bytes_sent: sent,
             bytes_received: received,
+            gmw: None,
         },
     })
 }

@@ -33,6 +33,7 @@ use pgc_net::{Channel, NetError};
 use pgc_ot::{IknpReceiver, IknpSender, OtError};
 use thiserror::Error;
 
+use crate::choice::ProtocolChoice;
 use crate::completion::{self, Done, Expected};
 use crate::handshake::{self, Hello, PROTOCOL_VERSION};
 use crate::malicious::Security;
@@ -107,6 +108,8 @@ pub struct RunStats {
     pub circuit_seconds: f64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// The phases of a GMW run (`None` for Yao).
+    pub gmw: Option<crate::gmw::GmwStats>,
 }
 
 /// What a run produced: the output values this party may see and stats.
@@ -441,7 +444,7 @@ pub(crate) fn outcome<S: GateSource>(
     visibility: &[Visibility],
     me: Party,
     out_bits: Vec<bool>,
-    ch: &impl Channel,
+    ch: &(impl Channel + ?Sized),
     counts0: pgc_net::ByteCounts,
     start: Instant,
     input_done: Instant,
@@ -464,6 +467,7 @@ pub(crate) fn outcome<S: GateSource>(
             circuit_seconds: (circuit_done - input_done).as_secs_f64(),
             bytes_sent: counts.sent - counts0.sent,
             bytes_received: counts.received - counts0.received,
+            gmw: None,
         },
     }
 }
@@ -500,6 +504,30 @@ pub(crate) fn begin_secured<S: GateSource>(
     inputs: &[Vec<bool>],
     security: Security,
 ) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
+    begin_with(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        me,
+        inputs,
+        security,
+        ProtocolChoice::Yao,
+    )
+}
+
+/// [`begin_secured`] stating the two-party protocol in the hello.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn begin_with<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    me: Party,
+    inputs: &[Vec<bool>],
+    security: Security,
+    protocol: ProtocolChoice,
+) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
     let start = Instant::now();
     check_own_inputs(circuit.layout(), owners, me, inputs)?;
     let n_out = circuit.layout().output_widths.len();
@@ -510,7 +538,10 @@ pub(crate) fn begin_secured<S: GateSource>(
         )));
     }
     let counts = ch.counts();
-    handshake::exchange(ch, &hello(circuit, owners, visibility, me, security))?;
+    handshake::exchange(
+        ch,
+        &hello(circuit, owners, visibility, me, security, protocol),
+    )?;
     Ok((start, counts))
 }
 
@@ -520,6 +551,7 @@ fn hello<S: GateSource>(
     visibility: &[Visibility],
     party: Party,
     security: Security,
+    protocol: ProtocolChoice,
 ) -> Hello {
     let layout = circuit.layout();
     Hello {
@@ -532,6 +564,7 @@ fn hello<S: GateSource>(
         output_visibility: visibility.to_vec(),
         value_format: circuit.value_format(),
         security,
+        protocol,
     }
 }
 

@@ -255,6 +255,7 @@ fn peer_disconnecting_mid_protocol_ends_the_run_quickly() {
             output_visibility: pgc_protocol::all_visible(&add.layout),
             value_format: add.value_format(),
             security: pgc_protocol::Security::SemiHonest,
+            protocol: pgc_protocol::ProtocolChoice::Yao,
         };
         cb.send_frame(&hello.to_bytes()).unwrap();
         cb.flush().unwrap();
