@@ -12,7 +12,10 @@ use pgc_crypto::{Block, Prg};
 use pgc_garble::{Evaluator, Garbler, random_delta};
 use pgc_net::TcpChannel;
 use pgc_ot::{IknpReceiver, IknpSender};
-use pgc_protocol::{LocalSecurity, Outcome, Party, Security, all_visible, run_local_tcp_at_level};
+use pgc_protocol::{
+    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, Security, all_visible, run_local_gmw,
+    run_local_tcp_at_level,
+};
 use serde_json::json;
 
 use crate::progress::Progress;
@@ -71,6 +74,8 @@ enum BenchKind {
         threads: Option<usize>,
         #[command(flatten)]
         level: crate::level::LevelArgs,
+        #[command(flatten)]
+        protocol: crate::protocol_arg::ProtocolChoiceArgs,
     },
     /// FGP efficiency by level width on AND-only random circuits (seed paper Fig. 5), and
     /// the FGP threshold τ derived from it (saved for later runs).
@@ -111,8 +116,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             quiet,
             threads,
             level,
+            protocol,
         } => {
             let level = level.resolve()?;
+            let protocol = protocol.resolve(level)?;
             let threads = match threads {
                 Some(0) => bail!("--threads must be at least 1"),
                 Some(n) if n > pgc_protocol::parallel::MAX_THREADS => bail!(
@@ -124,6 +131,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             };
             let how = HowToRun {
                 level,
+                protocol,
                 threads,
                 tls_only,
                 quiet: quiet || args.json,
@@ -269,6 +277,7 @@ fn bench_ot(n: usize, json: bool) -> Result<()> {
 /// What `pgc bench run` runs: the security level, its threads, which channels, quietly or not.
 struct HowToRun {
     level: Security,
+    protocol: ProtocolChoice,
     threads: usize,
     tls_only: bool,
     quiet: bool,
@@ -287,18 +296,46 @@ fn protocol_run(
     let a = vec![random_bits(&mut prg, layout.input_widths[0] as usize)];
     let b = vec![random_bits(&mut prg, layout.input_widths[1] as usize)];
     let mut progress = Progress::new(circuit.and_count(), how.quiet);
-    let result = run_local_tcp_at_level(
-        circuit,
-        &owners,
-        &all_visible(&layout),
-        &a,
-        &b,
-        Duration::from_secs(60),
-        security,
-        how.level,
-        how.threads,
-        &mut |n| progress.set(n),
-    );
+    let protocol = match how.protocol {
+        ProtocolChoice::Auto => {
+            let (pick, why) = crate::protocol_arg::decide_local(
+                pgc_protocol::choice::circuit_shape(circuit),
+                pgc_net::LinkShape::default(),
+            );
+            if !how.quiet {
+                eprintln!("--protocol auto chose {pick}: {why}");
+            }
+            pick
+        }
+        p => p,
+    };
+    let result = if protocol == ProtocolChoice::Gmw {
+        run_local_gmw(
+            circuit,
+            &owners,
+            &all_visible(&layout),
+            &a,
+            &b,
+            &GmwConfig::default(),
+            pgc_net::LinkShape::default(),
+            Duration::from_secs(60),
+            security,
+            &mut |n| progress.set(n),
+        )
+    } else {
+        run_local_tcp_at_level(
+            circuit,
+            &owners,
+            &all_visible(&layout),
+            &a,
+            &b,
+            Duration::from_secs(60),
+            security,
+            how.level,
+            how.threads,
+            &mut |n| progress.set(n),
+        )
+    };
     progress.finish();
     let (oa, ob) = result?;
     let all: Vec<bool> = a.iter().chain(&b).flatten().copied().collect();
@@ -332,7 +369,9 @@ fn bench_run(ands: u64, width: u32, how: &HowToRun, json: bool) -> Result<()> {
     };
     let tls_over_plain =
         (runs.len() == 2).then(|| runs[0].1.1.stats.seconds / runs[1].1.1.stats.seconds.max(1e-9));
+    let gmw = runs[0].1.1.stats.gmw.is_some();
     let (protocol, stat_sec) = match how.level {
+        Security::SemiHonest if gmw => ("semi-honest GMW".to_string(), None),
         Security::SemiHonest => ("semi-honest Yao".to_string(), None),
         Security::Malicious { stat_sec } => {
             let plan = pgc_protocol::malicious::CopyPlan::for_stat_sec(stat_sec);
@@ -353,6 +392,11 @@ fn bench_run(ands: u64, width: u32, how: &HowToRun, json: bool) -> Result<()> {
         let mut v = figures(&runs[0].1);
         v["tls"] = figures(&runs[0].1);
         v["security"] = json!(how.level.name());
+        v["protocol"] = json!(if gmw { "gmw" } else { "yao" });
+        if let Some(g) = &runs[0].1.1.stats.gmw {
+            v["gmw"] = report::stats_json(&runs[0].1.1.stats)["gmw"].clone();
+            v["online_and_per_sec"] = json!(report::rate(and_gates, g.online_seconds));
+        }
         v["stat_sec"] = json!(stat_sec);
         if let Some(ratio) = tls_over_plain {
             v["plaintext"] = figures(&runs[1].1);
@@ -372,11 +416,13 @@ fn bench_run(ands: u64, width: u32, how: &HowToRun, json: bool) -> Result<()> {
             s.seconds,
             per_sec(report::rate(and_gates, s.seconds), "AND/s")
         );
-        outln!("    {}", report::stats_line("party A (garbler)", &oa.stats));
-        outln!(
-            "    {}",
-            report::stats_line("party B (evaluator)", &ob.stats)
-        );
+        let (a, b) = if gmw {
+            ("party A", "party B")
+        } else {
+            ("party A (garbler)", "party B (evaluator)")
+        };
+        outln!("    {}", report::stats_line(a, &oa.stats));
+        outln!("    {}", report::stats_line(b, &ob.stats));
     }
     if let Some(ratio) = tls_over_plain {
         outln!(

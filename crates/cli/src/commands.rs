@@ -16,16 +16,19 @@ use std::sync::atomic::AtomicU64;
 
 use pgc_net::connect::{accept_peer, connect_peer};
 use pgc_net::{LinkShape, SharedLink, TcpChannel};
+use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
 use pgc_protocol::malicious::run_secured;
 use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
-    LocalSecurity, Outcome, Party, Security, run_local_parallel_secured, run_local_tcp_at_level,
+    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, Security, run_gmw, run_local_gmw,
+    run_local_parallel_secured, run_local_tcp_at_level,
 };
 use serde_json::{Value, json};
 
 use crate::circuits::{self, CircuitArgs, Loaded};
 use crate::level::LevelArgs;
 use crate::progress::Progress;
+use crate::protocol_arg::ProtocolChoiceArgs;
 use crate::report;
 use crate::typed_io::{self, Gathered, Scope};
 use crate::watchdog::{Side, Watchdog, WatchedStreams};
@@ -189,10 +192,22 @@ impl ProtocolArgs {
     fn level_and_config(
         &self,
         level: &LevelArgs,
+        protocol: &ProtocolChoiceArgs,
         both_parties_here: bool,
-    ) -> Result<(Security, ParallelConfig)> {
+    ) -> Result<(Security, ProtocolChoice, ParallelConfig)> {
         let level = level.resolve()?;
+        let protocol = protocol.resolve(level)?;
         let mut config = self.parallel_config(both_parties_here)?;
+        if protocol == ProtocolChoice::Gmw {
+            if !matches!(self.parallel, ParallelArg::Auto | ParallelArg::None) {
+                bail!(
+                    "--parallel {} is a mode of Yao's protocol; --protocol gmw runs on one \
+                     thread: leave --parallel out (or give --parallel none)",
+                    config.mode.name()
+                );
+            }
+            config.mode = ParallelMode::None;
+        }
         if level != Security::SemiHonest {
             if !matches!(self.parallel, ParallelArg::Auto | ParallelArg::None) {
                 let instead = match level {
@@ -210,7 +225,7 @@ impl ProtocolArgs {
             }
             config.mode = ParallelMode::None;
         }
-        Ok((level, config))
+        Ok((level, protocol, config))
     }
 
     fn link_shape(&self) -> Result<LinkShape> {
@@ -282,6 +297,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub level: LevelArgs,
     #[command(flatten)]
+    pub protocol: ProtocolChoiceArgs,
+    #[command(flatten)]
     pub p: ProtocolArgs,
 }
 
@@ -310,6 +327,8 @@ pub struct LocalArgs {
     pub insecure_plaintext: bool,
     #[command(flatten)]
     pub level: LevelArgs,
+    #[command(flatten)]
+    pub protocol: ProtocolChoiceArgs,
     #[command(flatten)]
     pub p: ProtocolArgs,
 }
@@ -800,7 +819,9 @@ fn load_for_protocol(
 pub fn run(args: RunArgs) -> Result<()> {
     // Before anything else, so a missing flag costs no compile and no connection.
     let security = crate::security::resolve(&args.security)?;
-    let (level, config) = args.p.level_and_config(&args.level, false)?;
+    let (level, protocol, config) = args
+        .p
+        .level_and_config(&args.level, &args.protocol, false)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
     let shape = args.p.link_shape()?;
@@ -856,6 +877,13 @@ pub fn run(args: RunArgs) -> Result<()> {
             me.letter(),
             crate::level::describe(level)
         );
+        if protocol != ProtocolChoice::Yao {
+            eprintln!(
+                "party {}: protocol: {}",
+                me.letter(),
+                crate::protocol_arg::describe(protocol)
+            );
+        }
     }
     let notes = crate::security::stderr_notes(me.letter(), !args.p.quiet);
     let session = Session {
@@ -866,6 +894,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         visibility: &visibility,
         inputs: &inputs,
         level,
+        protocol,
         config: &config,
         security: &security,
         notes: &notes,
@@ -922,6 +951,7 @@ struct Session<'a> {
     visibility: &'a [Visibility],
     inputs: &'a [Vec<bool>],
     level: Security,
+    protocol: ProtocolChoice,
     config: &'a ParallelConfig,
     security: &'a pgc_net::connect::ChannelSecurity,
     notes: &'a pgc_net::connect::RefusalNotes,
@@ -955,7 +985,72 @@ impl Session<'_> {
             Some(iface) => ValueFormat::typed(iface),
             None => ValueFormat::Untyped(self.bit_order),
         };
+        let protocol = match self.protocol {
+            ProtocolChoice::Auto => {
+                let described = WithValueFormat::new(circuit, value_format.clone());
+                let (pick, why) = dog.explain(
+                    agree_on_protocol(
+                        &mut ch,
+                        &described,
+                        self.owners,
+                        self.visibility,
+                        me,
+                        self.inputs,
+                        &CostModel::default(),
+                    )
+                    .map_err(anyhow::Error::from),
+                )?;
+                if !quiet {
+                    eprintln!("party {}: --protocol auto chose {pick}: {why}", me.letter());
+                }
+                pick
+            }
+            p => p,
+        };
         let outcome = match self.parallel {
+            _ if protocol == ProtocolChoice::Gmw => {
+                let mut progress = Progress::new(circuit.and_count(), quiet);
+                let config = GmwConfig {
+                    send_ahead_bytes: if self.link.is_some() {
+                        pgc_protocol::local::SHAPED_SEND_AHEAD_BYTES
+                    } else {
+                        GmwConfig::default().send_ahead_bytes
+                    },
+                    ..GmwConfig::default()
+                };
+                // Under auto the program may be held as phases and regions; GMW runs it
+                // as one gate stream either way (the same on both sides).
+                let outcome = match self.parallel {
+                    Some(pc) => run_gmw(
+                        &mut ch,
+                        &WithValueFormat::new(pc, value_format),
+                        self.owners,
+                        self.visibility,
+                        me,
+                        self.inputs,
+                        &config,
+                        &mut |n| {
+                            progress.set(n);
+                            dog.set_ands(n);
+                        },
+                    ),
+                    None => run_gmw(
+                        &mut ch,
+                        &WithValueFormat::new(circuit, value_format),
+                        self.owners,
+                        self.visibility,
+                        me,
+                        self.inputs,
+                        &config,
+                        &mut |n| {
+                            progress.set(n);
+                            dog.set_ands(n);
+                        },
+                    ),
+                };
+                progress.finish();
+                outcome
+            }
             None => {
                 let mut progress = Progress::new(circuit.and_count(), quiet);
                 let circuit = &WithValueFormat::new(circuit, value_format);
@@ -1103,7 +1198,7 @@ fn serve(
 }
 
 pub fn local(args: LocalArgs) -> Result<()> {
-    let (level, config) = args.p.level_and_config(&args.level, true)?;
+    let (level, protocol, config) = args.p.level_and_config(&args.level, &args.protocol, true)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
     let shape = args.p.link_shape()?;
@@ -1157,7 +1252,52 @@ pub fn local(args: LocalArgs) -> Result<()> {
     } else {
         LocalSecurity::Tls
     };
+    let protocol = match protocol {
+        ProtocolChoice::Auto => {
+            let facts = match &parallel {
+                Some(pc) => circuit_shape(pc),
+                None => circuit_shape(circuit),
+            };
+            let (pick, why) = crate::protocol_arg::decide_local(facts, shape);
+            if !quiet {
+                eprintln!("--protocol auto chose {pick}: {why}");
+            }
+            pick
+        }
+        p => p,
+    };
     let result = match &parallel {
+        _ if protocol == ProtocolChoice::Gmw => {
+            let mut progress = Progress::new(circuit.and_count(), quiet);
+            let r = match &parallel {
+                Some(pc) => run_local_gmw(
+                    pc,
+                    &owners,
+                    &visibility,
+                    &a,
+                    &b,
+                    &GmwConfig::default(),
+                    shape,
+                    timeout,
+                    security,
+                    &mut |n| progress.set(n),
+                ),
+                None => run_local_gmw(
+                    circuit,
+                    &owners,
+                    &visibility,
+                    &a,
+                    &b,
+                    &GmwConfig::default(),
+                    shape,
+                    timeout,
+                    security,
+                    &mut |n| progress.set(n),
+                ),
+            };
+            progress.finish();
+            r
+        }
         None if shape.is_none() => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
             let r = run_local_tcp_at_level(
@@ -1229,8 +1369,14 @@ pub fn local(args: LocalArgs) -> Result<()> {
         if level != Security::SemiHonest {
             eprintln!("security level: {}", crate::level::describe(level));
         }
-        eprintln!("{}", report::stats_line("party A (garbler)", &oa.stats));
-        eprintln!("{}", report::stats_line("party B (evaluator)", &ob.stats));
+        if protocol == ProtocolChoice::Gmw {
+            eprintln!("protocol: {}", crate::protocol_arg::describe(protocol));
+            eprintln!("{}", report::stats_line("party A", &oa.stats));
+            eprintln!("{}", report::stats_line("party B", &ob.stats));
+        } else {
+            eprintln!("{}", report::stats_line("party A (garbler)", &oa.stats));
+            eprintln!("{}", report::stats_line("party B (evaluator)", &ob.stats));
+        }
     }
     Ok(())
 }

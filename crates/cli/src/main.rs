@@ -11,6 +11,7 @@ mod experiments;
 mod level;
 mod plot;
 mod progress;
+mod protocol_arg;
 mod report;
 mod security;
 mod typed_io;

@@ -18,6 +18,25 @@ pub fn print_outputs(outputs: &[String]) {
 }
 
 pub fn stats_json(s: &RunStats) -> Value {
+    let mut v = stats_json_common(s);
+    if let Some(g) = &s.gmw {
+        v["protocol"] = json!("gmw");
+        v["gmw"] = json!({
+            "setup_seconds": g.setup_seconds,
+            "online_seconds": g.online_seconds,
+            "rounds": g.rounds,
+            "triples": g.triples,
+            "setup_bytes_sent": g.setup_bytes_sent,
+            "setup_bytes_received": g.setup_bytes_received,
+            "online_and_per_sec": rate(s.and_gates, g.online_seconds),
+        });
+    } else {
+        v["protocol"] = json!("yao");
+    }
+    v
+}
+
+fn stats_json_common(s: &RunStats) -> Value {
     json!({
         "gates": s.gates,
         "and_gates": s.and_gates,
@@ -32,6 +51,22 @@ pub fn stats_json(s: &RunStats) -> Value {
 
 /// One line for people: what was computed, how fast, how many bytes.
 pub fn stats_line(who: &str, s: &RunStats) -> String {
+    if let Some(g) = &s.gmw {
+        return format!(
+            "{who}: {} AND gates in {:.3} s: setup {:.3} s ({} triples, sent {}), online {:.3} s \
+             ({} rounds, {}), sent {}, received {}",
+            group(s.and_gates),
+            s.seconds,
+            g.setup_seconds,
+            group(g.triples),
+            bytes(g.setup_bytes_sent),
+            g.online_seconds,
+            group(g.rounds),
+            per_sec(rate(s.and_gates, g.online_seconds), "AND/s"),
+            bytes(s.bytes_sent),
+            bytes(s.bytes_received)
+        );
+    }
     format!(
         "{who}: {} AND gates in {:.3} s (inputs and OT {:.3} s, circuit {:.3} s, {}), sent {}, received {}",
         group(s.and_gates),

@@ -740,7 +740,7 @@ fn every_example_is_tested_and_documented() {
 /// and 8 threads, and the sequential protocol: each party sees exactly the circuit's outputs
 /// it may see (the circuit itself is checked against gcc above).
 #[test]
-fn every_example_in_every_parallel_mode() {
+fn every_example_under_gmw_and_every_yao_mode() {
     let cases: [(&str, &[&str]); 12] = [
         ("millionaires.c", &[]),
         ("dot_product.c", &["N=6"]),

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 use common::Rng;
 use common::oracle::{
-    Case, check_inputs, eval_circuit, inputs_named, output_named, run_protocol_with,
+    Case, ProtocolVariant, check_inputs, eval_circuit, inputs_named, output_named,
+    run_protocol_with,
 };
 use common::values::{Values, random_inputs};
 use pgc_compiler::Compiled;
@@ -63,7 +64,7 @@ fn check_reference(
 /// threads gain nothing, and on a small loaded machine some modes take 10 to 60 times longer.
 fn check_sequential_protocol(case: &Case, c: &Compiled, input: &Values) {
     let want = &eval_circuit(c, std::slice::from_ref(input))[0];
-    let (a, b) = run_protocol_with(c, input, None)
+    let (a, b) = run_protocol_with(c, input, ProtocolVariant::Sequential)
         .unwrap_or_else(|e| panic!("{} {:?}: {e}", case.label, case.defines));
     for (party, view) in [(pgc_protocol::Party::A, a), (pgc_protocol::Party::B, b)] {
         for ((port, seen), value) in c.interface.outputs.iter().zip(&view).zip(want) {

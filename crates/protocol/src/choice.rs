@@ -19,10 +19,11 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use pgc_circuit::{GateSource, Op};
+use pgc_circuit::{GateSource, Op, Visibility};
 use pgc_net::Channel;
 
-use crate::yao::{Party, ProtocolError};
+use crate::malicious::Security;
+use crate::yao::{Party, ProtocolError, begin_with};
 
 /// The protocol a run uses (or `Auto`: chosen at the handshake).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -188,8 +189,7 @@ pub fn predict(shape: CircuitShape, link: LinkEstimate, model: &CostModel) -> Pr
         + (ands * model.gmw_setup_sec_per_and).max(ands * GMW_SETUP_BYTES_PER_AND_EACH_WAY / bw);
     let gmw_online = 3.0 * rtt
         + shape.and_depth as f64 * (rtt / 2.0 + model.gmw_round_overhead.as_secs_f64())
-        + (ands * model.gmw_online_sec_per_and)
-            .max(ands * GMW_ONLINE_BYTES_PER_AND_EACH_WAY / bw);
+        + (ands * model.gmw_online_sec_per_and).max(ands * GMW_ONLINE_BYTES_PER_AND_EACH_WAY / bw);
     Prediction {
         yao,
         gmw_setup,
@@ -199,7 +199,11 @@ pub fn predict(shape: CircuitShape, link: LinkEstimate, model: &CostModel) -> Pr
 
 /// The protocol `auto` picks: the one predicted to finish the whole run (setup included)
 /// first, and the sentence that says why.
-pub fn decide(shape: CircuitShape, link: LinkEstimate, model: &CostModel) -> (ProtocolChoice, String) {
+pub fn decide(
+    shape: CircuitShape,
+    link: LinkEstimate,
+    model: &CostModel,
+) -> (ProtocolChoice, String) {
     let p = predict(shape, link, model);
     let pick = if p.gmw() < p.yao {
         ProtocolChoice::Gmw
@@ -230,6 +234,31 @@ fn rate_text(bytes_per_sec: f64) -> String {
     }
 }
 
+/// `--protocol auto` up to the choice: the hello (stating `auto`; the peer must too), then
+/// the link probe and A's decision. The caller then runs the chosen protocol, which begins
+/// with its own hello.
+pub fn agree_on_protocol<C: Channel + ?Sized, S: GateSource>(
+    ch: &mut C,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    me: Party,
+    inputs: &[Vec<bool>],
+    model: &CostModel,
+) -> Result<(ProtocolChoice, String), ProtocolError> {
+    begin_with(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        me,
+        inputs,
+        Security::SemiHonest,
+        ProtocolChoice::Auto,
+    )?;
+    negotiate(ch, me, || circuit_shape(circuit), model)
+}
+
 /// Ping-pong frames of the probe.
 pub const PROBE_PINGS: usize = 5;
 /// Bytes A sends to estimate the bandwidth: enough to fill a gigabit link for a few ms.
@@ -241,7 +270,7 @@ const DECISION_MAX: usize = 4096;
 pub fn negotiate(
     ch: &mut (impl Channel + ?Sized),
     me: Party,
-    shape: CircuitShape,
+    shape: impl FnOnce() -> CircuitShape,
     model: &CostModel,
 ) -> Result<(ProtocolChoice, String), ProtocolError> {
     let bad = |what: &str| ProtocolError::Peer(format!("a malformed link probe: {what}"));
@@ -268,12 +297,15 @@ pub fn negotiate(
             if receipt != [1] {
                 return Err(bad("no receipt for the bandwidth probe"));
             }
-            let transfer = t.elapsed().saturating_sub(rtt).max(Duration::from_micros(1));
+            let transfer = t
+                .elapsed()
+                .saturating_sub(rtt)
+                .max(Duration::from_micros(1));
             let link = LinkEstimate {
                 rtt,
                 bytes_per_sec: PROBE_BYTES as f64 / transfer.as_secs_f64(),
             };
-            let (pick, why) = decide(shape, link, model);
+            let (pick, why) = decide(shape(), link, model);
             let mut msg = vec![pick.to_byte()];
             msg.extend_from_slice(why.as_bytes());
             ch.send_frame(&msg)?;
@@ -350,7 +382,11 @@ mod tests {
 
     #[test]
     fn choice_round_trips() {
-        for p in [ProtocolChoice::Yao, ProtocolChoice::Gmw, ProtocolChoice::Auto] {
+        for p in [
+            ProtocolChoice::Yao,
+            ProtocolChoice::Gmw,
+            ProtocolChoice::Auto,
+        ] {
             assert_eq!(ProtocolChoice::from_byte(p.to_byte()), Some(p));
             assert_eq!(ProtocolChoice::parse(p.name()), Ok(p));
         }

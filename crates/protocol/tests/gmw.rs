@@ -32,7 +32,9 @@ fn run_in_memory<S: GateSource>(
     config: &GmwConfig,
 ) -> Results {
     let (mut ca, mut cb) = MemoryChannel::pair();
-    run_over(&mut ca, &mut cb, circuit, owners, visibility, values, config)
+    run_over(
+        &mut ca, &mut cb, circuit, owners, visibility, values, config,
+    )
 }
 
 fn run_over<S: GateSource>(
@@ -47,8 +49,28 @@ fn run_over<S: GateSource>(
     let a = split_inputs(owners, values, Party::A);
     let b = split_inputs(owners, values, Party::B);
     std::thread::scope(|s| {
-        let h = s.spawn(|| run_gmw(ca, circuit, owners, visibility, Party::A, &a, config, &mut |_| {}));
-        let rb = run_gmw(cb, circuit, owners, visibility, Party::B, &b, config, &mut |_| {});
+        let h = s.spawn(|| {
+            run_gmw(
+                ca,
+                circuit,
+                owners,
+                visibility,
+                Party::A,
+                &a,
+                config,
+                &mut |_| {},
+            )
+        });
+        let rb = run_gmw(
+            cb,
+            circuit,
+            owners,
+            visibility,
+            Party::B,
+            &b,
+            config,
+            &mut |_| {},
+        );
         (h.join().unwrap(), rb)
     })
 }
@@ -75,7 +97,11 @@ fn tiny() -> GmwConfig {
 #[test]
 fn every_shared_circuit_and_vector() {
     let files = load_vectors();
-    assert!(files.len() >= 58, "the full shared set, found {}", files.len());
+    assert!(
+        files.len() >= 58,
+        "the full shared set, found {}",
+        files.len()
+    );
     let mut runs = 0;
     for f in &files {
         let raw = read_circuit_file(&f.path, Some(f.format)).unwrap();
@@ -220,7 +246,11 @@ impl<C: Channel> Channel for Tap<C> {
 
 fn pack(bits: &[bool]) -> Vec<u8> {
     bits.chunks(8)
-        .map(|c| c.iter().enumerate().fold(0u8, |b, (i, &x)| b | (x as u8) << i))
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u8, |b, (i, &x)| b | (x as u8) << i)
+        })
         .collect()
 }
 
@@ -282,11 +312,28 @@ fn transcripts_hold_no_intermediate_value_only_masked_shares() {
                 };
             }
         }
-        let logs = [Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new()))];
+        let logs = [
+            Arc::new(Mutex::new(Vec::new())),
+            Arc::new(Mutex::new(Vec::new())),
+        ];
         let (ca, cb) = MemoryChannel::pair();
-        let mut ta = Tap { inner: ca, log: logs[0].clone() };
-        let mut tb = Tap { inner: cb, log: logs[1].clone() };
-        let (a, b) = run_over(&mut ta, &mut tb, &c, &owners, &all(&c.layout), &values, &GmwConfig::default());
+        let mut ta = Tap {
+            inner: ca,
+            log: logs[0].clone(),
+        };
+        let mut tb = Tap {
+            inner: cb,
+            log: logs[1].clone(),
+        };
+        let (a, b) = run_over(
+            &mut ta,
+            &mut tb,
+            &c,
+            &owners,
+            &all(&c.layout),
+            &values,
+            &GmwConfig::default(),
+        );
         assert_eq!(a.unwrap().outputs, b.unwrap().outputs);
         for log in &logs {
             let t = log.lock().unwrap();
@@ -421,15 +468,34 @@ fn a_peer_vanishing_in_either_phase_stops_both_cleanly() {
             let (ca, cb) = MemoryChannel::pair();
             let mut ca = Vanishing {
                 inner: Some(ca),
-                budget: if vanishing == Party::A { budget } else { usize::MAX },
+                budget: if vanishing == Party::A {
+                    budget
+                } else {
+                    usize::MAX
+                },
             };
             let mut cb = Vanishing {
                 inner: Some(cb),
-                budget: if vanishing == Party::B { budget } else { usize::MAX },
+                budget: if vanishing == Party::B {
+                    budget
+                } else {
+                    usize::MAX
+                },
             };
             let start = Instant::now();
-            let (a, b) = run_over(&mut ca, &mut cb, &c, &owners, &all(&c.layout), &values, &GmwConfig::default());
-            assert!(a.is_err() && b.is_err(), "{phase}, {vanishing:?} vanishes: both fail");
+            let (a, b) = run_over(
+                &mut ca,
+                &mut cb,
+                &c,
+                &owners,
+                &all(&c.layout),
+                &values,
+                &GmwConfig::default(),
+            );
+            assert!(
+                a.is_err() && b.is_err(),
+                "{phase}, {vanishing:?} vanishes: both fail"
+            );
             assert!(
                 start.elapsed() < Duration::from_secs(10),
                 "{phase}: the run ended promptly"

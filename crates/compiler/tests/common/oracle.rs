@@ -436,11 +436,19 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
     run_protocol_with(c, input, variants[(pick % variants.len() as u64) as usize])
 }
 
-/// [`run_protocol`] with a given variant: `None` is the sequential protocol.
+/// How a protocol run is made: Yao sequential, Yao's parallel protocol in a mode, or GMW.
+#[derive(Clone, Copy, Debug)]
+pub enum ProtocolVariant {
+    Sequential,
+    Parallel(pgc_protocol::ParallelConfig),
+    Gmw,
+}
+
+/// [`run_protocol`] with a given variant.
 pub fn run_protocol_with(
     c: &Compiled,
     input: &Values,
-    variant: Option<pgc_protocol::ParallelConfig>,
+    variant: ProtocolVariant,
 ) -> Result<(PartyView, PartyView), String> {
     let owners: Vec<Party> = c
         .interface
@@ -462,7 +470,19 @@ pub fn run_protocol_with(
     }
     let visibility: Vec<Visibility> = c.interface.outputs.iter().map(|p| p.visibility).collect();
     let result = match variant {
-        None => run_local_tcp_with_visibility(
+        ProtocolVariant::Gmw => pgc_protocol::run_local_gmw(
+            &c.circuit,
+            &owners,
+            &visibility,
+            &a,
+            &b,
+            &pgc_protocol::GmwConfig::default(),
+            pgc_net::LinkShape::default(),
+            Duration::from_secs(120),
+            pgc_protocol::LocalSecurity::Tls,
+            &mut |_| {},
+        ),
+        ProtocolVariant::Sequential => run_local_tcp_with_visibility(
             &c.circuit,
             &owners,
             &visibility,
@@ -471,7 +491,7 @@ pub fn run_protocol_with(
             Duration::from_secs(120),
             &mut |_| {},
         ),
-        Some(config) => {
+        ProtocolVariant::Parallel(config) => {
             let pc = c
                 .parallel_circuit()
                 .map_err(|e| format!("splitting into regions: {e}"))?;
@@ -507,11 +527,11 @@ pub fn run_protocol_with(
     Ok((view(&out_a.outputs)?, view(&out_b.outputs)?))
 }
 
-/// The protocol variants [`run_protocol`] spreads its runs over: `None` is the sequential
-/// protocol.
-pub fn protocol_variants() -> Vec<Option<pgc_protocol::ParallelConfig>> {
+/// The protocol variants [`run_protocol`] spreads its runs over: Yao's sequential
+/// protocol, its parallel modes, and GMW.
+pub fn protocol_variants() -> Vec<ProtocolVariant> {
     use pgc_protocol::{ParallelConfig, ParallelMode};
-    let mut v = vec![None];
+    let mut v = vec![ProtocolVariant::Sequential, ProtocolVariant::Gmw];
     for mode in [
         ParallelMode::Fgp,
         ParallelMode::Cgp,
@@ -519,7 +539,7 @@ pub fn protocol_variants() -> Vec<Option<pgc_protocol::ParallelConfig>> {
         ParallelMode::Auto,
     ] {
         for threads in [1, 2, 3, 8] {
-            v.push(Some(ParallelConfig {
+            v.push(ProtocolVariant::Parallel(ParallelConfig {
                 mode,
                 threads,
                 tau: 4,
@@ -619,8 +639,18 @@ pub fn compare(
         if let Some(r) = mismatch_report(case, c, i, input, expected, &got, "the circuit") {
             failures.push(r);
         }
-        if i < protocol_runs {
-            match run_protocol(c, input) {
+        // Every program's first protocol run also goes through GMW: the same outputs, each
+        // revealed to the same parties, under both protocols.
+        let runs: Vec<Result<(PartyView, PartyView), String>> = match i {
+            _ if i >= protocol_runs => vec![],
+            0 => vec![
+                run_protocol(c, input),
+                run_protocol_with(c, input, ProtocolVariant::Gmw).map_err(|e| format!("GMW: {e}")),
+            ],
+            _ => vec![run_protocol(c, input)],
+        };
+        for run in runs {
+            match run {
                 Err(e) => failures.push(format!("{} input set #{i}: {e}", case.label)),
                 Ok((view_a, view_b)) => {
                     for (party, view) in [(Party::A, view_a), (Party::B, view_b)] {

@@ -51,8 +51,8 @@ use crate::choice::ProtocolChoice;
 use crate::completion::{self, Done, Expected};
 use crate::malicious::Security;
 use crate::yao::{
-    Outcome, Party, ProtocolError, begin_with, input_wires_by_owner, outcome,
-    output_wires_seen_by, pack_bits, recv_bits,
+    Outcome, Party, ProtocolError, begin_with, input_wires_by_owner, outcome, output_wires_seen_by,
+    pack_bits, recv_bits,
 };
 use online::Shares;
 use schedule::{Schedule, Scheduler};
@@ -199,15 +199,13 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
         }
         None => {
             let mut buf: Vec<Gate> = Vec::with_capacity(window);
-            let mut process = |ch: &mut C,
-                               run: &mut Rounds,
-                               buf: &mut Vec<Gate>|
-             -> Result<(), ProtocolError> {
-                let s = scheduler.schedule(buf);
-                buf.clear();
-                refill(ch, run, s.and_gates())?;
-                run.window(ch, &s, progress)
-            };
+            let mut process =
+                |ch: &mut C, run: &mut Rounds, buf: &mut Vec<Gate>| -> Result<(), ProtocolError> {
+                    let s = scheduler.schedule(buf);
+                    buf.clear();
+                    refill(ch, run, s.and_gates())?;
+                    run.window(ch, &s, progress)
+                };
             let pass = circuit.for_each_chunk(&mut |mut chunk| -> Result<(), ProtocolError> {
                 while !chunk.is_empty() {
                     let take = (window - buf.len()).min(chunk.len());

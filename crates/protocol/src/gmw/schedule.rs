@@ -188,7 +188,12 @@ impl Scheduler {
                 *slot += 1;
             } else {
                 let slot = &mut next_linear[d as usize];
-                linear[*slot] = LinearOp { op: g.op, a, b, out };
+                linear[*slot] = LinearOp {
+                    op: g.op,
+                    a,
+                    b,
+                    out,
+                };
                 *slot += 1;
             }
         }
@@ -259,7 +264,9 @@ mod tests {
         // gate that reads and writes the same slot), cut into windows of several sizes.
         let mut seed = 7u64;
         let mut next = |m: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 33) % m
         };
         let gates: Vec<Gate> = (0..3000)
