@@ -28,5 +28,8 @@ fn main() -> std::io::Result<()> {
     for (name, seed) in pgc_fuzz::parallel_transcripts() {
         write("parallel_peer", &name, &seed)?;
     }
+    for (name, seed) in pgc_fuzz::gmw_transcripts() {
+        write("gmw_peer", &name, &seed)?;
+    }
     Ok(())
 }

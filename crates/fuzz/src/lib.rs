@@ -36,7 +36,8 @@ use pgc_circuit::{
 use pgc_net::{Channel, MemoryChannel};
 use pgc_protocol::parallel::{MemoryStreams, ParallelConfig, ParallelMode, run_parallel};
 use pgc_protocol::{
-    Hello, Outcome, PROTOCOL_VERSION, Party, ProtocolError, run_evaluator, run_garbler,
+    GmwConfig, Hello, Outcome, PROTOCOL_VERSION, Party, ProtocolError, run_evaluator, run_garbler,
+    run_gmw,
 };
 
 use script::{Recorder, RecordingStreams, ScriptChannel, ScriptedStreams};
@@ -85,6 +86,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "parallel_peer",
         run: parallel_peer,
+    },
+    Target {
+        name: "gmw_peer",
+        run: gmw_peer,
     },
 ];
 
@@ -454,6 +459,90 @@ pub fn yao_transcripts() -> (Vec<u8>, Vec<u8>) {
             .expect("an honest garbler succeeds");
     });
     (take(&got_a), take(&got_b))
+}
+
+/// Small windows and a small triple pool, so a run of [`yao_circuit`] has several windows
+/// and refills for the fuzzer to reach.
+fn gmw_config() -> GmwConfig {
+    GmwConfig {
+        window_gates: 24,
+        send_ahead_bytes: 16 << 10,
+        pool_triples: 8,
+    }
+}
+
+/// A GMW party against a scripted peer; the first byte picks the party (0: A, else B), the
+/// rest is every byte the peer sends: hello, base OTs and OT extension of both directions,
+/// the input mask seed, the round pieces, the done message and the output shares.
+pub fn gmw_peer(data: &[u8]) {
+    let _ = gmw_peer_run(data);
+}
+
+/// [`gmw_peer`]'s run, with its result (`None` for empty input).
+pub fn gmw_peer_run(data: &[u8]) -> Option<Result<Outcome, ProtocolError>> {
+    let (&first, rest) = data.split_first()?;
+    let me = if first == 0 { Party::A } else { Party::B };
+    let mut ch = ScriptChannel::new(rest);
+    let visibility = vec![Visibility::Both; yao_circuit().layout.output_widths.len()];
+    Some(run_gmw(
+        &mut ch,
+        yao_circuit(),
+        &YAO_OWNERS,
+        &visibility,
+        me,
+        &yao_input(me),
+        &gmw_config(),
+        &mut |_| {},
+    ))
+}
+
+/// The seeds of [`gmw_peer`]: for each party, its byte and what it received in an honest
+/// GMW run of [`yao_circuit`].
+pub fn gmw_transcripts() -> Vec<(String, Vec<u8>)> {
+    let (ca, cb) = MemoryChannel::pair();
+    let (got_a, got_b) = (Arc::default(), Arc::default());
+    let mut ra = Recorder {
+        inner: timed(ca),
+        received: Arc::clone(&got_a),
+    };
+    let mut rb = Recorder {
+        inner: timed(cb),
+        received: Arc::clone(&got_b),
+    };
+    let visibility = vec![Visibility::Both; yao_circuit().layout.output_widths.len()];
+    std::thread::scope(|s| {
+        let a = s.spawn(|| {
+            run_gmw(
+                &mut ra,
+                yao_circuit(),
+                &YAO_OWNERS,
+                &visibility,
+                Party::A,
+                &yao_input(Party::A),
+                &gmw_config(),
+                &mut |_| {},
+            )
+        });
+        run_gmw(
+            &mut rb,
+            yao_circuit(),
+            &YAO_OWNERS,
+            &visibility,
+            Party::B,
+            &yao_input(Party::B),
+            &gmw_config(),
+            &mut |_| {},
+        )
+        .expect("an honest party B succeeds");
+        a.join()
+            .expect("party A's thread does not panic")
+            .expect("an honest party A succeeds");
+    });
+    let seed = |party: u8, received: Vec<u8>| [vec![party], received].concat();
+    vec![
+        ("A".to_string(), seed(0, take(&got_a))),
+        ("B".to_string(), seed(1, take(&got_b))),
+    ]
 }
 
 fn timed(mut ch: MemoryChannel) -> MemoryChannel {

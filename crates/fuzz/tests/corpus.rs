@@ -152,6 +152,11 @@ fn protocol_seeds_run_to_the_outputs() {
     pgc_fuzz::yao_evaluator_run(&evaluator).expect("the evaluator completes");
     let garbler = std::fs::read(root.join("yao_garbler/honest")).expect("the seed");
     pgc_fuzz::yao_garbler_run(&garbler).expect("the garbler completes");
+    for party in ["A", "B"] {
+        let data = std::fs::read(root.join("gmw_peer").join(party)).expect("the seed");
+        let outcome = pgc_fuzz::gmw_peer_run(&data).expect("a non-empty seed");
+        outcome.unwrap_or_else(|e| panic!("gmw_peer/{party}: {e}"));
+    }
     let seeds = files_in(&root.join("parallel_peer"));
     assert!(seeds.len() >= 10, "a seed per mode and party");
     for seed in seeds {

@@ -12,8 +12,8 @@
 //!    - A ⇄ B: base OTs of two IKNP extensions, A the sender of one and B of the other;
 //!    - B → A and A → B: the extension matrices of one random OT per direction per triple
 //!      (16 bytes each way per AND gate), giving each party its shares of the Beaver triples
-//!      ([`triples`]).
-//!    A circuit that fits one window is also read and scheduled here ([`schedule`]).
+//!      ([`triples`]);
+//!    - a circuit that fits one window is also read and scheduled here ([`schedule`]).
 //! 2. Online:
 //!    - A ⇄ B: a 16-byte seed each; the owner of an input bit x holds x ⊕ m and the other
 //!      party m, m being the bit of the owner's seed's AES-CTR stream. The seed is a fresh
