@@ -43,7 +43,7 @@ pub mod triples;
 
 use std::time::Instant;
 
-use pgc_circuit::{Gate, GateSource, Visibility};
+use pgc_circuit::{Gate, GateSource, Op, Visibility};
 use pgc_crypto::{Block, Prg};
 use pgc_net::{Channel, NetError};
 
@@ -55,7 +55,7 @@ use crate::yao::{
     pack_bits, recv_bits,
 };
 use online::Shares;
-use schedule::{Schedule, Scheduler};
+use schedule::{AndOp, RoundCounter, Schedule, Scheduler};
 use triples::{TripleGenerator, Triples};
 
 /// Largest piece of one round's message: small enough that a piece fits the socket
@@ -144,20 +144,46 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
     let pool_max = config.pool_triples.max(1);
     let first = total_ands.min(pool_max as u64) as usize;
     generator.extend(ch, first, &mut pool)?;
-    let mut triples_made = first as u64;
-    // A circuit that fits one window is scheduled now, before the inputs are needed.
-    let prepared: Option<Schedule> = if circuit.gate_count() <= window as u64 {
+    let triples_made = first as u64;
+    // Which windows run in stream order, decided now (a pass over the gates, before the
+    // inputs are needed); a circuit that fits one window is also planned now, in full.
+    let mut counter = RoundCounter::new(layout.num_wires);
+    let mut stream_order = Vec::new();
+    let prepared: Option<Plan> = if circuit.gate_count() <= window as u64 {
         let mut gates = Vec::with_capacity(circuit.gate_count() as usize);
         circuit.for_each_chunk(&mut |chunk| -> Result<(), ProtocolError> {
             gates.extend_from_slice(chunk);
             Ok(())
         })?;
-        Some(scheduler.schedule(&gates))
+        let (rounds, depth) = counter.count(&gates);
+        Some(Plan::of(gates, rounds <= depth, &mut scheduler))
     } else {
+        let mut buf: Vec<Gate> = Vec::with_capacity(window);
+        let mut decide = |buf: &mut Vec<Gate>| {
+            let (rounds, depth) = counter.count(buf);
+            let ands = buf.iter().filter(|g| g.op == Op::And).count();
+            stream_order.push((rounds <= depth, ands));
+            buf.clear();
+        };
+        circuit.for_each_chunk(&mut |mut chunk| -> Result<(), ProtocolError> {
+            while !chunk.is_empty() {
+                let take = (window - buf.len()).min(chunk.len());
+                buf.extend_from_slice(&chunk[..take]);
+                chunk = &chunk[take..];
+                if buf.len() == window {
+                    decide(&mut buf);
+                }
+            }
+            Ok(())
+        })?;
+        if !buf.is_empty() {
+            decide(&mut buf);
+        }
         None
     };
+    drop(counter);
     let setup_counts = ch.counts();
-    let mut setup_seconds = setup_start.elapsed().as_secs_f64();
+    let setup_seconds = setup_start.elapsed().as_secs_f64();
     let online_start = Instant::now();
 
     // 2. Online: inputs.
@@ -167,6 +193,9 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
 
     // The AND rounds, window by window.
     let mut run = Rounds {
+        pending: vec![0; layout.num_wires as usize],
+        batch_id: 1,
+        batch: Vec::new(),
         shares,
         pool,
         msg: Vec::new(),
@@ -179,47 +208,63 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
         bytes_sent: 0,
         bytes_received: 0,
     };
-    let mut refill = |ch: &mut C, run: &mut Rounds, needed: usize| -> Result<(), ProtocolError> {
-        if run.pool.available() >= needed {
-            return Ok(());
-        }
-        // Both parties reach this point with the same counts: the same refill.
-        let t = Instant::now();
-        let remaining = total_ands.saturating_sub(run.ands) as usize;
-        let n = (needed - run.pool.available()).max(remaining.min(pool_max));
-        generator.extend(ch, n, &mut run.pool)?;
-        triples_made += n as u64;
-        setup_seconds += t.elapsed().as_secs_f64();
-        Ok(())
+    let mut refills = Refills {
+        generator,
+        pool_max,
+        total_ands,
+        triples_made,
+        seconds: 0.0,
     };
-    match &prepared {
-        Some(s) => {
-            refill(ch, &mut run, s.and_gates())?;
-            run.window(ch, s, progress)?;
+    match prepared {
+        Some(plan) => {
+            refills.ensure(ch, &mut run, plan.and_gates())?;
+            run.run_plan(ch, &plan, progress)?;
         }
         None => {
-            let mut buf: Vec<Gate> = Vec::with_capacity(window);
-            let mut process =
-                |ch: &mut C, run: &mut Rounds, buf: &mut Vec<Gate>| -> Result<(), ProtocolError> {
-                    let s = scheduler.schedule(buf);
-                    buf.clear();
-                    refill(ch, run, s.and_gates())?;
-                    run.window(ch, &s, progress)
-                };
+            // Windows in stream order run chunk by chunk as the gates arrive; the others are
+            // gathered, then reordered. A stream that changed since the planning pass is
+            // caught by the completion check; its extra windows are reordered meanwhile.
+            let mut buf: Vec<Gate> = Vec::new();
+            let (mut index, mut in_window) = (0usize, 0usize);
             let pass = circuit.for_each_chunk(&mut |mut chunk| -> Result<(), ProtocolError> {
                 while !chunk.is_empty() {
-                    let take = (window - buf.len()).min(chunk.len());
-                    buf.extend_from_slice(&chunk[..take]);
+                    let stream = match stream_order.get(index) {
+                        Some(&(true, ands)) => {
+                            if in_window == 0 {
+                                refills.ensure(ch, &mut run, ands)?;
+                            }
+                            true
+                        }
+                        _ => false,
+                    };
+                    let take = (window - in_window).min(chunk.len());
+                    if stream {
+                        run.stream_gates(ch, &chunk[..take], progress)?;
+                    } else {
+                        buf.extend_from_slice(&chunk[..take]);
+                    }
                     chunk = &chunk[take..];
-                    if buf.len() == window {
-                        process(ch, &mut run, &mut buf)?;
+                    in_window += take;
+                    if in_window == window {
+                        let plan = stream_order.get(index).copied();
+                        run.finish_window(
+                            ch,
+                            &mut buf,
+                            plan,
+                            &mut scheduler,
+                            &mut refills,
+                            progress,
+                        )?;
+                        index += 1;
+                        in_window = 0;
                     }
                 }
                 Ok(())
             });
             pass?;
-            if !buf.is_empty() {
-                process(ch, &mut run, &mut buf)?;
+            if in_window > 0 {
+                let plan = stream_order.get(index).copied();
+                run.finish_window(ch, &mut buf, plan, &mut scheduler, &mut refills, progress)?;
             }
         }
     }
@@ -278,10 +323,10 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
         circuit,
     );
     result.stats.gmw = Some(GmwStats {
-        setup_seconds,
+        setup_seconds: setup_seconds + refills.seconds,
         online_seconds: online_start.elapsed().as_secs_f64(),
         rounds: run.rounds,
-        triples: triples_made,
+        triples: refills.triples_made,
         setup_bytes_sent: setup_counts.sent - setup_counts0.sent,
         setup_bytes_received: setup_counts.received - setup_counts0.received,
     });
@@ -330,8 +375,83 @@ fn share_inputs(
     Ok(())
 }
 
+/// Triples beyond the first pool, made when a window needs them (timed as setup).
+struct Refills {
+    generator: TripleGenerator,
+    pool_max: usize,
+    total_ands: u64,
+    triples_made: u64,
+    seconds: f64,
+}
+
+impl Refills {
+    /// Makes sure `needed` triples are in the pool. Both parties reach each call with the
+    /// same counts, so both make the same refill.
+    fn ensure(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        run: &mut Rounds,
+        needed: usize,
+    ) -> Result<(), ProtocolError> {
+        if run.pool.available() >= needed {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let remaining = self.total_ands.saturating_sub(run.ands) as usize;
+        let n = (needed - run.pool.available()).max(remaining.min(self.pool_max));
+        self.generator.extend(ch, n, &mut run.pool)?;
+        self.triples_made += n as u64;
+        self.seconds += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+}
+
+/// How one window runs: in stream order (already level-ordered: each run of AND gates a
+/// round), or reordered by AND depth where that takes fewer rounds.
+enum Plan {
+    Stream {
+        gates: Vec<Gate>,
+        ands: usize,
+    },
+    Scheduled {
+        gates: Vec<Gate>,
+        schedule: Schedule,
+    },
+}
+
+impl Plan {
+    /// Runs `gates` in stream order where that takes no more rounds than reordering them
+    /// (`stream_order`, from [`RoundCounter::count`]), else reorders them by AND depth.
+    fn of(gates: Vec<Gate>, stream_order: bool, scheduler: &mut Scheduler) -> Plan {
+        if stream_order {
+            let ands = gates.iter().filter(|g| g.op == Op::And).count();
+            Plan::Stream { gates, ands }
+        } else {
+            let schedule = scheduler.schedule(&gates);
+            Plan::Scheduled { gates, schedule }
+        }
+    }
+
+    fn and_gates(&self) -> usize {
+        match self {
+            Plan::Stream { ands, .. } => *ands,
+            Plan::Scheduled { schedule, .. } => schedule.and_gates(),
+        }
+    }
+
+    fn into_buffer(self) -> Vec<Gate> {
+        match self {
+            Plan::Stream { gates, .. } | Plan::Scheduled { gates, .. } => gates,
+        }
+    }
+}
+
 /// The online phase's state across windows.
 struct Rounds {
+    /// Stream order: per slot, the batch whose AND gate last wrote it.
+    pending: Vec<u32>,
+    batch_id: u32,
+    batch: Vec<AndOp>,
     shares: Shares,
     pool: Triples,
     msg: Vec<u8>,
@@ -346,7 +466,130 @@ struct Rounds {
 }
 
 impl Rounds {
-    /// Evaluates one scheduled window (its triples are in the pool).
+    /// Evaluates one planned window (its triples are in the pool).
+    fn run_plan(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        plan: &Plan,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), ProtocolError> {
+        match plan {
+            Plan::Stream { gates, .. } => {
+                self.stream_gates(ch, gates, progress)?;
+                self.flush(ch, progress)
+            }
+            Plan::Scheduled { schedule, .. } => self.window(ch, schedule, progress),
+        }
+    }
+
+    /// Runs `gates` in stream order: linear gates at once, consecutive AND gates batched
+    /// into one round until a gate needs the batch's outputs (the same cut
+    /// [`RoundCounter`] counts). The last batch stays open for the next call, so chunk
+    /// boundaries cost no round; [`flush`](Rounds::flush) closes it.
+    fn stream_gates(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        gates: &[Gate],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), ProtocolError> {
+        for g in gates {
+            if g.op == Op::And {
+                let id = self.batch_id;
+                if !self.batch.is_empty()
+                    && (self.pending[g.a as usize] == id || self.pending[g.b as usize] == id)
+                {
+                    self.flush(ch, progress)?;
+                }
+                self.batch.push(AndOp {
+                    a: g.a,
+                    b: g.b,
+                    out: g.out,
+                });
+                self.pending[g.out as usize] = self.batch_id;
+            } else {
+                if !self.batch.is_empty() {
+                    self.flush(ch, progress)?;
+                }
+                self.shares.linear_gate(g.op, g.a, g.b, g.out);
+            }
+        }
+        self.gates += gates.len() as u64;
+        Ok(())
+    }
+
+    /// Ends a window of the chunk-by-chunk pass: a window in stream order closes its open
+    /// batch; any other is reordered from `buf` and run. `plan` is the planning pass's
+    /// (stream order, AND gates) for it, `None` beyond the windows it saw.
+    fn finish_window(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        buf: &mut Vec<Gate>,
+        plan: Option<(bool, usize)>,
+        scheduler: &mut Scheduler,
+        refills: &mut Refills,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), ProtocolError> {
+        if let Some((true, _)) = plan {
+            return self.flush(ch, progress);
+        }
+        let plan = Plan::of(std::mem::take(buf), false, scheduler);
+        refills.ensure(ch, self, plan.and_gates())?;
+        self.run_plan(ch, &plan, progress)?;
+        *buf = plan.into_buffer();
+        buf.clear();
+        Ok(())
+    }
+
+    /// Runs the open batch of stream order (if any) as one round.
+    fn flush(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), ProtocolError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let result = self.round(ch, &batch, progress);
+        self.batch = batch;
+        self.batch.clear();
+        self.new_batch();
+        result
+    }
+
+    fn new_batch(&mut self) {
+        if self.batch_id == u32::MAX {
+            self.pending.fill(0);
+            self.batch_id = 0;
+        }
+        self.batch_id += 1;
+    }
+
+    /// One AND round: open, exchange, close.
+    fn round(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        ands: &[AndOp],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), ProtocolError> {
+        self.shares.open(ands, &mut self.pool, &mut self.msg);
+        exchange_round(
+            ch,
+            &self.msg,
+            &mut self.peer,
+            &mut self.piece,
+            self.send_ahead,
+        )?;
+        self.shares.close(ands, &self.peer);
+        self.rounds += 1;
+        self.ands += ands.len() as u64;
+        self.bytes_sent += self.msg.len() as u64;
+        self.bytes_received += self.peer.len() as u64;
+        progress(self.ands);
+        Ok(())
+    }
+
+    /// Evaluates one scheduled window.
     fn window(
         &mut self,
         ch: &mut (impl Channel + ?Sized),
@@ -357,23 +600,9 @@ impl Rounds {
         for level in 0..s.levels() {
             self.shares.linear(s.linear(level));
             let ands = s.ands(level);
-            if ands.is_empty() {
-                continue;
+            if !ands.is_empty() {
+                self.round(ch, ands, progress)?;
             }
-            self.shares.open(ands, &mut self.pool, &mut self.msg);
-            exchange_round(
-                ch,
-                &self.msg,
-                &mut self.peer,
-                &mut self.piece,
-                self.send_ahead,
-            )?;
-            self.shares.close(ands, &self.peer);
-            self.rounds += 1;
-            self.ands += ands.len() as u64;
-            self.bytes_sent += self.msg.len() as u64;
-            self.bytes_received += self.peer.len() as u64;
-            progress(self.ands);
         }
         self.shares.end_window(s);
         self.gates += s.gates() as u64;

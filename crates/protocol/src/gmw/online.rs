@@ -72,16 +72,22 @@ impl Shares {
 
     /// The linear gates of one level.
     pub fn linear(&mut self, ops: &[LinearOp]) {
-        let v = &mut self.values;
         for op in ops {
-            v[op.out as usize] = match op.op {
-                Op::Xor => v[op.a as usize] ^ v[op.b as usize],
-                Op::Inv => v[op.a as usize] ^ self.one,
-                Op::Copy => v[op.a as usize],
-                Op::Const => (op.a as u8) & self.one,
-                Op::And => unreachable!("AND gates are never scheduled as linear"),
-            };
+            self.linear_gate(op.op, op.a, op.b, op.out);
         }
+    }
+
+    /// One linear gate (XOR, INV, copy or constant; the constant bit rides in `a`).
+    #[inline]
+    pub fn linear_gate(&mut self, op: Op, a: u32, b: u32, out: u32) {
+        let v = &mut self.values;
+        v[out as usize] = match op {
+            Op::Xor => v[a as usize] ^ v[b as usize],
+            Op::Inv => v[a as usize] ^ self.one,
+            Op::Copy => v[a as usize],
+            Op::Const => (a as u8) & self.one,
+            Op::And => unreachable!("AND gates are never run as linear gates"),
+        };
     }
 
     /// Opens a level's AND gates: takes one triple per gate and writes this party's shares

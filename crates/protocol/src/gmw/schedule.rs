@@ -9,6 +9,13 @@
 //! or the slot as it stood when the window began. After the window the last value written to
 //! each slot is copied back ([`Schedule::commits`]).
 //!
+//! Most circuits pgc streams are already in level order (the sequential protocol's loader
+//! levelizes them: each level's linear gates, then its AND gates, see
+//! `pgc_circuit::analysis::levelize`). Such a window needs no reordering: run in stream
+//! order, each run of consecutive AND gates is one round. [`RoundCounter`] measures, for a
+//! window, how many rounds stream order takes and how many reordering would take (its AND
+//! depth); the protocol reorders only windows where that saves rounds.
+//!
 //! Values are numbered in one space: `0..num_slots` are the circuit's slots at the window's
 //! start, `num_slots + i` is the output of the window's gate `i`. Depth counts AND gates from
 //! the window's start (slots have depth 0), so a circuit that fits in one window runs in
@@ -219,6 +226,86 @@ impl Scheduler {
     }
 }
 
+/// Counts a window's rounds both ways (see the module docs), and decides the batches of
+/// stream order: a run of AND gates is cut where a gate reads the output of an AND gate
+/// still in the current batch.
+#[derive(Debug)]
+pub struct RoundCounter {
+    /// Per slot: the batch that last wrote it, and its window-relative depth with the
+    /// window that set it.
+    marks: Vec<SlotMark>,
+    window: u32,
+    batch: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SlotMark {
+    batch: u32,
+    window: u32,
+    depth: u32,
+}
+
+impl RoundCounter {
+    pub fn new(num_slots: u32) -> RoundCounter {
+        RoundCounter {
+            marks: vec![SlotMark::default(); num_slots as usize],
+            window: 0,
+            batch: 0,
+        }
+    }
+
+    /// Advances a stamp, clearing the marks when it would wrap.
+    fn next(&mut self, which: fn(&mut RoundCounter) -> &mut u32) {
+        if *which(self) == u32::MAX - 1 {
+            self.marks.fill(SlotMark::default());
+            self.window = 0;
+            self.batch = 0;
+        }
+        *which(self) += 1;
+    }
+
+    /// (rounds in stream order, AND depth) of `gates`.
+    pub fn count(&mut self, gates: &[Gate]) -> (usize, usize) {
+        self.next(|c| &mut c.window);
+        self.next(|c| &mut c.batch);
+        let (window, mut batch) = (self.window, self.batch);
+        let (mut rounds, mut batch_open, mut max_depth) = (0usize, false, 0u32);
+        for g in gates {
+            let depth_of = |m: &SlotMark| if m.window == window { m.depth } else { 0 };
+            let d = match g.op {
+                Op::And | Op::Xor => {
+                    let (ma, mb) = (self.marks[g.a as usize], self.marks[g.b as usize]);
+                    if g.op == Op::And && batch_open && (ma.batch == batch || mb.batch == batch) {
+                        // Reads the current batch: a new round.
+                        batch += 1;
+                        batch_open = false;
+                    }
+                    depth_of(&ma).max(depth_of(&mb)) + (g.op == Op::And) as u32
+                }
+                Op::Inv | Op::Copy => depth_of(&self.marks[g.a as usize]),
+                Op::Const => 0,
+            };
+            if g.op == Op::And {
+                if !batch_open {
+                    rounds += 1;
+                    batch_open = true;
+                }
+            } else if batch_open {
+                batch += 1;
+                batch_open = false;
+            }
+            max_depth = max_depth.max(d);
+            self.marks[g.out as usize] = SlotMark {
+                batch: if g.op == Op::And { batch } else { 0 },
+                window,
+                depth: d,
+            };
+        }
+        self.batch = batch;
+        (rounds, max_depth as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +392,23 @@ mod tests {
         assert_eq!(s.ands(1).len(), 1);
         assert!(s.ands(2).is_empty());
         assert_eq!(s.commits().len(), 3);
+    }
+
+    #[test]
+    fn stream_order_rounds_equal_the_depth_of_a_levelized_circuit() {
+        let c = pgc_circuit::generate::random_circuit(3, 4, 600);
+        let levelized = pgc_circuit::analysis::levelize(&c).unwrap();
+        let slotted = pgc_circuit::analysis::assign_slots(&levelized);
+        let depth = pgc_circuit::analysis::stats(&c).and_levels as usize;
+        for circuit in [&levelized, &slotted] {
+            let mut counter = RoundCounter::new(circuit.layout.num_wires);
+            assert_eq!(counter.count(&circuit.gates), (depth, depth));
+        }
+        // As generated (not in level order), stream order takes more rounds.
+        let mut counter = RoundCounter::new(c.layout.num_wires);
+        let (rounds, d) = counter.count(&c.gates);
+        assert_eq!(d, depth);
+        assert!(rounds > depth);
     }
 
     #[test]

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""GMW against Yao, side by side in one run (issue 13; the seed paper's §5 setup/online split).
+
+Both parties run on this machine (`pgc local`, TLS, one thread each), on circuits compiled with
+`--optimize depth`, at one-way latencies of 0, 10 and 50 ms (`--latency`, pgc's own shaping).
+For each circuit and latency the protocols alternate, N runs each; the table gives medians of
+party B's figures: Yao end to end, GMW setup, GMW online, GMW end to end.
+
+Usage: PGC=target/release/pgc N=3 python3 scripts/bench_gmw.py [--latency 0,10,50] [--only NAME]
+A GMW run whose rounds alone would take longer than --max-seconds (AND depth x latency) is
+not run; the table says so.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def inputs(tmp):
+    rng = random.Random(13)
+    files = {
+        "biomatch": {"db": [[rng.randrange(-1000, 1000) for _ in range(4)] for _ in range(512)],
+                     "sample": [rng.randrange(-1000, 1000) for _ in range(4)]},
+        "mvmul": {"matrix": [[rng.randrange(-1000, 1000) for _ in range(16)] for _ in range(16)],
+                  "vector": [rng.randrange(-1000, 1000) for _ in range(16)]},
+        "mexp": {"base": [rng.randrange(1, 65521) for _ in range(32)],
+                 "exponent": [rng.randrange(0, 1 << 32) for _ in range(32)]},
+    }
+    paths = {}
+    for name, obj in files.items():
+        paths[name] = os.path.join(tmp, name + ".json")
+        with open(paths[name], "w") as f:
+            json.dump(obj, f)
+    return paths
+
+
+def cases(shared, paths):
+    return [
+        ("AES-128 (Bristol)", [os.path.join(shared, "bristol_fashion/aes_128.txt"),
+                               "--a", "0x000102030405060708090a0b0c0d0e0f",
+                               "--b", "0x00112233445566778899aabbccddeeff"]),
+        ("MVMul 16x16", ["examples/mvmul.c", "--optimize", "depth", "--inputs", paths["mvmul"]]),
+        ("BioMatch n=512", ["examples/biomatch.c", "--optimize", "depth",
+                            "--inputs", paths["biomatch"]]),
+        ("Edit distance (default size)", ["examples/edit_distance.c", "--optimize", "depth",
+                                          "--a", "a=[1,2,3,4,5,6,7,8]",
+                                          "--b", "b=[1,2,4,4,5,7,7,8]"]),
+        ("MExp k=32", ["examples/mexp.c", "--optimize", "depth", "--inputs", paths["mexp"]]),
+    ]
+
+
+def info(pgc, args):
+    prog = args[0]
+    flags = [a for a in args[1:3] if a in ("--optimize", "depth")]
+    out = subprocess.run([pgc, "info", prog, *flags, "--json"], capture_output=True, text=True,
+                         check=True)
+    v = json.loads(out.stdout)
+    return v["and_gates"], v["and_levels"]
+
+
+def run(pgc, args, protocol, latency):
+    cmd = [pgc, "local", *args, "--protocol", protocol, "--json", "--quiet"]
+    if latency > 0:
+        cmd += ["--latency", str(latency)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{out.stderr}")
+    v = json.loads(out.stdout)
+    return v["outputs"], v["stats"]["b"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", default="0,10,50")
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--max-seconds", type=float, default=60.0)
+    a = ap.parse_args()
+    pgc = os.environ.get("PGC", "target/release/pgc")
+    n = int(os.environ.get("N", "3"))
+    shared = os.environ.get("PGC_SHARED_CIRCUITS", os.path.join("..", "shared", "circuits"))
+    latencies = [float(x) for x in a.latency.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = inputs(tmp)
+        print("| circuit | AND gates | AND depth | one-way latency | Yao (s) | GMW setup (s) "
+              "| GMW online (s) | GMW total (s) | GMW rounds | online / Yao |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for name, args in cases(shared, paths):
+            if a.only and a.only.lower() not in name.lower():
+                continue
+            ands, depth = info(pgc, args)
+            for lat in latencies:
+                yao, setup, online, total, rounds = [], [], [], [], None
+                skip_gmw = depth * lat / 1000 > a.max_seconds
+                for _ in range(n):
+                    oy, sy = run(pgc, args, "yao", lat)
+                    yao.append(sy["seconds"])
+                    if skip_gmw:
+                        continue
+                    og, sg = run(pgc, args, "gmw", lat)
+                    if og != oy:
+                        sys.exit(f"{name}: GMW and Yao outputs differ")
+                    setup.append(sg["gmw"]["setup_seconds"])
+                    online.append(sg["gmw"]["online_seconds"])
+                    total.append(sg["seconds"])
+                    rounds = sg["gmw"]["rounds"]
+                med = statistics.median
+                if skip_gmw:
+                    gmw = f"not run (≥ {depth * lat / 1000:.0f} s of rounds) | | | | "
+                    print(f"| {name} | {ands:,} | {depth:,} | {lat:g} ms | {med(yao):.3f} | "
+                          f"{gmw}|")
+                else:
+                    print(f"| {name} | {ands:,} | {depth:,} | {lat:g} ms | {med(yao):.3f} | "
+                          f"{med(setup):.3f} | {med(online):.3f} | {med(total):.3f} | "
+                          f"{rounds:,} | {med(online) / med(yao):.2f} |")
+                sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
