@@ -47,9 +47,9 @@ def cases(shared, paths):
         ("MVMul 16x16", ["examples/mvmul.c", "--optimize", "depth", "--inputs", paths["mvmul"]]),
         ("BioMatch n=512", ["examples/biomatch.c", "--optimize", "depth",
                             "--inputs", paths["biomatch"]]),
-        ("Edit distance (default size)", ["examples/edit_distance.c", "--optimize", "depth",
-                                          "--a", "a=[1,2,3,4,5,6,7,8]",
-                                          "--b", "b=[1,2,4,4,5,7,7,8]"]),
+        ("Edit distance 16x16", ["examples/edit_distance.c", "--optimize", "depth",
+                                 "--a", "text=[" + ",".join(str(i % 4) for i in range(16)) + "]",
+                                 "--b", "text=[" + ",".join(str(i % 3) for i in range(16)) + "]"]),
         ("MExp k=32", ["examples/mexp.c", "--optimize", "depth", "--inputs", paths["mexp"]]),
     ]
 

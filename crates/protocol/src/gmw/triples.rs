@@ -171,35 +171,37 @@ impl TripleGenerator {
         n: usize,
         pool: &mut Triples,
     ) -> Result<(), ProtocolError> {
-        let mut remaining = n;
-        let words = TRIPLES_PER_BATCH / 64;
+        // All of one direction, then all of the other: within a direction only the IKNP
+        // receiver sends, so its batches stream without waiting for the peer, and a long
+        // link costs two one-way latencies per refill rather than two per batch.
+        let words = n.div_ceil(64);
         let (mut a, mut u) = (vec![0u64; words], vec![0u64; words]);
         let (mut b, mut v) = (vec![0u64; words], vec![0u64; words]);
-        let mut c = vec![0u64; words];
         let mut choices = Vec::with_capacity(TRIPLES_PER_BATCH);
-        while remaining > 0 {
-            let len = remaining.min(TRIPLES_PER_BATCH);
-            // Direction 1: A sends, B chooses; direction 2: B sends, A chooses.
-            for sending in [self.me == Party::A, self.me == Party::B] {
+        let mut bytes = vec![0u8; TRIPLES_PER_BATCH / 8];
+        for sending in [self.me == Party::A, self.me == Party::B] {
+            let mut start = 0;
+            while start < n {
+                let len = (n - start).min(TRIPLES_PER_BATCH);
+                // Batches start at multiples of 64 triples: whole words.
+                let at = start / 64..(start + len).div_ceil(64);
                 if sending {
                     let pairs = self.sender.send_random(ch, len)?;
-                    pack_sender_bits(&pairs, &mut a, &mut u);
+                    pack_sender_bits(&pairs, &mut a[at.clone()], &mut u[at]);
                 } else {
+                    let bytes = &mut bytes[..len.div_ceil(8)];
+                    self.prg.fill_bytes(bytes);
                     choices.clear();
-                    let mut bytes = vec![0u8; len.div_ceil(8)];
-                    self.prg.fill_bytes(&mut bytes);
                     choices.extend((0..len).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1));
                     let chosen = self.receiver.receive_random(ch, &choices)?;
-                    pack_receiver_bits(&choices, &chosen, &mut b, &mut v);
+                    pack_receiver_bits(&choices, &chosen, &mut b[at.clone()], &mut v[at]);
                 }
-                ch.flush()?;
+                start += len;
             }
-            for i in 0..len.div_ceil(64) {
-                c[i] = (a[i] & b[i]) ^ u[i] ^ v[i];
-            }
-            pool.append(&a, &b, &c, len);
-            remaining -= len;
+            ch.flush()?;
         }
+        let c: Vec<u64> = (0..words).map(|i| (a[i] & b[i]) ^ u[i] ^ v[i]).collect();
+        pool.append(&a, &b, &c, n);
         Ok(())
     }
 }
