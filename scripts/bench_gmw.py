@@ -7,6 +7,7 @@ For each circuit and latency the protocols alternate, N runs each; the table giv
 party B's figures: Yao end to end, GMW setup, GMW online, GMW end to end.
 
 Usage: PGC=target/release/pgc N=3 python3 scripts/bench_gmw.py [--latency 0,10,50] [--only NAME]
+       PGC=target/release/pgc N=3 python3 scripts/bench_gmw.py --seed   (the seed's Tables 2, 4)
 A GMW run whose rounds alone would take longer than --max-seconds (AND depth x latency) is
 not run; the table says so.
 """
@@ -54,6 +55,56 @@ def cases(shared, paths):
     ]
 
 
+# The seed paper's Tables 2 and 4 (ABY on two Core i7 desktops over Gigabit LAN, ms per single
+# operation, setup + online): AND gates, AND depth, GMW and Yao.
+SEED = {
+    "32-bit division": (7079, 207, "3.5 + 58.2", "5.2 + 2.1"),
+    "64-bit division": (28364, 512, "16.9 + 90.3", "27.5 + 5.6"),
+    "binary32 add": (1820, 59, "3.0 + 46.1", "—"),
+    "binary32 multiply": (3016, 47, "1.8 + 42.9", "—"),
+}
+
+SEED_PROGRAMS = {
+    "32-bit division": ("#include <stdint.h>\nvoid mpc_main(uint32_t INPUT_A_x, uint32_t INPUT_B_y,"
+                        " uint32_t *OUTPUT_q) { *OUTPUT_q = INPUT_A_x / INPUT_B_y; }\n",
+                        ["--a", "x=4000000000", "--b", "y=7"]),
+    "64-bit division": ("#include <stdint.h>\nvoid mpc_main(uint64_t INPUT_A_x, uint64_t INPUT_B_y,"
+                        " uint64_t *OUTPUT_q) { *OUTPUT_q = INPUT_A_x / INPUT_B_y; }\n",
+                        ["--a", "x=18000000000000000000", "--b", "y=7"]),
+    "binary32 add": ("void mpc_main(float INPUT_A_x, float INPUT_B_y, float *OUTPUT_s)"
+                     " { *OUTPUT_s = INPUT_A_x + INPUT_B_y; }\n", ["--a", "x=1.5", "--b", "y=-0.25"]),
+    "binary32 multiply": ("void mpc_main(float INPUT_A_x, float INPUT_B_y, float *OUTPUT_p)"
+                          " { *OUTPUT_p = INPUT_A_x * INPUT_B_y; }\n",
+                          ["--a", "x=1.5", "--b", "y=-0.25"]),
+}
+
+
+def seed_table(pgc, n, tmp):
+    print("| operation | seed: AND gates / depth | seed GMW (ms) | seed Yao (ms) | pgc: AND gates / depth "
+          "| pgc GMW setup + online (ms) | pgc Yao (ms) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (src, args) in SEED_PROGRAMS.items():
+        path = os.path.join(tmp, name.replace(" ", "_").replace("-", "") + ".c")
+        with open(path, "w") as f:
+            f.write(src)
+        full = [path, "--optimize", "depth", *args]
+        ands, depth = info(pgc, full)
+        yao, setup, online = [], [], []
+        for _ in range(n):
+            oy, sy = run(pgc, full, "yao", 0)
+            og, sg = run(pgc, full, "gmw", 0)
+            if og != oy:
+                sys.exit(f"{name}: GMW and Yao outputs differ")
+            yao.append(sy["seconds"] * 1e3)
+            setup.append(sg["gmw"]["setup_seconds"] * 1e3)
+            online.append(sg["gmw"]["online_seconds"] * 1e3)
+        s_ands, s_depth, s_gmw, s_yao = SEED[name]
+        med = statistics.median
+        print(f"| {name} | {s_ands:,} / {s_depth} | {s_gmw} | {s_yao} | {ands:,} / {depth} | "
+              f"{med(setup):.1f} + {med(online):.1f} | {med(yao):.1f} |")
+        sys.stdout.flush()
+
+
 def info(pgc, args):
     prog = args[0]
     flags = [a for a in args[1:3] if a in ("--optimize", "depth")]
@@ -79,12 +130,17 @@ def main():
     ap.add_argument("--latency", default="0,10,50")
     ap.add_argument("--only", default=None)
     ap.add_argument("--max-seconds", type=float, default=60.0)
+    ap.add_argument("--seed", action="store_true",
+                    help="the seed paper's single operations (Tables 2 and 4) on a LAN instead")
     a = ap.parse_args()
     pgc = os.environ.get("PGC", "target/release/pgc")
     n = int(os.environ.get("N", "3"))
     shared = os.environ.get("PGC_SHARED_CIRCUITS", os.path.join("..", "shared", "circuits"))
     latencies = [float(x) for x in a.latency.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
+        if a.seed:
+            seed_table(pgc, n, tmp)
+            return
         paths = inputs(tmp)
         print("| circuit | AND gates | AND depth | one-way latency | Yao (s) | GMW setup (s) "
               "| GMW online (s) | GMW total (s) | GMW rounds | online / Yao |")

@@ -231,17 +231,17 @@ impl Scheduler {
 /// still in the current batch.
 #[derive(Debug)]
 pub struct RoundCounter {
-    /// Per slot: the batch that last wrote it, and its window-relative depth with the
-    /// window that set it.
+    /// Per slot: the batch whose AND gate last wrote it, and its depth counted from the
+    /// first window (8 bytes, so a slot's marks are one load).
     marks: Vec<SlotMark>,
-    window: u32,
+    /// Depths at or below this are before the current window (depth 0 in it).
+    base: u32,
     batch: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
 struct SlotMark {
     batch: u32,
-    window: u32,
     depth: u32,
 }
 
@@ -249,29 +249,25 @@ impl RoundCounter {
     pub fn new(num_slots: u32) -> RoundCounter {
         RoundCounter {
             marks: vec![SlotMark::default(); num_slots as usize],
-            window: 0,
+            base: 0,
             batch: 0,
         }
     }
 
-    /// Advances a stamp, clearing the marks when it would wrap.
-    fn next(&mut self, which: fn(&mut RoundCounter) -> &mut u32) {
-        if *which(self) == u32::MAX - 1 {
+    /// (rounds in stream order, AND depth) of `gates`, the next window of the stream.
+    pub fn count(&mut self, gates: &[Gate]) -> (usize, usize) {
+        // Stamps that would overflow start over (after billions of levels or batches).
+        let room = u32::MAX - gates.len() as u32 - 2;
+        if self.base >= room || self.batch >= room {
             self.marks.fill(SlotMark::default());
-            self.window = 0;
+            self.base = 0;
             self.batch = 0;
         }
-        *which(self) += 1;
-    }
-
-    /// (rounds in stream order, AND depth) of `gates`.
-    pub fn count(&mut self, gates: &[Gate]) -> (usize, usize) {
-        self.next(|c| &mut c.window);
-        self.next(|c| &mut c.batch);
-        let (window, mut batch) = (self.window, self.batch);
+        self.batch += 1;
+        let (base, mut batch) = (self.base, self.batch);
         let (mut rounds, mut batch_open, mut max_depth) = (0usize, false, 0u32);
+        let depth_of = |m: SlotMark| m.depth.saturating_sub(base);
         for g in gates {
-            let depth_of = |m: &SlotMark| if m.window == window { m.depth } else { 0 };
             let d = match g.op {
                 Op::And | Op::Xor => {
                     let (ma, mb) = (self.marks[g.a as usize], self.marks[g.b as usize]);
@@ -280,9 +276,9 @@ impl RoundCounter {
                         batch += 1;
                         batch_open = false;
                     }
-                    depth_of(&ma).max(depth_of(&mb)) + (g.op == Op::And) as u32
+                    depth_of(ma).max(depth_of(mb)) + (g.op == Op::And) as u32
                 }
-                Op::Inv | Op::Copy => depth_of(&self.marks[g.a as usize]),
+                Op::Inv | Op::Copy => depth_of(self.marks[g.a as usize]),
                 Op::Const => 0,
             };
             if g.op == Op::And {
@@ -297,11 +293,12 @@ impl RoundCounter {
             max_depth = max_depth.max(d);
             self.marks[g.out as usize] = SlotMark {
                 batch: if g.op == Op::And { batch } else { 0 },
-                window,
-                depth: d,
+                depth: base + d,
             };
         }
         self.batch = batch;
+        // The next window starts above every depth stored so far.
+        self.base = base + max_depth + 1;
         (rounds, max_depth as usize)
     }
 }
