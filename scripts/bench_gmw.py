@@ -114,10 +114,15 @@ def info(pgc, args):
     return v["and_gates"], v["and_levels"]
 
 
+RATE = None
+
+
 def run(pgc, args, protocol, latency):
     cmd = [pgc, "local", *args, "--protocol", protocol, "--json", "--quiet"]
     if latency > 0:
         cmd += ["--latency", str(latency)]
+    if RATE:
+        cmd += ["--rate-limit", str(RATE)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{out.stderr}")
@@ -130,9 +135,13 @@ def main():
     ap.add_argument("--latency", default="0,10,50")
     ap.add_argument("--only", default=None)
     ap.add_argument("--max-seconds", type=float, default=60.0)
+    ap.add_argument("--rate", type=float, default=None,
+                    help="also limit each party's sends to this many Mbit/s")
     ap.add_argument("--seed", action="store_true",
                     help="the seed paper's single operations (Tables 2 and 4) on a LAN instead")
     a = ap.parse_args()
+    global RATE
+    RATE = a.rate
     pgc = os.environ.get("PGC", "target/release/pgc")
     n = int(os.environ.get("N", "3"))
     shared = os.environ.get("PGC_SHARED_CIRCUITS", os.path.join("..", "shared", "circuits"))

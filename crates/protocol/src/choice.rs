@@ -122,33 +122,34 @@ pub fn circuit_shape<S: GateSource + ?Sized>(circuit: &S) -> CircuitShape {
     }
 }
 
-/// Per-machine costs the model uses. The defaults were measured with `pgc bench gmw` on
-/// an AMD EPYC (Zen 5) vCPU of this project's reference machine (see BENCHMARKS.md,
-/// "Issue 13"); other machines differ by a factor, which matters little where one
-/// protocol wins by more than that.
+/// Per-machine costs the model uses. The defaults were fitted to `scripts/bench_gmw.py` on
+/// an AMD EPYC (Zen 5) vCPU pair of this project's reference machine, both parties on it
+/// (BENCHMARKS.md, "Issue 13": AES-128, MVMul, BioMatch, MExp, predicted within ≈ 30 %);
+/// other machines differ by a factor, which matters little where one protocol wins by more.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CostModel {
-    /// Seconds per AND gate of Yao's garbling and evaluating, the slower party, compute only.
+    /// Seconds per AND gate of Yao on compiled programs (garbling, evaluating and the XOR
+    /// gates around each AND), compute only.
     pub yao_sec_per_and: f64,
-    /// Seconds per triple of GMW's setup (two random OTs each way), compute only.
+    /// Seconds per triple of GMW's setup (two random OTs, and the pass over the gates that
+    /// plans the rounds), compute only.
     pub gmw_setup_sec_per_and: f64,
     /// Seconds per AND gate of GMW's online phase, compute only.
     pub gmw_online_sec_per_and: f64,
     /// Fixed cost of one GMW round besides the link's latency (system calls, wake-ups).
     pub gmw_round_overhead: Duration,
-    /// Fixed cost of base OTs and set-up messages, per protocol (both pay it once; GMW twice,
-    /// one OT extension in each direction).
+    /// Fixed cost of one set of base OTs (Yao runs one, GMW two: an OT extension each way).
     pub base_ot: Duration,
 }
 
 impl Default for CostModel {
     fn default() -> CostModel {
         CostModel {
-            yao_sec_per_and: 1.0 / 40e6,
-            gmw_setup_sec_per_and: 1.0 / 20e6,
-            gmw_online_sec_per_and: 1.0 / 150e6,
-            gmw_round_overhead: Duration::from_micros(25),
-            base_ot: Duration::from_millis(3),
+            yao_sec_per_and: 1.0 / 10e6,
+            gmw_setup_sec_per_and: 1.0 / 5e6,
+            gmw_online_sec_per_and: 1.0 / 11e6,
+            gmw_round_overhead: Duration::from_micros(50),
+            base_ot: Duration::from_millis(15),
         }
     }
 }

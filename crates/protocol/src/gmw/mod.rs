@@ -133,6 +133,7 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
     )?;
     let layout = circuit.layout();
     let window = config.window_gates.max(1);
+    let send_ahead = config.send_ahead_bytes.max(ROUND_PIECE_BYTES);
     let mut scheduler = Scheduler::new(layout.num_wires, window).map_err(ProtocolError::Input)?;
     let total_ands = circuit.and_count();
 
@@ -143,7 +144,7 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
     let mut pool = Triples::default();
     let pool_max = config.pool_triples.max(1);
     let first = total_ands.min(pool_max as u64) as usize;
-    generator.extend(ch, first, &mut pool)?;
+    generator.extend(ch, first, send_ahead, &mut pool)?;
     let triples_made = first as u64;
     // Which windows run in stream order, decided now (a pass over the gates, before the
     // inputs are needed); a circuit that fits one window is also planned now, in full.
@@ -201,7 +202,7 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
         msg: Vec::new(),
         peer: Vec::new(),
         piece: Vec::new(),
-        send_ahead: config.send_ahead_bytes.max(ROUND_PIECE_BYTES),
+        send_ahead,
         rounds: 0,
         gates: 0,
         ands: 0,
@@ -399,7 +400,8 @@ impl Refills {
         let t = Instant::now();
         let remaining = self.total_ands.saturating_sub(run.ands) as usize;
         let n = (needed - run.pool.available()).max(remaining.min(self.pool_max));
-        self.generator.extend(ch, n, &mut run.pool)?;
+        self.generator
+            .extend(ch, n, run.send_ahead, &mut run.pool)?;
         self.triples_made += n as u64;
         self.seconds += t.elapsed().as_secs_f64();
         Ok(())

@@ -26,9 +26,10 @@ use pgc_ot::{IknpReceiver, IknpSender};
 
 use crate::yao::{Party, ProtocolError};
 
-/// Triples made per batch of OTs in each direction: bounds the setup's memory (the hashed
-/// OT messages of one batch) whatever the number of triples.
-const TRIPLES_PER_BATCH: usize = pgc_ot::iknp::BATCH_OTS;
+/// Triples made per OT-extension batch in each direction: one 32 KiB message, so that a
+/// batch each way fits any socket's buffers while both parties send at once. The same on
+/// both sides, whatever their settings.
+const TRIPLES_PER_BATCH: usize = 2048;
 
 /// This party's shares of a run of triples, bit-packed (bit `i % 64` of word `i / 64`).
 #[derive(Clone, Debug, Default)]
@@ -125,7 +126,6 @@ fn extract_bits(src: &[u64], from: usize, n: usize, dst: &mut Vec<u64>) {
 
 /// The two OT extensions a party runs to make triples (one as sender, one as receiver).
 pub struct TripleGenerator {
-    me: Party,
     sender: IknpSender,
     receiver: IknpReceiver,
     prg: Prg,
@@ -156,7 +156,6 @@ impl TripleGenerator {
         };
         ch.flush()?;
         Ok(TripleGenerator {
-            me,
             sender,
             receiver,
             prg,
@@ -165,41 +164,61 @@ impl TripleGenerator {
 
     /// Makes `n` more triples and appends this party's shares to `pool`. Both parties call
     /// this with the same `n` at the same point of the run.
+    ///
+    /// Both directions run at once, so both ways of the link carry OT traffic: each party
+    /// sends its next extension batches as receiver up to `send_ahead_bytes` beyond what it
+    /// has consumed of the peer's, then consumes the peer's next batch as sender. Only this
+    /// look-ahead differs between parties; the batches (and so every message) are the same
+    /// whatever either side's setting.
     pub fn extend(
         &mut self,
         ch: &mut (impl Channel + ?Sized),
         n: usize,
+        send_ahead_bytes: usize,
         pool: &mut Triples,
     ) -> Result<(), ProtocolError> {
-        // All of one direction, then all of the other: within a direction only the IKNP
-        // receiver sends, so its batches stream without waiting for the peer, and a long
-        // link costs two one-way latencies per refill rather than two per batch.
         let words = n.div_ceil(64);
         let (mut a, mut u) = (vec![0u64; words], vec![0u64; words]);
         let (mut b, mut v) = (vec![0u64; words], vec![0u64; words]);
         let mut choices = Vec::with_capacity(TRIPLES_PER_BATCH);
         let mut bytes = vec![0u8; TRIPLES_PER_BATCH / 8];
-        for sending in [self.me == Party::A, self.me == Party::B] {
-            let mut start = 0;
-            while start < n {
-                let len = (n - start).min(TRIPLES_PER_BATCH);
-                // Batches start at multiples of 64 triples: whole words.
-                let at = start / 64..(start + len).div_ceil(64);
-                if sending {
-                    let pairs = self.sender.send_random(ch, len)?;
-                    pack_sender_bits(&pairs, &mut a[at.clone()], &mut u[at]);
-                } else {
-                    let bytes = &mut bytes[..len.div_ceil(8)];
-                    self.prg.fill_bytes(bytes);
-                    choices.clear();
-                    choices.extend((0..len).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1));
-                    let chosen = self.receiver.receive_random(ch, &choices)?;
-                    pack_receiver_bits(&choices, &chosen, &mut b[at.clone()], &mut v[at]);
-                }
-                start += len;
+        let batches = n.div_ceil(TRIPLES_PER_BATCH);
+        // Batches of our own in flight beyond the peer's we have consumed (each is 16 bytes
+        // per triple); at least one, so the two sides always make progress.
+        let ahead = (send_ahead_bytes / (16 * TRIPLES_PER_BATCH))
+            .saturating_sub(1)
+            .max(1);
+        // Batch k covers triples k·B .. (k+1)·B: whole words, as B is a multiple of 64.
+        let range = |k: usize| {
+            let start = k * TRIPLES_PER_BATCH;
+            let len = (n - start).min(TRIPLES_PER_BATCH);
+            (start / 64..(start + len).div_ceil(64), len)
+        };
+        let (mut chosen_done, mut sent_done) = (0usize, 0usize);
+        while sent_done < batches {
+            let mut pushed = false;
+            while chosen_done < batches && chosen_done < sent_done + ahead {
+                // As IKNP receiver: random choices b, learn v = m_b.
+                let (at, len) = range(chosen_done);
+                let bytes = &mut bytes[..len.div_ceil(8)];
+                self.prg.fill_bytes(bytes);
+                choices.clear();
+                choices.extend((0..len).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1));
+                let chosen = self.receiver.receive_random(ch, &choices)?;
+                pack_receiver_bits(&choices, &chosen, &mut b[at.clone()], &mut v[at]);
+                chosen_done += 1;
+                pushed = true;
             }
-            ch.flush()?;
+            if pushed {
+                ch.flush()?;
+            }
+            // As IKNP sender: random (m0, m1), a = m0 ⊕ m1, u = m0.
+            let (at, len) = range(sent_done);
+            let pairs = self.sender.send_random(ch, len)?;
+            pack_sender_bits(&pairs, &mut a[at.clone()], &mut u[at]);
+            sent_done += 1;
         }
+        ch.flush()?;
         let c: Vec<u64> = (0..words).map(|i| (a[i] & b[i]) ^ u[i] ^ v[i]).collect();
         pool.append(&a, &b, &c, n);
         Ok(())
@@ -277,12 +296,12 @@ mod tests {
             let h = s.spawn(move || {
                 let mut g = TripleGenerator::setup(&mut ca, Party::A).unwrap();
                 let mut pool = Triples::default();
-                g.extend(&mut ca, n, &mut pool).unwrap();
+                g.extend(&mut ca, n, 64 << 10, &mut pool).unwrap();
                 pool
             });
             let mut g = TripleGenerator::setup(&mut cb, Party::B).unwrap();
             let mut pool = Triples::default();
-            g.extend(&mut cb, n, &mut pool).unwrap();
+            g.extend(&mut cb, n, 1 << 20, &mut pool).unwrap();
             (h.join().unwrap(), pool)
         });
         let take = |mut t: Triples| {
