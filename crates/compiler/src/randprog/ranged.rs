@@ -5,8 +5,9 @@
 //! bounded double loop, each cell from its neighbours, the loop counters, the inputs
 //! (masked, reduced, compared or raw) and small constants: through `+ - * / % & >>`,
 //! comparisons, `?:`, min/max updates under secret conditions (`if (e < v) v = e;`),
-//! compound assignments, and reads and writes at secret indices. Most cells stay in small
-//! ranges that the analysis narrows; some programs multiply, subtract below zero, shift
+//! compound assignments, and reads and writes at secret indices. Half the programs are
+//! *tame* (only operations that keep cells small and non-negative, so most of their
+//! arithmetic narrows); the others also multiply, subtract below zero, shift
 //! negative values, truncate to narrow types or overflow (wrapping, as gcc's `-fwrapv` has
 //! it), so unsound narrowing would show as a disagreement with gcc.
 //!
@@ -38,6 +39,9 @@ fn ctype(t: (&str, u32, bool)) -> CType {
 
 struct Gen {
     rng: Rng,
+    /// Only operations that keep values small and non-negative (so most of the program
+    /// narrows): no `-`, `*`, `>>` of raw inputs, casts or raw inputs.
+    tame: bool,
     cols: u32,
     out: String,
     /// Local scalars of the cell body, readable in expressions.
@@ -51,7 +55,12 @@ impl Gen {
             return self.leaf();
         }
         let a = self.expr(depth - 1);
-        match self.rng.below(14) {
+        let choice = if self.tame {
+            *self.rng.pick(&[0, 1, 2, 3, 6, 7, 8, 10, 11, 11, 12])
+        } else {
+            self.rng.below(14)
+        };
+        match choice {
             0..=3 => format!("({a} + {})", self.expr(depth - 1)),
             4 => format!("({a} - {})", self.expr(depth - 1)),
             5 => format!("({a} * {})", self.leaf()),
@@ -82,14 +91,20 @@ impl Gen {
 
     /// A neighbour, counter, input, local or constant.
     fn leaf(&mut self) -> String {
-        match self.rng.below(12) {
+        let choice = if self.tame {
+            *self.rng.pick(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11])
+        } else {
+            self.rng.below(12)
+        };
+        match choice {
             0 => "t[i - 1][j]".into(),
             1 => "t[i][j - 1]".into(),
             2 => "t[i - 1][j - 1]".into(),
             3 => if self.rng.percent(50) { "i" } else { "j" }.into(),
             4 => format!("{}", self.rng.below(6)),
             5 => format!("(INPUT_A_a[i - 1] & {})", self.rng.below(32)),
-            6 => format!("(INPUT_B_b[j - 1] % {})", 1 + self.rng.below(7)),
+            // Unsigned, so that the remainder is never negative.
+            6 => format!("((unsigned)INPUT_B_b[j - 1] % {}u)", 1 + self.rng.below(7)),
             7 => "(INPUT_A_a[i - 1] == INPUT_B_b[j - 1])".into(),
             8 => "(INPUT_A_a[i - 1] < INPUT_B_b[j - 1])".into(),
             9 => if self.rng.percent(50) {
@@ -130,6 +145,7 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
     let ta = *rng.pick(&TYPES);
     let tb = *rng.pick(&TYPES);
     let mut g = Gen {
+        tame: rng.percent(50),
         rng,
         cols,
         out: String::new(),
