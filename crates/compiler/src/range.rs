@@ -44,9 +44,13 @@ use crate::types::IntTy;
 /// Values wider than this keep no interval (`long long` is the widest integer).
 const MAX_BITS: usize = 64;
 
-/// Most intervals remembered; past it the table starts afresh (bounds the compiler's
-/// memory; only precision is lost).
-const MAX_ENTRIES: usize = 1 << 20;
+/// Intervals remembered per generation: when the young table is full it becomes the old one
+/// (the previous old one is dropped) and a lookup that finds an old entry copies it to the
+/// young table, so values still in use keep their intervals while the compiler's memory
+/// stays bounded (a dropped interval only costs precision).
+const GENERATION: usize = 1 << 19;
+
+type Table = HashMap<Box<[Lit]>, (u64, u64), RangeHasher>;
 
 type RangeHasher = std::hash::BuildHasherDefault<ShapeHasher>;
 
@@ -55,19 +59,40 @@ type RangeHasher = std::hash::BuildHasherDefault<ShapeHasher>;
 pub struct Ranges {
     /// Inclusive bounds of the unsigned number a literal vector (trailing constant-zero
     /// literals trimmed) holds, where tighter than its constant literals say.
-    table: HashMap<Box<[Lit]>, (u64, u64), RangeHasher>,
+    young: Table,
+    old: Table,
     pub stats: RangeStats,
 }
 
 impl Ranges {
-    /// Starts the table of a new builder (a template's); returns the current one's.
-    pub(crate) fn enter_builder(&mut self) -> HashMap<Box<[Lit]>, (u64, u64), RangeHasher> {
-        std::mem::take(&mut self.table)
+    /// Starts the tables of a new builder (a template's); returns the current one's.
+    pub(crate) fn enter_builder(&mut self) -> (Table, Table) {
+        (
+            std::mem::take(&mut self.young),
+            std::mem::take(&mut self.old),
+        )
     }
 
-    /// Back to the builder whose table `enter_builder` returned (statistics are kept).
-    pub(crate) fn leave_builder(&mut self, table: HashMap<Box<[Lit]>, (u64, u64), RangeHasher>) {
-        self.table = table;
+    /// Back to the builder whose tables `enter_builder` returned (statistics are kept).
+    pub(crate) fn leave_builder(&mut self, (young, old): (Table, Table)) {
+        self.young = young;
+        self.old = old;
+    }
+
+    fn get(&mut self, key: &[Lit]) -> Option<(u64, u64)> {
+        if let Some(&r) = self.young.get(key) {
+            return Some(r);
+        }
+        let r = *self.old.get(key)?;
+        self.insert(key, r);
+        Some(r)
+    }
+
+    fn insert(&mut self, key: &[Lit], r: (u64, u64)) {
+        if self.young.len() >= GENERATION {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(key.to_vec().into_boxed_slice(), r);
     }
 }
 
@@ -205,10 +230,13 @@ impl Narrowed {
 impl Lowerer<'_> {
     /// The interval of the unsigned number `bits` holds, if it has at most 64 significant
     /// bits.
-    pub(crate) fn range_of(&self, bits: &[Lit]) -> Option<(u64, u64)> {
+    pub(crate) fn range_of(&mut self, bits: &[Lit]) -> Option<(u64, u64)> {
         let (lo, hi) = literal_range(bits)?;
-        match self.ranges.table.get(trimmed(bits)) {
-            Some(&(l, h)) => Some((lo.max(l), hi.min(h))),
+        if lo == hi {
+            return Some((lo, hi));
+        }
+        match self.ranges.get(trimmed(bits)) {
+            Some((l, h)) => Some((lo.max(l), hi.min(h))),
             None => Some((lo, hi)),
         }
     }
@@ -233,12 +261,7 @@ impl Lowerer<'_> {
             *l = Lit::constant(i < 64 && (lo >> i) & 1 == 1);
         }
         if literal_range(&out) != Some((lo, hi)) {
-            if self.ranges.table.len() >= MAX_ENTRIES {
-                self.ranges.table.clear();
-            }
-            self.ranges
-                .table
-                .insert(trimmed(&out).to_vec().into_boxed_slice(), (lo, hi));
+            self.ranges.insert(trimmed(&out), (lo, hi));
         }
         out
     }
