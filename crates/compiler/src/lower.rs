@@ -447,8 +447,10 @@ impl<'a> Lowerer<'a> {
                     .map(|k| self.read_region(var, off + k * d.stride, rest, w))
                     .collect();
                 let out = blocks::mux_tree(&mut self.g, &d.index, &elems);
-                let elems: Vec<&[Lit]> = elems.iter().map(Vec::as_slice).collect();
-                self.note_mux(out, &elems)
+                // An index out of range reads zero (`&[]`).
+                let mut choices: Vec<&[Lit]> = elems.iter().map(Vec::as_slice).collect();
+                choices.push(&[]);
+                self.note_mux(out, &choices)
             }
         }
     }

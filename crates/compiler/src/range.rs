@@ -418,3 +418,103 @@ fn bool_val(b: Lit) -> Val {
     bits[0] = b;
     Val::Int(IntTy::INT, bits)
 }
+
+#[cfg(test)]
+mod tests {
+    use pgc_circuit::eval_bits;
+
+    use crate::{Compiled, Options, compile_source};
+
+    /// `src` (`int` inputs, one `int` output) compiled with and without the analysis.
+    fn both(src: &str) -> (Compiled, Compiled) {
+        let compile = |value_ranges| {
+            let opts = Options {
+                value_ranges,
+                ..Options::default()
+            };
+            compile_source(src, "t.c", &opts).unwrap_or_else(|e| panic!("{e}"))
+        };
+        (compile(true), compile(false))
+    }
+
+    fn run(c: &Compiled, inputs: &[i32]) -> i32 {
+        let bits: Vec<bool> = inputs
+            .iter()
+            .flat_map(|v| (0..32).map(move |i| (v >> i) & 1 == 1))
+            .collect();
+        value(&eval_bits(&c.circuit, &bits))
+    }
+
+    fn value(bits: &[bool]) -> i32 {
+        bits.iter()
+            .take(32)
+            .enumerate()
+            .map(|(i, &b)| (b as i32) << i)
+            .sum()
+    }
+
+    /// Every narrowing is an identity of the circuit, also where C leaves the result
+    /// undefined: an index out of range reads zero, signed overflow wraps, a difference
+    /// below zero is negative.
+    #[test]
+    fn narrowed_circuits_equal_full_width_ones_on_edge_inputs() {
+        let programs = [
+            // Cells in [4, 7]; an index out of range reads 0, which the hull must include.
+            "int f(int INPUT_A_i, int INPUT_B_x) { int t[3]; for (int k = 0; k < 3; k++)
+               t[k] = 4 + (INPUT_B_x & 3); return t[INPUT_A_i]; }",
+            // Differences that go below zero, compared signed.
+            "int f(int INPUT_A_x, int INPUT_B_y) { int a = INPUT_A_x & 7, b = INPUT_B_y & 7;
+               int d = a - b; return (d < 0) * 100 + (a - 3 > b) + d; }",
+            // Bounded products, quotients and remainders; overflow of unbounded ones.
+            "int f(int INPUT_A_x, int INPUT_B_y) { int a = INPUT_A_x & 255, b = (INPUT_B_y & 15) + 1;
+               return a * b + a / b + a % b + (INPUT_A_x * 65536) * 65536 + (a * b < 300); }",
+            // Minimum of bounded values kept under secret conditions, then widened.
+            "int f(int INPUT_A_x, int INPUT_B_y) { int m = 9; int v[4];
+               for (int k = 0; k < 4; k++) { v[k] = ((INPUT_A_x >> k) & 3) + k;
+                 if (v[k] < m) m = v[k]; }
+               v[INPUT_B_y & 3] = m + 1; return v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3] + m; }",
+        ];
+        let edges = [
+            0,
+            1,
+            2,
+            3,
+            4,
+            -1,
+            -2,
+            7,
+            255,
+            256,
+            65535,
+            i32::MAX,
+            i32::MIN,
+            0x5a5a_5a5a,
+            -0x1234_5678,
+        ];
+        for (k, src) in programs.iter().enumerate() {
+            let (on, off) = both(src);
+            for &x in &edges {
+                for &y in &edges {
+                    assert_eq!(
+                        run(&on, &[x, y]),
+                        run(&off, &[x, y]),
+                        "inputs ({x}, {y}) of\n{src}"
+                    );
+                }
+            }
+            let (on_ands, off_ands) = (on.stats.and_gates_final, off.stats.and_gates_final);
+            assert!(on_ands <= off_ands, "{src}: {on_ands} > {off_ands}");
+            // The first two are edge cases whose literals already show all there is to know.
+            assert!(k < 2 || on_ands < off_ands, "nothing narrowed in\n{src}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_index_reads_zero() {
+        let src = "int f(int INPUT_A_i, int INPUT_B_x) { int t[3]; for (int k = 0; k < 3; k++)
+                   t[k] = 4 + (INPUT_B_x & 3); return t[INPUT_A_i]; }";
+        let (on, _) = both(src);
+        assert_eq!(run(&on, &[5, 2]), 0);
+        assert_eq!(run(&on, &[1, 2]), 6);
+    }
+}
