@@ -317,11 +317,14 @@ impl<'a> Lowerer<'a> {
         generic: bool,
     ) -> R<MemoEntry> {
         let outer = std::mem::replace(&mut self.g, NetBuilder::new(self.opts.optimize));
+        // Intervals are facts about one builder's literals.
+        let outer_ranges = self.ranges.enter_builder();
         let saved_paths = self.take_path_state();
         self.compact.building += 1;
         let result = self.template_body(name, f, params, args, ret_ty, generic);
         self.compact.building -= 1;
         let inner = std::mem::replace(&mut self.g, outer);
+        self.ranges.leave_builder(outer_ranges);
         self.restore_path_state(saved_paths);
         let (result_lits, num_inputs) = result?;
         // Sort result bits into constants, inputs and template outputs.

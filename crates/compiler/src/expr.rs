@@ -479,7 +479,8 @@ impl<'a> Lowerer<'a> {
                         let ty = if tt.is_bool && ft.is_bool { IntTy::INT } else { ty };
                         let tb = self.convert_bits(tt, &tb, ty);
                         let fb = self.convert_bits(ft, &fb, ty);
-                        Ok(Val::Int(ty, blocks::mux_word(&mut self.g, k, &tb, &fb)))
+                        let out = blocks::mux_word(&mut self.g, k, &tb, &fb);
+                        Ok(Val::Int(ty, self.note_mux(out, &[&tb, &fb])))
                     }
                     (t @ (Val::Int(..) | Val::Float(..)), f @ (Val::Int(..) | Val::Float(..))) => {
                         let (ta, tb) = self.arith_of(t, e.span)?;
@@ -891,6 +892,9 @@ impl<'a> Lowerer<'a> {
         } else {
             (a, b)
         };
+        if let Some(v) = self.ranged_arith(&op, ct, &a, &b) {
+            return Ok(v);
+        }
         let g = &mut self.g;
         let out = match op {
             B::Plus => blocks::add(g, &a, &b),

@@ -19,6 +19,7 @@ pub mod parallel;
 /// Random C programs for the differential tests against gcc (test support).
 #[doc(hidden)]
 pub mod randprog;
+mod range;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -62,6 +63,9 @@ pub struct Options {
     pub gate_budget: Option<u64>,
     /// How Verilog designs are synthesized (see [`verilog`]); C ignores it.
     pub verilog_flow: verilog::VerilogFlow,
+    /// Value-range analysis: integer operations over only the bits that can be nonzero
+    /// (see the `range` module); off only to measure what it saves.
+    pub value_ranges: bool,
 }
 
 impl Default for Options {
@@ -77,6 +81,7 @@ impl Default for Options {
             progress: None,
             gate_budget: None,
             verilog_flow: verilog::VerilogFlow::Words,
+            value_ranges: true,
         }
     }
 }
@@ -215,6 +220,8 @@ struct FrontEnd {
     /// Templates of compact compilation (empty otherwise).
     templates: Vec<pgc_circuit::compact::Template>,
     calls_reused: u64,
+    /// What the value-range analysis avoided.
+    ranges: range::RangeStats,
     interface: Interface,
     entry_name: String,
     entry_params: Vec<String>,
@@ -318,6 +325,7 @@ fn front_end_on_this_thread(
         netlist,
         templates: std::mem::take(&mut low.compact.templates),
         calls_reused: low.compact.calls_reused,
+        ranges: low.ranges.stats,
         interface,
         entry_name,
         entry_params,
@@ -325,7 +333,12 @@ fn front_end_on_this_thread(
     })
 }
 
-fn compile_stats(b: &BuildStats, and_final: u64, start: Instant) -> CompileStats {
+fn compile_stats(
+    b: &BuildStats,
+    ranges: &range::RangeStats,
+    and_final: u64,
+    start: Instant,
+) -> CompileStats {
     let pass = |name, gates_removed, and_gates_removed| PassStats {
         name,
         gates_removed,
@@ -333,6 +346,11 @@ fn compile_stats(b: &BuildStats, and_final: u64, start: Instant) -> CompileStats
     };
     CompileStats {
         passes: vec![
+            pass(
+                "value ranges",
+                ranges.gates_avoided,
+                Some(ranges.and_gates_avoided),
+            ),
             pass("constant folding", b.constant_folded, None),
             pass("algebraic simplification", b.algebraic, None),
             pass("structural hashing", b.structural_hashing, None),
@@ -364,7 +382,7 @@ fn compile_in(
             pos: None,
             message: format!("{name}: the circuit cannot be built: {e}"),
         })?;
-    let stats = compile_stats(&b, circuit.and_count(), fe.start);
+    let stats = compile_stats(&b, &fe.ranges, circuit.and_count(), fe.start);
     Ok(Compiled {
         circuit,
         regions,
@@ -423,7 +441,7 @@ fn compact_in(
     let circuit = pgc_circuit::compact::CompactCircuit::from_ssa(layout, fe.templates, items)
         .map_err(|e| fail(e.to_string()))?;
     let counts = pgc_circuit::compact::compact_stats(&circuit).map_err(|e| fail(e.to_string()))?;
-    let mut stats = compile_stats(&b, counts.and_gates, fe.start);
+    let mut stats = compile_stats(&b, &fe.ranges, counts.and_gates, fe.start);
     stats.gates_final = counts.gates;
     Ok(CompiledCompact {
         circuit,
@@ -535,7 +553,7 @@ pub fn compile_compact_streaming(
             path: out.to_path_buf(),
             source: e,
         })?;
-    let mut stats = compile_stats(&b, ands, fe.start);
+    let mut stats = compile_stats(&b, &fe.ranges, ands, fe.start);
     stats.gates_final = gates;
     let summary = CompactSummary {
         templates: templates.len() as u64,
@@ -609,7 +627,10 @@ pub fn compile_file_streaming<W: std::io::Write>(
             },
         })?;
     writer.finish().map_err(write_err)?;
-    Ok((fe.interface, compile_stats(&b, and_final, fe.start)))
+    Ok((
+        fe.interface,
+        compile_stats(&b, &fe.ranges, and_final, fe.start),
+    ))
 }
 
 enum StreamError {

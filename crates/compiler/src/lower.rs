@@ -170,6 +170,8 @@ pub struct Lowerer<'a> {
     pinned_vars: HashSet<VarId>,
     /// Associative chains kept for balanced evaluation (`--optimize depth`).
     pub deferred: crate::deferred::Deferred,
+    /// Intervals of integer values (see [`crate::range`]).
+    pub ranges: crate::range::Ranges,
 }
 
 /// Conditions state saved while a template is compiled in a builder of its own.
@@ -229,6 +231,7 @@ impl<'a> Lowerer<'a> {
             free_vars: Vec::new(),
             pinned_vars: HashSet::new(),
             deferred: Default::default(),
+            ranges: Default::default(),
         }
     }
 
@@ -405,11 +408,14 @@ impl<'a> Lowerer<'a> {
         } else if let Some(merged) = self.deferred_write(var, off, value, guard) {
             self.vars[var].bits[off..off + value.len()].copy_from_slice(&merged);
         } else {
-            for (i, &v) in value.iter().enumerate() {
-                let old = self.vars[var].bits[off + i];
-                let m = self.g.mux(guard, v, old);
-                self.vars[var].bits[off + i] = m;
-            }
+            let old = self.vars[var].bits[off..off + value.len()].to_vec();
+            let merged: Vec<Lit> = value
+                .iter()
+                .zip(&old)
+                .map(|(&v, &o)| self.g.mux(guard, v, o))
+                .collect();
+            let merged = self.note_mux(merged, &[value, &old]);
+            self.vars[var].bits[off..off + value.len()].copy_from_slice(&merged);
         }
         self.vars[var].active = seen.map(|s| (guard, s));
         self.note_stored(var, off, value.len());
@@ -440,7 +446,11 @@ impl<'a> Lowerer<'a> {
                 let elems: Vec<Vec<Lit>> = (0..d.count)
                     .map(|k| self.read_region(var, off + k * d.stride, rest, w))
                     .collect();
-                blocks::mux_tree(&mut self.g, &d.index, &elems)
+                let out = blocks::mux_tree(&mut self.g, &d.index, &elems);
+                // An index out of range reads zero (`&[]`).
+                let mut choices: Vec<&[Lit]> = elems.iter().map(Vec::as_slice).collect();
+                choices.push(&[]);
+                self.note_mux(out, &choices)
             }
         }
     }

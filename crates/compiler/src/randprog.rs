@@ -26,6 +26,7 @@ use std::fmt::Write;
 use pgc_circuit::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
 
 pub mod floats;
+pub mod ranged;
 
 /// SplitMix64, so a program is a pure function of its seed.
 #[derive(Clone, Debug)]

@@ -352,6 +352,51 @@ fn edit_distance() {
     );
 }
 
+/// The textbook edit distance (inline loop, `int` cells): gcc and the reference agree, and
+/// the value-range analysis narrows its cells (the distance never exceeds EDIT_LEN).
+#[test]
+fn edit_distance_textbook() {
+    require_gcc!();
+    let case = Case::file(example("edit_distance_textbook.c"), &[]);
+    let c = check_case(&case, 100, 1, 45);
+    let reference = |v: &Values| vec![vec![levenshtein(&v[0], &v[1])]];
+    check_reference(&case, &c, 100, 46, reference);
+    let mut rng = Rng::new(47);
+    let inputs: Vec<Values> = (0..64)
+        .map(|_| {
+            (0..2)
+                .map(|_| (0..16).map(|_| 97 + rng.below(2)).collect())
+                .collect()
+        })
+        .collect();
+    check_inputs(&case, &c, &inputs, 0);
+    check_reference_on(&case, &c, &inputs, reference);
+
+    let mut unnarrowed = case.clone();
+    unnarrowed.opts.value_ranges = false;
+    let wide = unnarrowed.compile_or_panic();
+    check_inputs(&unnarrowed, &wide, &inputs, 0);
+    eprintln!(
+        "textbook edit distance (16): {} AND gates with value ranges, {} without",
+        c.stats.and_gates_final, wide.stats.and_gates_final
+    );
+    // 5-bit cells instead of 32-bit ones: less than half the gates.
+    assert!(2 * c.stats.and_gates_final < wide.stats.and_gates_final);
+
+    let case = Case::file(example("edit_distance_textbook.c"), &["EDIT_LEN=6"]);
+    let c = case.compile_or_panic();
+    let kitten = b"kitten".iter().map(|&x| x as i64).collect();
+    let sittin = b"sittin".iter().map(|&x| x as i64).collect();
+    assert_eq!(
+        run_named(
+            &c,
+            &[("INPUT_A_a", kitten), ("INPUT_B_b", sittin)],
+            "OUTPUT_return"
+        ),
+        [2]
+    );
+}
+
 #[test]
 fn hamming() {
     require_gcc!();
@@ -708,6 +753,7 @@ fn every_example_is_tested_and_documented() {
         "mexp.c",
         "mvmul.c",
         "edit_distance.c",
+        "edit_distance_textbook.c",
         "hamming.c",
         "auction.c",
         "median.c",
@@ -736,18 +782,19 @@ fn every_example_is_tested_and_documented() {
     }
 }
 
-/// Every example (at small sizes) through the protocol in every parallel mode with 1, 2, 3
-/// and 8 threads, and the sequential protocol: each party sees exactly the circuit's outputs
+/// Every example (at small sizes) through GMW, Yao's sequential protocol and every parallel
+/// mode with 1, 2, 3 and 8 threads: each party sees exactly the circuit's outputs
 /// it may see (the circuit itself is checked against gcc above).
 #[test]
 fn every_example_under_gmw_and_every_yao_mode() {
-    let cases: [(&str, &[&str]); 12] = [
+    let cases: [(&str, &[&str]); 13] = [
         ("millionaires.c", &[]),
         ("dot_product.c", &["N=6"]),
         ("biomatch.c", &["BIOMATCH_N=5", "BIOMATCH_D=2"]),
         ("mexp.c", &["MEXP_K=3"]),
         ("mvmul.c", &["MVMUL_M=3", "MVMUL_K=2"]),
         ("edit_distance.c", &["EDIT_LEN=4"]),
+        ("edit_distance_textbook.c", &["EDIT_LEN=4"]),
         ("hamming.c", &["HAMMING_WORDS=2"]),
         ("auction.c", &[]),
         ("median.c", &["MEDIAN_N=4"]),

@@ -185,6 +185,52 @@ fn random_programs_agree_with_gcc() {
     check_programs(&programs, &cases, &[]);
 }
 
+/// Random dynamic-programming loops over tables of integer cells (`randprog::ranged`), pgc
+/// vs gcc; the value-range analysis must narrow them (fewer ANDs in total than with it off,
+/// never more in any one) without changing a result.
+#[test]
+fn ranged_loop_programs_agree_with_gcc_and_narrow() {
+    if !common::gcc_available() {
+        return;
+    }
+    let programs: Vec<RandomProgram> = seeds(100)
+        .into_iter()
+        .map(|s| randprog::ranged::generate(s, &format!("r{s}")))
+        .collect();
+    let cases: Vec<Case> = programs
+        .iter()
+        .map(|p| {
+            let mut c = case_for(p);
+            c.label = c
+                .label
+                .replace("random program seed", "random ranged-loop program seed")
+                .replace("--test random_programs", "--test random_programs ranged");
+            c
+        })
+        .collect();
+    check_programs(&programs, &cases, &[]);
+    let (mut on_total, mut off_total) = (0u64, 0u64);
+    for c in &cases {
+        let on = c.compile().unwrap_or_else(|e| panic!("{}: {e}", c.label));
+        let mut off_case = c.clone();
+        off_case.opts.value_ranges = false;
+        let off = off_case
+            .compile()
+            .unwrap_or_else(|e| panic!("{}: {e}", c.label));
+        assert!(
+            on.stats.and_gates_final <= off.stats.and_gates_final,
+            "{}: {} ANDs with value ranges, {} without",
+            c.label,
+            on.stats.and_gates_final,
+            off.stats.and_gates_final
+        );
+        on_total += on.stats.and_gates_final;
+        off_total += off.stats.and_gates_final;
+    }
+    eprintln!("ranged-loop programs: {on_total} ANDs with value ranges, {off_total} without");
+    assert!(on_total < off_total, "the analysis narrowed nothing");
+}
+
 /// Random programs over `float` and `double`, pgc vs gcc -O0 (half of them compiled with
 /// `--optimize depth`).
 #[test]

@@ -277,7 +277,7 @@ fn compile_renamed(
         pos: None,
         message: format!("the circuit cannot be built: {e}"),
     })?;
-    let stats = crate::compile_stats(&b, circuit.and_count(), start);
+    let stats = crate::compile_stats(&b, &Default::default(), circuit.and_count(), start);
     Ok(Compiled {
         circuit,
         regions: Vec::new(),

@@ -1,0 +1,520 @@
+//! Value-range analysis: integer arithmetic and comparisons over only the bits that can be
+//! nonzero.
+//!
+//! Symbolic execution already knows some bits of every value: the literals that are
+//! constants (the *known bits* of the abstract-interpretation literature; loop counters and
+//! indices are entirely known). What the literals cannot say is a bound that is not a power
+//! of two: a cell of an edit-distance table is at most `i + j`, but `x + 1` on a value whose
+//! low `k` bits are unknown makes `k + 1` unknown bits, so the table's widths would creep up
+//! by one bit per cell until the full 32 bits of an `int`. This module therefore remembers,
+//! next to the literals, an *interval* `[lo, hi]` of the unsigned number the bit vector
+//! holds, and narrows:
+//!
+//! * `+`, `-`, `*`, `/`, `%`, `&` whose result provably does not wrap are built over the
+//!   `k` bits that the result's bound needs (the bits above are constant zero);
+//! * `<`, `<=`, `>`, `>=`, `==`, `!=` on values known to be non-negative compare only the
+//!   bits that can be nonzero, and are constants where the intervals do not overlap;
+//! * a multiplexer (`c ? x : y`, a write under a secret condition such as
+//!   `if (x < best) best = x;`, a read or write at a secret index) gets the hull of its
+//!   inputs' intervals;
+//! * whatever has an interval has its bits above the bound (and the common high bits of
+//!   `lo` and `hi`) replaced by constants, so later gates fold them.
+//!
+//! Soundness does not depend on C's rules (undefined signed overflow and the like): every
+//! interval is a fact about the Boolean function the literals compute on *all* inputs,
+//! derived from the operands' intervals by exact integer arithmetic, and an operation is
+//! narrowed only when that arithmetic shows the narrow circuit computes the same bits as the
+//! full-width one. Facts true only on some paths (inside `if (x < 5)`) are never recorded.
+//! Intervals are kept per literal vector (the same literals are the same function, whatever
+//! variable or array cell holds them), so values flow through copies, array cells, returns
+//! and the conditional writes of unrolled loops; the unrolled execution visits every
+//! iteration, so no widening over loops is needed. The table is a cache: dropping entries
+//! only loses precision.
+
+use std::collections::HashMap;
+
+use lang_c::ast::BinaryOperator;
+use pgc_circuit::netlist::Gates;
+use pgc_circuit::{Lit, OptimizeFor, blocks};
+
+use crate::compact::ShapeHasher;
+use crate::lower::{Lowerer, Val};
+use crate::types::IntTy;
+
+/// Values wider than this keep no interval (`long long` is the widest integer).
+const MAX_BITS: usize = 64;
+
+/// Intervals remembered per generation: when the young table is full it becomes the old one
+/// (the previous old one is dropped) and a lookup that finds an old entry copies it to the
+/// young table, so values still in use keep their intervals while the compiler's memory
+/// stays bounded (a dropped interval only costs precision).
+const GENERATION: usize = 1 << 19;
+
+type Table = HashMap<Box<[Lit]>, (u64, u64), RangeHasher>;
+
+type RangeHasher = std::hash::BuildHasherDefault<ShapeHasher>;
+
+/// The intervals of one gate builder's literal vectors, and what narrowing saved.
+#[derive(Default)]
+pub struct Ranges {
+    /// Inclusive bounds of the unsigned number a literal vector (trailing constant-zero
+    /// literals trimmed) holds, where tighter than its constant literals say.
+    young: Table,
+    old: Table,
+    pub stats: RangeStats,
+}
+
+impl Ranges {
+    /// Starts the tables of a new builder (a template's); returns the current one's.
+    pub(crate) fn enter_builder(&mut self) -> (Table, Table) {
+        (
+            std::mem::take(&mut self.young),
+            std::mem::take(&mut self.old),
+        )
+    }
+
+    /// Back to the builder whose tables `enter_builder` returned (statistics are kept).
+    pub(crate) fn leave_builder(&mut self, (young, old): (Table, Table)) {
+        self.young = young;
+        self.old = old;
+    }
+
+    fn get(&mut self, key: &[Lit]) -> Option<(u64, u64)> {
+        if let Some(&r) = self.young.get(key) {
+            return Some(r);
+        }
+        let r = *self.old.get(key)?;
+        self.insert(key, r);
+        Some(r)
+    }
+
+    fn insert(&mut self, key: &[Lit], r: (u64, u64)) {
+        if self.young.len() >= GENERATION {
+            self.old = std::mem::take(&mut self.young);
+        }
+        self.young.insert(key.to_vec().into_boxed_slice(), r);
+    }
+}
+
+/// What the analysis saved, counted per narrowed operation against the same operation built
+/// at full width from the same literals with constant folding.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RangeStats {
+    pub gates_avoided: u64,
+    pub and_gates_avoided: u64,
+}
+
+/// `bits` without its trailing constant-zero literals (zero-extension does not change the
+/// key).
+fn trimmed(bits: &[Lit]) -> &[Lit] {
+    let n = bits.len() - bits.iter().rev().take_while(|l| **l == Lit::FALSE).count();
+    &bits[..n]
+}
+
+/// The interval that the constant literals alone give, if the value fits `MAX_BITS`.
+fn literal_range(bits: &[Lit]) -> Option<(u64, u64)> {
+    let bits = trimmed(bits);
+    if bits.len() > MAX_BITS {
+        return None;
+    }
+    let (mut lo, mut hi) = (0u64, 0u64);
+    for (i, l) in bits.iter().enumerate() {
+        match l.as_const() {
+            Some(true) => {
+                lo |= 1 << i;
+                hi |= 1 << i;
+            }
+            Some(false) => {}
+            None => hi |= 1 << i,
+        }
+    }
+    Some((lo, hi))
+}
+
+/// Bits needed for numbers up to `x`.
+fn bit_len(x: u128) -> usize {
+    (128 - x.leading_zeros()) as usize
+}
+
+/// `bits` resized to `n` (truncated, or extended with zeros).
+fn resized(bits: &[Lit], n: usize) -> Vec<Lit> {
+    let mut v: Vec<Lit> = bits.iter().copied().take(n).collect();
+    v.resize(n, Lit::FALSE);
+    v
+}
+
+/// Counts the gates a block would make, folding constants and equal or complementary
+/// operands (not structural hashing); emits nothing.
+struct Tally {
+    next: u64,
+    ands: u64,
+    xors: u64,
+    optimize: OptimizeFor,
+}
+
+impl Tally {
+    fn fresh(&mut self) -> Lit {
+        self.next += 1;
+        // Numbered down from the top, far above the wires of the builder's operands
+        // (only for counting: a clash could only miscount).
+        Lit::wire(u32::MAX - 1 - (self.next as u32))
+    }
+}
+
+impl Gates for Tally {
+    fn xor(&mut self, a: Lit, b: Lit) -> Lit {
+        match (a.as_const(), b.as_const()) {
+            (Some(x), Some(y)) => Lit::constant(x ^ y),
+            (Some(x), None) => lit_xor(b, x),
+            (None, Some(y)) => lit_xor(a, y),
+            _ if a == b => Lit::FALSE,
+            _ if a == !b => Lit::TRUE,
+            _ => {
+                self.xors += 1;
+                self.fresh()
+            }
+        }
+    }
+    fn and(&mut self, a: Lit, b: Lit) -> Lit {
+        match (a.as_const(), b.as_const()) {
+            (Some(false), _) | (_, Some(false)) => Lit::FALSE,
+            (Some(true), _) => b,
+            (_, Some(true)) => a,
+            _ if a == b => a,
+            _ if a == !b => Lit::FALSE,
+            _ => {
+                self.ands += 1;
+                self.fresh()
+            }
+        }
+    }
+    fn optimize_for(&self) -> OptimizeFor {
+        self.optimize
+    }
+}
+
+fn lit_xor(l: Lit, flip: bool) -> Lit {
+    if flip { !l } else { l }
+}
+
+/// An integer operation the analysis may narrow.
+#[derive(Clone, Copy)]
+enum Narrowed {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    And,
+    /// `a < b` unsigned.
+    Less,
+    Equal,
+}
+
+impl Narrowed {
+    /// Builds the operation over `a` and `b` (equal widths); comparisons give one bit.
+    fn build<G: Gates + ?Sized>(self, g: &mut G, a: &[Lit], b: &[Lit]) -> Vec<Lit> {
+        match self {
+            Narrowed::Add => blocks::add(g, a, b),
+            Narrowed::Sub => blocks::sub(g, a, b),
+            Narrowed::Mul => blocks::mul(g, a, b),
+            Narrowed::Div => blocks::udivrem(g, a, b).0,
+            Narrowed::Rem => blocks::udivrem(g, a, b).1,
+            Narrowed::And => blocks::and_word(g, a, b),
+            Narrowed::Less => vec![blocks::lt_unsigned(g, a, b)],
+            Narrowed::Equal => vec![blocks::eq(g, a, b)],
+        }
+    }
+}
+
+impl Lowerer<'_> {
+    /// The interval of the unsigned number `bits` holds, if it has at most 64 significant
+    /// bits.
+    pub(crate) fn range_of(&mut self, bits: &[Lit]) -> Option<(u64, u64)> {
+        let (lo, hi) = literal_range(bits)?;
+        if lo == hi {
+            return Some((lo, hi));
+        }
+        match self.ranges.get(trimmed(bits)) {
+            Some((l, h)) => Some((lo.max(l), hi.min(h))),
+            None => Some((lo, hi)),
+        }
+    }
+
+    /// Records that `bits` holds a number in `[lo, hi]`: the bits that fact fixes become
+    /// constants (returned), and the interval is remembered where the literals alone do not
+    /// imply it.
+    pub(crate) fn note_range(&mut self, bits: Vec<Lit>, lo: u64, hi: u64) -> Vec<Lit> {
+        let Some((llo, lhi)) = literal_range(&bits) else {
+            return bits;
+        };
+        let (lo, hi) = (lo.max(llo), hi.min(lhi));
+        if lo > hi {
+            // Contradictory facts cannot come from sound rules; keep the literals.
+            debug_assert!(false, "empty interval [{lo}, {hi}]");
+            return bits;
+        }
+        // Bits above the highest one in which `lo` and `hi` differ are those of `lo`.
+        let fixed_from = bit_len((lo ^ hi) as u128);
+        let mut out = bits;
+        for (i, l) in out.iter_mut().enumerate().skip(fixed_from) {
+            *l = Lit::constant(i < 64 && (lo >> i) & 1 == 1);
+        }
+        if literal_range(&out) != Some((lo, hi)) {
+            self.ranges.insert(trimmed(&out), (lo, hi));
+        }
+        out
+    }
+
+    /// A multiplexer's result: the hull of its inputs' intervals.
+    pub(crate) fn note_mux(&mut self, out: Vec<Lit>, inputs: &[&[Lit]]) -> Vec<Lit> {
+        if !self.opts.value_ranges || out.len() > 2 * MAX_BITS {
+            return out;
+        }
+        let mut hull: Option<(u64, u64)> = None;
+        for x in inputs {
+            let Some((l, h)) = self.range_of(x) else {
+                return out;
+            };
+            hull = Some(match hull {
+                None => (l, h),
+                Some((hl, hh)) => (hl.min(l), hh.max(h)),
+            });
+        }
+        match hull {
+            Some((lo, hi)) => self.note_range(out, lo, hi),
+            None => out,
+        }
+    }
+
+    /// `a op b` for operands of type `ct` (already converted), built over fewer bits where
+    /// the operands' intervals allow; `None` = build it as usual.
+    pub(crate) fn ranged_arith(
+        &mut self,
+        op: &BinaryOperator,
+        ct: IntTy,
+        a: &[Lit],
+        b: &[Lit],
+    ) -> Option<Val> {
+        use BinaryOperator as B;
+        if !self.opts.value_ranges {
+            return None;
+        }
+        let w = ct.bits as usize;
+        let (alo, ahi) = self.range_of(a)?;
+        let (blo, bhi) = self.range_of(b)?;
+        let (alo, ahi, blo, bhi) = (alo as u128, ahi as u128, blo as u128, bhi as u128);
+        let modulus = 1u128 << w;
+        // Signed operands are ordered like unsigned ones when both are non-negative.
+        let nonneg = !ct.signed || (ahi < modulus / 2 && bhi < modulus / 2);
+        let (kind, lo, hi, k) = match op {
+            B::Plus if ahi + bhi < modulus => {
+                (Narrowed::Add, alo + blo, ahi + bhi, bit_len(ahi + bhi))
+            }
+            B::Minus if alo >= bhi => (Narrowed::Sub, alo - bhi, ahi - blo, bit_len(ahi)),
+            B::Multiply if ahi.checked_mul(bhi).is_some_and(|p| p < modulus) => {
+                (Narrowed::Mul, alo * blo, ahi * bhi, bit_len(ahi * bhi))
+            }
+            B::Divide if nonneg && blo >= 1 => {
+                let k = bit_len(ahi.max(bhi));
+                (Narrowed::Div, alo / bhi, ahi / blo, k)
+            }
+            B::Modulo if nonneg && blo >= 1 => {
+                let k = bit_len(ahi.max(bhi));
+                (Narrowed::Rem, 0, ahi.min(bhi - 1), k)
+            }
+            B::BitwiseAnd => {
+                let hi = ahi.min(bhi);
+                (Narrowed::And, 0, hi, bit_len(hi))
+            }
+            B::Less | B::Greater | B::LessOrEqual | B::GreaterOrEqual if nonneg => {
+                // `x < y` with `(x, y)` ordered as the block builds it.
+                let ((xlo, xhi), (ylo, yhi)) = if matches!(op, B::Less | B::GreaterOrEqual) {
+                    ((alo, ahi), (blo, bhi))
+                } else {
+                    ((blo, bhi), (alo, ahi))
+                };
+                let strict = matches!(op, B::Less | B::Greater);
+                let decided = if xhi < ylo {
+                    Some(true)
+                } else if xlo >= yhi {
+                    Some(false)
+                } else {
+                    None
+                };
+                let k = bit_len(ahi.max(bhi));
+                if let Some(lt) = decided {
+                    self.tally_saving(Narrowed::Less, &a[..w], &b[..w], &[], &[]);
+                    return Some(bool_val(Lit::constant(lt == strict)));
+                }
+                (Narrowed::Less, 0, 1, k)
+            }
+            B::Equals | B::NotEquals => {
+                let k = bit_len(ahi.max(bhi));
+                if ahi < blo || bhi < alo {
+                    self.tally_saving(Narrowed::Equal, &a[..w], &b[..w], &[], &[]);
+                    return Some(bool_val(Lit::constant(*op == B::NotEquals)));
+                }
+                (Narrowed::Equal, 0, 1, k)
+            }
+            _ => return None,
+        };
+        if k >= w {
+            return None;
+        }
+        let k = k.max(1);
+        let (na, nb) = (resized(a, k), resized(b, k));
+        // Comparisons take their operands in the order the usual builder would.
+        let (x, y, fx, fy) = match op {
+            B::Greater | B::LessOrEqual => (&nb, &na, b, a),
+            _ => (&na, &nb, a, b),
+        };
+        let out = kind.build(&mut self.g, x, y);
+        self.tally_saving(kind, &fx[..w], &fy[..w], x, y);
+        match kind {
+            Narrowed::Less => {
+                let lt = out[0];
+                let strict = matches!(op, B::Less | B::Greater);
+                Some(bool_val(if strict { lt } else { !lt }))
+            }
+            Narrowed::Equal => {
+                let eq = out[0];
+                Some(bool_val(if *op == B::Equals { eq } else { !eq }))
+            }
+            _ => {
+                let bits = self.note_range(resized(&out, w), lo as u64, hi as u64);
+                Some(Val::Int(ct, bits))
+            }
+        }
+    }
+
+    /// Adds to the statistics the gates of `kind` over the full-width `fx`, `fy` less those
+    /// over the narrowed `x`, `y` (empty: the result was a constant).
+    fn tally_saving(&mut self, kind: Narrowed, fx: &[Lit], fy: &[Lit], x: &[Lit], y: &[Lit]) {
+        let optimize = self.g.optimize_for();
+        let count = |a: &[Lit], b: &[Lit]| {
+            let mut t = Tally {
+                next: 0,
+                ands: 0,
+                xors: 0,
+                optimize,
+            };
+            if !a.is_empty() {
+                kind.build(&mut t, a, b);
+            }
+            (t.ands, t.xors)
+        };
+        let (full_and, full_xor) = count(fx, fy);
+        let (narrow_and, narrow_xor) = count(x, y);
+        let ands = full_and.saturating_sub(narrow_and);
+        let s = &mut self.ranges.stats;
+        s.and_gates_avoided += ands;
+        s.gates_avoided += ands + full_xor.saturating_sub(narrow_xor);
+    }
+}
+
+fn bool_val(b: Lit) -> Val {
+    let mut bits = vec![Lit::FALSE; IntTy::INT.bits as usize];
+    bits[0] = b;
+    Val::Int(IntTy::INT, bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use pgc_circuit::eval_bits;
+
+    use crate::{Compiled, Options, compile_source};
+
+    /// `src` (`int` inputs, one `int` output) compiled with and without the analysis.
+    fn both(src: &str) -> (Compiled, Compiled) {
+        let compile = |value_ranges| {
+            let opts = Options {
+                value_ranges,
+                ..Options::default()
+            };
+            compile_source(src, "t.c", &opts).unwrap_or_else(|e| panic!("{e}"))
+        };
+        (compile(true), compile(false))
+    }
+
+    fn run(c: &Compiled, inputs: &[i32]) -> i32 {
+        let bits: Vec<bool> = inputs
+            .iter()
+            .flat_map(|v| (0..32).map(move |i| (v >> i) & 1 == 1))
+            .collect();
+        value(&eval_bits(&c.circuit, &bits))
+    }
+
+    fn value(bits: &[bool]) -> i32 {
+        bits.iter()
+            .take(32)
+            .enumerate()
+            .map(|(i, &b)| (b as i32) << i)
+            .sum()
+    }
+
+    /// Every narrowing is an identity of the circuit, also where C leaves the result
+    /// undefined: an index out of range reads zero, signed overflow wraps, a difference
+    /// below zero is negative.
+    #[test]
+    fn narrowed_circuits_equal_full_width_ones_on_edge_inputs() {
+        let programs = [
+            // Cells in [4, 7]; an index out of range reads 0, which the hull must include.
+            "int f(int INPUT_A_i, int INPUT_B_x) { int t[3]; for (int k = 0; k < 3; k++)
+               t[k] = 4 + (INPUT_B_x & 3); return t[INPUT_A_i]; }",
+            // Differences that go below zero, compared signed.
+            "int f(int INPUT_A_x, int INPUT_B_y) { int a = INPUT_A_x & 7, b = INPUT_B_y & 7;
+               int d = a - b; return (d < 0) * 100 + (a - 3 > b) + d; }",
+            // Bounded products, quotients and remainders; overflow of unbounded ones.
+            "int f(int INPUT_A_x, int INPUT_B_y) { int a = INPUT_A_x & 255, b = (INPUT_B_y & 15) + 1;
+               return a * b + a / b + a % b + (INPUT_A_x * 65536) * 65536 + (a * b < 300); }",
+            // Minimum of bounded values kept under secret conditions, then widened.
+            "int f(int INPUT_A_x, int INPUT_B_y) { int m = 9; int v[4];
+               for (int k = 0; k < 4; k++) { v[k] = ((INPUT_A_x >> k) & 3) + k;
+                 if (v[k] < m) m = v[k]; }
+               v[INPUT_B_y & 3] = m + 1; return v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3] + m; }",
+        ];
+        let edges = [
+            0,
+            1,
+            2,
+            3,
+            4,
+            -1,
+            -2,
+            7,
+            255,
+            256,
+            65535,
+            i32::MAX,
+            i32::MIN,
+            0x5a5a_5a5a,
+            -0x1234_5678,
+        ];
+        for (k, src) in programs.iter().enumerate() {
+            let (on, off) = both(src);
+            for &x in &edges {
+                for &y in &edges {
+                    assert_eq!(
+                        run(&on, &[x, y]),
+                        run(&off, &[x, y]),
+                        "inputs ({x}, {y}) of\n{src}"
+                    );
+                }
+            }
+            let (on_ands, off_ands) = (on.stats.and_gates_final, off.stats.and_gates_final);
+            assert!(on_ands <= off_ands, "{src}: {on_ands} > {off_ands}");
+            // The first two are edge cases whose literals already show all there is to know.
+            assert!(k < 2 || on_ands < off_ands, "nothing narrowed in\n{src}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_index_reads_zero() {
+        let src = "int f(int INPUT_A_i, int INPUT_B_x) { int t[3]; for (int k = 0; k < 3; k++)
+                   t[k] = 4 + (INPUT_B_x & 3); return t[INPUT_A_i]; }";
+        let (on, _) = both(src);
+        assert_eq!(run(&on, &[5, 2]), 0);
+        assert_eq!(run(&on, &[1, 2]), 6);
+    }
+}
