@@ -5,8 +5,9 @@
 //!
 //! `cargo run --release -p pgc-crypto --example aes_bound [iterations]`
 //!
-//! Each kernel runs `N` independent chains (each block re-encrypted `iterations` times) so
-//! that the AES units never wait on a result; the best of 5 runs is printed.
+//! Each kernel runs independent chains (each block re-encrypted `iterations` times) so
+//! that the AES units never wait on a result; the best of 5 runs is printed. On a shared
+//! machine the best run is the one least disturbed by other processes.
 
 use std::hint::black_box;
 use std::time::Instant;
