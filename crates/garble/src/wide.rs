@@ -13,7 +13,7 @@
 //!   the integer ports to the gate loop, and 8 AES calls per AND keep that one port busy.
 //!   Runs of 8 independent ANDs go through [`GarbleZmm::garble_batch`] instead: their 8
 //!   registers hashed together, rounds outermost ([`independent_ands`] finds them; on the
-//!   random layered circuit of `pgc bench garble` this measured ≈25 % faster on an AMD EPYC
+//!   random layered circuit of `pgc bench garble` this measured ≈ 20 % faster on an AMD EPYC
 //!   (Zen 5); hashing the evaluator's pairs in batches of 4 or 8 registers measured 10–40 %
 //!   slower than its pairs alone, so the evaluator has no batches).
 //! - Garbler, [`GarbleYmm`]: two 256-bit registers `[A⁰, A¹]`, `[B⁰, B¹]` per AND, for CPUs
