@@ -38,7 +38,13 @@
 //! fused with the table and label arithmetic (`wide`), and the out-of-order core overlaps
 //! the AES chains of successive ANDs with each other and with the label traffic of the
 //! gates in between; elsewhere the batch functions of [`TccrHash`] hash one AND's blocks
-//! per call. Nothing is queued across gates, so every read sees the value the gate sequence
+//! per call. The 512-bit garbler also takes runs of 8 consecutive ANDs none of which reads
+//! another's output (as levels of ANDs are) as one batch whose 8 hashes run side by side,
+//! rounds outermost: one AND's chain of 20 dependent rounds would otherwise leave the AES
+//! units waiting, and the scheduler holds too few waiting instructions to find 8 chains
+//! by itself. A batch loads all its inputs before it stores, and stores in gate order, so
+//! that test (one vector test per candidate batch) is the only hazard to check. Nothing is
+//! queued across gates beyond that, so every read sees the value the gate sequence
 //! defines, whatever the order and slot reuse of the caller's gates, and no state is
 //! pending between calls. One pass over each call's gates (4 per instruction with
 //! AVX-512) bounds all wire ids and counts the ANDs up front, so the gate loops test
@@ -105,6 +111,7 @@ impl Kernel {
                 // The evaluator's lone ANDs take the 256-bit path.
                 pgc_crypto::AesKernel::Vaes512.is_available()
                     && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
             }
             #[cfg(target_arch = "x86_64")]
             Kernel::Ymm => {
@@ -247,6 +254,29 @@ trait GarbleAnd {
     /// # Safety
     /// As the kernel's other methods (its CPU features).
     unsafe fn set_and_index(&mut self, and_index: u64);
+
+    /// ANDs the kernel hashes together in [`GarbleAnd::garble_batch`] (0: it has no batches).
+    const BATCH: usize = 0;
+
+    /// Whether the [`GarbleAnd::BATCH`] gates at `gates` can be one batch: all ANDs, none
+    /// reading the output of an earlier one.
+    ///
+    /// # Safety
+    /// As the kernel's other methods; `gates` is valid for `BATCH` gates.
+    #[inline(always)]
+    unsafe fn batch_ready(&self, _gates: *const Gate) -> bool {
+        false
+    }
+
+    /// Garbles the [`GarbleAnd::BATCH`] ANDs at `gates` (tables to `rows`, 2 per AND).
+    ///
+    /// # Safety
+    /// [`GarbleAnd::batch_ready`] said yes; every wire of the gates is below the length of
+    /// `labels`; `rows` has room for the tables.
+    #[inline(always)]
+    unsafe fn garble_batch(&mut self, _labels: *mut Block, _gates: *const Gate, _rows: *mut Block) {
+        unreachable!("kernel without batches")
+    }
 }
 
 /// Evaluates one AND gate at a time.
@@ -382,6 +412,20 @@ impl GarbleAnd for wide::GarbleZmm {
     #[inline(always)]
     unsafe fn set_and_index(&mut self, and_index: u64) {
         unsafe { wide::GarbleZmm::set_and_index(self, and_index) }
+    }
+
+    const BATCH: usize = wide::GARBLE_BATCH;
+
+    #[inline(always)]
+    unsafe fn batch_ready(&self, gates: *const Gate) -> bool {
+        unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates) }
+    }
+
+    #[inline(always)]
+    unsafe fn garble_batch(&mut self, labels: *mut Block, gates: *const Gate, rows: *mut Block) {
+        unsafe {
+            wide::GarbleZmm::garble_batch::<{ wide::GARBLE_BATCH }>(self, labels, gates, rows)
+        }
     }
 }
 
@@ -801,13 +845,17 @@ impl GarbleRun<'_> {
         // SAFETY: within the capacity reserved by the caller.
         let mut rows = unsafe { tables.as_mut_ptr().add(first_row) };
         let mut ands = 0;
-        for (index, g) in gates.iter().enumerate() {
+        let mut index = 0;
+        while index < gates.len() {
+            let g = &gates[index];
             let Gate { op, a, b, out } = *g;
             if CHECKED && !gate_wires_ok(g, num_wires) {
                 wire_panic(index, g, num_wires);
             }
+            index += 1;
             // SAFETY (all arms): the gate's wires are below num_wires, the length of the
-            // labels: checked just above or, without CHECKED, for all gates by the caller.
+            // labels: checked just above or, without CHECKED, for all gates by the caller
+            // (so for a whole batch too, which only runs without CHECKED).
             // `rows` has room for 2 blocks per AND (reserved by the caller), and with EACH
             // `indices` holds one entry per AND (checked by `garble_gates`).
             unsafe {
@@ -816,6 +864,22 @@ impl GarbleRun<'_> {
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
                 } else if op == Op::And {
+                    // A batch (consecutive tweaks) where the next gates allow one; the
+                    // scalar look at its last gate skips the vector test in AND-sparse code.
+                    let first = index - 1;
+                    if K::BATCH > 0
+                        && !CHECKED
+                        && !EACH
+                        && first + K::BATCH <= gates.len()
+                        && gates.get_unchecked(first + K::BATCH - 1).op == Op::And
+                        && kernel.batch_ready(gates.as_ptr().add(first))
+                    {
+                        kernel.garble_batch(labels, gates.as_ptr().add(first), rows);
+                        rows = rows.add(2 * K::BATCH);
+                        ands += K::BATCH;
+                        index = first + K::BATCH;
+                        continue;
+                    }
                     if EACH {
                         kernel.set_and_index(*indices.get_unchecked(ands));
                     }
@@ -839,9 +903,9 @@ impl GarbleRun<'_> {
 }
 
 /// # Safety
-/// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX-512F and VAES.
+/// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX-512F, AVX-512BW and VAES.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "aes,avx512f,vaes")]
+#[target_feature(enable = "aes,avx512f,avx512bw,vaes")]
 unsafe fn garble_zmm(
     hash: &TccrHash,
     run: GarbleRun<'_>,
@@ -1111,6 +1175,17 @@ mod tests {
 
     /// Random gates over few wires (every gate a hazard for the next) or many.
     fn random_gates(prg: &mut Prg, num_wires: usize, count: usize) -> Vec<Gate> {
+        random_gates_with(prg, num_wires, count, 5)
+    }
+
+    /// As [`random_gates`], with `ands_in_ten` of every 10 gates ANDs on average (9 makes
+    /// long runs of ANDs, which the batch kernels take).
+    fn random_gates_with(
+        prg: &mut Prg,
+        num_wires: usize,
+        count: usize,
+        ands_in_ten: u64,
+    ) -> Vec<Gate> {
         let below = |prg: &mut Prg, n: usize| (prg.random_u64() % n as u64) as WireId;
         (0..count)
             .map(|_| {
@@ -1119,10 +1194,13 @@ mod tests {
                     below(prg, num_wires),
                     below(prg, num_wires),
                 );
+                let kind = prg.random_u64() % 10;
+                if kind < ands_in_ten {
+                    return Gate::and(a, b, out);
+                }
                 match below(prg, 10) {
-                    0..=4 => Gate::and(a, b, out),
-                    5..=7 => Gate::xor(a, b, out),
-                    8 => Gate::inv(a, out),
+                    0..=5 => Gate::xor(a, b, out),
+                    6..=8 => Gate::inv(a, out),
                     _ => Gate::constant(prg.random_bool(), out),
                 }
             })
@@ -1138,12 +1216,23 @@ mod tests {
             .filter(|k| k.is_available())
             .collect();
         let mut prg = Prg::from_seed(Block(0xfa57));
-        for (num_wires, count) in [(3usize, 300usize), (40, 500), (5000, 6000)] {
-            let gates = random_gates(&mut prg, num_wires, count);
+        // AND-heavy lists over many wires give batches; over 40 or 200 wires some batch
+        // candidates read an earlier AND's output (and must not be batched), and ANDs
+        // overwrite inputs or outputs of earlier ones in a batch.
+        for (num_wires, count, ands_in_ten) in [
+            (3usize, 300usize, 5),
+            (40, 500, 5),
+            (5000, 6000, 5),
+            (40, 3000, 10),
+            (200, 3000, 10),
+            (5000, 6000, 9),
+            (100_000, 6000, 10),
+        ] {
+            let gates = random_gates_with(&mut prg, num_wires, count, ands_in_ten);
             let (delta, key) = (random_delta(&mut prg), prg.random_block());
             let labels: Vec<Block> = (0..num_wires).map(|_| prg.random_block()).collect();
-            // Calls of 37 gates: the AND counter (tweaks) carries across calls.
-            let chunks: Vec<&[Gate]> = gates.chunks(37).collect();
+            // Calls of 37 or 1000 gates: the AND counter (tweaks) carries across calls.
+            let chunks: Vec<&[Gate]> = gates.chunks(if count < 1000 { 37 } else { 1000 }).collect();
             let mut results = Vec::new();
             for &kernel in &garblers {
                 let mut garbler = Garbler::new(num_wires, delta, key);
@@ -1316,6 +1405,42 @@ mod tests {
             // Every input label is a zero-label, so every wire ends on its zero-label.
             assert_eq!(evaluator.labels, garbler.zero_labels, "{kernel:?}");
         }
+    }
+
+    /// The batch test of the 512-bit garbler against its definition.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn batch_test_matches_its_definition() {
+        if !Kernel::Zmm.is_available() {
+            return;
+        }
+        #[target_feature(enable = "avx512f,avx512bw")]
+        unsafe fn vector(gates: &[Gate]) -> bool {
+            // SAFETY: the CPU has the features (checked by the caller); 8 gates.
+            unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates.as_ptr()) }
+        }
+        let reference = |gates: &[Gate]| {
+            gates.iter().all(|g| g.op == Op::And)
+                && gates.iter().enumerate().all(|(l, g)| {
+                    gates[..l]
+                        .iter()
+                        .all(|earlier| earlier.out != g.a && earlier.out != g.b)
+                })
+        };
+        let mut prg = Prg::from_seed(Block(0xba7c));
+        let (mut yes, mut no) = (0, 0);
+        for num_wires in [4usize, 16, 64, 1000] {
+            let gates = random_gates_with(&mut prg, num_wires, 20_000, 10);
+            let mixed = random_gates_with(&mut prg, num_wires, 2_000, 9);
+            for window in gates.windows(wide::GARBLE_BATCH).chain(mixed.windows(8)) {
+                let expected = reference(window);
+                // SAFETY: Kernel::Zmm's features include AVX-512F and AVX-512BW.
+                assert_eq!(unsafe { vector(window) }, expected, "{window:?}");
+                if expected { yes += 1 } else { no += 1 }
+            }
+        }
+        // Both answers occur often enough for the comparison to mean something.
+        assert!(yes > 1000 && no > 1000, "{yes} batches, {no} refusals");
     }
 
     #[test]
