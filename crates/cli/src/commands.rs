@@ -1018,36 +1018,21 @@ impl Session<'_> {
                     },
                     ..GmwConfig::default()
                 };
-                // Under auto the program may be held as phases and regions; GMW runs it
-                // as one gate stream either way (the same on both sides).
-                let outcome = match self.parallel {
-                    Some(pc) => run_gmw(
-                        &mut ch,
-                        &WithValueFormat::new(pc, value_format),
-                        self.owners,
-                        self.visibility,
-                        me,
-                        self.inputs,
-                        &config,
-                        &mut |n| {
-                            progress.set(n);
-                            dog.set_ands(n);
-                        },
-                    ),
-                    None => run_gmw(
-                        &mut ch,
-                        &WithValueFormat::new(circuit, value_format),
-                        self.owners,
-                        self.visibility,
-                        me,
-                        self.inputs,
-                        &config,
-                        &mut |n| {
-                            progress.set(n);
-                            dog.set_ands(n);
-                        },
-                    ),
-                };
+                // Under auto the program may also be held as phases and regions; GMW runs
+                // the whole circuit as one gate stream (the same on both sides).
+                let outcome = run_gmw(
+                    &mut ch,
+                    &WithValueFormat::new(circuit, value_format),
+                    self.owners,
+                    self.visibility,
+                    me,
+                    self.inputs,
+                    &config,
+                    &mut |n| {
+                        progress.set(n);
+                        dog.set_ands(n);
+                    },
+                );
                 progress.finish();
                 outcome
             }
@@ -1254,11 +1239,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     };
     let protocol = match protocol {
         ProtocolChoice::Auto => {
-            let facts = match &parallel {
-                Some(pc) => circuit_shape(pc),
-                None => circuit_shape(circuit),
-            };
-            let (pick, why) = crate::protocol_arg::decide_local(facts, shape);
+            let (pick, why) = crate::protocol_arg::decide_local(circuit_shape(circuit), shape);
             if !quiet {
                 eprintln!("--protocol auto chose {pick}: {why}");
             }
@@ -1269,32 +1250,20 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let result = match &parallel {
         _ if protocol == ProtocolChoice::Gmw => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
-            let r = match &parallel {
-                Some(pc) => run_local_gmw(
-                    pc,
-                    &owners,
-                    &visibility,
-                    &a,
-                    &b,
-                    &GmwConfig::default(),
-                    shape,
-                    timeout,
-                    security,
-                    &mut |n| progress.set(n),
-                ),
-                None => run_local_gmw(
-                    circuit,
-                    &owners,
-                    &visibility,
-                    &a,
-                    &b,
-                    &GmwConfig::default(),
-                    shape,
-                    timeout,
-                    security,
-                    &mut |n| progress.set(n),
-                ),
-            };
+            // Under auto the program may also be held as phases and regions; GMW runs the
+            // whole circuit as one gate stream (the same on both sides).
+            let r = run_local_gmw(
+                circuit,
+                &owners,
+                &visibility,
+                &a,
+                &b,
+                &GmwConfig::default(),
+                shape,
+                timeout,
+                security,
+                &mut |n| progress.set(n),
+            );
             progress.finish();
             r
         }

@@ -86,8 +86,16 @@ pub fn demo(json: bool) -> Result<()> {
         &c,
         &[Party::A, Party::B],
         &pgc_protocol::all_visible(c.layout()),
-        &[parse_value("0x000102030405060708090a0b0c0d0e0f", 128, BitOrder::Lsb0)?],
-        &[parse_value("0x00112233445566778899aabbccddeeff", 128, BitOrder::Lsb0)?],
+        &[parse_value(
+            "0x000102030405060708090a0b0c0d0e0f",
+            128,
+            BitOrder::Lsb0,
+        )?],
+        &[parse_value(
+            "0x00112233445566778899aabbccddeeff",
+            128,
+            BitOrder::Lsb0,
+        )?],
         &pgc_protocol::GmwConfig::default(),
         pgc_net::LinkShape::default(),
         TIMEOUT,

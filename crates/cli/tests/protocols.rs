@@ -3,12 +3,12 @@
 //! any work, both parties agreeing at the handshake, and `auto` saying what it chose.
 
 use std::path::PathBuf;
-use std::process::{Child, Output, Stdio};
+use std::process::Output;
 
 use serde_json::json;
 
 mod support;
-use support::{Scratch, json_of, run_ok, test_psk};
+use support::{Scratch, json_of, run_ok, test_psk, two_parties};
 
 fn example(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -190,30 +190,6 @@ fn gmw_refuses_cheater_levels_and_parallel_modes_before_any_work() {
             "{e}"
         );
     }
-}
-
-/// A (listening) and B (connecting) of `pgc run`, each with its own extra arguments.
-fn two_parties(s: &Scratch, src: &str, a_args: &[&str], b_args: &[&str]) -> (Child, Child) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let spawn = |party: &str, endpoint: &str, extra: &[&str]| {
-        s.pgc()
-            .args(["run", src, "--party", party, endpoint, &addr])
-            .args(["--psk", &test_psk(), "--timeout", "20"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    (
-        spawn("a", "--listen", a_args),
-        spawn("b", "--connect", b_args),
-    )
 }
 
 #[test]

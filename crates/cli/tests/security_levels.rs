@@ -3,10 +3,10 @@
 //! and that every level computes the same outputs.
 
 use std::path::PathBuf;
-use std::process::{Child, Output, Stdio};
+use std::process::Output;
 
 mod support;
-use support::{Scratch, json_of, run_ok, test_psk};
+use support::{Scratch, json_of, run_ok, test_psk, two_parties};
 
 fn example(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -152,31 +152,6 @@ fn dual_execution_refuses_an_output_for_one_party_only() {
             && e.contains("OUTPUT_B_diff is for one party only"),
         "{e}"
     );
-}
-
-/// Party A (listening) and party B (connecting) of `pgc run` on `src`, as two processes in
-/// `s`, each with its own extra arguments.
-fn two_parties(s: &Scratch, src: &str, a_args: &[&str], b_args: &[&str]) -> (Child, Child) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let spawn = |party: &str, endpoint: &str, extra: &[&str]| {
-        s.pgc()
-            .args(["run", src, "--party", party, endpoint, &addr])
-            .args(["--psk", &test_psk(), "--timeout", "20"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    (
-        spawn("a", "--listen", a_args),
-        spawn("b", "--connect", b_args),
-    )
 }
 
 #[test]

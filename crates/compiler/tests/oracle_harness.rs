@@ -164,8 +164,13 @@ fn a_wrong_circuit_is_reported_with_inputs_and_values() {
     );
     let gcc = oracle.run(&[(0, &input)]).unwrap();
     let failures = compare(&case, &c, std::slice::from_ref(&input), &gcc, 1);
-    // Cleartext and both parties of the protocol see 7 instead of 13.
-    assert_eq!(failures.len(), 3, "{failures:#?}");
+    // Cleartext, both parties of the protocol and both under GMW see 7 instead of 13.
+    assert_eq!(failures.len(), 5, "{failures:#?}");
+    assert_eq!(
+        failures.iter().filter(|f| f.contains("GMW (party")).count(),
+        2,
+        "{failures:#?}"
+    );
     for f in &failures {
         assert!(f.contains("OUTPUT_sum: gcc 13 but"), "{f}");
         assert!(f.contains(" 7"), "{f}");

@@ -159,15 +159,7 @@ pub fn run_local_tcp_at_level<S: GateSource>(
                 progress,
             )
         })();
-        let garbled = garbler
-            .join()
-            .unwrap_or_else(|_| Err(ProtocolError::Peer("the garbler thread panicked".into())));
-        match (garbled, evaluated) {
-            (Ok(a), Ok(b)) => Ok((a, b)),
-            // Report the cause, not the other side's "peer closed the connection".
-            (Err(e), Err(ProtocolError::Net(NetError::Closed))) | (Err(e), Ok(_)) => Err(e),
-            (_, Err(e)) => Err(e),
-        }
+        both(garbler.join(), evaluated)
     })
 }
 
@@ -229,20 +221,27 @@ pub fn run_local_gmw<S: GateSource>(
                 progress,
             )
         })();
-        let a = a
-            .join()
-            .unwrap_or_else(|_| Err(ProtocolError::Peer("party A's thread panicked".into())));
-        match (a, b) {
-            (Ok(a), Ok(b)) => Ok((a, b)),
-            (Err(e), Err(ProtocolError::Net(NetError::Closed))) | (Err(e), Ok(_)) => Err(e),
-            (_, Err(e)) => Err(e),
-        }
+        both(a.join(), b)
     })
 }
 
 /// How far a GMW round may send ahead over a shaped link (whose forwarding thread takes at
 /// least [`pgc_net::shaping::MIN_IN_FLIGHT_BYTES`] without waiting).
 pub const SHAPED_SEND_AHEAD_BYTES: usize = 1 << 20;
+
+/// Both parties' results: A's from its thread, B's from this one. When both failed, the
+/// cause is reported, not the other side's "peer closed the connection".
+fn both(
+    a: std::thread::Result<Result<Outcome, ProtocolError>>,
+    b: Result<Outcome, ProtocolError>,
+) -> Result<(Outcome, Outcome), ProtocolError> {
+    let a = a.unwrap_or_else(|_| Err(ProtocolError::Peer("party A's thread panicked".into())));
+    match (a, b) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (Err(e), Err(ProtocolError::Net(NetError::Closed))) | (Err(e), Ok(_)) => Err(e),
+        (_, Err(e)) => Err(e),
+    }
+}
 
 /// Input values owned by `party`, picked from all values in circuit order.
 pub fn split_inputs(owners: &[Party], values: &[Vec<bool>], party: Party) -> Vec<Vec<bool>> {
@@ -352,13 +351,6 @@ pub fn run_local_parallel_secured(
                 progress,
             )
         })();
-        let garbled = garbler
-            .join()
-            .unwrap_or_else(|_| Err(ProtocolError::Peer("the garbler thread panicked".into())));
-        match (garbled, evaluated) {
-            (Ok(a), Ok(b)) => Ok((a, b)),
-            (Err(e), Err(ProtocolError::Net(NetError::Closed))) | (Err(e), Ok(_)) => Err(e),
-            (_, Err(e)) => Err(e),
-        }
+        both(garbler.join(), evaluated)
     })
 }

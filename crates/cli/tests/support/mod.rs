@@ -3,7 +3,7 @@
 // Each test file compiles this module on its own and uses only some of it.
 #![allow(dead_code)]
 
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -71,4 +71,29 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Party A (listening) and party B (connecting) of `pgc run` on `src`, as two processes in
+/// `s`, each with its own extra arguments.
+pub fn two_parties(s: &Scratch, src: &str, a_args: &[&str], b_args: &[&str]) -> (Child, Child) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let spawn = |party: &str, endpoint: &str, extra: &[&str]| {
+        s.pgc()
+            .args(["run", src, "--party", party, endpoint, &addr])
+            .args(["--psk", &test_psk(), "--timeout", "20"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    (
+        spawn("a", "--listen", a_args),
+        spawn("b", "--connect", b_args),
+    )
 }

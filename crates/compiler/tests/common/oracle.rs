@@ -641,20 +641,24 @@ pub fn compare(
         }
         // Every program's first protocol run also goes through GMW: the same outputs, each
         // revealed to the same parties, under both protocols.
-        let runs: Vec<Result<(PartyView, PartyView), String>> = match i {
+        let runs: Vec<(&str, Result<(PartyView, PartyView), String>)> = match i {
             _ if i >= protocol_runs => vec![],
             0 => vec![
-                run_protocol(c, input),
-                run_protocol_with(c, input, ProtocolVariant::Gmw).map_err(|e| format!("GMW: {e}")),
+                ("the protocol", run_protocol(c, input)),
+                (
+                    "GMW",
+                    run_protocol_with(c, input, ProtocolVariant::Gmw)
+                        .map_err(|e| format!("GMW: {e}")),
+                ),
             ],
-            _ => vec![run_protocol(c, input)],
+            _ => vec![("the protocol", run_protocol(c, input))],
         };
-        for run in runs {
+        for (protocol, run) in runs {
             match run {
                 Err(e) => failures.push(format!("{} input set #{i}: {e}", case.label)),
                 Ok((view_a, view_b)) => {
                     for (party, view) in [(Party::A, view_a), (Party::B, view_b)] {
-                        let who = format!("the protocol (party {})", party.letter());
+                        let who = format!("{protocol} (party {})", party.letter());
                         let mut leaks = Vec::new();
                         let view = check_visibility(c, party, view, expected, &mut leaks);
                         failures.extend(
