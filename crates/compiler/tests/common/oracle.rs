@@ -436,6 +436,9 @@ pub fn run_protocol(c: &Compiled, input: &Values) -> Result<(PartyView, PartyVie
     run_protocol_with(c, input, variants[(pick % variants.len() as u64) as usize])
 }
 
+/// Both parties' views of one protocol run, or why it failed.
+type ProtocolRun = Result<(PartyView, PartyView), String>;
+
 /// How a protocol run is made: Yao sequential, Yao's parallel protocol in a mode, or GMW.
 #[derive(Clone, Copy, Debug)]
 pub enum ProtocolVariant {
@@ -641,7 +644,7 @@ pub fn compare(
         }
         // Every program's first protocol run also goes through GMW: the same outputs, each
         // revealed to the same parties, under both protocols.
-        let runs: Vec<(&str, Result<(PartyView, PartyView), String>)> = match i {
+        let runs: Vec<(&str, ProtocolRun)> = match i {
             _ if i >= protocol_runs => vec![],
             0 => vec![
                 ("the protocol", run_protocol(c, input)),
