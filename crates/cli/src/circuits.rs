@@ -602,7 +602,9 @@ pub fn check_label_memory(program: &Program, parallel: Option<&ParallelCircuit>)
     Ok(())
 }
 
-fn prepare(p: Program, spec: &str) -> Result<Program> {
+/// Levelizes and slot-packs a circuit held in memory for the sequential protocol (see
+/// [`load_for_run`]); other circuits pass unchanged.
+pub fn prepare(p: Program, spec: &str) -> Result<Program> {
     Ok(match p.circuit {
         Loaded::Memory(c) => {
             analysis_memory(&c).check()?;

@@ -128,7 +128,10 @@ pub struct ProtocolArgs {
 /// `--parallel`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ParallelArg {
-    /// Coarse-grained regions over threads, fine-grained levels in between (the default).
+    /// Chosen per circuit (the default): coarse-grained (cgp) where parallel regions hold
+    /// most of the AND gates, else the sequential protocol (none); said on stderr, with why.
+    /// Both parties choose alike from the circuit. Under `pgc local` threads that would
+    /// oversubscribe the cores both parties share are cut.
     Auto,
     /// One thread: the sequential protocol.
     None,
@@ -781,30 +784,93 @@ fn parallel_form(
 }
 
 /// Loads what a protocol run needs: the sequential protocol takes the circuit levelized
-/// and packed into slots; the parallel one takes it as phases and regions.
+/// and packed into slots; the parallel one takes it as phases and regions. Under
+/// `--parallel auto` the circuit is loaded first and then `config` is set to what auto
+/// chose for it (see [`pgc_protocol::auto`]), which is said on stderr unless `quiet`.
+/// `both_parties_here`: both parties share this machine's cores (`pgc local`); `who`
+/// prefixes the note (`"party A: "` under `run`).
 fn load_for_protocol(
     c: &CircuitArgs,
-    config: &ParallelConfig,
+    config: &mut ParallelConfig,
+    both_parties_here: bool,
     quiet: bool,
+    who: &str,
 ) -> Result<circuits::Program> {
-    if config.mode == ParallelMode::None {
-        circuits::load_for_run(c, c.stream_for_run(), quiet)
-    } else {
-        if c.stream {
-            bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
+    match config.mode {
+        ParallelMode::None => circuits::load_for_run(c, c.stream_for_run(), quiet),
+        ParallelMode::Auto => {
+            // Loaded as for the sequential protocol (streamed only when it must be), but
+            // not yet levelized: that is done only if auto runs it sequentially.
+            let program = circuits::load_streamed(c, c.stream_for_run(), quiet)?;
+            let shared_cores = both_parties_here
+                .then(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let choice = auto_choice(&program, config.threads, shared_cores);
+            if !quiet {
+                eprintln!(
+                    "{who}--parallel auto chose {}: {}",
+                    choice.mode.name(),
+                    choice.reason
+                );
+            }
+            config.mode = choice.mode;
+            if choice.mode == ParallelMode::None {
+                circuits::prepare(program, &c.circuit)
+            } else {
+                config.threads = choice.threads;
+                Ok(program)
+            }
         }
-        circuits::load_streamed(c, circuits::Stream::Never, quiet)
+        _ => {
+            if c.stream {
+                bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
+            }
+            circuits::load_streamed(c, circuits::Stream::Never, quiet)
+        }
+    }
+}
+
+/// What `--parallel auto` runs `program` with. The choice depends only on the circuit (see
+/// [`pgc_protocol::auto`]), so two parties loading the same program choose alike.
+fn auto_choice(
+    program: &circuits::Program,
+    threads: usize,
+    shared_cores: Option<usize>,
+) -> pgc_protocol::auto::AutoChoice {
+    let sequential = |reason: &str| pgc_protocol::auto::AutoChoice {
+        mode: ParallelMode::None,
+        threads: 1,
+        reason: reason.to_string(),
+    };
+    match (&program.circuit, &program.parallel) {
+        (Loaded::Memory(_), Some(pc)) => pgc_protocol::auto::choose(pc, threads, shared_cores),
+        (Loaded::Memory(_), None) => sequential(
+            "the circuit has no parallel regions: the sequential protocol garbles it in \
+             AND-level batches",
+        ),
+        (Loaded::Compact(_), _) => {
+            sequential("compact circuits run sequentially (their calls expanded in order)")
+        }
+        (Loaded::Generated(_), _) => {
+            sequential("generated circuits are garbled as they are generated, in order")
+        }
+        (Loaded::Unrolled(_), _) => {
+            sequential("the circuit is streamed from its file, which runs sequentially")
+        }
     }
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
     // Before anything else, so a missing flag costs no compile and no connection.
     let security = crate::security::resolve(&args.security)?;
-    let (level, config) = args.p.level_and_config(&args.level, false)?;
+    let (level, mut config) = args.p.level_and_config(&args.level, false)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
     let shape = args.p.link_shape()?;
-    let program = load_for_protocol(&args.c, &config, quiet)?;
+    let who = match args.party {
+        PartyArg::A => "party A: ",
+        PartyArg::B => "party B: ",
+    };
+    let program = load_for_protocol(&args.c, &mut config, false, quiet, who)?;
     let parallel = parallel_form(&program, &config)?;
     circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;
@@ -1103,11 +1169,11 @@ fn serve(
 }
 
 pub fn local(args: LocalArgs) -> Result<()> {
-    let (level, config) = args.p.level_and_config(&args.level, true)?;
+    let (level, mut config) = args.p.level_and_config(&args.level, true)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
     let shape = args.p.link_shape()?;
-    let program = load_for_protocol(&args.c, &config, quiet)?;
+    let program = load_for_protocol(&args.c, &mut config, true, quiet, "")?;
     let parallel = parallel_form(&program, &config)?;
     circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;
