@@ -71,6 +71,12 @@ impl GateSource for Loaded {
             Loaded::Unrolled(c) => c.for_each_chunk(f),
         }
     }
+    fn compact_parts(&self) -> Option<pgc_circuit::compact::CompactParts<'_>> {
+        match self {
+            Loaded::Compact(c) => c.compact_parts(),
+            _ => None,
+        }
+    }
     fn check_complete(&self) -> Result<(), String> {
         match self {
             Loaded::Memory(c) => c.check_complete(),

@@ -34,10 +34,12 @@ use pgc_crypto::Block;
 
 use crate::{Evaluator, GarbleError, Garbler};
 
-/// AND gates per thread in one window.
-pub const WINDOW_ANDS_PER_THREAD: u64 = 1 << 16;
+/// AND gates per thread in one window (32 MiB of tables): a window must span several
+/// rows of a wavefront (edit distance at n = 4095 has ≈ 400 k ANDs per row) for its
+/// anti-diagonals to be wide.
+pub const WINDOW_ANDS_PER_THREAD: u64 = 1 << 20;
 /// The most items in one window.
-pub const WINDOW_MAX_ITEMS: usize = 1 << 16;
+pub const WINDOW_MAX_ITEMS: usize = 1 << 20;
 
 const NONE: u32 = u32::MAX;
 
@@ -52,6 +54,7 @@ struct Window {
     pending: Vec<u32>,
     successors: Vec<Vec<u32>>,
     window_ands: u64,
+    window_gates: u64,
 }
 
 /// Builds windows: item counts and the main-wire hazards.
@@ -60,7 +63,7 @@ struct Planner {
     readers: Vec<Vec<u32>>,
     touched: Vec<WireId>,
     /// (gates, ANDs) of one call of each template.
-    counts: Vec<u64>,
+    counts: Vec<(u64, u64)>,
     next_and: u64,
     threads: usize,
     /// The most items of one window.
@@ -68,10 +71,16 @@ struct Planner {
 }
 
 impl Planner {
-    fn item_ands(&self, item: &Item) -> u64 {
+    /// Expanded (gates, ANDs) of a main item (a call of a missing template fails when
+    /// it is expanded).
+    fn item_counts(&self, item: &Item) -> (u64, u64) {
         match item {
-            Item::Gate(g) => u64::from(g.op == Op::And),
-            Item::Call(c) => self.counts.get(c.template as usize).copied().unwrap_or(0),
+            Item::Gate(g) => (1, u64::from(g.op == Op::And)),
+            Item::Call(c) => self
+                .counts
+                .get(c.template as usize)
+                .copied()
+                .unwrap_or((0, 0)),
         }
     }
 
@@ -119,7 +128,8 @@ impl Planner {
         for &p in &preds {
             win.successors[p as usize].push(me);
         }
-        let ands = self.item_ands(&item);
+        let (gates, ands) = self.item_counts(&item);
+        win.window_gates += gates;
         win.pending.push(preds.len() as u32);
         win.successors.push(Vec::new());
         win.first_and.push(self.next_and);
@@ -148,6 +158,7 @@ impl Planner {
         win.pending.clear();
         win.successors.clear();
         win.window_ands = 0;
+        win.window_gates = 0;
     }
 }
 
@@ -292,6 +303,8 @@ fn run_window<W: Send, E: Send>(
         pending: Vec<u32>,
         done: usize,
         failed: Option<E>,
+        /// Threads waiting for a ready item (only they need waking).
+        idle: usize,
     }
     let state = Mutex::new(State {
         ready: (0..n as u32)
@@ -301,6 +314,7 @@ fn run_window<W: Send, E: Send>(
         pending: win.pending.clone(),
         done: 0,
         failed: None,
+        idle: 0,
     });
     let wake = Condvar::new();
     let work = |worker: &mut W| {
@@ -310,7 +324,9 @@ fn run_window<W: Send, E: Send>(
                 return;
             }
             let Some(Reverse(i)) = guard.ready.pop() else {
+                guard.idle += 1;
                 guard = wake.wait(guard).unwrap_or_else(|p| p.into_inner());
+                guard.idle -= 1;
                 continue;
             };
             drop(guard);
@@ -328,10 +344,12 @@ fn run_window<W: Send, E: Send>(
                             released += 1;
                         }
                     }
-                    if guard.done == n || released > 1 {
-                        wake.notify_all();
-                    } else if released == 1 {
-                        wake.notify_one();
+                    if guard.idle > 0 {
+                        if guard.done == n || released > 1 {
+                            wake.notify_all();
+                        } else if released == 1 {
+                            wake.notify_one();
+                        }
                     }
                 }
                 Err(e) => {
@@ -382,6 +400,7 @@ pub struct CompactGarbler<'t> {
     window: Window,
     tables: Vec<Vec<Block>>,
     and_gates: u64,
+    gates: u64,
 }
 
 impl<'t> CompactGarbler<'t> {
@@ -407,7 +426,7 @@ impl<'t> CompactGarbler<'t> {
                     .space
                     .expander
                     .template_counts(t)
-                    .map_or(0, |c| c.1)
+                    .unwrap_or((0, 0))
             })
             .collect();
         Ok(CompactGarbler {
@@ -425,6 +444,7 @@ impl<'t> CompactGarbler<'t> {
             window: Window::default(),
             tables: Vec::new(),
             and_gates: 0,
+            gates: 0,
         })
     }
 
@@ -445,6 +465,11 @@ impl<'t> CompactGarbler<'t> {
     /// AND gates garbled so far.
     pub fn and_gates_done(&self) -> u64 {
         self.and_gates
+    }
+
+    /// Gates (expanded) garbled so far.
+    pub fn gates_done(&self) -> u64 {
+        self.gates
     }
 
     /// Garbles the next main-body items; `emit` receives the tables in sequential order.
@@ -508,6 +533,7 @@ impl<'t> CompactGarbler<'t> {
             }
         }
         self.and_gates += win.window_ands;
+        self.gates += win.window_gates;
         self.planner.reset(&mut self.window);
         Ok(())
     }
@@ -545,6 +571,7 @@ pub struct CompactEvaluator<'t> {
     window: Window,
     tables: Vec<Block>,
     and_gates: u64,
+    gates: u64,
 }
 
 impl<'t> CompactEvaluator<'t> {
@@ -569,7 +596,7 @@ impl<'t> CompactEvaluator<'t> {
                     .space
                     .expander
                     .template_counts(t)
-                    .map_or(0, |c| c.1)
+                    .unwrap_or((0, 0))
             })
             .collect();
         Ok(CompactEvaluator {
@@ -587,6 +614,7 @@ impl<'t> CompactEvaluator<'t> {
             window: Window::default(),
             tables: Vec::new(),
             and_gates: 0,
+            gates: 0,
         })
     }
 
@@ -606,6 +634,11 @@ impl<'t> CompactEvaluator<'t> {
     /// AND gates evaluated so far.
     pub fn and_gates_done(&self) -> u64 {
         self.and_gates
+    }
+
+    /// Gates (expanded) evaluated so far.
+    pub fn gates_done(&self) -> u64 {
+        self.gates
     }
 
     /// Evaluates the next main-body items; `read` fills its buffer with the next tables of
@@ -666,6 +699,7 @@ impl<'t> CompactEvaluator<'t> {
         };
         run_window(win, &mut self.workers, &run).map_err(widen)?;
         self.and_gates += win.window_ands;
+        self.gates += win.window_gates;
         self.planner.reset(&mut self.window);
         Ok(())
     }
@@ -805,6 +839,7 @@ mod tests {
             g.finish(&mut emit).unwrap();
             assert_eq!(tables, seq_tables, "{threads} threads, windows of {window}");
             assert_eq!(g.and_gates_done(), src.and_count());
+            assert_eq!(g.gates_done(), src.gate_count());
             for &w in outs {
                 assert_eq!(
                     g.zero_label(w),

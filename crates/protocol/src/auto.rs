@@ -23,9 +23,7 @@
 //!
 //! The choice depends on the circuit only (not on thread counts or τ, which may differ
 //! between the parties before [`crate::parallel`] agrees on them), so two parties running
-//! `--parallel auto` choose alike. With both parties on one machine (`pgc local`), thread
-//! counts that would oversubscribe its cores are cut (threads of one party waiting at a
-//! barrier for a core that the other party's threads hold lose far more than they gain).
+//! `--parallel auto` choose alike.
 
 use pgc_circuit::{GateSource, ParallelCircuit, Phase};
 
@@ -92,19 +90,14 @@ impl RegionFacts {
     }
 }
 
-/// Chooses for a circuit held as phases and regions. `threads`: this party's worker
-/// threads; `shared_cores`: the cores both parties share when they run on one machine
-/// (`pgc local`), `None` when each party has its own.
-pub fn choose(
-    circuit: &ParallelCircuit,
-    threads: usize,
-    shared_cores: Option<usize>,
-) -> AutoChoice {
-    choose_from(&RegionFacts::of(circuit), threads, shared_cores)
+/// Chooses for a circuit held as phases and regions; `threads`: this party's worker
+/// threads.
+pub fn choose(circuit: &ParallelCircuit, threads: usize) -> AutoChoice {
+    choose_from(&RegionFacts::of(circuit), threads)
 }
 
 /// [`choose`] from the facts.
-pub fn choose_from(facts: &RegionFacts, threads: usize, shared_cores: Option<usize>) -> AutoChoice {
+pub fn choose_from(facts: &RegionFacts, threads: usize) -> AutoChoice {
     let threads = threads.max(1);
     if facts.and_gates == 0 || facts.split_percent() < MIN_REGION_SHARE_PERCENT {
         let reason = if facts.split_regions + facts.small_regions == 0 {
@@ -128,10 +121,6 @@ pub fn choose_from(facts: &RegionFacts, threads: usize, shared_cores: Option<usi
             reason,
         };
     }
-    let (threads, cut) = match shared_cores {
-        Some(cores) if 2 * threads > cores => ((cores / 2).max(1), true),
-        _ => (threads, false),
-    };
     let mut reason = format!(
         "{}% of the AND gates lie in {} parallel region(s): their instances run from \
          their templates (nothing to levelize)",
@@ -142,12 +131,6 @@ pub fn choose_from(facts: &RegionFacts, threads: usize, shared_cores: Option<usi
         reason += &format!(", spread over {threads} threads per party (cgp)");
     } else {
         reason += ", on one thread per party (cgp)";
-    }
-    if cut {
-        reason += &format!(
-            "; threads cut to {threads} per party since both parties share {} core(s)",
-            shared_cores.unwrap_or(1)
-        );
     }
     AutoChoice {
         mode: ParallelMode::Cgp,
@@ -208,7 +191,7 @@ mod tests {
 
     #[test]
     fn flat_and_mostly_sequential_circuits_run_sequentially() {
-        let flat = choose(&circuit(500, 0, 0), 8, None);
+        let flat = choose(&circuit(500, 0, 0), 8);
         assert_eq!(flat.mode, ParallelMode::None);
         assert_eq!(flat.threads, 1);
         assert!(
@@ -217,11 +200,11 @@ mod tests {
             flat.reason
         );
         // 40 % in a region worth splitting: still sequential.
-        let mixed = choose(&circuit(600, 4, 100), 8, None);
+        let mixed = choose(&circuit(600, 4, 100), 8);
         assert_eq!(mixed.mode, ParallelMode::None);
         assert!(mixed.reason.contains("40%"), "{}", mixed.reason);
         // Most ANDs in regions too small to split.
-        let small = choose(&circuit(10, 2, 100), 8, None);
+        let small = choose(&circuit(10, 2, 100), 8);
         assert_eq!(small.mode, ParallelMode::None);
         assert!(small.reason.contains("too small"), "{}", small.reason);
     }
@@ -230,35 +213,23 @@ mod tests {
     fn region_heavy_circuits_run_cgp_at_any_thread_count() {
         let c = circuit(100, 16, 200);
         for threads in [1, 2, 16] {
-            let got = choose(&c, threads, None);
+            let got = choose(&c, threads);
             assert_eq!(got.mode, ParallelMode::Cgp, "{threads}");
             assert_eq!(got.threads, threads);
         }
     }
 
     #[test]
-    fn the_mode_does_not_depend_on_threads_or_cores() {
+    fn the_mode_does_not_depend_on_threads() {
         // Two parties with different thread counts must choose the same mode.
         for c in [
             circuit(100, 16, 200),
             circuit(600, 4, 100),
             circuit(5, 0, 0),
         ] {
-            let modes: Vec<ParallelMode> = [(1, None), (3, None), (8, Some(2)), (64, Some(4))]
-                .iter()
-                .map(|&(t, cores)| choose(&c, t, cores).mode)
-                .collect();
+            let modes: Vec<ParallelMode> =
+                [1, 3, 8, 64].iter().map(|&t| choose(&c, t).mode).collect();
             assert!(modes.windows(2).all(|w| w[0] == w[1]), "{modes:?}");
         }
-    }
-
-    #[test]
-    fn shared_cores_cut_threads() {
-        let c = circuit(0, 16, 200);
-        let got = choose(&c, 2, Some(2));
-        assert_eq!((got.mode, got.threads), (ParallelMode::Cgp, 1));
-        assert!(got.reason.contains("share 2 core"), "{}", got.reason);
-        assert_eq!(choose(&c, 4, Some(8)).threads, 4);
-        assert_eq!(choose(&c, 5, Some(8)).threads, 4);
     }
 }
