@@ -43,6 +43,9 @@ pub const WINDOW_MAX_ITEMS: usize = 1 << 20;
 
 const NONE: u32 = u32::MAX;
 
+/// The most ready items a thread takes at once.
+const MAX_BATCH: usize = 16;
+
 /// The dependency graph of one window.
 #[derive(Default)]
 struct Window {
@@ -68,6 +71,8 @@ struct Planner {
     threads: usize,
     /// The most items of one window.
     max_items: usize,
+    /// A buffer for one item's predecessors.
+    preds: Vec<u32>,
 }
 
 impl Planner {
@@ -102,7 +107,8 @@ impl Planner {
     /// Adds `item` to `win` with its hazards.
     fn add(&mut self, win: &mut Window, item: Item) -> Result<(), CompactError> {
         let me = win.items.len() as u32;
-        let mut preds: Vec<u32> = Vec::new();
+        let mut preds = std::mem::take(&mut self.preds);
+        preds.clear();
         let (reads, writes): (&[WireId], &[WireId]) = match &item {
             Item::Gate(g) => (g.inputs(), std::slice::from_ref(&g.out)),
             Item::Call(c) => (&c.inputs, &c.outputs),
@@ -128,9 +134,11 @@ impl Planner {
         for &p in &preds {
             win.successors[p as usize].push(me);
         }
+        let n_preds = preds.len() as u32;
+        self.preds = preds;
         let (gates, ands) = self.item_counts(&item);
         win.window_gates += gates;
-        win.pending.push(preds.len() as u32);
+        win.pending.push(n_preds);
         win.successors.push(Vec::new());
         win.first_and.push(self.next_and);
         win.ands.push(ands);
@@ -192,11 +200,19 @@ impl SharedLabels {
     }
 }
 
+/// Templates whose expansion has at most this many gates keep it (per thread) after
+/// their first call: every call of a template expands to the same gates in this space.
+const CACHED_TEMPLATE_GATES: usize = 1 << 16;
+
 /// One thread's wire space: a call's inputs at `0..n_in`, outputs at `n_in..n_in + n_out`,
 /// the callee's scratch above (the [`Expander`]'s "main" is this call alone).
 struct Space<'t> {
+    templates: &'t [Template],
     expander: Expander<'t>,
     gates: Vec<Gate>,
+    /// Each template's expansion in this space, once expanded (if small enough).
+    cached: Vec<Option<Vec<Gate>>>,
+    call: Item,
 }
 
 impl<'t> Space<'t> {
@@ -208,8 +224,15 @@ impl<'t> Space<'t> {
             .unwrap_or(0)
             .max(3);
         Ok(Space {
+            templates,
             expander: Expander::new(templates, local)?,
             gates: Vec::new(),
+            cached: vec![None; templates.len()],
+            call: Item::Call(Call {
+                template: 0,
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            }),
         })
     }
 
@@ -219,8 +242,10 @@ impl<'t> Space<'t> {
 
     /// The item's gates in this space (a main gate reads wires 0 and 1 and writes 2); the
     /// main wires whose labels go in, and those that come back, in local order.
-    fn expand<'i>(&mut self, item: &'i Item) -> Result<(&'i [WireId], Local<'i>), CompactError> {
-        self.gates.clear();
+    fn expand<'s, 'i>(
+        &'s mut self,
+        item: &'i Item,
+    ) -> Result<(&'s [Gate], &'i [WireId], Local<'i>), CompactError> {
         match item {
             Item::Gate(g) => {
                 let local = match g.op {
@@ -238,28 +263,49 @@ impl<'t> Space<'t> {
                         out: 2,
                     },
                 };
+                self.gates.clear();
                 self.gates.push(local);
-                Ok((g.inputs(), Local::Gate(g.out)))
+                Ok((&self.gates, g.inputs(), Local::Gate(g.out)))
             }
             Item::Call(c) => {
                 let n_in = c.inputs.len() as u32;
                 let n_out = c.outputs.len() as u32;
-                let local = Call {
-                    template: c.template,
-                    inputs: (0..n_in).collect(),
-                    outputs: (n_in..n_in + n_out).collect(),
-                };
+                let t = c.template as usize;
+                // The arity decides the local wires: only a call of the template's own
+                // arity may take its cached expansion (others go to the expander's checks).
+                let fits = self
+                    .templates
+                    .get(t)
+                    .is_some_and(|tpl| tpl.num_inputs == n_in && tpl.num_outputs == n_out);
+                let local = Local::Call(n_in, &c.outputs);
+                if fits && self.cached[t].is_some() {
+                    let gates = self.cached[t].as_deref().unwrap_or_default();
+                    return Ok((gates, &c.inputs, local));
+                }
+                if let Item::Call(call) = &mut self.call {
+                    call.template = c.template;
+                    call.inputs.clear();
+                    call.inputs.extend(0..n_in);
+                    call.outputs.clear();
+                    call.outputs.extend(n_in..n_in + n_out);
+                }
+                self.gates.clear();
                 let gates = &mut self.gates;
-                self.expander
-                    .expand::<CompactError>(&[Item::Call(local)], &mut |chunk| {
+                self.expander.expand::<CompactError>(
+                    std::slice::from_ref(&self.call),
+                    &mut |chunk| {
                         gates.extend_from_slice(chunk);
                         Ok(())
-                    })?;
+                    },
+                )?;
                 self.expander.finish::<CompactError>(&mut |chunk| {
                     gates.extend_from_slice(chunk);
                     Ok(())
                 })?;
-                Ok((&c.inputs, Local::Call(n_in, &c.outputs)))
+                if fits && self.gates.len() <= CACHED_TEMPLATE_GATES {
+                    self.cached[t] = Some(self.gates.clone());
+                }
+                Ok((&self.gates, &c.inputs, local))
             }
         }
     }
@@ -317,44 +363,61 @@ fn run_window<W: Send, E: Send>(
         idle: 0,
     });
     let wake = Condvar::new();
+    let threads = workers.len();
     let work = |worker: &mut W| {
+        let mut batch: Vec<u32> = Vec::with_capacity(MAX_BATCH);
         let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if guard.done == n || guard.failed.is_some() {
                 return;
             }
-            let Some(Reverse(i)) = guard.ready.pop() else {
+            // A share of the ready items (at most MAX_BATCH), lowest first: one lock per
+            // batch, and no thread takes what another could run meanwhile.
+            let take = (guard.ready.len() / threads).clamp(1, MAX_BATCH);
+            batch.clear();
+            while batch.len() < take {
+                match guard.ready.pop() {
+                    Some(Reverse(i)) => batch.push(i),
+                    None => break,
+                }
+            }
+            if batch.is_empty() {
                 guard.idle += 1;
                 guard = wake.wait(guard).unwrap_or_else(|p| p.into_inner());
                 guard.idle -= 1;
                 continue;
-            };
+            }
             drop(guard);
-            let outcome = run(worker, i as usize);
+            let mut outcome = Ok(());
+            let mut ran = 0;
+            for &i in &batch {
+                outcome = run(worker, i as usize);
+                if outcome.is_err() {
+                    break;
+                }
+                ran += 1;
+            }
             guard = state.lock().unwrap_or_else(|p| p.into_inner());
-            match outcome {
-                Ok(()) => {
-                    guard.done += 1;
-                    let mut released = 0;
-                    for &s in &win.successors[i as usize] {
-                        let p = &mut guard.pending[s as usize];
-                        *p -= 1;
-                        if *p == 0 {
-                            guard.ready.push(Reverse(s));
-                            released += 1;
-                        }
-                    }
-                    if guard.idle > 0 {
-                        if guard.done == n || released > 1 {
-                            wake.notify_all();
-                        } else if released == 1 {
-                            wake.notify_one();
-                        }
+            let mut released = 0;
+            for &i in &batch[..ran] {
+                guard.done += 1;
+                for &s in &win.successors[i as usize] {
+                    let p = &mut guard.pending[s as usize];
+                    *p -= 1;
+                    if *p == 0 {
+                        guard.ready.push(Reverse(s));
+                        released += 1;
                     }
                 }
-                Err(e) => {
-                    guard.failed.get_or_insert(e);
+            }
+            if let Err(e) = outcome {
+                guard.failed.get_or_insert(e);
+                wake.notify_all();
+            } else if guard.idle > 0 {
+                if guard.done == n || released > 1 {
                     wake.notify_all();
+                } else if released == 1 {
+                    wake.notify_one();
                 }
             }
         }
@@ -440,6 +503,7 @@ impl<'t> CompactGarbler<'t> {
                 next_and: 0,
                 threads,
                 max_items: WINDOW_MAX_ITEMS,
+                preds: Vec::new(),
             },
             window: Window::default(),
             tables: Vec::new(),
@@ -508,21 +572,21 @@ impl<'t> CompactGarbler<'t> {
         };
         let out = SharedTables(self.tables.as_mut_ptr());
         let run = |w: &mut GarbleWorker<'t>, i: usize| -> Result<(), CompactError> {
-            let (inputs, local) = w.space.expand(&win.items[i])?;
+            let GarbleWorker { space, garbler } = w;
+            let (gates, inputs, local) = space.expand(&win.items[i])?;
             for (k, &src) in inputs.iter().enumerate() {
                 // SAFETY: every writer of `src` in this window precedes item i in the
                 // dependency graph and every later writer follows it.
-                w.garbler
-                    .set_zero_label(k as u32, unsafe { shared.read(src) });
+                garbler.set_zero_label(k as u32, unsafe { shared.read(src) });
             }
-            w.garbler.set_and_index(win.first_and[i]);
+            garbler.set_and_index(win.first_and[i]);
             // SAFETY: item i's table buffer is touched by the thread running item i only.
             let tables = unsafe { out.get(i) };
             tables.clear();
-            w.garbler.garble(&w.space.gates, tables);
+            garbler.garble(gates, tables);
             local.each(|from, to| {
                 // SAFETY: readers and writers of `to` are ordered with item i.
-                unsafe { shared.write(to, w.garbler.zero_label(from)) }
+                unsafe { shared.write(to, garbler.zero_label(from)) }
             });
             Ok(())
         };
@@ -610,6 +674,7 @@ impl<'t> CompactEvaluator<'t> {
                 next_and: 0,
                 threads,
                 max_items: WINDOW_MAX_ITEMS,
+                preds: Vec::new(),
             },
             window: Window::default(),
             tables: Vec::new(),
@@ -681,19 +746,20 @@ impl<'t> CompactEvaluator<'t> {
         };
         let tables = &self.tables;
         let run = |w: &mut EvalWorker<'t>, i: usize| -> Result<(), CompactRunError<Infallible>> {
-            let (inputs, local) = w.space.expand(&win.items[i])?;
+            let EvalWorker { space, evaluator } = w;
+            let (gates, inputs, local) = space.expand(&win.items[i])?;
             for (k, &src) in inputs.iter().enumerate() {
                 // SAFETY: as in the garbler: the window's graph orders item i with every
                 // writer of `src`.
-                w.evaluator.set_label(k as u32, unsafe { shared.read(src) });
+                evaluator.set_label(k as u32, unsafe { shared.read(src) });
             }
-            w.evaluator.set_and_index(win.first_and[i]);
+            evaluator.set_and_index(win.first_and[i]);
             let from = 2 * (win.first_and[i] - base) as usize;
             let to = from + 2 * win.ands[i] as usize;
-            w.evaluator.evaluate(&w.space.gates, &tables[from..to])?;
+            evaluator.evaluate(gates, &tables[from..to])?;
             local.each(|from, to| {
                 // SAFETY: readers and writers of `to` are ordered with item i.
-                unsafe { shared.write(to, w.evaluator.label(from)) }
+                unsafe { shared.write(to, evaluator.label(from)) }
             });
             Ok(())
         };
