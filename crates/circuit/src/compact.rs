@@ -2099,6 +2099,39 @@ pub fn hash_items(h: &mut blake3::Hasher, items: &[Item]) {
     h.update(&buf);
 }
 
+/// A compact circuit's parts as [`GateSource::compact_parts`] gives them.
+pub struct CompactParts<'a> {
+    pub templates: &'a [Template],
+    /// Wires of the main body (the expansion's scratch lies above them).
+    pub main_num_wires: u32,
+    pub main: &'a dyn MainItems,
+}
+
+/// Ends a pass over a main body early (the consumer keeps the reason itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopPass;
+
+/// A compact circuit's main body, item by item.
+pub trait MainItems: Sync {
+    /// Calls `f` on the main body's items in consecutive pieces, in order; an `Err` from
+    /// `f` ends the pass and is returned. A source read from a file that fails or changes
+    /// during the pass stops early with `Ok(())` and reports it through
+    /// [`GateSource::check_complete`], as its gate passes do.
+    fn for_each_items(
+        &self,
+        f: &mut dyn FnMut(&[Item]) -> Result<(), StopPass>,
+    ) -> Result<(), StopPass>;
+}
+
+impl MainItems for CompactSource {
+    fn for_each_items(
+        &self,
+        f: &mut dyn FnMut(&[Item]) -> Result<(), StopPass>,
+    ) -> Result<(), StopPass> {
+        self.circuit.main.chunks(CHUNK_GATES).try_for_each(f)
+    }
+}
+
 /// A validated [`CompactCircuit`] as a [`GateSource`]: the garbler sees the expansion;
 /// `layout().num_wires` is the expansion's wire count (main slots plus scratch), so label
 /// memory is that many labels per party.
@@ -2169,6 +2202,13 @@ impl GateSource for CompactSource {
             Err(Fail::Compact(e)) => invariant(e),
         }
         expander.finish(f)
+    }
+    fn compact_parts(&self) -> Option<CompactParts<'_>> {
+        Some(CompactParts {
+            templates: &self.circuit.templates,
+            main_num_wires: self.circuit.layout.num_wires,
+            main: self,
+        })
     }
 }
 

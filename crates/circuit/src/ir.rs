@@ -219,6 +219,12 @@ pub trait GateSource: Sync {
     fn value_format(&self) -> ValueFormat {
         ValueFormat::Bits
     }
+    /// A compact circuit's templates and main body as items, for garbling its calls on
+    /// several threads (`pgc_garble::compact`); `None` for every other source. The items
+    /// expand to exactly the gates [`for_each_chunk`](GateSource::for_each_chunk) hands out.
+    fn compact_parts(&self) -> Option<crate::compact::CompactParts<'_>> {
+        None
+    }
 }
 
 /// A gate source with its [`ValueFormat`] stated; everything else is the inner source's.
@@ -254,6 +260,9 @@ impl<S: GateSource + ?Sized> GateSource for WithValueFormat<'_, S> {
     }
     fn value_format(&self) -> ValueFormat {
         self.format.clone()
+    }
+    fn compact_parts(&self) -> Option<crate::compact::CompactParts<'_>> {
+        self.inner.compact_parts()
     }
 }
 

@@ -71,6 +71,12 @@ impl GateSource for Loaded {
             Loaded::Unrolled(c) => c.for_each_chunk(f),
         }
     }
+    fn compact_parts(&self) -> Option<pgc_circuit::compact::CompactParts<'_>> {
+        match self {
+            Loaded::Compact(c) => c.compact_parts(),
+            _ => None,
+        }
+    }
     fn check_complete(&self) -> Result<(), String> {
         match self {
             Loaded::Memory(c) => c.check_complete(),
@@ -602,7 +608,9 @@ pub fn check_label_memory(program: &Program, parallel: Option<&ParallelCircuit>)
     Ok(())
 }
 
-fn prepare(p: Program, spec: &str) -> Result<Program> {
+/// Levelizes and slot-packs a circuit held in memory for the sequential protocol (see
+/// [`load_for_run`]); other circuits pass unchanged.
+pub fn prepare(p: Program, spec: &str) -> Result<Program> {
     Ok(match p.circuit {
         Loaded::Memory(c) => {
             analysis_memory(&c).check()?;

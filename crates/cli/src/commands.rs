@@ -110,7 +110,9 @@ pub struct ProtocolArgs {
     /// Worker threads per party (default: every core of this machine, or half of them each
     /// under `pgc local`, where both parties share it; the parties use the smaller of their
     /// two counts). Under ipp, this many garbling and as many evaluating
-    /// threads; under --security malicious, the threads that process the circuit copies.
+    /// threads; under --security malicious, the threads that process the circuit copies;
+    /// for compact circuits (under auto, and only when given), the threads that run calls
+    /// sharing no wire (each party its own count).
     #[arg(long, value_name = "N", help_heading = "Parallelism")]
     pub threads: Option<usize>,
     /// Fine-grained threshold τ: an AND level is split among threads only where it has at
@@ -131,7 +133,10 @@ pub struct ProtocolArgs {
 /// `--parallel`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ParallelArg {
-    /// Coarse-grained regions over threads, fine-grained levels in between (the default).
+    /// Chosen per circuit (the default): coarse-grained (cgp) where parallel regions hold
+    /// most of the AND gates, else the sequential protocol (none); said on stderr, with why.
+    /// Both parties choose alike from the circuit. Compact circuits run sequentially, with
+    /// their independent calls on --threads threads if given.
     Auto,
     /// One thread: the sequential protocol.
     None,
@@ -224,6 +229,9 @@ impl ProtocolArgs {
                 );
             }
             config.mode = ParallelMode::None;
+        } else if self.parallel == ParallelArg::None {
+            // One thread: compact circuits would otherwise spread their calls.
+            config.threads = 1;
         }
         Ok((level, protocol, config))
     }
@@ -484,7 +492,9 @@ fn compact_info(
         report::bytes(label_bytes)
     );
     outln!("fingerprint  {}", hex(&cf.fingerprint()));
-    outln!("parallel     runs sequentially (compact circuits are expanded on one thread)");
+    outln!(
+        "parallel     calls that share no wire run on --threads threads (sequential protocol, same tables)"
+    );
     if let Some(iface) = iface {
         for line in typed_io::interface_lines(iface) {
             outln!("{line}");
@@ -800,32 +810,137 @@ fn parallel_form(
 }
 
 /// Loads what a protocol run needs: the sequential protocol takes the circuit levelized
-/// and packed into slots; the parallel one takes it as phases and regions.
+/// and packed into slots; the parallel one takes it as phases and regions. Under
+/// `--parallel auto` the circuit is loaded first and then `config` is set to what auto
+/// chose for it (see [`pgc_protocol::auto`]), which is said on stderr unless `quiet`.
+/// `threads_given`: `--threads` was given; `both_parties_here`: under `pgc local`; `who`
+/// prefixes the note (`"party A: "` under `run`).
 fn load_for_protocol(
     c: &CircuitArgs,
-    config: &ParallelConfig,
+    config: &mut ParallelConfig,
+    threads_given: bool,
+    both_parties_here: bool,
     quiet: bool,
+    who: &str,
 ) -> Result<circuits::Program> {
-    if config.mode == ParallelMode::None {
-        circuits::load_for_run(c, c.stream_for_run(), quiet)
-    } else {
-        if c.stream {
-            bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
+    match config.mode {
+        ParallelMode::None => circuits::load_for_run(c, c.stream_for_run(), quiet),
+        ParallelMode::Auto => {
+            // Loaded as for the sequential protocol (streamed only when it must be), but
+            // not yet levelized: that is done only if auto runs it sequentially.
+            let program = circuits::load_streamed(c, c.stream_for_run(), quiet)?;
+            let shared_cores = both_parties_here
+                .then(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let choice = auto_choice(&program, config.threads, threads_given, shared_cores);
+            if !quiet {
+                eprintln!(
+                    "{who}--parallel auto chose {}: {}",
+                    choice.mode.name(),
+                    choice.reason
+                );
+            }
+            config.mode = choice.mode;
+            config.threads = choice.threads;
+            if choice.mode == ParallelMode::None {
+                circuits::prepare(program, &c.circuit)
+            } else {
+                Ok(program)
+            }
         }
-        circuits::load_streamed(c, circuits::Stream::Never, quiet)
+        _ => {
+            if c.stream {
+                bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
+            }
+            circuits::load_streamed(c, circuits::Stream::Never, quiet)
+        }
+    }
+}
+
+/// What `--parallel auto` runs `program` with. The choice depends only on the circuit (see
+/// [`pgc_protocol::auto`]), so two parties loading the same program choose alike.
+/// `threads_given`: whether `--threads` was given (compact circuits spread their calls
+/// only then); `shared_cores`: the cores both parties share under `pgc local`.
+fn auto_choice(
+    program: &circuits::Program,
+    threads: usize,
+    threads_given: bool,
+    shared_cores: Option<usize>,
+) -> pgc_protocol::auto::AutoChoice {
+    let sequential = |reason: &str| pgc_protocol::auto::AutoChoice {
+        mode: ParallelMode::None,
+        threads: 1,
+        reason: reason.to_string(),
+    };
+    match (&program.circuit, &program.parallel) {
+        (Loaded::Memory(_), Some(pc)) => pgc_protocol::auto::choose(pc, threads),
+        (Loaded::Memory(_), None) => sequential(
+            "the circuit has no parallel regions: the sequential protocol garbles it in \
+             AND-level batches",
+        ),
+        (Loaded::Compact(_), _) => {
+            // Spreading calls has not been measured on real cores yet, and on one core it
+            // only adds the scheduling: by default one thread.
+            let wanted = if threads_given { threads } else { 1 };
+            // Both parties on one machine: more threads than cores would make each wait for
+            // the other's (measured: 4× slower on EDT-63 with 2 + 2 threads on 2 vCPUs).
+            let threads = match shared_cores {
+                Some(cores) => wanted.min((cores / 2).max(1)),
+                None => wanted,
+            };
+            let reason = if threads < wanted {
+                format!(
+                    "a compact circuit runs the sequential protocol, its calls that share no \
+                     wire on {threads} thread(s): --threads {wanted} cut since both parties \
+                     share {} core(s)",
+                    shared_cores.unwrap_or(1)
+                )
+            } else if threads > 1 {
+                format!(
+                    "a compact circuit runs the sequential protocol, its calls that share no \
+                     wire on {threads} threads (the tables and their order are those of one \
+                     thread)"
+                )
+            } else {
+                "a compact circuit runs the sequential protocol on one thread (give --threads \
+                 to run its calls that share no wire on several)"
+                    .to_string()
+            };
+            pgc_protocol::auto::AutoChoice {
+                mode: ParallelMode::None,
+                threads,
+                reason,
+            }
+        }
+        (Loaded::Generated(_), _) => {
+            sequential("generated circuits are garbled as they are generated, in order")
+        }
+        (Loaded::Unrolled(_), _) => {
+            sequential("the circuit is streamed from its file, which runs sequentially")
+        }
     }
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
     // Before anything else, so a missing flag costs no compile and no connection.
     let security = crate::security::resolve(&args.security)?;
-    let (level, protocol, config) = args
-        .p
-        .level_and_config(&args.level, &args.protocol, false)?;
+    let (level, protocol, mut config) =
+        args.p
+            .level_and_config(&args.level, &args.protocol, false)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
     let shape = args.p.link_shape()?;
-    let program = load_for_protocol(&args.c, &config, quiet)?;
+    let who = match args.party {
+        PartyArg::A => "party A: ",
+        PartyArg::B => "party B: ",
+    };
+    let program = load_for_protocol(
+        &args.c,
+        &mut config,
+        args.p.threads.is_some(),
+        false,
+        quiet,
+        who,
+    )?;
     let parallel = parallel_form(&program, &config)?;
     circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;
@@ -1183,11 +1298,19 @@ fn serve(
 }
 
 pub fn local(args: LocalArgs) -> Result<()> {
-    let (level, protocol, config) = args.p.level_and_config(&args.level, &args.protocol, true)?;
+    let (level, protocol, mut config) =
+        args.p.level_and_config(&args.level, &args.protocol, true)?;
     let timeout = args.p.timeout()?;
     let quiet = args.p.quiet || args.p.json;
     let shape = args.p.link_shape()?;
-    let program = load_for_protocol(&args.c, &config, quiet)?;
+    let program = load_for_protocol(
+        &args.c,
+        &mut config,
+        args.p.threads.is_some(),
+        true,
+        quiet,
+        "",
+    )?;
     let parallel = parallel_form(&program, &config)?;
     circuits::check_label_memory(&program, parallel.as_ref())?;
     let circuit = &program.circuit;

@@ -137,11 +137,25 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
             .args(["eval", &out, "--input", &ea, "--input", &eb, "--json"]),
     ));
     assert_eq!(eval["outputs"], json!({"OUTPUT_distance": want}));
-    let local = json_of(&run_ok(
-        s.pgc()
-            .args(["local", &out, "--a", &ta, "--b", &tb, "--json"]),
-    ));
-    assert_eq!(local["outputs"], json!({"OUTPUT_distance": want}));
+    // Independent calls (the wavefront) on any number of threads: the same result.
+    for threads in ["1", "2", "3"] {
+        let local = json_of(&run_ok(s.pgc().args([
+            "local",
+            &out,
+            "--a",
+            &ta,
+            "--b",
+            &tb,
+            "--json",
+            "--threads",
+            threads,
+        ])));
+        assert_eq!(
+            local["outputs"],
+            json!({"OUTPUT_distance": want}),
+            "{threads} threads"
+        );
+    }
 
     // From the source: compiled compact into the cache, then taken from it.
     for _ in 0..2 {
@@ -165,7 +179,8 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
         .collect();
     assert_eq!(cached.len(), 1, "one cache entry: {cached:?}");
 
-    // Two processes over TCP: A streams the compact file, B compiles the source itself.
+    // Two processes over TCP: A streams the compact file and garbles on 3 threads, B
+    // compiles the source itself and evaluates on one.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -180,7 +195,19 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
             .unwrap()
     };
     let pa = spawn(s.pgc().args([
-        "run", &out, "--party", "a", "--listen", &addr, "--input", &ta, "--json", "--psk", &psk,
+        "run",
+        &out,
+        "--party",
+        "a",
+        "--listen",
+        &addr,
+        "--input",
+        &ta,
+        "--json",
+        "--psk",
+        &psk,
+        "--threads",
+        "3",
     ]));
     let pb = spawn(s.pgc().args([
         "run",
@@ -198,6 +225,8 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
         "--json",
         "--psk",
         &psk,
+        "--threads",
+        "1",
     ]));
     for (who, p) in [("a", pa), ("b", pb)] {
         let o = p.wait_with_output().unwrap();

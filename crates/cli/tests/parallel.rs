@@ -195,3 +195,86 @@ fn parties_with_different_modes_stop_with_a_clear_error() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("--rate-limit"));
 }
+
+#[test]
+fn auto_says_what_it_chose_and_two_parties_with_different_threads_agree() {
+    // Regions hold almost every AND of MVMul: coarse-grained. Edit distance has none:
+    // sequential. Both say so on stderr, with the reason.
+    let mvmul = [
+        "-D",
+        "MVMUL_M=3",
+        "-D",
+        "MVMUL_K=2",
+        "--a",
+        "matrix=[[1,2],[3,4],[-1,0]]",
+        "--b",
+        "vector=[5,6]",
+    ];
+    let out = run_ok(
+        pgc("auto")
+            .args(["local", &example("mvmul.c")])
+            .args(mvmul)
+            .args(["--json"]),
+    );
+    assert_eq!(
+        json_of(&out)["outputs"],
+        json!({"OUTPUT_product": [17, 39, -5]})
+    );
+    // --json keeps stderr quiet; without it the choice is said.
+    let out = run_ok(pgc("auto").args(["local", &example("mvmul.c")]).args(mvmul));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--parallel auto chose cgp: "), "{e}");
+    let edit = [
+        "-D",
+        "EDIT_LEN=3",
+        "--a",
+        "text=[1,2,3]",
+        "--b",
+        "text=[1,3,3]",
+    ];
+    let out = run_ok(
+        pgc("auto")
+            .args(["local", &example("edit_distance_large.c")])
+            .args(edit),
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--parallel auto chose none: "), "{e}");
+    assert!(e.contains("no parallel regions"), "{e}");
+
+    // Two processes with different thread counts still choose alike (the choice depends
+    // on the circuit only) and compute the right result, for both kinds of circuit.
+    let cases = [
+        (
+            example("mexp.c"),
+            vec!["-D", "MEXP_K=2", "--input", "base=[2,3]"],
+            vec!["-D", "MEXP_K=2", "--input", "exponent=[10,4]"],
+            "cgp",
+            "power = [1024, 81]",
+        ),
+        (
+            example("edit_distance_large.c"),
+            vec!["-D", "EDIT_LEN=3", "--input", "text=[1,2,3]"],
+            vec!["-D", "EDIT_LEN=3", "--input", "text=[1,3,3]"],
+            "none",
+            "distance = 1",
+        ),
+    ];
+    for (src, a_extra, b_extra, mode, expect) in cases {
+        let a_args = [&a_extra[..], &["--threads", "1", "--timeout", "20"]].concat();
+        let b_args = [&b_extra[..], &["--threads", "3", "--timeout", "20"]].concat();
+        let (a, b) = run_two_parties("auto2", &src, &a_args, &b_args);
+        for (who, out) in [("a", &a), ("b", &b)] {
+            let e = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "party {who}: {e}");
+            assert!(
+                e.contains(&format!(
+                    "party {}: --parallel auto chose {mode}: ",
+                    who.to_uppercase()
+                )),
+                "party {who}: {e}"
+            );
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains(expect), "party {who}: {text}");
+        }
+    }
+}

@@ -50,6 +50,7 @@
 //! AVX-512) bounds all wire ids and counts the ANDs up front, so the gate loops test
 //! nothing per gate unless that pass flags the call.
 
+pub mod compact;
 pub mod parallel;
 #[cfg(target_arch = "x86_64")]
 mod wide;

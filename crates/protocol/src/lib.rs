@@ -6,6 +6,7 @@
 //! (semi-honest, a.k.a. honest-but-curious, security). A party that deviates can learn or
 //! change more; nothing here protects against that.
 
+pub mod auto;
 pub mod choice;
 pub mod completion;
 pub mod gmw;

@@ -26,8 +26,10 @@
 
 use std::time::Instant;
 
+use pgc_circuit::compact::{CompactParts, StopPass};
 use pgc_circuit::{GateSource, Layout, Visibility, WireId};
 use pgc_crypto::{Block, Prg};
+use pgc_garble::compact::{CompactEvaluator, CompactGarbler, CompactRunError};
 use pgc_garble::{Evaluator, GarbleError, Garbler, and_count, random_delta};
 use pgc_net::{Channel, NetError};
 use pgc_ot::{IknpReceiver, IknpSender, OtError};
@@ -176,6 +178,21 @@ pub fn run_garbler_with_visibility<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
+    run_garbler_on_threads(ch, circuit, owners, visibility, inputs, 1, progress)
+}
+
+/// [`run_garbler_with_visibility`] garbling a compact circuit's independent calls on
+/// `threads` threads ([`pgc_garble::compact`]; other circuits run on one). The tables and
+/// their order are those of one thread, so the evaluator may use any thread count.
+pub fn run_garbler_on_threads<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    threads: usize,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
     let (start, counts0) = begin(ch, circuit, owners, visibility, Party::A, inputs)?;
     let layout = circuit.layout();
 
@@ -211,7 +228,10 @@ pub fn run_garbler_with_visibility<S: GateSource>(
     let input_done = Instant::now();
 
     // Garbled tables, streamed, then the end-of-tables frame.
-    let (gates_done, blocks_sent) = send_tables(ch, circuit, &mut garbler, progress, |_| {})?;
+    let (gates_done, blocks_sent) = match circuit.compact_parts().filter(|_| threads > 1) {
+        Some(parts) => send_compact_tables(ch, &parts, &mut garbler, hash_key, threads, progress)?,
+        None => send_tables(ch, circuit, &mut garbler, progress, |_| {})?,
+    };
     let circuit_done = Instant::now();
 
     // Completeness before outputs.
@@ -272,6 +292,20 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
+    run_evaluator_on_threads(ch, circuit, owners, visibility, inputs, 1, progress)
+}
+
+/// [`run_evaluator_with_visibility`] evaluating a compact circuit's independent calls on
+/// `threads` threads (see [`run_garbler_on_threads`]).
+pub fn run_evaluator_on_threads<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    threads: usize,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
     let (start, counts0) = begin(ch, circuit, owners, visibility, Party::B, inputs)?;
     let layout = circuit.layout();
 
@@ -297,7 +331,18 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
     ch.flush()?;
     let input_done = Instant::now();
 
-    let (gates_done, blocks_received) = receive_tables(ch, circuit, &mut evaluator, progress)?;
+    let (gates_done, blocks_received) = match circuit.compact_parts().filter(|_| threads > 1) {
+        Some(parts) => receive_compact_tables(
+            ch,
+            circuit,
+            &parts,
+            &mut evaluator,
+            hash_key[0],
+            threads,
+            progress,
+        )?,
+        None => receive_tables(ch, circuit, &mut evaluator, progress)?,
+    };
     let circuit_done = Instant::now();
 
     // Completeness before outputs.
@@ -397,6 +442,143 @@ pub(crate) fn receive_tables<S: GateSource>(
         Ok(()) => reader.skip_to_end(ch, 2 * circuit.and_count())?,
     }
     Ok((gates_done, reader.consumed() + reader.remaining() as u64))
+}
+
+/// [`send_tables`] for a compact circuit on `threads` threads: the same tables in the same
+/// frames' order ([`pgc_garble::compact`]); `garbler` holds the input labels before and
+/// every main wire's label after.
+fn send_compact_tables(
+    ch: &mut (impl Channel + ?Sized),
+    parts: &CompactParts<'_>,
+    garbler: &mut Garbler,
+    hash_key: Block,
+    threads: usize,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(u64, u64), ProtocolError> {
+    let circuit_error = |e: String| ProtocolError::Input(format!("the compact circuit: {e}"));
+    let mut cg = CompactGarbler::new(
+        parts.templates,
+        parts.main_num_wires,
+        threads,
+        garbler.delta(),
+        hash_key,
+    )
+    .map_err(|e| circuit_error(e.to_string()))?;
+    for w in 0..parts.main_num_wires {
+        cg.set_zero_label(w, garbler.zero_label(w));
+    }
+    let mut pending: Vec<Block> = Vec::with_capacity(TABLE_FRAME_BLOCKS);
+    let mut blocks_sent = 0u64;
+    fn send<C: Channel + ?Sized>(
+        ch: &mut C,
+        pending: &mut Vec<Block>,
+        sent: &mut u64,
+    ) -> Result<(), NetError> {
+        *sent += pending.len() as u64;
+        let r = ch.send_frame(Block::slice_as_bytes(pending));
+        pending.clear();
+        r
+    }
+    let mut failure: Option<ProtocolError> = None;
+    let pass = {
+        let mut emit = |tables: &[Block]| -> Result<(), NetError> {
+            let mut rest = tables;
+            while !rest.is_empty() {
+                let take = (TABLE_FRAME_BLOCKS - pending.len()).min(rest.len());
+                pending.extend_from_slice(&rest[..take]);
+                rest = &rest[take..];
+                if pending.len() == TABLE_FRAME_BLOCKS {
+                    send(&mut *ch, &mut pending, &mut blocks_sent)?;
+                }
+            }
+            Ok(())
+        };
+        let mut fail = |e: CompactRunError<NetError>| {
+            failure = Some(match e {
+                CompactRunError::Io(e) => e.into(),
+                e => circuit_error(e.to_string()),
+            });
+            StopPass
+        };
+        let pass = parts.main.for_each_items(&mut |items| {
+            cg.push(items, &mut emit).map_err(&mut fail)?;
+            progress(cg.and_gates_done());
+            Ok(())
+        });
+        pass.and_then(|()| cg.finish(&mut emit).map_err(&mut fail))
+    };
+    if pass.is_err() {
+        return Err(failure.unwrap_or_else(|| circuit_error("the pass stopped".into())));
+    }
+    if !pending.is_empty() {
+        send(&mut *ch, &mut pending, &mut blocks_sent)?;
+    }
+    ch.send_frame(&[])?;
+    progress(cg.and_gates_done());
+    for w in 0..parts.main_num_wires {
+        garbler.set_zero_label(w, cg.zero_label(w));
+    }
+    garbler.set_and_index(cg.and_gates_done());
+    Ok((cg.gates_done(), blocks_sent))
+}
+
+/// [`receive_tables`] for a compact circuit on `threads` threads (see
+/// [`send_compact_tables`]).
+fn receive_compact_tables<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    parts: &CompactParts<'_>,
+    evaluator: &mut Evaluator,
+    hash_key: Block,
+    threads: usize,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(u64, u64), ProtocolError> {
+    let circuit_error = |e: String| ProtocolError::Input(format!("the compact circuit: {e}"));
+    let mut ce = CompactEvaluator::new(parts.templates, parts.main_num_wires, threads, hash_key)
+        .map_err(|e| circuit_error(e.to_string()))?;
+    for w in 0..parts.main_num_wires {
+        ce.set_label(w, evaluator.label(w));
+    }
+    let mut reader = TableReader::default();
+    let mut failure: Option<ProtocolError> = None;
+    let pass = {
+        let mut read = |buf: &mut [Block]| -> Result<(), ProtocolError> {
+            buf.copy_from_slice(reader.take(&mut *ch, buf.len())?);
+            Ok(())
+        };
+        let mut fail = |e: CompactRunError<ProtocolError>| {
+            failure = Some(match e {
+                CompactRunError::Io(e) => e,
+                CompactRunError::Garble(e) => e.into(),
+                e => circuit_error(e.to_string()),
+            });
+            StopPass
+        };
+        let pass = parts.main.for_each_items(&mut |items| {
+            ce.push(items, &mut read).map_err(&mut fail)?;
+            progress(ce.and_gates_done());
+            Ok(())
+        });
+        pass.and_then(|()| ce.finish(&mut read).map_err(&mut fail))
+    };
+    match pass {
+        // The garbler's tables ended before this party's gates did: its done message,
+        // next, says why (and the counts show it).
+        Err(StopPass) if reader.ended() => {}
+        Err(StopPass) => {
+            return Err(failure.unwrap_or_else(|| circuit_error("the pass stopped".into())));
+        }
+        Ok(()) => reader.skip_to_end(ch, 2 * circuit.and_count())?,
+    }
+    progress(ce.and_gates_done());
+    for w in 0..parts.main_num_wires {
+        evaluator.set_label(w, ce.label(w));
+    }
+    evaluator.set_and_index(ce.and_gates_done());
+    Ok((
+        ce.gates_done(),
+        reader.consumed() + reader.remaining() as u64,
+    ))
 }
 
 /// The output wires `party` may see, value by value.

@@ -236,6 +236,13 @@ impl CompactFile {
             main_num_wires,
             self.main_callees.iter().copied(),
         )?;
+        let mut sink = |chunk: &[Gate]| f(chunk).map_err(PassError::Sink);
+        self.items_pass(&mut |items| expander.expand(items, &mut sink))?;
+        expander.finish(&mut sink)
+    }
+
+    /// One pass over the main body's items, checked against the stretch hashes of `open`.
+    fn items_pass<E>(&self, on_items: &mut OnItems<'_, E>) -> Result<(), PassError<E>> {
         let mut file = File::open(&self.path)?;
         let len = file.metadata()?.len();
         if len != self.file_len {
@@ -245,8 +252,7 @@ impl CompactFile {
             )));
         }
         file.seek(SeekFrom::Start(self.main_offset))?;
-        let mut sink = |chunk: &[Gate]| f(chunk).map_err(PassError::Sink);
-        let body = Body::main(main_num_wires, &self.arities);
+        let body = Body::main(self.header.layout.num_wires, &self.arities);
         let (mut stretch, mut items, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
         let mut offset = self.main_offset;
         let mut item_index = 0u64;
@@ -284,15 +290,45 @@ impl CompactFile {
                     &mut scratch,
                     &mut items,
                 )?;
-                expander.expand(&items, &mut sink)?;
+                on_items(&items)?;
                 pos += 8 + records.len();
                 item_index += n as u64;
             }
             offset += segment.bytes;
         }
-        expander.finish(&mut sink)
+        Ok(())
+    }
+
+    /// Keeps a file error of a pass for [`GateSource::check_complete`]; passes the
+    /// consumer's own error on.
+    fn settle<E>(&self, result: Result<(), PassError<E>>) -> Result<(), E> {
+        match result {
+            Ok(()) => Ok(()),
+            Err(PassError::Sink(e)) => Err(e),
+            Err(PassError::File(e)) => {
+                let e = PgcFileError {
+                    path: Some(self.path.clone()),
+                    kind: e.kind,
+                };
+                self.error.set(e);
+                Ok(())
+            }
+        }
     }
 }
+
+impl crate::compact::MainItems for CompactFile {
+    fn for_each_items(
+        &self,
+        f: &mut dyn FnMut(&[Item]) -> Result<(), crate::compact::StopPass>,
+    ) -> Result<(), crate::compact::StopPass> {
+        self.error.clear();
+        self.settle(self.items_pass(&mut |items| f(items).map_err(PassError::Sink)))
+    }
+}
+
+/// What [`CompactFile::items_pass`] calls on each block of items.
+type OnItems<'a, E> = dyn FnMut(&[Item]) -> Result<(), PassError<E>> + 'a;
 
 /// The block starting at `pos` of a stretch: its item count and records.
 fn block_at(stretch: &[u8], pos: usize) -> Option<(u32, &[u8])> {
@@ -328,23 +364,19 @@ impl GateSource for CompactFile {
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
         // A new pass: an error of an earlier one no longer describes what is handed out.
         self.error.clear();
-        match self.pass(f) {
-            Ok(()) => Ok(()),
-            Err(PassError::Sink(e)) => Err(e),
-            Err(PassError::File(e)) => {
-                let e = PgcFileError {
-                    path: Some(self.path.clone()),
-                    kind: e.kind,
-                };
-                self.error.set(e);
-                Ok(())
-            }
-        }
+        self.settle(self.pass(f))
     }
     /// The error that ended the last pass early (kept until the next pass; unlike
     /// [`CompactFile::take_error`] this does not clear it).
     fn check_complete(&self) -> Result<(), String> {
         self.error.check()
+    }
+    fn compact_parts(&self) -> Option<crate::compact::CompactParts<'_>> {
+        Some(crate::compact::CompactParts {
+            templates: &self.templates,
+            main_num_wires: self.header.layout.num_wires,
+            main: self,
+        })
     }
 }
 

@@ -48,11 +48,11 @@ pub fn run_secured<S: GateSource>(
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
     match (security, me) {
-        (Security::SemiHonest, Party::A) => crate::yao::run_garbler_with_visibility(
-            ch, circuit, owners, visibility, inputs, progress,
+        (Security::SemiHonest, Party::A) => crate::yao::run_garbler_on_threads(
+            ch, circuit, owners, visibility, inputs, threads, progress,
         ),
-        (Security::SemiHonest, Party::B) => crate::yao::run_evaluator_with_visibility(
-            ch, circuit, owners, visibility, inputs, progress,
+        (Security::SemiHonest, Party::B) => crate::yao::run_evaluator_on_threads(
+            ch, circuit, owners, visibility, inputs, threads, progress,
         ),
         (Security::Malicious { stat_sec }, _) => run_cut_and_choose(
             ch, circuit, owners, visibility, me, inputs, stat_sec, threads, progress,
