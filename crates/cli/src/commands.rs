@@ -21,7 +21,7 @@ use pgc_protocol::malicious::run_secured;
 use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
     GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, Security, run_gmw, run_local_gmw,
-    run_local_parallel_secured, run_local_tcp_at_level,
+    run_local_parallel_secured, run_local_tcp_shaped,
 };
 use serde_json::{Value, json};
 
@@ -1390,9 +1390,9 @@ pub fn local(args: LocalArgs) -> Result<()> {
             progress.finish();
             r
         }
-        None if shape.is_none() => {
+        None => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
-            let r = run_local_tcp_at_level(
+            let r = run_local_tcp_shaped(
                 circuit,
                 &owners,
                 &visibility,
@@ -1402,20 +1402,12 @@ pub fn local(args: LocalArgs) -> Result<()> {
                 security,
                 level,
                 config.threads,
+                shape,
                 &mut |n| progress.set(n),
             );
             progress.finish();
             r
         }
-        None if level == Security::SemiHonest => {
-            bail!("--rate-limit and --latency need the parallel protocol (any --parallel but none)")
-        }
-        None => bail!(
-            "pgc local shapes the link only for the parallel semi-honest protocol; to try \
-             --security {} over a shaped link, run the two parties with pgc run (its \
-             --rate-limit and --latency work at every level)",
-            level.name()
-        ),
         Some(pc) => {
             let counter = AtomicU64::new(0);
             crate::progress::watch(pc.and_count(), quiet, &counter, || {

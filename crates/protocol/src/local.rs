@@ -125,15 +125,48 @@ pub fn run_local_tcp_at_level<S: GateSource>(
     threads: usize,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(Outcome, Outcome), ProtocolError> {
+    run_local_tcp_shaped(
+        circuit,
+        owners,
+        visibility,
+        a_inputs,
+        b_inputs,
+        timeout,
+        security,
+        level,
+        threads,
+        LinkShape::default(),
+        progress,
+    )
+}
+
+/// [`run_local_tcp_at_level`] with each party's sends going through its own simulated link
+/// of `shape` (rate and one-way latency), as if the parties were on a WAN.
+#[allow(clippy::too_many_arguments)]
+pub fn run_local_tcp_shaped<S: GateSource>(
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    a_inputs: &[Vec<bool>],
+    b_inputs: &[Vec<bool>],
+    timeout: Duration,
+    security: LocalSecurity,
+    level: Security,
+    threads: usize,
+    shape: LinkShape,
+    progress: &mut (dyn FnMut(u64) + Send),
+) -> Result<(Outcome, Outcome), ProtocolError> {
     let (a_security, b_security) = security.settings()?;
     let listener = TcpChannel::listen("127.0.0.1:0")?;
     let addr = listener.local_addr().to_string();
+    let link = || (!shape.is_none()).then(|| SharedLink::new(shape));
     std::thread::scope(|s| {
         let garbler = s.spawn(|| -> Result<Outcome, ProtocolError> {
             let mut ch = accept_peer(&listener, &a_security, timeout, &no_notes())?;
             ch.set_timeout(Some(timeout))?;
+            let mut ch = ch.shaped(&link())?;
             run_secured(
-                &mut ch,
+                &mut &mut *ch,
                 circuit,
                 owners,
                 visibility,
@@ -147,8 +180,9 @@ pub fn run_local_tcp_at_level<S: GateSource>(
         let evaluated = (|| -> Result<Outcome, ProtocolError> {
             let mut ch = connect_peer(&addr, &b_security, timeout)?;
             ch.set_timeout(Some(timeout))?;
+            let mut ch = ch.shaped(&link())?;
             run_secured(
-                &mut ch,
+                &mut &mut *ch,
                 circuit,
                 owners,
                 visibility,
