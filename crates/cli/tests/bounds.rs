@@ -183,8 +183,11 @@ fn streamed_files_give_the_same_statistics_and_results() {
     };
     let expected = run(&[]);
     assert_eq!(run(&["--parallel", "none", "--stream"]), expected);
+    // `--parallel auto` (the default) runs a streamed file sequentially and says so; a
+    // parallel mode cannot stream.
+    assert_eq!(run(&["--stream"]), expected);
     let out = Command::new(env!("CARGO_BIN_EXE_pgc"))
-        .args(["local", file, "--stream"])
+        .args(["local", file, "--stream", "--parallel", "cgp"])
         .args(inputs)
         .output()
         .unwrap();
