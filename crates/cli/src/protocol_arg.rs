@@ -21,8 +21,10 @@ pub enum ProtocolArg {
     /// GMW: both parties hold XOR shares of every wire and do the same work. A setup phase
     /// (independent of the inputs) makes one multiplication triple per AND gate with OT
     /// extension (16 bytes each way per AND); the online phase then sends 2 bits each way
-    /// per AND gate but takes one round trip per AND level, so it suits circuits of low AND
-    /// depth (compile with --optimize depth) on a fast link. Semi-honest only; one thread.
+    /// per AND gate but waits for the peer once per AND level (one one-way latency each), so
+    /// it suits circuits of low AND depth (compile with --optimize depth) on a fast link.
+    /// Semi-honest only: each party learns its outputs and nothing else if both follow the
+    /// protocol; a party running modified software can change the result. One thread.
     Gmw,
     /// Measure the link at the handshake (round trip, bandwidth) and run the protocol
     /// predicted to finish first for this circuit's AND gates and AND depth; both parties
