@@ -284,3 +284,37 @@ fn bench_run_measures_gmw_phases() {
     assert_eq!(v["gmw"]["rounds"], 20);
     assert!(v["online_and_per_sec"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn compact_circuits_in_memory_and_streamed_run_under_gmw() {
+    let s = Scratch::new("protocols", "compact");
+    let pgc = s.0.join("edc.pgc");
+    let pgc = pgc.to_str().unwrap();
+    run_ok(s.pgc().args([
+        "compile",
+        &example("edit_distance_large.c"),
+        "-D",
+        "EDIT_LEN=12",
+        "--compact",
+        "always",
+        "-o",
+        pgc,
+    ]));
+    let inputs = [
+        "--a",
+        "text=[1,2,3,4,5,6,7,8,9,10,11,12]",
+        "--b",
+        "text=[1,2,3,4,5,6,7,8,9,10,11,13]",
+    ];
+    for extra in [&[][..], &["--stream", "--parallel", "none"][..]] {
+        let out = run_ok(
+            s.pgc()
+                .args(["local", pgc, "--json", "--protocol", "gmw"])
+                .args(inputs)
+                .args(extra),
+        );
+        let v = json_of(&out);
+        assert_eq!(v["outputs"]["OUTPUT_distance"], 1, "{extra:?}: {v}");
+        assert!(v["stats"]["b"]["gmw"]["rounds"].as_u64().unwrap() > 12);
+    }
+}
