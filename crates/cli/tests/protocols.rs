@@ -8,7 +8,7 @@ use std::process::Output;
 use serde_json::json;
 
 mod support;
-use support::{Scratch, json_of, run_ok, test_psk, two_parties};
+use support::{Scratch, json_of, protocol_commands, run_ok, two_parties, with};
 
 fn example(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -144,47 +144,29 @@ fn auto_says_what_it_chose_and_why() {
 #[test]
 fn gmw_refuses_cheater_levels_and_parallel_modes_before_any_work() {
     let s = Scratch::new("protocols", "refuse");
-    let psk = test_psk();
-    let bases: [Vec<&str>; 3] = [
-        vec!["local", "builtin:millionaires", "--a", "1", "--b", "2"],
-        vec![
-            "run",
-            "builtin:millionaires",
-            "--party",
-            "a",
-            "--connect",
-            "127.0.0.1:9",
-            "--input",
-            "1",
-            "--psk",
-            &psk,
-        ],
-        vec!["bench", "run", "--ands", "1000"],
-    ];
+    let bases = protocol_commands();
+    let fails_with = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails(&s, &args)
+    };
     for base in &bases {
         for protocol in ["gmw", "auto"] {
             for level in ["malicious", "dual-execution"] {
-                let e = fails(
-                    &s,
-                    &[&base[..], &["--protocol", protocol, "--security", level]].concat(),
-                );
+                let e = fails_with(with(base, &["--protocol", protocol, "--security", level]));
                 assert!(
                     e.contains(&format!("--protocol {protocol} is semi-honest only")),
                     "{base:?}: {e}"
                 );
             }
         }
-        let e = fails(&s, &[&base[..], &["--protocol", "bmr"]].concat());
+        let e = fails_with(with(base, &["--protocol", "bmr"]));
         assert!(
             e.contains("yao") && e.contains("gmw") && e.contains("auto"),
             "{e}"
         );
     }
     for base in &bases[..2] {
-        let e = fails(
-            &s,
-            &[&base[..], &["--protocol", "gmw", "--parallel", "cgp"]].concat(),
-        );
+        let e = fails_with(with(base, &["--protocol", "gmw", "--parallel", "cgp"]));
         assert!(
             e.contains("--parallel cgp is a mode of Yao's protocol"),
             "{e}"

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 mod support;
-use support::{Scratch, json_of, run_ok, test_psk, two_parties};
+use support::{Scratch, json_of, protocol_commands, run_ok, two_parties, with};
 
 fn example(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -30,38 +30,6 @@ fn fails(s: &Scratch, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stdout)
     );
     stderr(&out)
-}
-
-/// The start of each protocol command, enough for the level flags to be checked (the
-/// checks come before any compile or connection).
-fn protocol_commands() -> Vec<Vec<String>> {
-    let psk = test_psk();
-    [
-        vec!["local", "builtin:millionaires", "--a", "1", "--b", "2"],
-        vec![
-            "run",
-            "builtin:millionaires",
-            "--party",
-            "a",
-            "--connect",
-            "127.0.0.1:9",
-            "--input",
-            "1",
-            "--psk",
-            &psk,
-        ],
-        vec!["bench", "run", "--ands", "1000"],
-    ]
-    .iter()
-    .map(|c| c.iter().map(|s| s.to_string()).collect())
-    .collect()
-}
-
-fn with(base: &[String], extra: &[&str]) -> Vec<String> {
-    base.iter()
-        .cloned()
-        .chain(extra.iter().map(|s| s.to_string()))
-        .collect()
 }
 
 fn fails_with(s: &Scratch, args: &[String]) -> String {

@@ -76,6 +76,23 @@ struct Planner {
 }
 
 impl Planner {
+    /// A planner for a main body over `main_num_wires` wires calling `templates` templates
+    /// (their sizes read from `space`), on `threads` threads.
+    fn new(space: &Space, templates: usize, main_num_wires: u32, threads: usize) -> Planner {
+        Planner {
+            last_writer: vec![NONE; main_num_wires as usize],
+            readers: vec![Vec::new(); main_num_wires as usize],
+            touched: Vec::new(),
+            counts: (0..templates as u32)
+                .map(|t| space.expander.template_counts(t).unwrap_or((0, 0)))
+                .collect(),
+            next_and: 0,
+            threads,
+            max_items: WINDOW_MAX_ITEMS,
+            preds: Vec::new(),
+        }
+    }
+
     /// Expanded (gates, ANDs) of a main item (a call of a missing template fails when
     /// it is expanded).
     fn item_counts(&self, item: &Item) -> (u64, u64) {
@@ -483,28 +500,11 @@ impl<'t> CompactGarbler<'t> {
             let garbler = Garbler::new(space.num_wires(), delta, hash_key);
             workers.push(GarbleWorker { space, garbler });
         }
-        let counts = (0..templates.len() as u32)
-            .map(|t| {
-                workers[0]
-                    .space
-                    .expander
-                    .template_counts(t)
-                    .unwrap_or((0, 0))
-            })
-            .collect();
+        let planner = Planner::new(&workers[0].space, templates.len(), main_num_wires, threads);
         Ok(CompactGarbler {
             workers,
             labels: vec![Block::ZERO; main_num_wires as usize],
-            planner: Planner {
-                last_writer: vec![NONE; main_num_wires as usize],
-                readers: vec![Vec::new(); main_num_wires as usize],
-                touched: Vec::new(),
-                counts,
-                next_and: 0,
-                threads,
-                max_items: WINDOW_MAX_ITEMS,
-                preds: Vec::new(),
-            },
+            planner,
             window: Window::default(),
             tables: Vec::new(),
             and_gates: 0,
@@ -654,28 +654,11 @@ impl<'t> CompactEvaluator<'t> {
             let evaluator = Evaluator::new(space.num_wires(), hash_key);
             workers.push(EvalWorker { space, evaluator });
         }
-        let counts = (0..templates.len() as u32)
-            .map(|t| {
-                workers[0]
-                    .space
-                    .expander
-                    .template_counts(t)
-                    .unwrap_or((0, 0))
-            })
-            .collect();
+        let planner = Planner::new(&workers[0].space, templates.len(), main_num_wires, threads);
         Ok(CompactEvaluator {
             workers,
             labels: vec![Block::ZERO; main_num_wires as usize],
-            planner: Planner {
-                last_writer: vec![NONE; main_num_wires as usize],
-                readers: vec![Vec::new(); main_num_wires as usize],
-                touched: Vec::new(),
-                counts,
-                next_and: 0,
-                threads,
-                max_items: WINDOW_MAX_ITEMS,
-                preds: Vec::new(),
-            },
+            planner,
             window: Window::default(),
             tables: Vec::new(),
             and_gates: 0,

@@ -97,3 +97,36 @@ pub fn two_parties(s: &Scratch, src: &str, a_args: &[&str], b_args: &[&str]) -> 
         spawn("b", "--connect", b_args),
     )
 }
+
+/// The start of each protocol command, enough for the level flags to be checked (the
+/// checks come before any compile or connection).
+pub fn protocol_commands() -> Vec<Vec<String>> {
+    let psk = test_psk();
+    [
+        vec!["local", "builtin:millionaires", "--a", "1", "--b", "2"],
+        vec![
+            "run",
+            "builtin:millionaires",
+            "--party",
+            "a",
+            "--connect",
+            "127.0.0.1:9",
+            "--input",
+            "1",
+            "--psk",
+            &psk,
+        ],
+        vec!["bench", "run", "--ands", "1000"],
+    ]
+    .iter()
+    .map(|c| c.iter().map(|s| s.to_string()).collect())
+    .collect()
+}
+
+/// `base` followed by `extra`.
+pub fn with(base: &[String], extra: &[&str]) -> Vec<String> {
+    base.iter()
+        .cloned()
+        .chain(extra.iter().map(|s| s.to_string()))
+        .collect()
+}
