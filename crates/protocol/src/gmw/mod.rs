@@ -55,7 +55,7 @@ use crate::yao::{
     pack_bits, recv_bits,
 };
 use online::Shares;
-use schedule::{AndOp, RoundCounter, Schedule, Scheduler};
+use schedule::{AndOp, RoundCounter, Schedule, Scheduler, WindowCounts};
 use triples::{TripleGenerator, Triples};
 
 /// Largest piece of one round's message: small enough that a piece fits the socket
@@ -156,14 +156,13 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
             gates.extend_from_slice(chunk);
             Ok(())
         })?;
-        let (rounds, depth) = counter.count(&gates);
-        Some(Plan::of(gates, rounds <= depth, &mut scheduler))
+        let counts = counter.count(&gates);
+        Some(Plan::of(gates, Some(counts), &mut scheduler))
     } else {
         let mut buf: Vec<Gate> = Vec::with_capacity(window);
         let mut decide = |buf: &mut Vec<Gate>| {
-            let (rounds, depth) = counter.count(buf);
-            let ands = buf.iter().filter(|g| g.op == Op::And).count();
-            stream_order.push((rounds <= depth, ands));
+            let counts = counter.count(buf);
+            stream_order.push((counts.stream_order(), counts.ands));
             buf.clear();
         };
         circuit.for_each_chunk(&mut |mut chunk| -> Result<(), ProtocolError> {
@@ -423,11 +422,14 @@ enum Plan {
 
 impl Plan {
     /// Runs `gates` in stream order where that takes no more rounds than reordering them
-    /// (`stream_order`, from [`RoundCounter::count`]), else reorders them by AND depth.
-    fn of(gates: Vec<Gate>, stream_order: bool, scheduler: &mut Scheduler) -> Plan {
-        if stream_order {
-            let ands = gates.iter().filter(|g| g.op == Op::And).count();
-            Plan::Stream { gates, ands }
+    /// (`counts`, from [`RoundCounter::count`]), else (or without counts) reorders them by
+    /// AND depth.
+    fn of(gates: Vec<Gate>, counts: Option<WindowCounts>, scheduler: &mut Scheduler) -> Plan {
+        if let Some(counts) = counts.filter(WindowCounts::stream_order) {
+            Plan::Stream {
+                gates,
+                ands: counts.ands,
+            }
         } else {
             let schedule = scheduler.schedule(&gates);
             Plan::Scheduled { gates, schedule }
@@ -534,7 +536,7 @@ impl Rounds {
         if let Some((true, _)) = plan {
             return self.flush(ch, progress);
         }
-        let plan = Plan::of(std::mem::take(buf), false, scheduler);
+        let plan = Plan::of(std::mem::take(buf), None, scheduler);
         refills.ensure(ch, self, plan.and_gates())?;
         self.run_plan(ch, &plan, progress)?;
         *buf = plan.into_buffer();
@@ -622,20 +624,22 @@ fn exchange_round(
     piece: &mut Vec<u8>,
     send_ahead: usize,
 ) -> Result<(), ProtocolError> {
-    let pieces: Vec<&[u8]> = mine.chunks(ROUND_PIECE_BYTES).collect();
+    let count = mine.len().div_ceil(ROUND_PIECE_BYTES);
+    let piece_of =
+        |k: usize| &mine[k * ROUND_PIECE_BYTES..((k + 1) * ROUND_PIECE_BYTES).min(mine.len())];
     peer.clear();
     let (mut sent, mut got) = (0usize, 0usize);
-    while got < pieces.len() {
+    while got < count {
         let mut pushed = false;
-        while sent < pieces.len() && (sent - got) * ROUND_PIECE_BYTES < send_ahead {
-            ch.send_frame(pieces[sent])?;
+        while sent < count && (sent - got) * ROUND_PIECE_BYTES < send_ahead {
+            ch.send_frame(piece_of(sent))?;
             sent += 1;
             pushed = true;
         }
         if pushed {
             ch.flush()?;
         }
-        let expected = pieces[got].len();
+        let expected = piece_of(got).len();
         ch.recv_frame_into(piece, expected).map_err(|e| match e {
             NetError::FrameTooLarge { len, .. } => ProtocolError::Peer(format!(
                 "the peer's opened shares came in a piece of {len} bytes, {expected} expected \

@@ -254,8 +254,8 @@ impl RoundCounter {
         }
     }
 
-    /// (rounds in stream order, AND depth) of `gates`, the next window of the stream.
-    pub fn count(&mut self, gates: &[Gate]) -> (usize, usize) {
+    /// The rounds both ways and the AND gates of `gates`, the next window of the stream.
+    pub fn count(&mut self, gates: &[Gate]) -> WindowCounts {
         // Stamps that would overflow start over (after billions of levels or batches).
         let room = u32::MAX - gates.len() as u32 - 2;
         if self.base >= room || self.batch >= room {
@@ -266,6 +266,7 @@ impl RoundCounter {
         self.batch += 1;
         let (base, mut batch) = (self.base, self.batch);
         let (mut rounds, mut batch_open, mut max_depth) = (0usize, false, 0u32);
+        let mut ands = 0usize;
         let depth_of = |m: SlotMark| m.depth.saturating_sub(base);
         for g in gates {
             let d = match g.op {
@@ -282,6 +283,7 @@ impl RoundCounter {
                 Op::Const => 0,
             };
             if g.op == Op::And {
+                ands += 1;
                 if !batch_open {
                     rounds += 1;
                     batch_open = true;
@@ -299,7 +301,28 @@ impl RoundCounter {
         self.batch = batch;
         // The next window starts above every depth stored so far.
         self.base = base + max_depth + 1;
-        (rounds, max_depth as usize)
+        WindowCounts {
+            stream_rounds: rounds,
+            depth: max_depth as usize,
+            ands,
+        }
+    }
+}
+
+/// What [`RoundCounter::count`] found in a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowCounts {
+    /// Rounds in stream order.
+    pub stream_rounds: usize,
+    /// AND depth: the rounds when reordered.
+    pub depth: usize,
+    pub ands: usize,
+}
+
+impl WindowCounts {
+    /// Whether stream order takes no more rounds than reordering.
+    pub fn stream_order(&self) -> bool {
+        self.stream_rounds <= self.depth
     }
 }
 
@@ -399,13 +422,14 @@ mod tests {
         let depth = pgc_circuit::analysis::stats(&c).and_levels as usize;
         for circuit in [&levelized, &slotted] {
             let mut counter = RoundCounter::new(circuit.layout.num_wires);
-            assert_eq!(counter.count(&circuit.gates), (depth, depth));
+            let counts = counter.count(&circuit.gates);
+            assert_eq!((counts.stream_rounds, counts.depth), (depth, depth));
         }
         // As generated (not in level order), stream order takes more rounds.
         let mut counter = RoundCounter::new(c.layout.num_wires);
-        let (rounds, d) = counter.count(&c.gates);
-        assert_eq!(d, depth);
-        assert!(rounds > depth);
+        let counts = counter.count(&c.gates);
+        assert_eq!(counts.depth, depth);
+        assert!(counts.stream_rounds > depth);
     }
 
     #[test]
