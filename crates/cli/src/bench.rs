@@ -18,8 +18,8 @@ use pgc_protocol::{
 };
 use serde_json::json;
 
-use crate::progress::Progress;
-use crate::report::{self, per_sec};
+use pgc_engine::progress::Progress;
+use pgc_engine::report::{self, per_sec};
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -73,9 +73,9 @@ enum BenchKind {
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
         #[command(flatten)]
-        level: crate::level::LevelArgs,
+        level: pgc_engine::level::LevelArgs,
         #[command(flatten)]
-        protocol: crate::protocol_arg::ProtocolChoiceArgs,
+        protocol: pgc_engine::protocol_arg::ProtocolChoiceArgs,
     },
     /// FGP efficiency by level width on AND-only random circuits (seed paper Fig. 5), and
     /// the FGP threshold τ derived from it (saved for later runs).
@@ -104,7 +104,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             circuit: Some(spec),
             ..
         } => {
-            let circuit = crate::circuits::load_spec_for_run(&spec)?.circuit;
+            let circuit = pgc_engine::circuits::load_spec_for_run(&spec)?.circuit;
             let per_run = circuit.and_count().max(1);
             bench_garble(&circuit, ands.div_ceil(per_run), &spec, args.json)
         }
@@ -341,7 +341,7 @@ fn protocol_run(
     let mut progress = Progress::new(circuit.and_count(), how.quiet);
     let protocol = match how.protocol {
         ProtocolChoice::Auto => {
-            let (pick, why) = crate::protocol_arg::decide_local(
+            let (pick, why) = pgc_engine::protocol_arg::decide_local(
                 pgc_protocol::choice::circuit_shape(circuit),
                 pgc_net::LinkShape::default(),
             );
@@ -474,15 +474,4 @@ fn bench_run(ands: u64, width: u32, how: &HowToRun, json: bool) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Where `pgc bench width` keeps the FGP threshold τ it measured on this machine.
-pub fn tau_file() -> Option<std::path::PathBuf> {
-    crate::circuits::cache_dir().map(|d| d.join("fgp-tau"))
-}
-
-/// The FGP threshold τ `pgc bench width` measured here, if it ran.
-pub fn measured_tau() -> Option<usize> {
-    let text = std::fs::read_to_string(tau_file()?).ok()?;
-    text.trim().parse().ok().filter(|&t: &usize| t > 0)
 }

@@ -1,37 +1,26 @@
 //! The `info`, `eval`, `run` and `local` commands.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use anyhow::{Context, Result};
+use clap::Args;
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
 use pgc_circuit::eval::eval_bits_checked;
 use pgc_circuit::value::decode_outputs;
-use pgc_circuit::{
-    GateSource, Interface, Layout, Owner, ParallelCircuit, ValueFormat, Visibility,
-    WithValueFormat, validate,
+use pgc_circuit::{GateSource, Interface, Owner, ParallelCircuit, validate};
+use pgc_engine::circuits::{self, CircuitArgs, Loaded};
+use pgc_engine::level::LevelArgs;
+use pgc_engine::options::{PartyArg, ProtocolArgs};
+use pgc_engine::protocol_arg::ProtocolChoiceArgs;
+use pgc_engine::report;
+use pgc_engine::session::{
+    Endpoint, InputValues, LocalOptions, PartyOptions, PartySession, refuse_inputs_file, run_local,
 };
-use std::sync::atomic::AtomicU64;
-
-use pgc_net::connect::{accept_peer, connect_peer};
-use pgc_net::{LinkShape, SharedLink, TcpChannel};
-use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
-use pgc_protocol::malicious::run_secured;
-use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
-use pgc_protocol::{
-    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, Security, run_gmw, run_local_gmw,
-    run_local_parallel_secured, run_local_tcp_shaped,
-};
+use pgc_engine::typed_io::{self, Gathered, Scope};
+use pgc_net::TcpChannel;
+use pgc_net::connect::accept_peer;
+use pgc_protocol::{Outcome, ProtocolChoice, Security};
 use serde_json::{Value, json};
-
-use crate::circuits::{self, CircuitArgs, Loaded};
-use crate::level::LevelArgs;
-use crate::progress::Progress;
-use crate::protocol_arg::ProtocolChoiceArgs;
-use crate::report;
-use crate::typed_io::{self, Gathered, Scope};
-use crate::watchdog::{Side, Watchdog, WatchedStreams};
 
 #[derive(Args)]
 pub struct InfoArgs {
@@ -65,202 +54,6 @@ pub struct EvalArgs {
     /// Print the outputs as JSON.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum PartyArg {
-    /// Party A: garbles the circuit.
-    A,
-    /// Party B: evaluates the garbled circuit.
-    B,
-}
-
-/// Options shared by the commands that run the protocol.
-#[derive(Args)]
-#[command(next_help_heading = "Running")]
-pub struct ProtocolArgs {
-    /// Bristol circuits: input values that belong to party A, by position (from 0),
-    /// comma-separated; all others belong to B. Default: value 0 is A's, the rest are B's.
-    /// (A compiled program's INPUT_A_/INPUT_B_ names say who owns what.)
-    #[arg(
-        long,
-        value_delimiter = ',',
-        value_name = "I,J,..",
-        help_heading = "Inputs"
-    )]
-    pub inputs_of_a: Option<Vec<usize>>,
-    /// Seconds to wait for the peer (to connect, and for each message: a message must
-    /// arrive whole within this time, however its bytes are spread) before giving up;
-    /// `run` also ends a run in which nothing moves (no byte, no AND gate) for this long.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
-    pub timeout: f64,
-    /// No progress bar, statistics or notes.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print outputs and statistics as JSON: "outputs" is an object keyed by output name
-    /// for compiled programs (integers signed per C type, lists for arrays, objects for
-    /// structs), a list of 0x-hex values for Bristol circuits.
-    #[arg(long)]
-    pub json: bool,
-    /// How the work is spread over threads (both parties must choose the same). Modes of the
-    /// semi-honest protocol: with another --security level the circuit runs sequentially, and
-    /// a mode other than auto or none is an error.
-    #[arg(long, value_enum, default_value_t = ParallelArg::Auto, help_heading = "Parallelism")]
-    pub parallel: ParallelArg,
-    /// Worker threads per party (default: every core of this machine, or half of them each
-    /// under `pgc local`, where both parties share it; the parties use the smaller of their
-    /// two counts). Under ipp, this many garbling and as many evaluating
-    /// threads; under --security malicious, the threads that process the circuit copies;
-    /// for compact circuits (under auto, and only when given), the threads that run calls
-    /// sharing no wire (each party its own count).
-    #[arg(long, value_name = "N", help_heading = "Parallelism")]
-    pub threads: Option<usize>,
-    /// Fine-grained threshold τ: an AND level is split among threads only where it has at
-    /// least τ ANDs per thread (default: what `pgc bench width` measured on this machine,
-    /// else 128; party A's value is used).
-    #[arg(long, value_name = "ANDS", help_heading = "Parallelism")]
-    pub tau: Option<usize>,
-    /// Limit what this party sends to MBIT megabits per second, to try a WAN on a LAN or
-    /// one machine (with `local`: each party's sends).
-    #[arg(long, value_name = "MBIT", help_heading = "Network shaping")]
-    pub rate_limit: Option<f64>,
-    /// Delay everything this party sends by MS milliseconds (one way; with `local`: both
-    /// directions, so a round trip takes 2 × MS).
-    #[arg(long, value_name = "MS", help_heading = "Network shaping")]
-    pub latency: Option<f64>,
-}
-
-/// `--parallel`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ParallelArg {
-    /// Chosen per circuit (the default): coarse-grained (cgp) where parallel regions hold
-    /// most of the AND gates, else the sequential protocol (none); said on stderr, with why.
-    /// Both parties choose alike from the circuit. Compact circuits run sequentially, with
-    /// their independent calls on --threads threads if given.
-    Auto,
-    /// One thread: the sequential protocol.
-    None,
-    /// Fine-grained: split wide AND levels among threads.
-    Fgp,
-    /// Coarse-grained: the instances of each parallel region (independent loop
-    /// iterations the compiler found) over threads.
-    Cgp,
-    /// Inter-party: A garbles half of each region's instances and B the other half, each
-    /// evaluating the other's, so both machines' cores and both network directions work.
-    /// Semi-honest only, like the rest: here both parties garble, so neither may deviate.
-    Ipp,
-}
-
-impl ProtocolArgs {
-    /// `both_parties_here`: both parties run on this machine (`pgc local`), so by default
-    /// each takes half of its cores; with more busy threads than cores, fine-grained steps
-    /// wait on each other's barriers (measured: EDT-255 at 0.8 M AND/s with 2 threads per
-    /// party on 2 vCPUs against 37 M with 1).
-    fn parallel_config(&self, both_parties_here: bool) -> Result<ParallelConfig> {
-        let threads = match self.threads {
-            Some(0) => bail!("--threads must be at least 1"),
-            Some(n) if n > pgc_protocol::parallel::MAX_THREADS => bail!(
-                "--threads {n}: at most {} are supported",
-                pgc_protocol::parallel::MAX_THREADS
-            ),
-            Some(n) => n,
-            None => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                if both_parties_here {
-                    (cores / 2).max(1)
-                } else {
-                    cores
-                }
-            }
-        };
-        let tau = match self.tau {
-            Some(0) => bail!("--tau must be at least 1"),
-            Some(t) => t,
-            None => crate::bench::measured_tau().unwrap_or(pgc_garble::parallel::DEFAULT_TAU),
-        };
-        Ok(ParallelConfig {
-            mode: match self.parallel {
-                ParallelArg::Auto => ParallelMode::Auto,
-                ParallelArg::None => ParallelMode::None,
-                ParallelArg::Fgp => ParallelMode::Fgp,
-                ParallelArg::Cgp => ParallelMode::Cgp,
-                ParallelArg::Ipp => ParallelMode::Ipp,
-            },
-            threads,
-            tau,
-        })
-    }
-
-    /// The security level and how the work is spread. The levels against a cheating peer
-    /// run the sequential protocol (cut-and-choose spreads its circuit copies over
-    /// `--threads` instead), so an explicit parallel mode is refused there.
-    fn level_and_config(
-        &self,
-        level: &LevelArgs,
-        protocol: &ProtocolChoiceArgs,
-        both_parties_here: bool,
-    ) -> Result<(Security, ProtocolChoice, ParallelConfig)> {
-        let level = level.resolve()?;
-        let protocol = protocol.resolve(level)?;
-        let mut config = self.parallel_config(both_parties_here)?;
-        if protocol == ProtocolChoice::Gmw {
-            if !matches!(self.parallel, ParallelArg::Auto | ParallelArg::None) {
-                bail!(
-                    "--parallel {} is a mode of Yao's protocol; --protocol gmw runs on one \
-                     thread: leave --parallel out (or give --parallel none)",
-                    config.mode.name()
-                );
-            }
-            config.mode = ParallelMode::None;
-        }
-        if level != Security::SemiHonest {
-            if !matches!(self.parallel, ParallelArg::Auto | ParallelArg::None) {
-                let instead = match level {
-                    Security::Malicious { .. } => {
-                        "runs the circuit sequentially, up to --threads of its copies at a time"
-                    }
-                    _ => "runs the circuit sequentially",
-                };
-                bail!(
-                    "--parallel {} is a mode of the semi-honest protocol only; --security {} \
-                     {instead}: leave --parallel out (or give --parallel none)",
-                    config.mode.name(),
-                    level.name()
-                );
-            }
-            config.mode = ParallelMode::None;
-        } else if self.parallel == ParallelArg::None {
-            // One thread: compact circuits would otherwise spread their calls.
-            config.threads = 1;
-        }
-        Ok((level, protocol, config))
-    }
-
-    fn link_shape(&self) -> Result<LinkShape> {
-        let rate = match self.rate_limit {
-            None => None,
-            Some(m) if m > 0.0 && m.is_finite() => Some((m * 1e6) as u64),
-            Some(_) => bail!("--rate-limit must be a positive number of megabits per second"),
-        };
-        let latency = match self.latency {
-            None => Duration::ZERO,
-            Some(ms) if ms >= 0.0 && ms.is_finite() && ms < 3.6e6 => {
-                Duration::from_secs_f64(ms / 1000.0)
-            }
-            Some(_) => bail!("--latency must be a number of milliseconds, 0 or more"),
-        };
-        Ok(LinkShape {
-            rate_bits_per_sec: rate,
-            latency,
-        })
-    }
-
-    fn timeout(&self) -> Result<Duration> {
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            bail!("--timeout must be a positive number of seconds");
-        }
-        Ok(Duration::from_secs_f64(self.timeout))
-    }
 }
 
 #[derive(Args)]
@@ -301,7 +94,7 @@ pub struct RunArgs {
     )]
     pub runs: Option<u64>,
     #[command(flatten)]
-    pub security: crate::security::SecurityArgs,
+    pub security: pgc_engine::security::SecurityArgs,
     #[command(flatten)]
     pub level: LevelArgs,
     #[command(flatten)]
@@ -706,536 +499,80 @@ pub fn eval(args: EvalArgs) -> Result<()> {
             if args.json {
                 outln!("{}", json!({ "outputs": outputs }));
             } else {
-                report::print_outputs(&outputs);
+                print_outputs(&outputs);
             }
         }
     }
     Ok(())
-}
-
-/// Dual execution reveals every output to both parties (each evaluates the other's
-/// circuit and the outputs are compared), so an output for one party only is refused.
-fn check_outputs_for_level(
-    level: Security,
-    visibility: &[Visibility],
-    interface: Option<&Interface>,
-) -> Result<()> {
-    if level != Security::DualExecution || visibility.iter().all(|v| *v == Visibility::Both) {
-        return Ok(());
-    }
-    let private: Vec<String> = match interface {
-        Some(iface) => iface
-            .outputs
-            .iter()
-            .filter(|p| p.visibility != Visibility::Both)
-            .map(|p| p.name.clone())
-            .collect(),
-        None => vec![],
-    };
-    bail!(
-        "--security dual-execution reveals every output to both parties, but {} for one \
-         party only; reveal every output to both (OUTPUT_x), or use --security malicious",
-        if private.is_empty() {
-            "this circuit has outputs".to_string()
-        } else {
-            let verb = if private.len() == 1 { "is" } else { "are" };
-            format!("{} {verb}", private.join(", "))
-        }
-    )
-}
-
-fn refuse_inputs_file(file: &Option<PathBuf>) -> Result<()> {
-    if file.is_some() {
-        bail!(
-            "--inputs FILE.json needs a compiled program (.c or .pgc) whose inputs have names; \
-             give a Bristol circuit's values in order with --input/--a/--b"
-        );
-    }
-    Ok(())
-}
-
-/// Who owns each input and who sees each output: from the program's names, or (Bristol)
-/// `--inputs-of-a` and every output revealed to both.
-fn roles(
-    interface: Option<&Interface>,
-    layout: &Layout,
-    p: &ProtocolArgs,
-) -> Result<(Vec<Party>, Vec<Visibility>)> {
-    match interface {
-        Some(iface) => {
-            if p.inputs_of_a.is_some() {
-                bail!(
-                    "--inputs-of-a applies to Bristol circuits; in a compiled program the \
-                     INPUT_A_/INPUT_B_ names say who owns each input"
-                );
-            }
-            Ok((typed_io::owners(iface), typed_io::visibility(iface)))
-        }
-        None => Ok((
-            circuits::owners(layout, p.inputs_of_a.as_deref())?,
-            pgc_protocol::all_visible(layout),
-        )),
-    }
-}
-
-/// The circuit as phases and regions for the parallel protocol, or `None` where it runs
-/// the sequential protocol (`--parallel none`, and generated circuits, which are never
-/// held in memory).
-fn parallel_form(
-    program: &circuits::Program,
-    config: &ParallelConfig,
-) -> Result<Option<ParallelCircuit>> {
-    if config.mode == ParallelMode::None {
-        return Ok(None);
-    }
-    if let Some(pc) = &program.parallel {
-        return Ok(Some(pc.clone()));
-    }
-    match &program.circuit {
-        Loaded::Memory(c) => Ok(Some(ParallelCircuit::sequential(c).context(
-            "this circuit is not in single-assignment form, which the parallel protocol needs; \
-             run it with --parallel none",
-        )?)),
-        Loaded::Generated(_) | Loaded::Unrolled(_) => Ok(None),
-        Loaded::Compact(_) => {
-            if config.mode != ParallelMode::Auto {
-                bail!(
-                    "compact circuits run sequentially: use --parallel none (or auto), or \
-                     compile with --compact never to unroll the program for the parallel modes"
-                );
-            }
-            Ok(None)
-        }
-    }
-}
-
-/// Loads what a protocol run needs: the sequential protocol takes the circuit levelized
-/// and packed into slots; the parallel one takes it as phases and regions. Under
-/// `--parallel auto` the circuit is loaded first and then `config` is set to what auto
-/// chose for it (see [`pgc_protocol::auto`]), which is said on stderr unless `quiet`.
-/// `threads_given`: `--threads` was given; `both_parties_here`: under `pgc local`; `who`
-/// prefixes the note (`"party A: "` under `run`).
-fn load_for_protocol(
-    c: &CircuitArgs,
-    config: &mut ParallelConfig,
-    threads_given: bool,
-    both_parties_here: bool,
-    quiet: bool,
-    who: &str,
-) -> Result<circuits::Program> {
-    match config.mode {
-        ParallelMode::None => circuits::load_for_run(c, c.stream_for_run(), quiet),
-        ParallelMode::Auto => {
-            // Loaded as for the sequential protocol (streamed only when it must be), but
-            // not yet levelized: that is done only if auto runs it sequentially.
-            let program = circuits::load_streamed(c, c.stream_for_run(), quiet)?;
-            let shared_cores = both_parties_here
-                .then(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let choice = auto_choice(&program, config.threads, threads_given, shared_cores);
-            if !quiet {
-                eprintln!(
-                    "{who}--parallel auto chose {}: {}",
-                    choice.mode.name(),
-                    choice.reason
-                );
-            }
-            config.mode = choice.mode;
-            config.threads = choice.threads;
-            if choice.mode == ParallelMode::None {
-                circuits::prepare(program, &c.circuit)
-            } else {
-                Ok(program)
-            }
-        }
-        _ => {
-            if c.stream {
-                bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
-            }
-            circuits::load_streamed(c, circuits::Stream::Never, quiet)
-        }
-    }
-}
-
-/// What `--parallel auto` runs `program` with. The choice depends only on the circuit (see
-/// [`pgc_protocol::auto`]), so two parties loading the same program choose alike.
-/// `threads_given`: whether `--threads` was given (compact circuits spread their calls
-/// only then); `shared_cores`: the cores both parties share under `pgc local`.
-fn auto_choice(
-    program: &circuits::Program,
-    threads: usize,
-    threads_given: bool,
-    shared_cores: Option<usize>,
-) -> pgc_protocol::auto::AutoChoice {
-    let sequential = |reason: &str| pgc_protocol::auto::AutoChoice {
-        mode: ParallelMode::None,
-        threads: 1,
-        reason: reason.to_string(),
-    };
-    match (&program.circuit, &program.parallel) {
-        (Loaded::Memory(_), Some(pc)) => pgc_protocol::auto::choose(pc, threads),
-        (Loaded::Memory(_), None) => sequential(
-            "the circuit has no parallel regions: the sequential protocol garbles it in \
-             AND-level batches",
-        ),
-        (Loaded::Compact(_), _) => {
-            // Spreading calls has not been measured on real cores yet, and on one core it
-            // only adds the scheduling: by default one thread.
-            let wanted = if threads_given { threads } else { 1 };
-            // Both parties on one machine: more threads than cores would make each wait for
-            // the other's (measured: 4× slower on EDT-63 with 2 + 2 threads on 2 vCPUs).
-            let threads = match shared_cores {
-                Some(cores) => wanted.min((cores / 2).max(1)),
-                None => wanted,
-            };
-            let reason = if threads < wanted {
-                format!(
-                    "a compact circuit runs the sequential protocol, its calls that share no \
-                     wire on {threads} thread(s): --threads {wanted} cut since both parties \
-                     share {} core(s)",
-                    shared_cores.unwrap_or(1)
-                )
-            } else if threads > 1 {
-                format!(
-                    "a compact circuit runs the sequential protocol, its calls that share no \
-                     wire on {threads} threads (the tables and their order are those of one \
-                     thread)"
-                )
-            } else {
-                "a compact circuit runs the sequential protocol on one thread (give --threads \
-                 to run its calls that share no wire on several)"
-                    .to_string()
-            };
-            pgc_protocol::auto::AutoChoice {
-                mode: ParallelMode::None,
-                threads,
-                reason,
-            }
-        }
-        (Loaded::Generated(_), _) => {
-            sequential("generated circuits are garbled as they are generated, in order")
-        }
-        (Loaded::Unrolled(_), _) => {
-            sequential("the circuit is streamed from its file, which runs sequentially")
-        }
-    }
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    // Before anything else, so a missing flag costs no compile and no connection.
-    let security = crate::security::resolve(&args.security)?;
-    let (level, protocol, mut config) =
-        args.p
-            .level_and_config(&args.level, &args.protocol, false)?;
-    let timeout = args.p.timeout()?;
-    let quiet = args.p.quiet || args.p.json;
-    let shape = args.p.link_shape()?;
-    let who = match args.party {
-        PartyArg::A => "party A: ",
-        PartyArg::B => "party B: ",
+    let inputs = InputValues {
+        assignments: args.inputs.clone(),
+        file: args.inputs_file.clone(),
+        json: None,
     };
-    let program = load_for_protocol(
-        &args.c,
-        &mut config,
-        args.p.threads.is_some(),
-        false,
-        quiet,
-        who,
-    )?;
-    let parallel = parallel_form(&program, &config)?;
-    circuits::check_label_memory(&program, parallel.as_ref())?;
-    let circuit = &program.circuit;
-    let layout: Layout = circuit.layout().clone();
-    let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
-    check_outputs_for_level(level, &visibility, program.interface.as_ref())?;
-    let me = match args.party {
-        PartyArg::A => Party::A,
-        PartyArg::B => Party::B,
-    };
-    let inputs = match &program.interface {
-        Some(iface) => {
-            args.c.check_typed()?;
-            let flag_for = |_: Owner| "--input";
-            let mut g = Gathered::new(iface);
-            g.add_assignments(&args.inputs, Scope::Party(me), "--input", &flag_for)?;
-            if let Some(file) = &args.inputs_file {
-                g.add_file(file, Scope::Party(me), &flag_for)?;
-            }
-            g.finish(Scope::Party(me), &flag_for)?
-        }
-        None => {
-            refuse_inputs_file(&args.inputs_file)?;
-            let my_widths: Vec<u32> = owners
-                .iter()
-                .zip(&layout.input_widths)
-                .filter(|(o, _)| **o == me)
-                .map(|(_, &w)| w)
-                .collect();
-            let who = format!("party {}", me.letter());
-            circuits::parse_values(&args.inputs, &my_widths, args.c.bit_order(), &who)
-                .context("each party gives only its own input values with --input")?
-        }
-    };
-
-    let link = (!shape.is_none()).then(|| SharedLink::new(shape));
+    let session = PartySession::prepare(&PartyOptions {
+        circuit: &args.c,
+        party: args.party.party(),
+        inputs: &inputs,
+        input_flag: "--input",
+        security: &args.security,
+        level: &args.level,
+        protocol: &args.protocol,
+        p: &args.p,
+    })?;
     let listener = match &args.listen {
         Some(addr) => Some(TcpChannel::listen(addr)?),
         None => None,
     };
-    if !quiet {
-        eprintln!(
-            "party {}: connection: {}",
-            me.letter(),
-            crate::security::describe(&security)
-        );
-        eprintln!(
-            "party {}: security level: {}",
-            me.letter(),
-            crate::level::describe(level)
-        );
-        if protocol != ProtocolChoice::Yao {
-            eprintln!(
-                "party {}: protocol: {}",
-                me.letter(),
-                crate::protocol_arg::describe(protocol)
-            );
-        }
-    }
-    let notes = crate::security::stderr_notes(me.letter(), !args.p.quiet);
-    let session = Session {
-        me,
-        program: &program,
-        parallel: parallel.as_ref(),
-        owners: &owners,
-        visibility: &visibility,
-        inputs: &inputs,
-        level,
-        protocol,
-        config: &config,
-        security: &security,
-        notes: &notes,
-        link: &link,
-        bit_order: args.c.bit_order(),
-        timeout,
-        quiet,
-    };
+    session.describe_on_stderr();
     if args.serve {
         let listener = listener
             .as_ref()
             .context("--serve needs --listen (clap enforces this)")?;
         return serve(&session, listener, args.runs, &args);
     }
-    let ch = match (&listener, &args.connect) {
+    let outcome = match (&listener, &args.connect) {
         (Some(listener), _) => {
-            if !quiet {
-                eprintln!(
-                    "party {}: waiting for the peer on {}",
-                    me.letter(),
-                    listener.local_addr()
-                );
-            }
-            accept_peer(listener, &security, timeout, &notes)?
+            let ch = session.accept(listener)?;
+            session.run(ch, Endpoint::Listening(listener))?
         }
-        (None, Some(addr)) => connect_peer(addr, &security, timeout)?,
+        (None, Some(addr)) => {
+            let ch = session.connect(addr)?;
+            session.run(ch, Endpoint::Connected(addr))?
+        }
         (None, None) => unreachable!("clap requires --listen or --connect"),
     };
-    let endpoint = match (&listener, &args.connect) {
-        (Some(listener), _) => Endpoint::Listening(listener),
-        (None, Some(addr)) => Endpoint::Connected(addr),
-        (None, None) => unreachable!("clap requires --listen or --connect"),
-    };
-    let outcome = session.run(ch, endpoint)?;
-    session.print(&outcome, &args, json!({}));
+    print_party(&session, &outcome, &args, json!({}));
     Ok(())
 }
 
-/// Where the peer's connections come from: accepted on our listener, or opened to its
-/// address (the worker streams of parallel modes follow the main connection).
-#[derive(Clone, Copy)]
-enum Endpoint<'a> {
-    Listening(&'a pgc_net::TcpListenerHandle),
-    Connected(&'a str),
-}
-
-/// Everything one protocol run of `pgc run` needs apart from the connection, prepared once
-/// (and reused for every run under `--serve`).
-struct Session<'a> {
-    me: Party,
-    program: &'a circuits::Program,
-    parallel: Option<&'a ParallelCircuit>,
-    owners: &'a [Party],
-    visibility: &'a [Visibility],
-    inputs: &'a [Vec<bool>],
-    level: Security,
-    protocol: ProtocolChoice,
-    config: &'a ParallelConfig,
-    security: &'a pgc_net::connect::ChannelSecurity,
-    notes: &'a pgc_net::connect::RefusalNotes,
-    link: &'a Option<SharedLink>,
-    bit_order: pgc_circuit::BitOrder,
-    timeout: Duration,
-    quiet: bool,
-}
-
-impl Session<'_> {
-    /// One run of the protocol over the connected main channel `ch`.
-    fn run(&self, mut ch: pgc_net::connect::PeerChannel, endpoint: Endpoint) -> Result<Outcome> {
-        let me = self.me;
-        let quiet = self.quiet;
-        let circuit = &self.program.circuit;
-        ch.set_timeout(Some(self.timeout))?;
-        // From here on, a run in which nothing moves for `timeout` is ended.
-        let dog = Watchdog::start(self.timeout);
-        dog.watch_socket(ch.try_clone_socket().ok());
-        let mut ch = dog.watch(ch.shaped(self.link)?);
-        if !quiet && let Some(l) = self.link {
-            eprintln!(
-                "party {}: shaping what it sends to {}",
-                me.letter(),
-                l.shape()
-            );
+/// Prints a run's outputs (stdout) and stats (stderr); `extra` goes into the JSON.
+fn print_party(session: &PartySession, outcome: &Outcome, args: &RunArgs, mut extra: Value) {
+    let me = session.me;
+    extra["party"] = json!(me.letter().to_string());
+    extra["stats"] = report::stats_json(&outcome.stats);
+    match &session.program.interface {
+        Some(iface) => {
+            print_typed(iface, &outcome.outputs, args.p.json, extra);
+            let hidden = typed_io::hidden_outputs(iface, &outcome.outputs);
+            if !session.quiet && !hidden.is_empty() {
+                eprintln!(
+                    "party {}: not shown (revealed to party {} only): {}",
+                    me.letter(),
+                    me.other().letter(),
+                    hidden.join(", ")
+                );
+            }
         }
-        // How this party reads and prints values: compared with the peer's at the handshake,
-        // so that both print the same result (same C types, same bit order).
-        let value_format = match &self.program.interface {
-            Some(iface) => ValueFormat::typed(iface),
-            None => ValueFormat::Untyped(self.bit_order),
-        };
-        let protocol = match self.protocol {
-            ProtocolChoice::Auto => {
-                let described = WithValueFormat::new(circuit, value_format.clone());
-                let (pick, why) = dog.explain(
-                    agree_on_protocol(
-                        &mut ch,
-                        &described,
-                        self.owners,
-                        self.visibility,
-                        me,
-                        self.inputs,
-                        &CostModel::default(),
-                    )
-                    .map_err(anyhow::Error::from),
-                )?;
-                if !quiet {
-                    eprintln!("party {}: --protocol auto chose {pick}: {why}", me.letter());
-                }
-                pick
-            }
-            p => p,
-        };
-        let outcome = match self.parallel {
-            _ if protocol == ProtocolChoice::Gmw => {
-                let mut progress = Progress::new(circuit.and_count(), quiet);
-                let config = GmwConfig {
-                    send_ahead_bytes: if self.link.is_some() {
-                        pgc_protocol::local::SHAPED_SEND_AHEAD_BYTES
-                    } else {
-                        GmwConfig::default().send_ahead_bytes
-                    },
-                    ..GmwConfig::default()
-                };
-                // Under auto the program may also be held as phases and regions; GMW runs
-                // the whole circuit as one gate stream (the same on both sides).
-                let outcome = run_gmw(
-                    &mut ch,
-                    &WithValueFormat::new(circuit, value_format),
-                    self.owners,
-                    self.visibility,
-                    me,
-                    self.inputs,
-                    &config,
-                    &mut |n| {
-                        progress.set(n);
-                        dog.set_ands(n);
-                    },
-                );
-                progress.finish();
-                outcome
-            }
-            None => {
-                let mut progress = Progress::new(circuit.and_count(), quiet);
-                let circuit = &WithValueFormat::new(circuit, value_format);
-                // Semi-honest: the plain garbler or evaluator.
-                let outcome = run_secured(
-                    &mut ch,
-                    circuit,
-                    self.owners,
-                    self.visibility,
-                    me,
-                    self.inputs,
-                    self.level,
-                    self.config.threads,
-                    &mut |n| {
-                        progress.set(n);
-                        dog.set_ands(n);
-                    },
-                );
-                progress.finish();
-                outcome
-            }
-            // Only at the semi-honest level (`level_and_config` makes the others sequential).
-            Some(pc) => {
-                let counter = dog.ands();
-                let side = match endpoint {
-                    Endpoint::Listening(listener) => Side::Accept(listener, self.notes),
-                    Endpoint::Connected(addr) => Side::Connect(addr.to_string()),
-                };
-                let mut opener = WatchedStreams {
-                    side,
-                    security: self.security,
-                    timeout: self.timeout,
-                    link: self.link.clone(),
-                    dog: &dog,
-                };
-                let extras = ParallelExtras {
-                    value_format,
-                    ..ParallelExtras::default()
-                };
-                crate::progress::watch(pc.and_count(), quiet, counter, || {
-                    run_parallel_with(
-                        me,
-                        &mut ch,
-                        &mut opener,
-                        pc,
-                        self.owners,
-                        self.visibility,
-                        self.inputs,
-                        self.config,
-                        counter,
-                        &extras,
-                    )
-                })
-            }
-        };
-        // The protocol checked both parties' gate streams before revealing any output.
-        dog.explain(outcome.map_err(anyhow::Error::from))
+        None => print_hex(&outcome.outputs, args.c.bit_order(), args.p.json, extra),
     }
-
-    /// Prints a run's outputs (stdout) and stats (stderr); `extra` goes into the JSON.
-    fn print(&self, outcome: &Outcome, args: &RunArgs, mut extra: Value) {
-        let me = self.me;
-        extra["party"] = json!(me.letter().to_string());
-        extra["stats"] = report::stats_json(&outcome.stats);
-        match &self.program.interface {
-            Some(iface) => {
-                print_typed(iface, &outcome.outputs, args.p.json, extra);
-                let hidden = typed_io::hidden_outputs(iface, &outcome.outputs);
-                if !self.quiet && !hidden.is_empty() {
-                    eprintln!(
-                        "party {}: not shown (revealed to party {} only): {}",
-                        me.letter(),
-                        me.other().letter(),
-                        hidden.join(", ")
-                    );
-                }
-            }
-            None => print_hex(outcome, args.c.bit_order(), args.p.json, extra),
-        }
-        if !self.quiet {
-            eprintln!(
-                "{}",
-                report::stats_line(&format!("party {}", me.letter()), &outcome.stats)
-            );
-        }
+    if !session.quiet {
+        eprintln!(
+            "{}",
+            report::stats_line(&format!("party {}", me.letter()), &outcome.stats)
+        );
     }
 }
 
@@ -1245,7 +582,7 @@ impl Session<'_> {
 /// cheats on the message format or uses the wrong key) is reported and the next peer is
 /// served; only a listener that stops working ends the loop with an error.
 fn serve(
-    session: &Session,
+    session: &PartySession,
     listener: &pgc_net::TcpListenerHandle,
     runs: Option<u64>,
     args: &RunArgs,
@@ -1266,7 +603,7 @@ fn serve(
     let (mut done, mut failed) = (0u64, 0u64);
     while runs.is_none_or(|n| done < n) {
         // Idle waiting has no deadline: keep accepting until a peer completes set-up.
-        let ch = match accept_peer(listener, session.security, session.timeout, session.notes) {
+        let ch = match accept_peer(listener, &session.security, session.timeout, &session.notes) {
             Ok(ch) => ch,
             Err(pgc_net::NetError::AcceptTimeout { .. }) => continue,
             Err(e) => return Err(e).context("the listening socket stopped working"),
@@ -1280,13 +617,18 @@ fn serve(
                 if !args.p.json {
                     outln!("run {done} (peer {peer}):");
                 }
-                session.print(&outcome, args, json!({ "run": done, "peer": peer }));
+                print_party(
+                    session,
+                    &outcome,
+                    args,
+                    json!({ "run": done, "peer": peer }),
+                );
             }
             Err(e) => {
                 failed += 1;
                 eprintln!(
                     "party {me}: run {done} (peer {peer}) failed: {}",
-                    crate::error_text(&e)
+                    pgc_engine::error_text(&e)
                 );
             }
         }
@@ -1298,168 +640,43 @@ fn serve(
 }
 
 pub fn local(args: LocalArgs) -> Result<()> {
-    let (level, protocol, mut config) =
-        args.p.level_and_config(&args.level, &args.protocol, true)?;
-    let timeout = args.p.timeout()?;
+    let both = InputValues {
+        file: args.inputs_file.clone(),
+        ..InputValues::default()
+    };
+    let r = run_local(&LocalOptions {
+        circuit: &args.c,
+        a: &InputValues::texts(&args.a),
+        b: &InputValues::texts(&args.b),
+        both: &both,
+        flags: ("--a", "--b"),
+        insecure_plaintext: args.insecure_plaintext,
+        level: &args.level,
+        protocol: &args.protocol,
+        p: &args.p,
+    })?;
     let quiet = args.p.quiet || args.p.json;
-    let shape = args.p.link_shape()?;
-    let program = load_for_protocol(
-        &args.c,
-        &mut config,
-        args.p.threads.is_some(),
-        true,
-        quiet,
-        "",
-    )?;
-    let parallel = parallel_form(&program, &config)?;
-    circuits::check_label_memory(&program, parallel.as_ref())?;
-    let circuit = &program.circuit;
-    let layout: Layout = circuit.layout().clone();
-    let (owners, visibility) = roles(program.interface.as_ref(), &layout, &args.p)?;
-    check_outputs_for_level(level, &visibility, program.interface.as_ref())?;
-    let (a, b) = match &program.interface {
-        Some(iface) => {
-            args.c.check_typed()?;
-            let flag_for = |o: Owner| match o {
-                Owner::A => "--a",
-                Owner::B => "--b",
-            };
-            let mut g = Gathered::new(iface);
-            g.add_assignments(&args.a, Scope::Party(Party::A), "--a", &flag_for)?;
-            g.add_assignments(&args.b, Scope::Party(Party::B), "--b", &flag_for)?;
-            if let Some(file) = &args.inputs_file {
-                g.add_file(file, Scope::All, &flag_for)?;
-            }
-            let a = g.finish(Scope::Party(Party::A), &flag_for);
-            let b = g.finish(Scope::Party(Party::B), &flag_for);
-            match (a, b) {
-                (Ok(a), Ok(b)) => (a, b),
-                (Err(ea), Err(eb)) => bail!("{ea}\n       {eb}"),
-                (Err(e), _) | (_, Err(e)) => return Err(e),
-            }
-        }
-        None => {
-            refuse_inputs_file(&args.inputs_file)?;
-            let widths_of = |p: Party| -> Vec<u32> {
-                owners
-                    .iter()
-                    .zip(&layout.input_widths)
-                    .filter(|(o, _)| **o == p)
-                    .map(|(_, &w)| w)
-                    .collect()
-            };
-            let order = args.c.bit_order();
-            (
-                circuits::parse_values(&args.a, &widths_of(Party::A), order, "party A (--a)")?,
-                circuits::parse_values(&args.b, &widths_of(Party::B), order, "party B (--b)")?,
-            )
-        }
-    };
-    let security = if args.insecure_plaintext {
-        LocalSecurity::Plaintext
-    } else {
-        LocalSecurity::Tls
-    };
-    let protocol = match protocol {
-        ProtocolChoice::Auto => {
-            let (pick, why) = crate::protocol_arg::decide_local(circuit_shape(circuit), shape);
-            if !quiet {
-                eprintln!("--protocol auto chose {pick}: {why}");
-            }
-            pick
-        }
-        p => p,
-    };
-    let result = match &parallel {
-        _ if protocol == ProtocolChoice::Gmw => {
-            let mut progress = Progress::new(circuit.and_count(), quiet);
-            // Under auto the program may also be held as phases and regions; GMW runs the
-            // whole circuit as one gate stream (the same on both sides).
-            let r = run_local_gmw(
-                circuit,
-                &owners,
-                &visibility,
-                &a,
-                &b,
-                &GmwConfig::default(),
-                shape,
-                timeout,
-                security,
-                &mut |n| progress.set(n),
-            );
-            progress.finish();
-            r
-        }
-        None => {
-            let mut progress = Progress::new(circuit.and_count(), quiet);
-            let r = run_local_tcp_shaped(
-                circuit,
-                &owners,
-                &visibility,
-                &a,
-                &b,
-                timeout,
-                security,
-                level,
-                config.threads,
-                shape,
-                &mut |n| progress.set(n),
-            );
-            progress.finish();
-            r
-        }
-        Some(pc) => {
-            let counter = AtomicU64::new(0);
-            crate::progress::watch(pc.and_count(), quiet, &counter, || {
-                run_local_parallel_secured(
-                    pc,
-                    &owners,
-                    &visibility,
-                    &a,
-                    &b,
-                    &config,
-                    shape,
-                    timeout,
-                    security,
-                    &counter,
-                )
-            })
-        }
-    };
-    // The protocol checked both parties' gate streams before revealing any output.
-    let (oa, ob) = result?;
-    // Both parties run here: show every output, each as the party allowed to see it decoded
-    // it, after checking that outputs seen by both agree.
-    let mut outputs = Vec::with_capacity(visibility.len());
-    for (j, v) in visibility.iter().enumerate() {
-        let (from_a, from_b) = (&oa.outputs[j], &ob.outputs[j]);
-        if *v == Visibility::Both && from_a != from_b {
-            bail!("the two parties decoded different outputs; this is a bug in pgc");
-        }
-        outputs.push(from_a.clone().or_else(|| from_b.clone()));
-    }
-    let merged = Outcome {
-        outputs,
-        stats: ob.stats.clone(),
-    };
     let extra = json!({
-        "stats": { "a": report::stats_json(&oa.stats), "b": report::stats_json(&ob.stats) },
+        "stats": { "a": report::stats_json(&r.a), "b": report::stats_json(&r.b) },
     });
-    match &program.interface {
-        Some(iface) => print_typed(iface, &merged.outputs, args.p.json, extra),
-        None => print_hex(&merged, args.c.bit_order(), args.p.json, extra),
+    match &r.interface {
+        Some(iface) => print_typed(iface, &r.outputs, args.p.json, extra),
+        None => print_hex(&r.outputs, r.bit_order, args.p.json, extra),
     }
     if !quiet {
-        if level != Security::SemiHonest {
-            eprintln!("security level: {}", crate::level::describe(level));
+        if r.level != Security::SemiHonest {
+            eprintln!("security level: {}", pgc_engine::level::describe(r.level));
         }
-        if protocol == ProtocolChoice::Gmw {
-            eprintln!("protocol: {}", crate::protocol_arg::describe(protocol));
-            eprintln!("{}", report::stats_line("party A", &oa.stats));
-            eprintln!("{}", report::stats_line("party B", &ob.stats));
+        if r.protocol == ProtocolChoice::Gmw {
+            eprintln!(
+                "protocol: {}",
+                pgc_engine::protocol_arg::describe(r.protocol)
+            );
+            eprintln!("{}", report::stats_line("party A", &r.a));
+            eprintln!("{}", report::stats_line("party B", &r.b));
         } else {
-            eprintln!("{}", report::stats_line("party A (garbler)", &oa.stats));
-            eprintln!("{}", report::stats_line("party B (evaluator)", &ob.stats));
+            eprintln!("{}", report::stats_line("party A (garbler)", &r.a));
+            eprintln!("{}", report::stats_line("party B (evaluator)", &r.b));
         }
     }
     Ok(())
@@ -1480,15 +697,27 @@ fn print_typed(iface: &Interface, outputs: &[Option<Vec<bool>>], json: bool, ext
 }
 
 /// Untyped outputs as 0x-hex (every output is visible to both for Bristol circuits).
-fn print_hex(outcome: &Outcome, order: pgc_circuit::BitOrder, json: bool, extra: Value) {
-    let visible: Vec<Vec<bool>> = outcome.outputs.iter().flatten().cloned().collect();
+fn print_hex(
+    outputs: &[Option<Vec<bool>>],
+    order: pgc_circuit::BitOrder,
+    json: bool,
+    extra: Value,
+) {
+    let visible: Vec<Vec<bool>> = outputs.iter().flatten().cloned().collect();
     let outputs = report::outputs_hex(&visible, order);
     if json {
         let mut v = extra;
         v["outputs"] = json!(outputs);
         outln!("{v}");
     } else {
-        report::print_outputs(&outputs);
+        print_outputs(&outputs);
+    }
+}
+
+/// Untyped outputs as `output I: VALUE` lines.
+fn print_outputs(outputs: &[String]) {
+    for (i, v) in outputs.iter().enumerate() {
+        outln!("output {i}: {v}");
     }
 }
 

@@ -11,12 +11,12 @@ use pgc_circuit::pgcfile::write_pgc_parallel_file;
 use pgc_circuit::validate;
 use serde_json::json;
 
-use crate::circuits::{
+use pgc_engine::circuits::{
     CompactArg, CompileArgs, Either, TempFile, compile_compact_to, compile_either, is_source,
     is_verilog_source,
 };
-use crate::report;
-use crate::typed_io;
+use pgc_engine::report;
+use pgc_engine::typed_io;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Emit {

@@ -13,7 +13,7 @@ use pgc_crypto::Prg;
 use pgc_protocol::{Outcome, Party, RunStats, run_local_tcp, run_local_tcp_with_visibility};
 use serde_json::{Value, json};
 
-use crate::report::{self, per_sec};
+use pgc_engine::report::{self, per_sec};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -250,8 +250,8 @@ fn parallel_biomatch() -> Result<(String, Vec<(String, RunStats)>)> {
         None => bail!("the embedded BioMatch should have a parallel region"),
     };
     let iface = &compiled.interface;
-    let owners = crate::typed_io::owners(iface);
-    let visibility = crate::typed_io::visibility(iface);
+    let owners = pgc_engine::typed_io::owners(iface);
+    let visibility = pgc_engine::typed_io::visibility(iface);
     let layout = pc.layout.clone();
     let mut prg = Prg::from_os_entropy();
     // Small values so the squared distances stay far from overflow (any value would do).
@@ -280,7 +280,7 @@ fn parallel_biomatch() -> Result<(String, Vec<(String, RunStats)>)> {
         let config = ParallelConfig {
             mode,
             threads,
-            tau: crate::bench::measured_tau().unwrap_or(pgc_garble::parallel::DEFAULT_TAU),
+            tau: pgc_engine::options::measured_tau().unwrap_or(pgc_garble::parallel::DEFAULT_TAU),
         };
         let (oa, ob) = run_local_parallel(
             &pc,
@@ -339,8 +339,8 @@ fn compact_edit_distance() -> Result<(String, u64, RunStats)> {
     let iface = &compiled.interface;
     let (oa, ob) = run_local_tcp_with_visibility(
         &source,
-        &crate::typed_io::owners(iface),
-        &crate::typed_io::visibility(iface),
+        &pgc_engine::typed_io::owners(iface),
+        &pgc_engine::typed_io::visibility(iface),
         &[bits(&ta)],
         &[bits(&tb)],
         TIMEOUT,
@@ -395,8 +395,8 @@ fn c_millionaires(income_a: i32, income_b: i32) -> Result<(i64, RunStats)> {
     }
     let a = parse_port_value(&income_a.to_string(), &pa.ctype, &pa.name)?;
     let b = parse_port_value(&income_b.to_string(), &pb.ctype, &pb.name)?;
-    let owners = crate::typed_io::owners(iface);
-    let visibility = crate::typed_io::visibility(iface);
+    let owners = pgc_engine::typed_io::owners(iface);
+    let visibility = pgc_engine::typed_io::visibility(iface);
     let (oa, ob) = run_local_tcp_with_visibility(
         &circuit,
         &owners,

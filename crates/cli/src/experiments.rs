@@ -32,8 +32,8 @@ use pgc_protocol::{ParallelConfig, ParallelMode, Party, run_local_parallel, sees
 use serde_json::{Value, json};
 
 use crate::plot::{Distribution, DistributionChart, LineChart, Series, quantile};
-use crate::report;
-use crate::typed_io;
+use pgc_engine::report;
+use pgc_engine::typed_io;
 
 /// A speed-up at least this large with 2 threads counts as worth splitting for (τ).
 const TAU_MIN_SPEEDUP: f64 = 1.2;
@@ -593,7 +593,7 @@ pub fn width(args: WidthArgs, json: bool) -> Result<()> {
 }
 
 fn save_tau(tau: usize) -> Result<PathBuf> {
-    let path = crate::bench::tau_file()
+    let path = pgc_engine::options::tau_file()
         .ok_or_else(|| anyhow!("cannot save τ: neither XDG_CACHE_HOME nor HOME is set"))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -604,7 +604,7 @@ fn save_tau(tau: usize) -> Result<PathBuf> {
 }
 
 fn current_tau_text() -> String {
-    match crate::bench::measured_tau() {
+    match pgc_engine::options::measured_tau() {
         Some(t) => format!("τ = {t} saved earlier"),
         None => format!("the default τ = {}", engine::DEFAULT_TAU),
     }
@@ -614,7 +614,7 @@ fn effective_tau(given: Option<usize>) -> Result<usize> {
     match given {
         Some(0) => bail!("--tau must be positive"),
         Some(t) => Ok(t),
-        None => Ok(crate::bench::measured_tau().unwrap_or(engine::DEFAULT_TAU)),
+        None => Ok(pgc_engine::options::measured_tau().unwrap_or(engine::DEFAULT_TAU)),
     }
 }
 

@@ -3,19 +3,12 @@
 #[macro_use]
 mod output;
 mod bench;
-mod circuits;
 mod commands;
 mod compile;
 mod demo;
 mod experiments;
-mod level;
+mod keygen;
 mod plot;
-mod progress;
-mod protocol_arg;
-mod report;
-mod security;
-mod typed_io;
-mod watchdog;
 
 use std::process::ExitCode;
 
@@ -157,8 +150,8 @@ enum Command {
     #[command(after_help = LOCAL_EXAMPLES)]
     Local(commands::LocalArgs),
     /// Make this party's key (or a shared secret) for the encrypted connection.
-    #[command(after_help = security::KEYGEN_EXAMPLES)]
-    Keygen(security::KeygenArgs),
+    #[command(after_help = keygen::KEYGEN_EXAMPLES)]
+    Keygen(keygen::KeygenArgs),
     /// Measure garbling, OT and end-to-end protocol speed on generated circuits.
     Bench(bench::BenchArgs),
     /// Show the whole system working: secure millionaires' comparison (built in code and
@@ -185,31 +178,15 @@ fn main() -> ExitCode {
         Command::Eval(a) => commands::eval(a),
         Command::Run(a) => commands::run(a),
         Command::Local(a) => commands::local(a),
-        Command::Keygen(a) => security::keygen(a),
+        Command::Keygen(a) => keygen::keygen(a),
         Command::Bench(a) => bench::bench(a),
         Command::Demo(a) => demo::demo(a.json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", error_text(&e));
+            eprintln!("error: {}", pgc_engine::error_text(&e));
             ExitCode::FAILURE
         }
     }
-}
-
-/// The error and its causes on one line, leaving out a cause whose text the message before
-/// it already contains (many errors quote their source).
-pub(crate) fn error_text(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let c = cause.to_string();
-        if !text.contains(&c) {
-            if !text.is_empty() {
-                text.push_str(": ");
-            }
-            text.push_str(&c);
-        }
-    }
-    text
 }

@@ -11,12 +11,6 @@ pub fn outputs_hex(outputs: &[Vec<bool>], order: BitOrder) -> Vec<String> {
         .collect()
 }
 
-pub fn print_outputs(outputs: &[String]) {
-    for (i, v) in outputs.iter().enumerate() {
-        outln!("output {i}: {v}");
-    }
-}
-
 pub fn stats_json(s: &RunStats) -> Value {
     let mut v = stats_json_common(s);
     if let Some(g) = &s.gmw {

@@ -1,4 +1,4 @@
-//! `pgc keygen` and the channel-security flags of `pgc run`: TLS 1.3 with the peer's key
+//! The channel-security flags of `pgc run` (and `pgc.run` in Python): TLS 1.3 with the peer's key
 //! pinned (`--peer-key`), a pre-shared secret (`--psk`), or, only when asked for by name,
 //! plaintext (`--insecure-plaintext`). See `pgc_net::tls` and `pgc_net::keys`.
 
@@ -18,75 +18,8 @@ authentication: everything sent is kept confidential and protected against tampe
 each party talks only to the holder of the key it pinned. It does not hide how much is sent \
 or when.";
 
-const KEYGEN_ABOUT: &str = "\
-Each party runs `pgc keygen` once. It writes the party's private key (readable by the owner \
-only) and prints the public fingerprint, pgc1-... . Give your fingerprint to the other party \
-over a channel where you recognise each other (in person, by phone, signed mail); it is not \
-secret. Each side then runs `pgc run` with --peer-key set to the other's fingerprint.
-
-Alternatively, `pgc keygen --secret FILE` writes a random shared secret: copy the same file \
-to both parties over a safe channel and both run with --psk FILE.";
-
-pub const KEYGEN_EXAMPLES: &str = "\
-Examples:
-  pgc keygen                       # writes ~/.config/pgc/identity.pem, prints pgc1-...
-  pgc keygen --out party-a.pem     # another location (then pgc run --key party-a.pem)
-  pgc keygen --secret shared.psk   # a shared secret for --psk";
-
-#[derive(Args)]
-#[command(long_about = KEYGEN_ABOUT)]
-pub struct KeygenArgs {
-    /// Where to write the key [default: $XDG_CONFIG_HOME/pgc/identity.pem or
-    /// ~/.config/pgc/identity.pem].
-    #[arg(long, value_name = "PATH", conflicts_with = "secret")]
-    pub out: Option<PathBuf>,
-    /// Replace an existing key or secret file (the old one is lost).
-    #[arg(long)]
-    pub force: bool,
-    /// Write a fresh random 256-bit shared secret to FILE instead, for --psk.
-    #[arg(long, value_name = "FILE")]
-    pub secret: Option<PathBuf>,
-}
-
-/// `pgc keygen`.
-pub fn keygen(args: KeygenArgs) -> Result<()> {
-    if let Some(path) = &args.secret {
-        Secret::generate()?.save(path, args.force)?;
-        eprintln!(
-            "wrote a random shared secret to {} (readable by you only); copy it to the other \
-             party over a safe channel, then both run with --psk {}",
-            path.display(),
-            path.display()
-        );
-        return Ok(());
-    }
-    let path = match &args.out {
-        Some(p) => p.clone(),
-        None => default_identity_path()?,
-    };
-    if path.exists() && !args.force {
-        let existing = Identity::load(&path)
-            .map(|id| format!(" (its fingerprint is {})", id.fingerprint()))
-            .unwrap_or_default();
-        bail!(
-            "{} already exists{existing}; add --force to replace it (the old key is then lost)",
-            path.display()
-        );
-    }
-    let identity = Identity::generate()?;
-    identity.save(&path, args.force)?;
-    outln!("{}", identity.fingerprint());
-    eprintln!(
-        "wrote this party's key to {} (readable by you only). The line above is its \
-         fingerprint: give it to the other party, who runs pgc run with --peer-key {}",
-        path.display(),
-        identity.fingerprint()
-    );
-    Ok(())
-}
-
 /// How `pgc run` protects its connection.
-#[derive(Args)]
+#[derive(Args, Clone, Debug, Default)]
 #[command(next_help_heading = "Security")]
 pub struct SecurityArgs {
     /// The other party's key fingerprint (pgc1-..., as its `pgc keygen` printed it), or a

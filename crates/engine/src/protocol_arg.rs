@@ -43,6 +43,15 @@ pub struct ProtocolChoiceArgs {
     pub protocol: ProtocolArg,
 }
 
+impl Default for ProtocolChoiceArgs {
+    /// Yao, as the CLI without `--protocol`.
+    fn default() -> Self {
+        ProtocolChoiceArgs {
+            protocol: ProtocolArg::Yao,
+        }
+    }
+}
+
 impl ProtocolChoiceArgs {
     /// The protocol, checked against the security level.
     pub fn resolve(&self, level: Security) -> Result<ProtocolChoice> {

@@ -51,6 +51,16 @@ pub struct LevelArgs {
     pub stat_sec: Option<u32>,
 }
 
+impl Default for LevelArgs {
+    /// Semi-honest, as the CLI without `--security`.
+    fn default() -> Self {
+        LevelArgs {
+            level: LevelArg::SemiHonest,
+            stat_sec: None,
+        }
+    }
+}
+
 impl LevelArgs {
     /// The level both parties state in the hello.
     pub fn resolve(&self) -> Result<Security> {

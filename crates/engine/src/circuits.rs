@@ -293,7 +293,7 @@ impl CompileArgs {
 }
 
 /// Options shared by every command that reads a circuit.
-#[derive(Args)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct CircuitArgs {
     /// The computation: a C program (.c) or a Verilog design (.v, .sv; through Yosys), both
     /// compiled on the fly and cached, a circuit compiled by `pgc compile` (.pgc), a Bristol
@@ -323,6 +323,14 @@ pub struct CircuitArgs {
 }
 
 impl CircuitArgs {
+    /// `spec` (a path or `builtin:NAME`) with every other option at its default.
+    pub fn new(spec: impl Into<String>) -> CircuitArgs {
+        CircuitArgs {
+            circuit: spec.into(),
+            ..CircuitArgs::default()
+        }
+    }
+
     /// The bit order for untyped (Bristol) circuits.
     pub fn bit_order(&self) -> BitOrder {
         self.bit_order.unwrap_or_default()

@@ -179,19 +179,43 @@ impl<'a> Gathered<'a> {
             .with_context(|| format!("cannot read inputs file {}", path.display()))?;
         let json: Value = serde_json::from_slice(&text)
             .with_context(|| format!("{} is not valid JSON", path.display()))?;
+        let origin = path.display().to_string();
+        self.add_object(&json, scope, &origin, flag_for)
+    }
+
+    /// Adds the values of a JSON object keyed by input name, as [`add_file`] reads them
+    /// (Python dictionaries arrive this way); `origin` names where it came from, for errors.
+    ///
+    /// [`add_file`]: Gathered::add_file
+    pub fn add_json(
+        &mut self,
+        json: &Value,
+        scope: Scope,
+        origin: &str,
+        flag_for: FlagFor,
+    ) -> Result<()> {
+        self.add_object(json, scope, origin, flag_for)
+    }
+
+    fn add_object(
+        &mut self,
+        json: &Value,
+        scope: Scope,
+        origin: &str,
+        flag_for: FlagFor,
+    ) -> Result<()> {
         let Value::Object(map) = json else {
             bail!(
-                "{}: expected a JSON object keyed by input name, e.g. {{\"income\": 5000}}",
-                path.display()
+                "{origin}: expected a JSON object keyed by input name, e.g. {{\"income\": 5000}}"
             );
         };
-        for (name, value) in &map {
+        for (name, value) in map {
             let i = resolve(self.iface, scope, name, flag_for)
-                .with_context(|| format!("{}: key \"{name}\"", path.display()))?;
+                .with_context(|| format!("{origin}: key \"{name}\""))?;
             let port = &self.iface.inputs[i];
             if !self.from_command_line[i] {
                 let bits = json_port_value(value, &port.ctype, &port.name)
-                    .with_context(|| format!("in {}", path.display()))?;
+                    .with_context(|| format!("in {origin}"))?;
                 self.values[i] = Some(bits);
             }
         }

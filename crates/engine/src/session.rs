@@ -1,0 +1,801 @@
+//! Running the protocol for one party (`pgc run`, `pgc.run`) or for both in this process
+//! (`pgc local`, `pgc.local`): the circuit loaded as the protocol needs it, the inputs
+//! gathered by name, the protocol chosen, the connection watched. Printing the results is
+//! the caller's (the CLI prints lines or JSON; Python returns values).
+//!
+//! The protocols themselves live in `pgc_protocol` (Yao: `yao`, the parallel modes:
+//! `parallel`, cut-and-choose and dual execution: `malicious`, GMW: `gmw`).
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use pgc_circuit::{
+    GateSource, Interface, Layout, Owner, ParallelCircuit, ValueFormat, Visibility, WithValueFormat,
+};
+use pgc_net::connect::{PeerChannel, accept_peer, connect_peer};
+use pgc_net::{SharedLink, TcpChannel, TcpListenerHandle};
+use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
+use pgc_protocol::malicious::run_secured;
+use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
+use pgc_protocol::{
+    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, RunStats, Security, run_gmw,
+    run_local_gmw, run_local_parallel_secured, run_local_tcp_shaped,
+};
+use serde_json::Value;
+
+use crate::circuits::{self, CircuitArgs, Loaded};
+use crate::level::LevelArgs;
+use crate::options::ProtocolArgs;
+use crate::progress::Progress;
+use crate::protocol_arg::ProtocolChoiceArgs;
+use crate::security::SecurityArgs;
+use crate::typed_io::{self, FlagFor, Gathered, Scope};
+use crate::watchdog::{Side, Watchdog, WatchedStreams};
+
+/// Dual execution reveals every output to both parties (each evaluates the other's
+/// circuit and the outputs are compared), so an output for one party only is refused.
+pub fn check_outputs_for_level(
+    level: Security,
+    visibility: &[Visibility],
+    interface: Option<&Interface>,
+) -> Result<()> {
+    if level != Security::DualExecution || visibility.iter().all(|v| *v == Visibility::Both) {
+        return Ok(());
+    }
+    let private: Vec<String> = match interface {
+        Some(iface) => iface
+            .outputs
+            .iter()
+            .filter(|p| p.visibility != Visibility::Both)
+            .map(|p| p.name.clone())
+            .collect(),
+        None => vec![],
+    };
+    bail!(
+        "--security dual-execution reveals every output to both parties, but {} for one \
+         party only; reveal every output to both (OUTPUT_x), or use --security malicious",
+        if private.is_empty() {
+            "this circuit has outputs".to_string()
+        } else {
+            let verb = if private.len() == 1 { "is" } else { "are" };
+            format!("{} {verb}", private.join(", "))
+        }
+    )
+}
+
+pub fn refuse_inputs_file(file: &Option<PathBuf>) -> Result<()> {
+    if file.is_some() {
+        bail!(
+            "--inputs FILE.json needs a compiled program (.c or .pgc) whose inputs have names; \
+             give a Bristol circuit's values in order with --input/--a/--b"
+        );
+    }
+    Ok(())
+}
+
+/// Who owns each input and who sees each output: from the program's names, or (Bristol)
+/// `--inputs-of-a` and every output revealed to both.
+pub fn roles(
+    interface: Option<&Interface>,
+    layout: &Layout,
+    p: &ProtocolArgs,
+) -> Result<(Vec<Party>, Vec<Visibility>)> {
+    match interface {
+        Some(iface) => {
+            if p.inputs_of_a.is_some() {
+                bail!(
+                    "--inputs-of-a applies to Bristol circuits; in a compiled program the \
+                     INPUT_A_/INPUT_B_ names say who owns each input"
+                );
+            }
+            Ok((typed_io::owners(iface), typed_io::visibility(iface)))
+        }
+        None => Ok((
+            circuits::owners(layout, p.inputs_of_a.as_deref())?,
+            pgc_protocol::all_visible(layout),
+        )),
+    }
+}
+
+/// The circuit as phases and regions for the parallel protocol, or `None` where it runs
+/// the sequential protocol (`--parallel none`, and generated circuits, which are never
+/// held in memory).
+pub fn parallel_form(
+    program: &circuits::Program,
+    config: &ParallelConfig,
+) -> Result<Option<ParallelCircuit>> {
+    if config.mode == ParallelMode::None {
+        return Ok(None);
+    }
+    if let Some(pc) = &program.parallel {
+        return Ok(Some(pc.clone()));
+    }
+    match &program.circuit {
+        Loaded::Memory(c) => Ok(Some(ParallelCircuit::sequential(c).context(
+            "this circuit is not in single-assignment form, which the parallel protocol needs; \
+             run it with --parallel none",
+        )?)),
+        Loaded::Generated(_) | Loaded::Unrolled(_) => Ok(None),
+        Loaded::Compact(_) => {
+            if config.mode != ParallelMode::Auto {
+                bail!(
+                    "compact circuits run sequentially: use --parallel none (or auto), or \
+                     compile with --compact never to unroll the program for the parallel modes"
+                );
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// Loads what a protocol run needs: the sequential protocol takes the circuit levelized
+/// and packed into slots; the parallel one takes it as phases and regions. Under
+/// `--parallel auto` the circuit is loaded first and then `config` is set to what auto
+/// chose for it (see [`pgc_protocol::auto`]), which is said on stderr unless `quiet`.
+/// `threads_given`: `--threads` was given; `both_parties_here`: under `pgc local`; `who`
+/// prefixes the note (`"party A: "` under `run`).
+pub fn load_for_protocol(
+    c: &CircuitArgs,
+    config: &mut ParallelConfig,
+    threads_given: bool,
+    both_parties_here: bool,
+    quiet: bool,
+    who: &str,
+) -> Result<circuits::Program> {
+    match config.mode {
+        ParallelMode::None => circuits::load_for_run(c, c.stream_for_run(), quiet),
+        ParallelMode::Auto => {
+            // Loaded as for the sequential protocol (streamed only when it must be), but
+            // not yet levelized: that is done only if auto runs it sequentially.
+            let program = circuits::load_streamed(c, c.stream_for_run(), quiet)?;
+            let shared_cores = both_parties_here
+                .then(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let choice = auto_choice(&program, config.threads, threads_given, shared_cores);
+            if !quiet {
+                eprintln!(
+                    "{who}--parallel auto chose {}: {}",
+                    choice.mode.name(),
+                    choice.reason
+                );
+            }
+            config.mode = choice.mode;
+            config.threads = choice.threads;
+            if choice.mode == ParallelMode::None {
+                circuits::prepare(program, &c.circuit)
+            } else {
+                Ok(program)
+            }
+        }
+        _ => {
+            if c.stream {
+                bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
+            }
+            circuits::load_streamed(c, circuits::Stream::Never, quiet)
+        }
+    }
+}
+
+/// What `--parallel auto` runs `program` with. The choice depends only on the circuit (see
+/// [`pgc_protocol::auto`]), so two parties loading the same program choose alike.
+/// `threads_given`: whether `--threads` was given (compact circuits spread their calls
+/// only then); `shared_cores`: the cores both parties share under `pgc local`.
+pub fn auto_choice(
+    program: &circuits::Program,
+    threads: usize,
+    threads_given: bool,
+    shared_cores: Option<usize>,
+) -> pgc_protocol::auto::AutoChoice {
+    let sequential = |reason: &str| pgc_protocol::auto::AutoChoice {
+        mode: ParallelMode::None,
+        threads: 1,
+        reason: reason.to_string(),
+    };
+    match (&program.circuit, &program.parallel) {
+        (Loaded::Memory(_), Some(pc)) => pgc_protocol::auto::choose(pc, threads),
+        (Loaded::Memory(_), None) => sequential(
+            "the circuit has no parallel regions: the sequential protocol garbles it in \
+             AND-level batches",
+        ),
+        (Loaded::Compact(_), _) => {
+            // Spreading calls has not been measured on real cores yet, and on one core it
+            // only adds the scheduling: by default one thread.
+            let wanted = if threads_given { threads } else { 1 };
+            // Both parties on one machine: more threads than cores would make each wait for
+            // the other's (measured: 4× slower on EDT-63 with 2 + 2 threads on 2 vCPUs).
+            let threads = match shared_cores {
+                Some(cores) => wanted.min((cores / 2).max(1)),
+                None => wanted,
+            };
+            let reason = if threads < wanted {
+                format!(
+                    "a compact circuit runs the sequential protocol, its calls that share no \
+                     wire on {threads} thread(s): --threads {wanted} cut since both parties \
+                     share {} core(s)",
+                    shared_cores.unwrap_or(1)
+                )
+            } else if threads > 1 {
+                format!(
+                    "a compact circuit runs the sequential protocol, its calls that share no \
+                     wire on {threads} threads (the tables and their order are those of one \
+                     thread)"
+                )
+            } else {
+                "a compact circuit runs the sequential protocol on one thread (give --threads \
+                 to run its calls that share no wire on several)"
+                    .to_string()
+            };
+            pgc_protocol::auto::AutoChoice {
+                mode: ParallelMode::None,
+                threads,
+                reason,
+            }
+        }
+        (Loaded::Generated(_), _) => {
+            sequential("generated circuits are garbled as they are generated, in order")
+        }
+        (Loaded::Unrolled(_), _) => {
+            sequential("the circuit is streamed from its file, which runs sequentially")
+        }
+    }
+}
+
+/// Where the peer's connections come from: accepted on our listener, or opened to its
+/// address (the worker streams of parallel modes follow the main connection).
+#[derive(Clone, Copy)]
+pub enum Endpoint<'a> {
+    Listening(&'a pgc_net::TcpListenerHandle),
+    Connected(&'a str),
+}
+
+/// Everything one party's protocol run needs apart from the connection, prepared once (and
+/// reused for every run under `pgc run --serve`).
+pub struct PartySession {
+    pub me: Party,
+    pub program: circuits::Program,
+    /// The circuit as phases and regions when a parallel mode runs it.
+    pub parallel: Option<ParallelCircuit>,
+    pub owners: Vec<Party>,
+    pub visibility: Vec<Visibility>,
+    /// This party's input values, in circuit order.
+    pub inputs: Vec<Vec<bool>>,
+    pub level: Security,
+    pub protocol: ProtocolChoice,
+    pub config: ParallelConfig,
+    pub security: pgc_net::connect::ChannelSecurity,
+    pub notes: pgc_net::connect::RefusalNotes,
+    pub link: Option<SharedLink>,
+    pub bit_order: pgc_circuit::BitOrder,
+    pub timeout: Duration,
+    pub quiet: bool,
+}
+
+impl PartySession {
+    /// One run of the protocol over the connected main channel `ch`.
+    pub fn run(
+        &self,
+        mut ch: pgc_net::connect::PeerChannel,
+        endpoint: Endpoint,
+    ) -> Result<Outcome> {
+        let me = self.me;
+        let quiet = self.quiet;
+        let circuit = &self.program.circuit;
+        ch.set_timeout(Some(self.timeout))?;
+        // From here on, a run in which nothing moves for `timeout` is ended.
+        let dog = Watchdog::start(self.timeout);
+        dog.watch_socket(ch.try_clone_socket().ok());
+        let mut ch = dog.watch(ch.shaped(&self.link)?);
+        if !quiet && let Some(l) = &self.link {
+            eprintln!(
+                "party {}: shaping what it sends to {}",
+                me.letter(),
+                l.shape()
+            );
+        }
+        // How this party reads and prints values: compared with the peer's at the handshake,
+        // so that both print the same result (same C types, same bit order).
+        let value_format = match &self.program.interface {
+            Some(iface) => ValueFormat::typed(iface),
+            None => ValueFormat::Untyped(self.bit_order),
+        };
+        let protocol = match self.protocol {
+            ProtocolChoice::Auto => {
+                let described = WithValueFormat::new(circuit, value_format.clone());
+                let (pick, why) = dog.explain(
+                    agree_on_protocol(
+                        &mut ch,
+                        &described,
+                        &self.owners,
+                        &self.visibility,
+                        me,
+                        &self.inputs,
+                        &CostModel::default(),
+                    )
+                    .map_err(anyhow::Error::from),
+                )?;
+                if !quiet {
+                    eprintln!("party {}: --protocol auto chose {pick}: {why}", me.letter());
+                }
+                pick
+            }
+            p => p,
+        };
+        let outcome = match &self.parallel {
+            _ if protocol == ProtocolChoice::Gmw => {
+                let mut progress = Progress::new(circuit.and_count(), quiet);
+                let config = GmwConfig {
+                    send_ahead_bytes: if self.link.is_some() {
+                        pgc_protocol::local::SHAPED_SEND_AHEAD_BYTES
+                    } else {
+                        GmwConfig::default().send_ahead_bytes
+                    },
+                    ..GmwConfig::default()
+                };
+                // Under auto the program may also be held as phases and regions; GMW runs
+                // the whole circuit as one gate stream (the same on both sides).
+                let outcome = run_gmw(
+                    &mut ch,
+                    &WithValueFormat::new(circuit, value_format),
+                    &self.owners,
+                    &self.visibility,
+                    me,
+                    &self.inputs,
+                    &config,
+                    &mut |n| {
+                        progress.set(n);
+                        dog.set_ands(n);
+                    },
+                );
+                progress.finish();
+                outcome
+            }
+            None => {
+                let mut progress = Progress::new(circuit.and_count(), quiet);
+                let circuit = &WithValueFormat::new(circuit, value_format);
+                // Semi-honest: the plain garbler or evaluator.
+                let outcome = run_secured(
+                    &mut ch,
+                    circuit,
+                    &self.owners,
+                    &self.visibility,
+                    me,
+                    &self.inputs,
+                    self.level,
+                    self.config.threads,
+                    &mut |n| {
+                        progress.set(n);
+                        dog.set_ands(n);
+                    },
+                );
+                progress.finish();
+                outcome
+            }
+            // Only at the semi-honest level (`level_and_config` makes the others sequential).
+            Some(pc) => {
+                let counter = dog.ands();
+                let side = match endpoint {
+                    Endpoint::Listening(listener) => Side::Accept(listener, &self.notes),
+                    Endpoint::Connected(addr) => Side::Connect(addr.to_string()),
+                };
+                let mut opener = WatchedStreams {
+                    side,
+                    security: &self.security,
+                    timeout: self.timeout,
+                    link: self.link.clone(),
+                    dog: &dog,
+                };
+                let extras = ParallelExtras {
+                    value_format,
+                    ..ParallelExtras::default()
+                };
+                crate::progress::watch(pc.and_count(), quiet, counter, || {
+                    run_parallel_with(
+                        me,
+                        &mut ch,
+                        &mut opener,
+                        pc,
+                        &self.owners,
+                        &self.visibility,
+                        &self.inputs,
+                        &self.config,
+                        counter,
+                        &extras,
+                    )
+                })
+            }
+        };
+        // The protocol checked both parties' gate streams before revealing any output.
+        dog.explain(outcome.map_err(anyhow::Error::from))
+    }
+}
+
+/// Input values one party (or, for `pgc local`'s `--inputs`, both) gives, from any of the
+/// places the CLI and the Python package take them: `NAME=VALUE` texts (for a Bristol
+/// circuit, bare values in circuit order), a JSON file, and a JSON object (Python
+/// dictionaries arrive this way). Texts take precedence over the file and the object.
+#[derive(Clone, Debug, Default)]
+pub struct InputValues {
+    pub assignments: Vec<String>,
+    pub file: Option<PathBuf>,
+    pub json: Option<Value>,
+}
+
+impl InputValues {
+    /// Values given as `NAME=VALUE` texts (the CLI's `--input`, `--a`, `--b`).
+    pub fn texts(assignments: &[String]) -> InputValues {
+        InputValues {
+            assignments: assignments.to_vec(),
+            ..InputValues::default()
+        }
+    }
+
+    /// Adds these values to `g` for the ports in `scope`; `flag` names where texts come from.
+    fn gather(&self, g: &mut Gathered, scope: Scope, flag: &str, flag_for: FlagFor) -> Result<()> {
+        g.add_assignments(&self.assignments, scope, flag, flag_for)?;
+        if let Some(file) = &self.file {
+            g.add_file(file, scope, flag_for)?;
+        }
+        if let Some(json) = &self.json {
+            g.add_json(json, scope, flag, flag_for)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a party's run needs besides the connection, as `pgc run` takes it.
+pub struct PartyOptions<'a> {
+    pub circuit: &'a CircuitArgs,
+    pub party: Party,
+    pub inputs: &'a InputValues,
+    /// The flag (or argument) the inputs come from, for errors: `--input` on the CLI.
+    pub input_flag: &'static str,
+    pub security: &'a SecurityArgs,
+    pub level: &'a LevelArgs,
+    pub protocol: &'a ProtocolChoiceArgs,
+    pub p: &'a ProtocolArgs,
+}
+
+impl PartySession {
+    /// Checks the options, loads the program (compiling it if needed) and gathers this
+    /// party's inputs: everything a run does before it connects. Notes go to stderr unless
+    /// `--quiet` or `--json`.
+    pub fn prepare(o: &PartyOptions) -> Result<PartySession> {
+        // Before anything else, so a missing flag costs no compile and no connection.
+        let security = crate::security::resolve(o.security)?;
+        let (level, protocol, mut config) = o.p.level_and_config(o.level, o.protocol, false)?;
+        let timeout = o.p.timeout()?;
+        let quiet = o.p.quiet || o.p.json;
+        let shape = o.p.link_shape()?;
+        let me = o.party;
+        let who = match me {
+            Party::A => "party A: ",
+            Party::B => "party B: ",
+        };
+        let program = load_for_protocol(
+            o.circuit,
+            &mut config,
+            o.p.threads.is_some(),
+            false,
+            quiet,
+            who,
+        )?;
+        let parallel = parallel_form(&program, &config)?;
+        circuits::check_label_memory(&program, parallel.as_ref())?;
+        let layout: Layout = program.circuit.layout().clone();
+        let (owners, visibility) = roles(program.interface.as_ref(), &layout, o.p)?;
+        check_outputs_for_level(level, &visibility, program.interface.as_ref())?;
+        let inputs = match &program.interface {
+            Some(iface) => {
+                o.circuit.check_typed()?;
+                let flag = o.input_flag;
+                let flag_for = move |_: Owner| flag;
+                let mut g = Gathered::new(iface);
+                o.inputs.gather(&mut g, Scope::Party(me), flag, &flag_for)?;
+                g.finish(Scope::Party(me), &flag_for)?
+            }
+            None => {
+                refuse_named_values(o.inputs)?;
+                let my_widths = widths_of(&owners, &layout, me);
+                let who = format!("party {}", me.letter());
+                circuits::parse_values(
+                    &o.inputs.assignments,
+                    &my_widths,
+                    o.circuit.bit_order(),
+                    &who,
+                )
+                .with_context(|| {
+                    format!(
+                        "each party gives only its own input values with {}",
+                        o.input_flag
+                    )
+                })?
+            }
+        };
+        let notes = crate::security::stderr_notes(me.letter(), !o.p.quiet);
+        Ok(PartySession {
+            me,
+            program,
+            parallel,
+            owners,
+            visibility,
+            inputs,
+            level,
+            protocol,
+            config,
+            security,
+            notes,
+            link: (!shape.is_none()).then(|| SharedLink::new(shape)),
+            bit_order: o.circuit.bit_order(),
+            timeout,
+            quiet,
+        })
+    }
+
+    /// Says on stderr how the connection is protected, the security level and the protocol
+    /// (unless quiet).
+    pub fn describe_on_stderr(&self) {
+        if self.quiet {
+            return;
+        }
+        let me = self.me.letter();
+        eprintln!(
+            "party {me}: connection: {}",
+            crate::security::describe(&self.security)
+        );
+        eprintln!(
+            "party {me}: security level: {}",
+            crate::level::describe(self.level)
+        );
+        if self.protocol != ProtocolChoice::Yao {
+            eprintln!(
+                "party {me}: protocol: {}",
+                crate::protocol_arg::describe(self.protocol)
+            );
+        }
+    }
+
+    /// Waits on `listener` for the peer, which must prove the key this party pinned.
+    pub fn accept(&self, listener: &TcpListenerHandle) -> Result<PeerChannel> {
+        if !self.quiet {
+            eprintln!(
+                "party {}: waiting for the peer on {}",
+                self.me.letter(),
+                listener.local_addr()
+            );
+        }
+        Ok(accept_peer(
+            listener,
+            &self.security,
+            self.timeout,
+            &self.notes,
+        )?)
+    }
+
+    /// Connects to the peer at `addr` (retried until the timeout).
+    pub fn connect(&self, addr: &str) -> Result<PeerChannel> {
+        Ok(connect_peer(addr, &self.security, self.timeout)?)
+    }
+
+    /// One whole run: listens on `listen` or connects to `connect` (exactly one), then runs.
+    pub fn listen_or_connect(
+        &self,
+        listen: Option<&str>,
+        connect: Option<&str>,
+    ) -> Result<Outcome> {
+        match (listen, connect) {
+            (Some(addr), None) => {
+                let listener = TcpChannel::listen(addr)?;
+                let ch = self.accept(&listener)?;
+                self.run(ch, Endpoint::Listening(&listener))
+            }
+            (None, Some(addr)) => {
+                let ch = self.connect(addr)?;
+                self.run(ch, Endpoint::Connected(addr))
+            }
+            _ => bail!("give exactly one of listen (wait for the peer) and connect (to the peer)"),
+        }
+    }
+}
+
+/// The widths of the input values `party` owns, in circuit order.
+fn widths_of(owners: &[Party], layout: &Layout, party: Party) -> Vec<u32> {
+    owners
+        .iter()
+        .zip(&layout.input_widths)
+        .filter(|(o, _)| **o == party)
+        .map(|(_, &w)| w)
+        .collect()
+}
+
+fn refuse_named_values(values: &InputValues) -> Result<()> {
+    if values.json.is_some() {
+        bail!(
+            "values by name need a compiled program (.c, .v or .pgc) whose inputs have names; \
+             give a Bristol circuit's values in order"
+        );
+    }
+    refuse_inputs_file(&values.file)
+}
+
+/// What `pgc local` runs: both parties in this process, over loopback TCP.
+pub struct LocalOptions<'a> {
+    pub circuit: &'a CircuitArgs,
+    /// Party A's inputs and party B's; `both` holds values of either (`--inputs FILE`).
+    pub a: &'a InputValues,
+    pub b: &'a InputValues,
+    pub both: &'a InputValues,
+    /// How errors name where A's and B's values come from (`--a`, `--b` on the CLI).
+    pub flags: (&'static str, &'static str),
+    pub insecure_plaintext: bool,
+    pub level: &'a LevelArgs,
+    pub protocol: &'a ProtocolChoiceArgs,
+    pub p: &'a ProtocolArgs,
+}
+
+/// What a local run found: every output (each decoded by a party allowed to see it), both
+/// parties' statistics, and what ran.
+pub struct LocalOutcome {
+    pub interface: Option<Interface>,
+    pub outputs: Vec<Option<Vec<bool>>>,
+    pub a: RunStats,
+    pub b: RunStats,
+    pub level: Security,
+    pub protocol: ProtocolChoice,
+    pub bit_order: pgc_circuit::BitOrder,
+}
+
+/// Runs both parties in this process (`pgc local`, `pgc.local`).
+pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
+    let (level, protocol, mut config) = o.p.level_and_config(o.level, o.protocol, true)?;
+    let timeout = o.p.timeout()?;
+    let quiet = o.p.quiet || o.p.json;
+    let shape = o.p.link_shape()?;
+    let program = load_for_protocol(
+        o.circuit,
+        &mut config,
+        o.p.threads.is_some(),
+        true,
+        quiet,
+        "",
+    )?;
+    let parallel = parallel_form(&program, &config)?;
+    circuits::check_label_memory(&program, parallel.as_ref())?;
+    let circuit = &program.circuit;
+    let layout: Layout = circuit.layout().clone();
+    let (owners, visibility) = roles(program.interface.as_ref(), &layout, o.p)?;
+    check_outputs_for_level(level, &visibility, program.interface.as_ref())?;
+    let (flag_a, flag_b) = o.flags;
+    let (a, b) = match &program.interface {
+        Some(iface) => {
+            o.circuit.check_typed()?;
+            let flag_for = move |owner: Owner| match owner {
+                Owner::A => flag_a,
+                Owner::B => flag_b,
+            };
+            let mut g = Gathered::new(iface);
+            o.a.gather(&mut g, Scope::Party(Party::A), flag_a, &flag_for)?;
+            o.b.gather(&mut g, Scope::Party(Party::B), flag_b, &flag_for)?;
+            o.both.gather(&mut g, Scope::All, "--inputs", &flag_for)?;
+            let a = g.finish(Scope::Party(Party::A), &flag_for);
+            let b = g.finish(Scope::Party(Party::B), &flag_for);
+            match (a, b) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(ea), Err(eb)) => bail!("{ea}\n       {eb}"),
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+            }
+        }
+        None => {
+            for values in [o.a, o.b, o.both] {
+                refuse_named_values(values)?;
+            }
+            let order = o.circuit.bit_order();
+            (
+                circuits::parse_values(
+                    &o.a.assignments,
+                    &widths_of(&owners, &layout, Party::A),
+                    order,
+                    &format!("party A ({flag_a})"),
+                )?,
+                circuits::parse_values(
+                    &o.b.assignments,
+                    &widths_of(&owners, &layout, Party::B),
+                    order,
+                    &format!("party B ({flag_b})"),
+                )?,
+            )
+        }
+    };
+    let security = if o.insecure_plaintext {
+        LocalSecurity::Plaintext
+    } else {
+        LocalSecurity::Tls
+    };
+    let protocol = match protocol {
+        ProtocolChoice::Auto => {
+            let (pick, why) = crate::protocol_arg::decide_local(circuit_shape(circuit), shape);
+            if !quiet {
+                eprintln!("--protocol auto chose {pick}: {why}");
+            }
+            pick
+        }
+        p => p,
+    };
+    let result = match &parallel {
+        _ if protocol == ProtocolChoice::Gmw => {
+            let mut progress = Progress::new(circuit.and_count(), quiet);
+            // Under auto the program may also be held as phases and regions; GMW runs the
+            // whole circuit as one gate stream (the same on both sides).
+            let r = run_local_gmw(
+                circuit,
+                &owners,
+                &visibility,
+                &a,
+                &b,
+                &GmwConfig::default(),
+                shape,
+                timeout,
+                security,
+                &mut |n| progress.set(n),
+            );
+            progress.finish();
+            r
+        }
+        None => {
+            let mut progress = Progress::new(circuit.and_count(), quiet);
+            let r = run_local_tcp_shaped(
+                circuit,
+                &owners,
+                &visibility,
+                &a,
+                &b,
+                timeout,
+                security,
+                level,
+                config.threads,
+                shape,
+                &mut |n| progress.set(n),
+            );
+            progress.finish();
+            r
+        }
+        Some(pc) => {
+            let counter = AtomicU64::new(0);
+            crate::progress::watch(pc.and_count(), quiet, &counter, || {
+                run_local_parallel_secured(
+                    pc,
+                    &owners,
+                    &visibility,
+                    &a,
+                    &b,
+                    &config,
+                    shape,
+                    timeout,
+                    security,
+                    &counter,
+                )
+            })
+        }
+    };
+    // The protocol checked both parties' gate streams before revealing any output.
+    let (oa, ob) = result?;
+    // Both parties run here: every output, each as the party allowed to see it decoded it,
+    // after checking that outputs seen by both agree.
+    let mut outputs = Vec::with_capacity(visibility.len());
+    for (j, v) in visibility.iter().enumerate() {
+        let (from_a, from_b) = (&oa.outputs[j], &ob.outputs[j]);
+        if *v == Visibility::Both && from_a != from_b {
+            bail!("the two parties decoded different outputs; this is a bug in pgc");
+        }
+        outputs.push(from_a.clone().or_else(|| from_b.clone()));
+    }
+    Ok(LocalOutcome {
+        interface: program.interface.clone(),
+        outputs,
+        a: oa.stats,
+        b: ob.stats,
+        level,
+        protocol,
+        bit_order: o.circuit.bit_order(),
+    })
+}
