@@ -6,6 +6,7 @@
 use thiserror::Error;
 
 pub mod connect;
+pub mod interrupt;
 pub mod keys;
 pub mod memory;
 pub mod shaping;
@@ -30,6 +31,8 @@ pub const DEFAULT_MAX_FRAME: usize = 64 << 20;
 pub enum NetError {
     #[error("the peer closed the connection")]
     Closed,
+    #[error("interrupted")]
+    Interrupted,
     #[error("timed out after {0:?} waiting for the peer")]
     Timeout(std::time::Duration),
     #[error("the peer announced a {len}-byte message, more than the limit of {max} bytes")]

@@ -273,6 +273,7 @@ fn duplicate_error(e: &NetError) -> NetError {
     let io = |e: &std::io::Error| std::io::Error::new(e.kind(), e.to_string());
     match e {
         NetError::Closed => NetError::Closed,
+        NetError::Interrupted => NetError::Interrupted,
         NetError::Timeout(d) => NetError::Timeout(*d),
         NetError::FrameTooLarge { len, max } => NetError::FrameTooLarge {
             len: *len,

@@ -57,12 +57,16 @@ impl TcpListenerHandle {
         self.listener
             .set_nonblocking(true)
             .map_err(|source| self.io_error(source))?;
+        let generation = crate::interrupt::generation();
         let accepted = loop {
             match self.listener.accept() {
                 Ok((stream, _)) => break stream,
                 Err(e)
                     if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted =>
                 {
+                    if crate::interrupt::interrupted_since(generation) {
+                        return Err(NetError::Interrupted);
+                    }
                     if Instant::now() >= deadline {
                         return Err(NetError::AcceptTimeout {
                             addr: self.addr.to_string(),
@@ -137,7 +141,11 @@ pub(crate) fn connect_stream(addr: &str, timeout: Duration) -> Result<TcpStream,
             "the name resolved to no address",
         )));
     }
+    let generation = crate::interrupt::generation();
     loop {
+        if crate::interrupt::interrupted_since(generation) {
+            return Err(NetError::Interrupted);
+        }
         let mut last_error = None;
         for target in &targets {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -322,11 +330,24 @@ const REARM_SLACK: Duration = Duration::from_millis(10);
 
 /// A socket's per-call timeout, and what its read and write timeouts are set to now, so
 /// that each read or write of a call waits only for the time the call has left.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct SocketTimer {
     pub(crate) timeout: Option<Duration>,
     read_armed: Option<Duration>,
     write_armed: Option<Duration>,
+    /// The [`interrupt`](crate::interrupt) generation the connection was made in.
+    generation: u64,
+}
+
+impl Default for SocketTimer {
+    fn default() -> Self {
+        SocketTimer {
+            timeout: None,
+            read_armed: None,
+            write_armed: None,
+            generation: crate::interrupt::generation(),
+        }
+    }
 }
 
 impl SocketTimer {
@@ -364,6 +385,9 @@ impl SocketTimer {
         deadline: Option<Instant>,
         write: bool,
     ) -> Result<(), NetError> {
+        if crate::interrupt::interrupted_since(self.generation) {
+            return Err(NetError::Interrupted);
+        }
         let Some(deadline) = deadline else {
             return Ok(());
         };
@@ -371,6 +395,8 @@ impl SocketTimer {
         if left.is_zero() {
             return Err(self.timed_out());
         }
+        // A blocked call wakes at least this often to look for an interrupt.
+        let left = left.min(crate::interrupt::CHECK_EVERY);
         let armed = if write {
             &mut self.write_armed
         } else {
