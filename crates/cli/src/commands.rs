@@ -5,18 +5,16 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
-use pgc_circuit::eval::eval_bits_checked;
-use pgc_circuit::value::decode_outputs;
-use pgc_circuit::{GateSource, Interface, Owner, ParallelCircuit, validate};
+use pgc_circuit::{GateSource, Interface, ParallelCircuit, validate};
 use pgc_engine::circuits::{self, CircuitArgs, Loaded};
 use pgc_engine::level::LevelArgs;
 use pgc_engine::options::{PartyArg, ProtocolArgs};
 use pgc_engine::protocol_arg::ProtocolChoiceArgs;
 use pgc_engine::report;
 use pgc_engine::session::{
-    Endpoint, InputValues, LocalOptions, PartyOptions, PartySession, refuse_inputs_file, run_local,
+    Endpoint, InputValues, LocalOptions, PartyOptions, PartySession, eval_clear, run_local,
 };
-use pgc_engine::typed_io::{self, Gathered, Scope};
+use pgc_engine::typed_io;
 use pgc_net::TcpChannel;
 use pgc_net::connect::accept_peer;
 use pgc_protocol::{Outcome, ProtocolChoice, Security};
@@ -462,40 +460,19 @@ fn region_lines(pc: Option<&ParallelCircuit>, and_total: u64) -> Vec<String> {
 
 pub fn eval(args: EvalArgs) -> Result<()> {
     let program = circuits::load(&args.c, args.json)?;
-    let layout = program.circuit.layout().clone();
-    // Before the inputs are parsed too: their bits are part of what is measured.
-    pgc_circuit::eval::memory_needed(&layout).check()?;
+    let inputs = InputValues {
+        assignments: args.inputs.clone(),
+        file: args.inputs_file.clone(),
+        json: None,
+    };
+    let outputs = eval_clear(&program, &args.c, &inputs, "--input")?;
     match &program.interface {
         Some(iface) => {
-            args.c.check_typed()?;
-            let flag_for = |_: Owner| "--input";
-            let mut g = Gathered::new(iface);
-            g.add_assignments(&args.inputs, Scope::All, "--input", &flag_for)?;
-            if let Some(file) = &args.inputs_file {
-                g.add_file(file, Scope::All, &flag_for)?;
-            }
-            let values = g.finish(Scope::All, &flag_for)?;
-            let bits: Vec<bool> = values.into_iter().flatten().collect();
-            let out = eval_bits_checked(&program.circuit, &bits)?;
-            program.check_stream()?;
-            let outputs: Vec<Option<Vec<bool>>> = decode_outputs(&layout, &out)
-                .into_iter()
-                .map(Some)
-                .collect();
+            let outputs: Vec<Option<Vec<bool>>> = outputs.into_iter().map(Some).collect();
             print_typed(iface, &outputs, args.json, json!({}));
         }
         None => {
-            refuse_inputs_file(&args.inputs_file)?;
-            let values = circuits::parse_values(
-                &args.inputs,
-                &layout.input_widths,
-                args.c.bit_order(),
-                "--input",
-            )?;
-            let bits: Vec<bool> = values.into_iter().flatten().collect();
-            let out = eval_bits_checked(&program.circuit, &bits)?;
-            program.check_stream()?;
-            let outputs = report::outputs_hex(&decode_outputs(&layout, &out), args.c.bit_order());
+            let outputs = report::outputs_hex(&outputs, args.c.bit_order());
             if args.json {
                 outln!("{}", json!({ "outputs": outputs }));
             } else {

@@ -799,3 +799,38 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
         bit_order: o.circuit.bit_order(),
     })
 }
+
+/// Evaluates `program` in the clear on every input (`pgc eval`, `Circuit.eval`): a check of
+/// what the circuit computes, with no protocol and no privacy. Returns every output value.
+pub fn eval_clear(
+    program: &circuits::Program,
+    circuit: &CircuitArgs,
+    inputs: &InputValues,
+    flag: &'static str,
+) -> Result<Vec<Vec<bool>>> {
+    let layout = program.circuit.layout().clone();
+    // Before the inputs are parsed too: their bits are part of what is measured.
+    pgc_circuit::eval::memory_needed(&layout).check()?;
+    let values = match &program.interface {
+        Some(iface) => {
+            circuit.check_typed()?;
+            let flag_for = move |_: Owner| flag;
+            let mut g = Gathered::new(iface);
+            inputs.gather(&mut g, Scope::All, flag, &flag_for)?;
+            g.finish(Scope::All, &flag_for)?
+        }
+        None => {
+            refuse_named_values(inputs)?;
+            circuits::parse_values(
+                &inputs.assignments,
+                &layout.input_widths,
+                circuit.bit_order(),
+                flag,
+            )?
+        }
+    };
+    let bits: Vec<bool> = values.into_iter().flatten().collect();
+    let out = pgc_circuit::eval::eval_bits_checked(&program.circuit, &bits)?;
+    program.check_stream()?;
+    Ok(pgc_circuit::value::decode_outputs(&layout, &out))
+}
