@@ -300,6 +300,7 @@ fn accept_wanted(
     let mut got = 0;
     let (done_tx, done_rx) = mpsc::channel();
     let mut pending = 0usize;
+    let generation = crate::interrupt::generation();
     let mut refusals = Refusals {
         count: 0,
         last: String::new(),
@@ -350,6 +351,9 @@ fn accept_wanted(
         }
         if got == n {
             break;
+        }
+        if crate::interrupt::interrupted_since(generation) {
+            return Err(NetError::Interrupted);
         }
         if Instant::now() >= deadline {
             return Err(match wanted {

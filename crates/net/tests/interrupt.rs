@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use pgc_net::connect::{ChannelSecurity, accept_peer, no_notes};
 use pgc_net::{Channel, NetError, TcpChannel, interrupt::interrupt_all};
 
 fn pair() -> (TcpChannel, TcpChannel) {
@@ -31,15 +32,23 @@ fn interrupt_ends_blocked_and_idle_connections_but_not_later_ones() {
     let sent = b.send(b"late").and_then(|()| b.flush());
     assert!(matches!(sent, Err(NetError::Interrupted)), "{sent:?}");
 
-    // An accept under way when the interrupt comes returns.
+    // Accepts under way when the interrupt comes return: the plain one and the one that
+    // sets up pgc's session (what `pgc run --listen` waits in).
     let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
     let waiting = std::thread::spawn(move || listener.accept(Duration::from_secs(30)).err());
+    let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+    let waiting_for_peer = std::thread::spawn(move || {
+        let secure = ChannelSecurity::Plaintext;
+        accept_peer(&listener, &secure, Duration::from_secs(30), &no_notes()).err()
+    });
     std::thread::sleep(Duration::from_millis(300));
     interrupt_all();
-    assert!(matches!(
-        waiting.join().unwrap(),
-        Some(NetError::Interrupted)
-    ));
+    let (plain, session) = (waiting.join().unwrap(), waiting_for_peer.join().unwrap());
+    assert!(matches!(plain, Some(NetError::Interrupted)), "{plain:?}");
+    assert!(
+        matches!(session, Some(NetError::Interrupted)),
+        "{session:?}"
+    );
 
     // Connections made afterwards work.
     let (mut c, mut d) = pair();
