@@ -14,7 +14,7 @@ use pgc_engine::report;
 use pgc_engine::session::{
     Endpoint, InputValues, LocalOptions, PartyOptions, PartySession, eval_clear, run_local,
 };
-use pgc_engine::typed_io;
+use pgc_engine::typed_io::{self, Scope};
 use pgc_net::TcpChannel;
 use pgc_net::connect::accept_peer;
 use pgc_protocol::{Outcome, ProtocolChoice, Security};
@@ -465,7 +465,7 @@ pub fn eval(args: EvalArgs) -> Result<()> {
         file: args.inputs_file.clone(),
         json: None,
     };
-    let outputs = eval_clear(&program, &args.c, &inputs, "--input")?;
+    let outputs = eval_clear(&program, &args.c, &[(&inputs, Scope::All, "--input")])?;
     match &program.interface {
         Some(iface) => {
             let outputs: Vec<Option<Vec<bool>>> = outputs.into_iter().map(Some).collect();

@@ -801,12 +801,13 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
 }
 
 /// Evaluates `program` in the clear on every input (`pgc eval`, `Circuit.eval`): a check of
-/// what the circuit computes, with no protocol and no privacy. Returns every output value.
+/// what the circuit computes, with no protocol and no privacy. `inputs`: values, whose
+/// inputs they may name, and where they come from (for errors); a Bristol circuit's values
+/// are taken in that order. Returns every output value.
 pub fn eval_clear(
     program: &circuits::Program,
     circuit: &CircuitArgs,
-    inputs: &InputValues,
-    flag: &'static str,
+    inputs: &[(&InputValues, Scope, &'static str)],
 ) -> Result<Vec<Vec<bool>>> {
     let layout = program.circuit.layout().clone();
     // Before the inputs are parsed too: their bits are part of what is measured.
@@ -814,19 +815,24 @@ pub fn eval_clear(
     let values = match &program.interface {
         Some(iface) => {
             circuit.check_typed()?;
-            let flag_for = move |_: Owner| flag;
             let mut g = Gathered::new(iface);
-            inputs.gather(&mut g, Scope::All, flag, &flag_for)?;
+            let mut last_flag = "--input";
+            for &(values, scope, flag) in inputs {
+                let flag_for = move |_: Owner| flag;
+                values.gather(&mut g, scope, flag, &flag_for)?;
+                last_flag = flag;
+            }
+            let flag_for = move |_: Owner| last_flag;
             g.finish(Scope::All, &flag_for)?
         }
         None => {
-            refuse_named_values(inputs)?;
-            circuits::parse_values(
-                &inputs.assignments,
-                &layout.input_widths,
-                circuit.bit_order(),
-                flag,
-            )?
+            let mut texts = Vec::new();
+            for &(values, _, _) in inputs {
+                refuse_named_values(values)?;
+                texts.extend(values.assignments.iter().cloned());
+            }
+            let flag = inputs.first().map_or("--input", |i| i.2);
+            circuits::parse_values(&texts, &layout.input_widths, circuit.bit_order(), flag)?
         }
     };
     let bits: Vec<bool> = values.into_iter().flatten().collect();
