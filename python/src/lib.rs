@@ -678,11 +678,12 @@ fn local<'py>(
         stat_sec,
         inputs_of_a,
     )?;
-    let args = circuit.args.clone();
+    let (args, program) = (&circuit.args, &circuit.program);
     let result = interruptible(py, move || {
         let both = InputValues::default();
         run_local(&LocalOptions {
-            circuit: &args,
+            circuit: args,
+            loaded: Some(program),
             a: &a,
             b: &b,
             both: &both,
@@ -764,10 +765,11 @@ fn run<'py>(
         psk,
         insecure_plaintext,
     };
-    let args = circuit.args.clone();
+    let (args, program) = (&circuit.args, &circuit.program);
     let result = interruptible(py, move || {
         let session = PartySession::prepare(&PartyOptions {
-            circuit: &args,
+            circuit: args,
+            loaded: Some(program),
             party: me,
             inputs: &values,
             input_flag: "inputs",

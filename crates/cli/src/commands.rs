@@ -491,6 +491,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     };
     let session = PartySession::prepare(&PartyOptions {
         circuit: &args.c,
+        loaded: None,
         party: args.party.party(),
         inputs: &inputs,
         input_flag: "--input",
@@ -623,6 +624,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     };
     let r = run_local(&LocalOptions {
         circuit: &args.c,
+        loaded: None,
         a: &InputValues::texts(&args.a),
         b: &InputValues::texts(&args.b),
         both: &both,

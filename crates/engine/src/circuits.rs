@@ -639,6 +639,40 @@ pub fn prepare(p: Program, spec: &str) -> Result<Program> {
     })
 }
 
+/// [`prepare`] for a program a caller holds already (the Python package's `Circuit`),
+/// without loading it again: a prepared copy of a circuit held in memory; `None` for
+/// circuits read from their files or generated while they run, which are opened anew.
+pub fn prepare_copy(p: &Program, spec: &str) -> Option<Result<Program>> {
+    let Loaded::Memory(c) = &p.circuit else {
+        return None;
+    };
+    let prepared = (|| {
+        analysis_memory(c).check()?;
+        let leveled = levelize(c).with_context(|| format!("preparing {spec}"))?;
+        Ok(Program {
+            circuit: Loaded::Memory(assign_slots(&leveled)),
+            interface: p.interface.clone(),
+            // The sequential protocol runs it; the regions are not needed.
+            parallel: None,
+            _temp: None,
+        })
+    })();
+    Some(prepared)
+}
+
+/// A copy of a program held in memory (see [`prepare_copy`]), as loaded.
+pub fn copy_in_memory(p: &Program) -> Option<Program> {
+    let Loaded::Memory(c) = &p.circuit else {
+        return None;
+    };
+    Some(Program {
+        circuit: Loaded::Memory(c.clone()),
+        interface: p.interface.clone(),
+        parallel: p.parallel.clone(),
+        _temp: None,
+    })
+}
+
 fn builtin(name: &str) -> Result<Loaded> {
     if let Some(dims) = name.strip_prefix("random:") {
         let parse = || -> Option<(u32, u32)> {

@@ -143,16 +143,26 @@ pub fn load_for_protocol(
     both_parties_here: bool,
     quiet: bool,
     who: &str,
+    loaded: Option<&circuits::Program>,
 ) -> Result<circuits::Program> {
+    // A program the caller holds in memory already is copied, not loaded again.
+    let held = loaded.filter(|p| matches!(p.circuit, Loaded::Memory(_)));
     match config.mode {
-        ParallelMode::None => circuits::load_for_run(c, c.stream_for_run(), quiet),
+        ParallelMode::None => match held.and_then(|p| circuits::prepare_copy(p, &c.circuit)) {
+            Some(prepared) => prepared,
+            None => circuits::load_for_run(c, c.stream_for_run(), quiet),
+        },
         ParallelMode::Auto => {
             // Loaded as for the sequential protocol (streamed only when it must be), but
             // not yet levelized: that is done only if auto runs it sequentially.
-            let program = circuits::load_streamed(c, c.stream_for_run(), quiet)?;
+            let owned = match held {
+                Some(_) => None,
+                None => Some(circuits::load_streamed(c, c.stream_for_run(), quiet)?),
+            };
+            let program = held.or(owned.as_ref()).context("a program is loaded")?;
             let shared_cores = both_parties_here
                 .then(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let choice = auto_choice(&program, config.threads, threads_given, shared_cores);
+            let choice = auto_choice(program, config.threads, threads_given, shared_cores);
             if !quiet {
                 eprintln!(
                     "{who}--parallel auto chose {}: {}",
@@ -162,17 +172,25 @@ pub fn load_for_protocol(
             }
             config.mode = choice.mode;
             config.threads = choice.threads;
-            if choice.mode == ParallelMode::None {
-                circuits::prepare(program, &c.circuit)
-            } else {
-                Ok(program)
+            let sequential = choice.mode == ParallelMode::None;
+            match (owned, held) {
+                (Some(program), _) if sequential => circuits::prepare(program, &c.circuit),
+                (Some(program), _) => Ok(program),
+                (None, Some(p)) if sequential => {
+                    circuits::prepare_copy(p, &c.circuit).context("a program held in memory")?
+                }
+                (None, Some(p)) => circuits::copy_in_memory(p).context("a program held in memory"),
+                (None, None) => bail!("no program loaded"),
             }
         }
         _ => {
             if c.stream {
                 bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
             }
-            circuits::load_streamed(c, circuits::Stream::Never, quiet)
+            match held.and_then(circuits::copy_in_memory) {
+                Some(p) => Ok(p),
+                None => circuits::load_streamed(c, circuits::Stream::Never, quiet),
+            }
         }
     }
 }
@@ -446,6 +464,8 @@ impl InputValues {
 /// What a party's run needs besides the connection, as `pgc run` takes it.
 pub struct PartyOptions<'a> {
     pub circuit: &'a CircuitArgs,
+    /// The program, if the caller has loaded it already (`None`: load `circuit`).
+    pub loaded: Option<&'a circuits::Program>,
     pub party: Party,
     pub inputs: &'a InputValues,
     /// The flag (or argument) the inputs come from, for errors: `--input` on the CLI.
@@ -479,6 +499,7 @@ impl PartySession {
             false,
             quiet,
             who,
+            o.loaded,
         )?;
         let parallel = parallel_form(&program, &config)?;
         circuits::check_label_memory(&program, parallel.as_ref())?;
@@ -621,6 +642,8 @@ fn refuse_named_values(values: &InputValues) -> Result<()> {
 /// What `pgc local` runs: both parties in this process, over loopback TCP.
 pub struct LocalOptions<'a> {
     pub circuit: &'a CircuitArgs,
+    /// The program, if the caller has loaded it already (`None`: load `circuit`).
+    pub loaded: Option<&'a circuits::Program>,
     /// Party A's inputs and party B's; `both` holds values of either (`--inputs FILE`).
     pub a: &'a InputValues,
     pub b: &'a InputValues,
@@ -658,6 +681,7 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
         true,
         quiet,
         "",
+        o.loaded,
     )?;
     let parallel = parallel_form(&program, &config)?;
     circuits::check_label_memory(&program, parallel.as_ref())?;
