@@ -347,15 +347,11 @@ fn open_circuit(
     Ok(NativeCircuit { args, program })
 }
 
-fn interface_of(program: &Program) -> Option<&Interface> {
-    program.interface.as_ref()
-}
-
 #[pymethods]
 impl NativeCircuit {
     /// What the circuit is: inputs, outputs, gate counts, regions, kind.
     fn describe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (inputs, outputs) = match interface_of(&self.program) {
+        let (inputs, outputs) = match self.program.interface.as_ref() {
             Some(iface) => typed_io::interface_json(iface),
             None => {
                 let layout = self.program.circuit.layout();
@@ -519,7 +515,7 @@ fn outputs_to_py<'py>(
     outputs: &[Option<Vec<bool>>],
     order: pgc_circuit::BitOrder,
 ) -> PyResult<Bound<'py, PyAny>> {
-    match interface_of(program) {
+    match program.interface.as_ref() {
         Some(iface) => to_py(py, &typed_io::outputs_json(iface, outputs)),
         None => {
             let visible: Vec<Vec<bool>> = outputs.iter().flatten().cloned().collect();
@@ -603,7 +599,7 @@ fn check_inputs(
         let flag: &'static str = flag;
         let scope = party.map_or(Scope::All, Scope::Party);
         let checked = (|| -> anyhow::Result<()> {
-            match interface_of(program) {
+            match program.interface.as_ref() {
                 Some(iface) => {
                     let flag_for = move |_: Owner| flag;
                     let mut g = Gathered::new(iface);
