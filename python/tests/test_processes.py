@@ -78,3 +78,29 @@ def test_ctrl_c_ends_a_waiting_run(root):
 def test_quickstart_example_runs(root, monkeypatch):
     monkeypatch.chdir(root)
     runpy.run_path(str(root / "examples/python/quickstart.py"), run_name="__main__")
+
+
+LOCAL_RUN = """
+import pgc
+c = pgc.compile("builtin:random:20000x20000")  # 400 M AND gates: far longer than the test
+print("started", flush=True)
+try:
+    pgc.local(c, a=[0], b=[0])
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_ends_a_local_run_under_way(root):
+    p = subprocess.Popen(
+        [sys.executable, "-c", LOCAL_RUN], cwd=root, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.5)  # both parties garbling and evaluating by now
+    start = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert "interrupted" in out, (out, err)
+    assert time.monotonic() - start < 10
