@@ -20,6 +20,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use anyhow::Context;
+use clap::ValueEnum;
 use pgc_circuit::{GateSource, Interface, Owner, ParallelCircuit};
 use pgc_engine::circuits::{
     self, CircuitArgs, CompactArg, Loaded, OptimizeArg, Program, VerilogFlowArg,
@@ -276,15 +277,16 @@ struct NativeCircuit {
     program: Program,
 }
 
-fn compact_arg(s: &str) -> PyResult<CompactArg> {
-    match s {
-        "auto" => Ok(CompactArg::Auto),
-        "always" => Ok(CompactArg::Always),
-        "never" => Ok(CompactArg::Never),
-        _ => Err(PyValueError::new_err(format!(
-            "compact={s:?}: use \"auto\", \"always\" or \"never\""
-        ))),
-    }
+/// One of a flag's values, by the name the CLI gives it (`"semi-honest"`, `"cgp"`, ...).
+fn choice<T: ValueEnum>(what: &str, s: &str) -> PyResult<T> {
+    T::from_str(s, false).map_err(|_| {
+        let names: Vec<String> = T::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|v| format!("{:?}", v.get_name()))
+            .collect();
+        PyValueError::new_err(format!("{what}={s:?}: use one of {}", names.join(", ")))
+    })
 }
 
 #[pyfunction]
@@ -307,29 +309,16 @@ fn open_circuit(
     let mut args = CircuitArgs::new(spec);
     args.compile.defines = defines;
     args.compile.include_dirs = include_dirs;
-    args.compile.optimize = match optimize {
-        "size" => None,
-        "depth" => Some(OptimizeArg::Depth),
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "optimize={optimize:?}: use \"size\" or \"depth\""
-            )));
-        }
-    };
+    // The defaults stay unset, as on the command line: a Bristol file or `.pgc` refuses
+    // compiler options.
+    let optimize = choice::<OptimizeArg>("optimize", optimize)?;
+    args.compile.optimize = (optimize != OptimizeArg::Size).then_some(optimize);
     args.compile.entry = entry;
-    args.compile.compact = (compact != "auto")
-        .then(|| compact_arg(compact))
+    let compact = choice::<CompactArg>("compact", compact)?;
+    args.compile.compact = (compact != CompactArg::Auto).then_some(compact);
+    args.compile.verilog_flow = verilog_flow
+        .map(|f| choice::<VerilogFlowArg>("verilog_flow", f))
         .transpose()?;
-    args.compile.verilog_flow = match verilog_flow {
-        None => None,
-        Some("words") => Some(VerilogFlowArg::Words),
-        Some("gates") => Some(VerilogFlowArg::Gates),
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "verilog_flow={other:?}: use \"words\" or \"gates\""
-            )));
-        }
-    };
     args.no_cache = !use_cache;
     args.format = format
         .map(|f| f.parse())
@@ -540,38 +529,9 @@ fn protocol_options(
     stat_sec: Option<u32>,
     inputs_of_a: Option<Vec<usize>>,
 ) -> PyResult<(ProtocolArgs, LevelArgs, ProtocolChoiceArgs)> {
-    let parallel = match parallel {
-        "auto" => ParallelArg::Auto,
-        "none" => ParallelArg::None,
-        "fgp" => ParallelArg::Fgp,
-        "cgp" => ParallelArg::Cgp,
-        "ipp" => ParallelArg::Ipp,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "parallel={other:?}: use \"auto\", \"none\", \"fgp\", \"cgp\" or \"ipp\""
-            )));
-        }
-    };
-    let level = match security {
-        "semi-honest" => LevelArg::SemiHonest,
-        "malicious" => LevelArg::Malicious,
-        "dual-execution" => LevelArg::DualExecution,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "security={other:?}: use \"semi-honest\", \"malicious\" or \"dual-execution\""
-            )));
-        }
-    };
-    let protocol = match protocol {
-        "yao" => ProtocolArg::Yao,
-        "gmw" => ProtocolArg::Gmw,
-        "auto" => ProtocolArg::Auto,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "protocol={other:?}: use \"yao\", \"gmw\" or \"auto\""
-            )));
-        }
-    };
+    let parallel = choice::<ParallelArg>("parallel", parallel)?;
+    let level = choice::<LevelArg>("security", security)?;
+    let protocol = choice::<ProtocolArg>("protocol", protocol)?;
     Ok((
         ProtocolArgs {
             inputs_of_a,

@@ -180,7 +180,7 @@ impl<'a> Gathered<'a> {
         let json: Value = serde_json::from_slice(&text)
             .with_context(|| format!("{} is not valid JSON", path.display()))?;
         let origin = path.display().to_string();
-        self.add_object(&json, scope, &origin, flag_for)
+        self.add_json(&json, scope, &origin, flag_for)
     }
 
     /// Adds the values of a JSON object keyed by input name, as [`add_file`] reads them
@@ -188,16 +188,6 @@ impl<'a> Gathered<'a> {
     ///
     /// [`add_file`]: Gathered::add_file
     pub fn add_json(
-        &mut self,
-        json: &Value,
-        scope: Scope,
-        origin: &str,
-        flag_for: FlagFor,
-    ) -> Result<()> {
-        self.add_object(json, scope, origin, flag_for)
-    }
-
-    fn add_object(
         &mut self,
         json: &Value,
         scope: Scope,
