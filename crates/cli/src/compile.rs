@@ -222,6 +222,8 @@ fn compile_compact(
             "templates": summary.templates,
             "calls": summary.calls,
             "calls_reused": summary.calls_reused,
+            "loops_outlined": summary.loops_outlined,
+            "loop_iterations_outlined": summary.loop_iterations_outlined,
             "peak_live_wires": summary.peak_live_wires,
             "label_bytes_when_run": summary.peak_live_wires * 16,
             "inputs": inputs,
@@ -252,6 +254,11 @@ fn compile_compact(
         summary.templates,
         report::group(summary.calls),
         report::group(summary.calls_reused)
+    );
+    outln!(
+        "loops        {} written inline stored once ({} iterations run as template calls)",
+        summary.loops_outlined,
+        report::group(summary.loop_iterations_outlined)
     );
     outln!(
         "live wires   {} slots when run ({} of labels per party)",

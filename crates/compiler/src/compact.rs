@@ -49,7 +49,7 @@ enum ResultBit {
     Output(u32, bool),
 }
 
-/// A compiled shape of a function.
+/// A compiled shape of a function (or of a loop body).
 #[derive(Clone, Debug)]
 pub struct MemoEntry {
     /// `None` when every result bit is a constant or an input (no template needed).
@@ -83,7 +83,9 @@ impl Hasher for ShapeHasher {
 
 /// Compact-compilation state of a [`Lowerer`].
 #[derive(Default)]
-pub struct CompactState {
+pub struct CompactState<'a> {
+    /// Loop bodies stored once ([`crate::loops`]).
+    pub loops: crate::loops::LoopState<'a>,
     pub templates: Vec<Template>,
     memo: HashMap<(String, Vec<u8>), MemoEntry, BuildHasherDefault<ShapeHasher>>,
     shapes: HashMap<String, usize>,
@@ -95,12 +97,12 @@ pub struct CompactState {
     /// Expanded gates of the calls made by the main body so far.
     pub main_call_gates: u64,
     /// Templates being compiled right now (nested when a body calls another function).
-    building: u32,
+    pub(crate) building: u32,
     /// Parsed signatures by function name.
     pub signatures: HashMap<String, (Ty, Vec<Param>), BuildHasherDefault<ShapeHasher>>,
 }
 
-impl CompactState {
+impl CompactState<'_> {
     /// Whether a template body is being compiled (the builder is then the template's).
     pub fn is_building(&self) -> bool {
         self.building > 0
@@ -278,20 +280,8 @@ impl<'a> Lowerer<'a> {
             .flat_map(|a| a.bits.iter().copied())
             .filter(|l| generic || l.as_const().is_none())
             .collect();
-        let outs = match entry.template {
-            Some(t) => {
-                if self.compact.building == 0 {
-                    self.compact.main_call_gates += self.compact.template_gates[t as usize];
-                }
-                self.g.call(t, &inputs, entry.num_outputs)
-            }
-            None => Vec::new(),
-        };
-        let mut results = entry.results.iter().map(|r| match *r {
-            ResultBit::Const(v) => Lit::constant(v),
-            ResultBit::Input(k, neg) => lit_xor(inputs[k as usize], neg),
-            ResultBit::Output(j, neg) => lit_xor(outs[j as usize], neg),
-        });
+        let all = self.call_memo(&entry, &inputs);
+        let mut results = all.into_iter();
         let ret_bits: Vec<Lit> = results.by_ref().take(ret_ty.bits() as usize).collect();
         for a in &prepared {
             if let Some(p) = &a.ptr {
@@ -327,7 +317,20 @@ impl<'a> Lowerer<'a> {
         self.ranges.leave_builder(outer_ranges);
         self.restore_path_state(saved_paths);
         let (result_lits, num_inputs) = result?;
-        // Sort result bits into constants, inputs and template outputs.
+        self.finish_template(name, f.span, inner, &result_lits, num_inputs)
+    }
+
+    /// Turns a builder that compiled a body with `num_inputs` fresh inputs into a stored
+    /// template whose outputs are `result_lits` (sorted into constants, inputs passed
+    /// through and template outputs; no template at all when nothing is computed).
+    pub(crate) fn finish_template(
+        &mut self,
+        name: &str,
+        span: Span,
+        mut inner: NetBuilder,
+        result_lits: &[Lit],
+        num_inputs: u32,
+    ) -> R<MemoEntry> {
         let mut outputs: Vec<Lit> = Vec::new();
         let mut index_of: HashMap<Lit, u32> = HashMap::new();
         let results = result_lits
@@ -354,10 +357,9 @@ impl<'a> Lowerer<'a> {
                 results,
             });
         }
-        let mut inner = inner;
         inner.output(&outputs);
         let fail = |e: String| crate::CompileError::Source {
-            pos: Some(self.map.pos(f.span.start)),
+            pos: Some(self.map.pos(span.start)),
             message: format!("compiling `{name}` as a template: {e}"),
         };
         let (layout, items, _) = inner
@@ -387,6 +389,29 @@ impl<'a> Lowerer<'a> {
             num_outputs: outputs.len() as u32,
             results,
         })
+    }
+
+    /// Emits a call of a memoized body with `inputs` (the template's input bits, in order)
+    /// and returns the result bits it stands for.
+    pub(crate) fn call_memo(&mut self, entry: &MemoEntry, inputs: &[Lit]) -> Vec<Lit> {
+        let outs = match entry.template {
+            Some(t) => {
+                if self.compact.building == 0 {
+                    self.compact.main_call_gates += self.compact.template_gates[t as usize];
+                }
+                self.g.call(t, inputs, entry.num_outputs)
+            }
+            None => Vec::new(),
+        };
+        entry
+            .results
+            .iter()
+            .map(|r| match *r {
+                ResultBit::Const(v) => Lit::constant(v),
+                ResultBit::Input(k, neg) => lit_xor(inputs[k as usize], neg),
+                ResultBit::Output(j, neg) => lit_xor(outs[j as usize], neg),
+            })
+            .collect()
     }
 
     /// Runs the body with the non-constant argument bits as the builder's inputs; returns

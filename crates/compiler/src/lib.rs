@@ -14,6 +14,7 @@ mod decl;
 mod deferred;
 mod expr;
 mod float;
+mod loops;
 mod lower;
 pub mod parallel;
 /// Random C programs for the differential tests against gcc (test support).
@@ -220,6 +221,9 @@ struct FrontEnd {
     /// Templates of compact compilation (empty otherwise).
     templates: Vec<pgc_circuit::compact::Template>,
     calls_reused: u64,
+    /// Loops with iterations run as template calls, and those iterations.
+    loops_outlined: u64,
+    loop_iterations_outlined: u64,
     /// What the value-range analysis avoided.
     ranges: range::RangeStats,
     interface: Interface,
@@ -325,6 +329,8 @@ fn front_end_on_this_thread(
         netlist,
         templates: std::mem::take(&mut low.compact.templates),
         calls_reused: low.compact.calls_reused,
+        loops_outlined: low.compact.loops.loops_outlined(),
+        loop_iterations_outlined: low.compact.loops.iterations,
         ranges: low.ranges.stats,
         interface,
         entry_name,
@@ -401,6 +407,9 @@ pub struct CompiledCompact {
     pub stats: CompileStats,
     /// Calls answered by an already compiled template.
     pub calls_reused: u64,
+    /// Loops written inline whose iterations became template calls, and those iterations.
+    pub loops_outlined: u64,
+    pub loop_iterations_outlined: u64,
     pub entry_name: String,
     pub entry_params: Vec<String>,
 }
@@ -448,6 +457,8 @@ fn compact_in(
         interface: fe.interface,
         stats,
         calls_reused: fe.calls_reused,
+        loops_outlined: fe.loops_outlined,
+        loop_iterations_outlined: fe.loop_iterations_outlined,
         entry_name: fe.entry_name,
         entry_params: fe.entry_params,
     })
@@ -559,6 +570,8 @@ pub fn compile_compact_streaming(
         templates: templates.len() as u64,
         calls,
         calls_reused: fe.calls_reused,
+        loops_outlined: fe.loops_outlined,
+        loop_iterations_outlined: fe.loop_iterations_outlined,
         main_slots: layout.num_wires as u64,
         peak_live_wires: expander.num_wires() as u64,
     };
@@ -573,6 +586,10 @@ pub struct CompactSummary {
     pub calls: u64,
     /// Calls answered by a template compiled for an earlier call.
     pub calls_reused: u64,
+    /// Loops written inline whose iterations became template calls
+    /// ([`Options::compact`]; see docs/c-subset.md), and how many iterations did.
+    pub loops_outlined: u64,
+    pub loop_iterations_outlined: u64,
     /// Wire slots of the main body.
     pub main_slots: u64,
     /// Label slots a party needs when running it (main slots plus template scratch).

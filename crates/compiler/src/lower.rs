@@ -162,7 +162,7 @@ pub struct Lowerer<'a> {
     /// the compared expression and the variable, whose types must agree.
     minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp)>,
     /// Templates and the memo of compact compilation ([`Options::compact`]).
-    pub compact: crate::compact::CompactState,
+    pub compact: crate::compact::CompactState<'a>,
     /// Variables whose scope ended, for reuse by new ones (compact mode only, where
     /// unrolled loops would otherwise grow the table by every iteration's locals).
     free_vars: Vec<VarId>,
@@ -737,7 +737,9 @@ impl<'a> Lowerer<'a> {
 
     // ---- statements -----------------------------------------------------------------------
 
-    pub fn exec_stmt(&mut self, s: &'a Node<Statement>) -> R<()> {
+    /// Reports progress and stops a compilation over its gate budget (not while a template
+    /// is built: its gates count at each call).
+    pub(crate) fn check_budget(&self) -> R<()> {
         if !self.compact.is_building() {
             let made = self.compact.expanded_so_far(self.g.gates_emitted());
             if let Some(p) = &self.opts.progress {
@@ -749,6 +751,11 @@ impl<'a> Lowerer<'a> {
                 return Err(CompileError::OverBudget { budget });
             }
         }
+        Ok(())
+    }
+
+    pub fn exec_stmt(&mut self, s: &'a Node<Statement>) -> R<()> {
+        self.check_budget()?;
         if self.cur == Lit::FALSE {
             return Ok(());
         }
@@ -1303,7 +1310,7 @@ impl<'a> Lowerer<'a> {
             });
             let (mark_i, cur_i) = (self.mark(), self.cur);
             let exits_before_body = self.exit_events;
-            let r = self.exec_stmt(body);
+            let r = self.exec_loop_body(body, plan.is_some());
             let Some(Ctl::Loop {
                 brk,
                 cont,

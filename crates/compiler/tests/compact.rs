@@ -256,3 +256,132 @@ fn errors_in_function_bodies_are_reported_in_place() {
     );
     assert_eq!(compact, flat);
 }
+
+/// Compact compilation of `source` with the loops it stored once, after checking the
+/// outputs against the unrolled form: (loops outlined, iterations outlined, templates,
+/// compact AND gates, unrolled AND gates).
+fn loop_templates(name: &str, source: &str, runs: usize, seed: u64) -> (u64, u64, usize, u64, u64) {
+    let opts = Options::default();
+    same_outputs(name, source, &opts, runs, seed);
+    let c = compile_compact_source(source, name, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let flat = compile_source(source, name, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (
+        c.loops_outlined,
+        c.loop_iterations_outlined,
+        c.circuit.templates.len(),
+        c.stats.and_gates_final,
+        flat.circuit.and_count() as u64,
+    )
+}
+
+#[test]
+fn inline_textbook_edit_distance_becomes_templates() {
+    let src =
+        std::fs::read_to_string(common::repo_root().join("examples/edit_distance_textbook.c"))
+            .unwrap()
+            .replace("#define EDIT_LEN 16", "#define EDIT_LEN 24");
+    let (loops, iterations, templates, and_compact, and_flat) = loop_templates("edt", &src, 30, 11);
+    // The cell loop's 24 × 24 iterations: a shape is the cells' constant bits and upper
+    // bounds, which change along the table's edges and diagonal (a few per column).
+    assert!(loops >= 1, "no loop stored once");
+    assert!(iterations >= 24 * 24, "{iterations} iterations outlined");
+    assert!(templates <= 6 * 24, "{templates} templates");
+    // The bounds pass through the templates: cells stay narrow (without them every cell
+    // would be 32-bit arithmetic, about 7 times the AND gates).
+    assert!(
+        and_compact * 10 <= and_flat * 11,
+        "compact {and_compact} AND against {and_flat} unrolled"
+    );
+}
+
+#[test]
+fn inline_loops_with_conditions_aliasing_and_structs() {
+    let src = r#"
+        #include <stdint.h>
+        struct acc { uint32_t sum; uint8_t hits; };
+        void mpc_main(uint32_t INPUT_A_a[10], uint32_t INPUT_B_b[10], uint32_t INPUT_B_k,
+                      uint32_t OUTPUT_r[10], uint32_t *OUTPUT_s, uint8_t *OUTPUT_h, uint32_t *OUTPUT_m) {
+            uint32_t v[10];
+            struct acc st;
+            st.sum = 0; st.hits = 0;
+            uint32_t best = 0xffffffff;
+            for (int i = 0; i < 10; i++) v[i] = INPUT_A_a[i] ^ INPUT_B_b[i];
+            for (int i = 0; i < 10; i++) {
+                /* a secret condition inside the body; a struct and scalars as places */
+                uint32_t x = v[i] + INPUT_B_k;
+                if (x < best) best = x;
+                if (v[i] & 1) { st.sum += v[i]; st.hits++; }
+            }
+            for (int i = 0; i < 10; i++)
+                for (int j = 0; j < 10; j++) {
+                    /* v[i] and v[9 - j] are one element when i + j == 9 */
+                    v[i] = v[i] * 3 + v[9 - j];
+                    v[9 - j] ^= v[i] >> 3;
+                }
+            if (INPUT_B_k > 5) {
+                /* the loop runs under a secret condition: results written back under it */
+                for (int i = 1; i < 10; i++) v[i] += v[i - 1];
+            }
+            for (int i = 0; i < 10; i++) {
+                if (v[i] == INPUT_B_k) break; /* a break: inlined */
+                st.sum -= 1;
+            }
+            for (int i = 0; i < 10; i++) OUTPUT_r[i] = v[i];
+            *OUTPUT_s = st.sum; *OUTPUT_h = st.hits; *OUTPUT_m = best;
+        }
+    "#;
+    let (loops, iterations, ..) = loop_templates("mixed-loops", src, 40, 21);
+    assert!(loops >= 3, "{loops} loops outlined");
+    assert!(iterations >= 100, "{iterations}");
+}
+
+#[test]
+fn inline_loops_inside_function_templates() {
+    let src = r#"
+        #include <stdint.h>
+        static uint32_t dot(const uint32_t *a, const uint32_t *b) {
+            uint32_t s = 0;
+            for (int i = 0; i < 8; i++) s += a[i] * b[i];
+            return s;
+        }
+        void mpc_main(uint32_t INPUT_A_m[4][8], uint32_t INPUT_B_x[8], uint32_t OUTPUT_y[4]) {
+            uint32_t x[8];
+            for (int i = 0; i < 8; i++) x[i] = INPUT_B_x[i];
+            for (int r = 0; r < 4; r++) {
+                uint32_t row[8];
+                for (int i = 0; i < 8; i++) row[i] = INPUT_A_m[r][i];
+                OUTPUT_y[r] = dot(row, x);
+            }
+        }
+    "#;
+    let (loops, ..) = loop_templates("dot-loops", src, 30, 31);
+    assert!(loops >= 2, "{loops}");
+}
+
+/// Random dynamic-programming loops over integer tables (`randprog::ranged`, checked
+/// against gcc in `--test random_programs ranged`): stored once as loop templates where
+/// their cells' subscripts are constants, with the same outputs as unrolled.
+#[test]
+fn random_ranged_loop_programs_compact_equals_unrolled() {
+    let count = if cfg!(debug_assertions) { 40 } else { 150 };
+    let (mut outlined, mut and_compact, mut and_flat) = (0, 0, 0);
+    for seed in 0..count {
+        let p = randprog::ranged::generate(seed, &format!("r{seed}"));
+        let name = format!("random ranged-loop program seed {seed}");
+        let opts = Options {
+            entry: Some(p.entry.clone()),
+            ..Options::default()
+        };
+        same_outputs(&name, &p.source, &opts, 3, seed);
+        let c = compile_compact_source(&p.source, &name, &opts).unwrap();
+        let flat = compile_source(&p.source, &name, &opts).unwrap();
+        outlined += (c.loops_outlined > 0) as u64;
+        and_compact += c.stats.and_gates_final;
+        and_flat += flat.circuit.and_count();
+    }
+    eprintln!("ranged-loop programs: {and_compact} ANDs compact, {and_flat} unrolled");
+    assert!(
+        outlined > count / 3,
+        "only {outlined} of {count} programs stored a loop once"
+    );
+}
