@@ -80,7 +80,7 @@ impl Team for MemoryTeam {
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError> {
         self.to[to]
             .send(msg.to_vec())
-            .map_err(|_| ProtocolError::Peer(format!("rank {to} has left")))
+            .map_err(|_| ProtocolError::Incomplete(format!("rank {to} has left")))
     }
     fn recv(&self, from: usize) -> Result<Vec<u8>, ProtocolError> {
         let rx = self.from[from]
@@ -89,17 +89,19 @@ impl Team for MemoryTeam {
         let mut waited = Duration::ZERO;
         loop {
             if self.aborted.load(Ordering::SeqCst) {
-                return Err(ProtocolError::Peer("the party's run was aborted".into()));
+                return Err(ProtocolError::Incomplete(
+                    "the party's run was aborted".into(),
+                ));
             }
             match rx.recv_timeout(ABORT_POLL) {
                 Ok(m) => return Ok(m),
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(ProtocolError::Peer(format!("rank {from} has left")));
+                    return Err(ProtocolError::Incomplete(format!("rank {from} has left")));
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     waited += ABORT_POLL;
                     if waited >= self.timeout {
-                        return Err(ProtocolError::Peer(format!(
+                        return Err(ProtocolError::Incomplete(format!(
                             "rank {from} sent nothing for {:?}",
                             self.timeout
                         )));
