@@ -33,6 +33,10 @@ use crate::report;
 use crate::typed_io::{self, Gathered, Scope};
 use crate::watchdog::{Side, Watchdog, WatchedStreams};
 
+// `--cluster` (MPI): a child module so that it can build on `Session`.
+#[path = "cluster_arg.rs"]
+mod cluster_arg;
+
 #[derive(Args)]
 pub struct InfoArgs {
     #[command(flatten)]
@@ -308,6 +312,8 @@ pub struct RunArgs {
     pub protocol: ProtocolChoiceArgs,
     #[command(flatten)]
     pub p: ProtocolArgs,
+    #[command(flatten)]
+    pub cluster: cluster_arg::ClusterArgs,
 }
 
 #[derive(Args)]
@@ -922,12 +928,13 @@ fn auto_choice(
 
 pub fn run(args: RunArgs) -> Result<()> {
     // Before anything else, so a missing flag costs no compile and no connection.
+    let cluster = cluster_arg::start(&args)?;
     let security = crate::security::resolve(&args.security)?;
     let (level, protocol, mut config) =
         args.p
             .level_and_config(&args.level, &args.protocol, false)?;
     let timeout = args.p.timeout()?;
-    let quiet = args.p.quiet || args.p.json;
+    let quiet = args.p.quiet || args.p.json || cluster.as_ref().is_some_and(|c| c.is_worker());
     let shape = args.p.link_shape()?;
     let who = match args.party {
         PartyArg::A => "party A: ",
@@ -978,8 +985,8 @@ pub fn run(args: RunArgs) -> Result<()> {
 
     let link = (!shape.is_none()).then(|| SharedLink::new(shape));
     let listener = match &args.listen {
-        Some(addr) => Some(TcpChannel::listen(addr)?),
-        None => None,
+        Some(addr) if cluster.is_none() => Some(TcpChannel::listen(addr)?),
+        _ => None,
     };
     if !quiet {
         eprintln!(
@@ -1018,6 +1025,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         timeout,
         quiet,
     };
+    if let Some(cluster) = cluster {
+        return cluster_arg::run(cluster, &session, &args);
+    }
     if args.serve {
         let listener = listener
             .as_ref()

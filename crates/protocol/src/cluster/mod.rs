@@ -152,15 +152,46 @@ pub fn run_coordinator(
         extras,
         Some(&mut driver),
     );
+    let Err(error) = result else {
+        return result;
+    };
+    // A link of rank 0 that broke usually means the peer's party ended because one of its
+    // ranks failed, which this party's worker paired with it may be reporting right now:
+    // name that rank if it does so soon.
+    let error = match error {
+        ProtocolError::Net(e) => match name_failed_worker(me, team) {
+            Some(named) => ProtocolError::Incomplete(format!("{named} (rank 0 saw: {e})")),
+            None => ProtocolError::Net(e),
+        },
+        other => other,
+    };
     let stop = Msg::Stop.to_bytes();
-    let end = if result.is_ok() { None } else { Some(&stop) };
-    if let Some(stop) = end {
-        for r in 1..team.size() {
-            // Best effort: a worker that has left needs no stop.
-            let _ = team.send(r, stop);
-        }
+    for r in 1..team.size() {
+        // Best effort: a worker that has left needs no stop.
+        let _ = team.send(r, &stop);
     }
-    result
+    Err(error)
+}
+
+/// How long rank 0, after its own link broke, waits for a worker's failure report.
+const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The first failure a worker reports within [`FAILURE_GRACE`], as "party A rank i (of K)
+/// failed: why".
+fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
+    let k = team.size();
+    let deadline = std::time::Instant::now() + FAILURE_GRACE;
+    while k > 1 && std::time::Instant::now() < deadline {
+        for r in 1..k {
+            if let Ok(Some(bytes)) = team.poll(r)
+                && let Ok(Msg::Failed(why)) = Msg::from_bytes(&bytes, "a worker")
+            {
+                return Some(format!("{} failed: {why}", rank_name(me, r, k)));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
 }
 
 fn check_team_size(k: usize) -> Result<(), ProtocolError> {

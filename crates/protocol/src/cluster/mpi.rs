@@ -73,6 +73,14 @@ impl Team for MpiTeam {
         }
         Ok(msg)
     }
+    fn poll(&self, from: usize) -> Result<Option<Vec<u8>>, ProtocolError> {
+        // A message is its length, then its parts, sent back to back: once the length is
+        // here, the rest follows at once.
+        match self.world.process_at_rank(from as i32).immediate_probe() {
+            Some(_) => self.recv(from).map(Some),
+            None => Ok(None),
+        }
+    }
     fn abort(&self, code: i32) {
         self.world.abort(code)
     }

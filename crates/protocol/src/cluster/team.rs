@@ -18,6 +18,8 @@ pub trait Team {
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError>;
     /// Waits for the next message from `from`.
     fn recv(&self, from: usize) -> Result<Vec<u8>, ProtocolError>;
+    /// The next message from `from` if one has arrived, without waiting.
+    fn poll(&self, from: usize) -> Result<Option<Vec<u8>>, ProtocolError>;
     /// Ends every rank of this party now (MPI_Abort under MPI), after a failure that may
     /// leave a rank waiting: the caller reports the error first.
     fn abort(&self, code: i32);
@@ -85,7 +87,7 @@ impl Team for MemoryTeam {
     fn recv(&self, from: usize) -> Result<Vec<u8>, ProtocolError> {
         let rx = self.from[from]
             .lock()
-            .map_err(|_| ProtocolError::Peer("a poisoned team channel".into()))?;
+            .map_err(|_| ProtocolError::Incomplete("a poisoned team channel".into()))?;
         let mut waited = Duration::ZERO;
         loop {
             if self.aborted.load(Ordering::SeqCst) {
@@ -109,6 +111,12 @@ impl Team for MemoryTeam {
                 }
             }
         }
+    }
+    fn poll(&self, from: usize) -> Result<Option<Vec<u8>>, ProtocolError> {
+        let rx = self.from[from]
+            .lock()
+            .map_err(|_| ProtocolError::Incomplete("a poisoned team channel".into()))?;
+        Ok(rx.try_recv().ok())
     }
     fn abort(&self, _code: i32) {
         self.aborted.store(true, Ordering::SeqCst);
