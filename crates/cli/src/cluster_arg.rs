@@ -61,7 +61,9 @@ mod imp {
     use pgc_net::TcpChannel;
     use pgc_net::connect::{accept_peer, connect_peer};
     use pgc_protocol::cluster::mpi::MpiTeam;
-    use pgc_protocol::cluster::{TcpRankLinks, Team, rank_port, run_coordinator, run_worker};
+    use pgc_protocol::cluster::{
+        TcpRankLinks, Team, WorkerEnd, rank_port, run_coordinator, run_worker,
+    };
     use pgc_protocol::parallel::{
         ParallelExtras, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams,
     };
@@ -122,13 +124,14 @@ mod imp {
         });
         match result {
             Ok(()) => Ok(()),
-            // Rank 0 reports and ends its whole party, so that no rank waits forever.
-            Err(e) if rank == 0 => {
+            // A rank that fails (rank 0, or a worker before it could tell rank 0, e.g. its
+            // port is taken) reports and ends its whole party, so that no rank waits
+            // forever; a worker's failure in the run is reported by rank 0 as well.
+            Err(e) => {
                 eprintln!("error: {who}: {}", crate::error_text(&e));
                 team.abort(1);
                 Err(e)
             }
-            Err(e) => Err(e.context(who)),
         }
     }
 
@@ -252,8 +255,20 @@ mod imp {
             },
         };
         let progress = AtomicU64::new(0);
-        run_worker(session.me, team, pc, &mut links, &progress)?;
-        Ok(())
+        match run_worker(session.me, team, pc, &mut links, &progress) {
+            Ok(WorkerEnd::Finished(_)) => Ok(()),
+            // Rank 0 reports the failure (naming this rank if it failed here) and ends the
+            // party (MPI_Abort), which ends this rank too, waiting in MPI_Finalize.
+            Ok(WorkerEnd::Stopped) => Ok(()),
+            Err(e) => {
+                eprintln!(
+                    "error: party {} rank {rank} (of {}): {e}",
+                    session.me.letter(),
+                    team.size()
+                );
+                Ok(())
+            }
+        }
     }
 }
 

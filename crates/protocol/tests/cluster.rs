@@ -11,7 +11,7 @@ use pgc_circuit::generate::SplitMix64;
 use pgc_circuit::{GateSource, NetBuilder, OptimizeFor, ParallelCircuit, Visibility, eval_bits};
 use pgc_net::{ByteCounts, Channel, ChannelSecurity, MemoryChannel, NetError, TcpChannel};
 use pgc_protocol::cluster::{
-    MemoryTeam, Msg, RankLinks, Summary, TcpRankLinks, Team, run_coordinator, run_worker,
+    MemoryTeam, Msg, RankLinks, TcpRankLinks, Team, WorkerEnd, run_coordinator, run_worker,
 };
 use pgc_protocol::parallel::{
     MemoryStreams, ParallelConfig, ParallelExtras, ParallelMode, StreamOpener, TcpAcceptStreams,
@@ -128,7 +128,7 @@ impl Channel for Breaking {
 
 type PartyResult = (
     Result<Outcome, ProtocolError>,
-    Vec<Result<Summary, ProtocolError>>,
+    Vec<Result<WorkerEnd, ProtocolError>>,
 );
 
 /// Both parties, each K ranks (threads), in memory; `broken` is a rank pair (> 0) whose
@@ -260,7 +260,9 @@ fn every_rank_and_thread_count_matches_cleartext() {
             );
             // Every worker finished; with more instances than ranks, each did some work.
             for (r, (sa, sb)) in wa.into_iter().zip(wb).enumerate() {
-                let (sa, sb) = (sa.unwrap(), sb.unwrap());
+                let (Ok(WorkerEnd::Finished(sa)), Ok(WorkerEnd::Finished(sb))) = (sa, sb) else {
+                    panic!("rank {} did not finish", r + 1);
+                };
                 assert_eq!(sa.blocks_sent, sb.blocks_received, "rank {}", r + 1);
                 assert_eq!(sa.and_gates, sb.and_gates, "rank {}", r + 1);
                 if k <= n {
@@ -288,12 +290,12 @@ fn a_broken_rank_pair_fails_both_parties_naming_the_rank() {
     // The failed ranks report their own error; the others were stopped (or saw the
     // party's abort first).
     assert!(wb[1].is_err() && wa[1].is_err());
-    for e in [&wa[0], &wb[0]] {
-        let e = e.as_ref().unwrap_err().to_string();
-        assert!(
-            e.contains("stopped by its rank 0") || e.contains("aborted"),
-            "{e}"
-        );
+    for end in [&wa[0], &wb[0]] {
+        match end {
+            Ok(WorkerEnd::Stopped) => {}
+            Err(e) => assert!(e.to_string().contains("aborted"), "{e}"),
+            Ok(other) => panic!("a worker of a failed run ended with {other:?}"),
+        }
     }
 }
 

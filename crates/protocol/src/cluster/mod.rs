@@ -692,18 +692,27 @@ impl Share<'_> {
     }
 }
 
+/// How a worker's run ended without a failure of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerEnd {
+    /// The circuit is done; what this rank did.
+    Finished(Summary),
+    /// Rank 0 stopped the run (it reports why, then ends the party).
+    Stopped,
+}
+
 /// Runs worker rank `team.rank()` > 0 of party `me` until its rank 0 says the circuit is
-/// done (returns what it did) or stops the run (returns an error). `links` reaches the
-/// peer rank; `progress` counts this rank's ANDs. A failure is reported to rank 0 (which
-/// names this rank in its error), and the worker then waits for rank 0's stop (or its
-/// party's abort) before returning it.
+/// done or stops the run. `links` reaches the peer rank; `progress` counts this rank's
+/// ANDs. A failure of this rank is reported to rank 0 (which names this rank in its
+/// error), and the worker then waits for rank 0's stop (or its party's abort) before
+/// returning it.
 pub fn run_worker(
     me: Party,
     team: &dyn Team,
     circuit: &ParallelCircuit,
     links: &mut dyn RankLinks,
     progress: &AtomicU64,
-) -> Result<Summary, ProtocolError> {
+) -> Result<WorkerEnd, ProtocolError> {
     let rank = team.rank();
     if rank == 0 {
         return Err(ProtocolError::Input(
@@ -722,13 +731,8 @@ pub fn run_worker(
         work: Work::default(),
     };
     let failure = match state.serve() {
-        Ok(Some(summary)) => return Ok(summary),
-        Ok(None) => {
-            return Err(ProtocolError::Incomplete(format!(
-                "{} was stopped by its rank 0, which reports why",
-                rank_name(me, rank, team.size())
-            )));
-        }
+        Ok(Some(summary)) => return Ok(WorkerEnd::Finished(summary)),
+        Ok(None) => return Ok(WorkerEnd::Stopped),
         Err(e) => e,
     };
     // Tell rank 0, then wait for its stop (answering anything else with the failure).

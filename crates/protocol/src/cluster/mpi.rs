@@ -15,6 +15,10 @@ use crate::yao::ProtocolError;
 /// parts after their length.
 const PART_BYTES: usize = 1 << 30;
 
+/// The first and the longest pause between two looks for a message.
+const POLL_FIRST: std::time::Duration = std::time::Duration::from_micros(20);
+const POLL_MAX: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// This process's party: MPI, initialized once per process (finalized when dropped).
 pub struct MpiTeam {
     // Declared before `_universe` so that the communicator is dropped first.
@@ -57,6 +61,13 @@ impl Team for MpiTeam {
     }
     fn recv(&self, from: usize) -> Result<Vec<u8>, ProtocolError> {
         let peer = self.world.process_at_rank(from as i32);
+        // MPI's blocking receive spins on a core; a rank waits here through whole regions
+        // (and several ranks may share a core), so poll with a growing pause instead.
+        let mut pause = POLL_FIRST;
+        while peer.immediate_probe().is_none() {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(POLL_MAX);
+        }
         let (len, _) = peer.receive::<u64>();
         let len = usize::try_from(len).map_err(|_| {
             ProtocolError::Peer(format!("rank {from} announced a message of {len} bytes"))
