@@ -476,3 +476,47 @@ fn tcp_rank_pairs_under_tls_match_cleartext() {
     assert_eq!(ra.unwrap().all_outputs().unwrap().concat(), expect);
     assert_eq!(rb.unwrap().all_outputs().unwrap().concat(), expect);
 }
+
+/// The AND indices (hash tweaks) each rank's threads use, concatenated phase by phase, rank
+/// by rank, thread by thread, are the circuit's flat order 0..N, which is what the
+/// single-machine engine's sequential plan uses: the tables are the same for any K and T.
+#[test]
+fn every_and_keeps_its_flat_tweak_for_any_rank_and_thread_count() {
+    use pgc_circuit::Phase;
+    use pgc_garble::parallel::{Mode, Plan};
+    use pgc_protocol::cluster::plan::{instance_and_bases, rank_shares, thread_shares};
+
+    let pc = mixed_circuit(9, 6);
+    let sequential = Plan::new(&pc, 1, Mode::None, 1).stream_and_indices(&pc, 0);
+    assert_eq!(sequential, (0..pc.and_count()).collect::<Vec<_>>());
+    for k in [1, 2, 3, 5, 16] {
+        for t in [1, 2, 4] {
+            let mut tweaks = Vec::new();
+            let mut and_base = 0u64;
+            for phase in &pc.phases {
+                match phase {
+                    Phase::Sequential(gates) => {
+                        let ands = gates
+                            .iter()
+                            .filter(|g| g.op == pgc_circuit::Op::And)
+                            .count() as u64;
+                        tweaks.extend(and_base..and_base + ands);
+                        and_base += ands;
+                    }
+                    Phase::Region(region) => {
+                        let bases = instance_and_bases(&pc, region, and_base);
+                        for share in rank_shares(&pc, region, k) {
+                            for part in thread_shares(&pc, region, share, t) {
+                                for i in part {
+                                    tweaks.extend(bases[i]..bases[i + 1]);
+                                }
+                            }
+                        }
+                        and_base = *bases.last().unwrap();
+                    }
+                }
+            }
+            assert_eq!(tweaks, sequential, "{k} ranks × {t} threads");
+        }
+    }
+}
