@@ -23,7 +23,7 @@
 //!   its T streams.
 //! - **Rank i > 0** (a worker) pairs with rank i of the other party over its own T TCP
 //!   streams (one per thread). For each region, its rank 0 sends it over MPI the
-//!   *boundary labels* (the input-wire labels of the instances in rank i's share); it
+//!   *boundary labels* (the labels of the distinct input wires of rank i's share); it
 //!   garbles (A) or evaluates (B) those instances with T threads and returns the output
 //!   labels to its rank 0 over MPI. Garbled tables go straight from A's rank i to B's
 //!   rank i; they never pass through rank 0, so rank 0's links carry only its own share,
@@ -463,7 +463,10 @@ impl Driver<'_> {
                 &Msg::Region {
                     phase: phase as u32,
                     and_base,
-                    labels: plan::pack_inputs(region, share.clone(), label_of),
+                    labels: plan::boundary_wires(region, share.clone())
+                        .into_iter()
+                        .map(label_of)
+                        .collect(),
                 },
             )?;
         }
@@ -861,13 +864,18 @@ impl WorkerState<'_> {
                         }
                     };
                     let share = plan::rank_shares(circuit, region, k)[rank].clone();
-                    let want = plan::boundary_len(region, share.clone(), false);
-                    if labels.len() != want {
+                    let wires = plan::boundary_wires(region, share.clone());
+                    if labels.len() != wires.len() {
                         return Err(ProtocolError::Peer(format!(
-                            "rank 0 sent {} input labels for a share with {want}",
-                            labels.len()
+                            "rank 0 sent {} input labels for a share with {} input wires",
+                            labels.len(),
+                            wires.len()
                         )));
                     }
+                    // Instance after instance, as the threads take them.
+                    let labels = plan::pack_inputs(region, share.clone(), |w| {
+                        labels[wires.binary_search(&w).expect("every input wire is listed")]
+                    });
                     let bases = plan::instance_and_bases(circuit, region, and_base);
                     let hash = TccrHash::new(hash_key);
                     let outputs = Share {

@@ -138,8 +138,9 @@ pub enum Msg {
     /// Worker → rank 0: streams open.
     Opened,
     /// Rank 0 → worker: garble/evaluate this rank's share of the region at `phase`; the
-    /// input labels of its instances, instance after instance, in each instance's input
-    /// order (A: zero-labels, B: active labels).
+    /// labels of the distinct input wires of its instances in increasing wire order
+    /// ([`boundary_wires`]; A: zero-labels, B: active labels), each sent once however many
+    /// instances read it.
     Region {
         phase: u32,
         and_base: u64,
@@ -353,6 +354,18 @@ pub fn pack_inputs(
         .iter()
         .flat_map(|i| i.inputs.iter().map(|&w| label_of(w)))
         .collect()
+}
+
+/// The distinct global wires the instances `insts` of `region` read, sorted: what a
+/// worker needs the labels of (a wire every instance reads, like BioMatch's sample, once).
+pub fn boundary_wires(region: &Region, insts: Range<usize>) -> Vec<pgc_circuit::WireId> {
+    let mut wires: Vec<_> = region.instances[insts]
+        .iter()
+        .flat_map(|i| i.inputs.iter().copied())
+        .collect();
+    wires.sort_unstable();
+    wires.dedup();
+    wires
 }
 
 /// How many labels [`pack_inputs`] (or the outputs) of `insts` hold.
@@ -571,6 +584,13 @@ mod tests {
         let want: Vec<Block> = [11, 21, 12, 22].map(Block::new).to_vec();
         assert_eq!(packed, want);
         assert_eq!(boundary_len(&region, 1..3, false), 4);
+        assert_eq!(boundary_wires(&region, 1..3), vec![11, 12, 21, 22]);
+        // A wire every instance reads is listed once.
+        let mut shared = region.clone();
+        for inst in &mut shared.instances {
+            inst.inputs[1] = 5;
+        }
+        assert_eq!(boundary_wires(&shared, 0..4), vec![5, 10, 11, 12, 13]);
         assert_eq!(boundary_len(&region, 1..3, true), 2);
         assert_eq!(instance_weight(&t), 1);
     }
