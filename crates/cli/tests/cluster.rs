@@ -53,10 +53,17 @@ mod with_mpi {
     const DB: &str = "db=[[1,2,3,4],[9,9,9,9],[0,0,0,0],[1,2,3,5],[-7,1,1,1],[4,4,4,4],[2,3,4,5]]";
     const SAMPLE: &str = "sample=[1,2,3,6]";
 
-    /// A base port P with P ..= P+k-1 free on loopback (just now).
+    /// The tests of this file run one at a time (each launches 2 × K processes on
+    /// loopback, and they must not meet each other's parties).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// A base port P with P ..= P+k-1 free on loopback (just now), a different one for
+    /// each call in this process.
     fn free_base(k: u16) -> u16 {
+        static CALLS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let seed = (std::process::id() % 2000) as u16;
-        for start in (20000 + seed * 7..60000).step_by(97) {
+        for start in (20000 + seed * 7 + call * 211..60000).step_by(97) {
             let all: Vec<_> = (0..k)
                 .map(|i| TcpListener::bind(("127.0.0.1", start + i)))
                 .collect();
@@ -101,6 +108,7 @@ mod with_mpi {
     }
 
     fn both(ka: usize, kb: usize, extra: &[&str]) -> (Output, Output) {
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let base = free_base(ka.max(kb) as u16);
         let listen = format!("127.0.0.1:{base}");
         let a = party(ka, "a", &["--listen", &listen], DB, extra);
