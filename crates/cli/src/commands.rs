@@ -20,6 +20,10 @@ use pgc_net::connect::accept_peer;
 use pgc_protocol::{Outcome, ProtocolChoice, Security};
 use serde_json::{Value, json};
 
+// `--cluster` (MPI): a child module, so that it can print as `run` does.
+#[path = "cluster_arg.rs"]
+mod cluster_arg;
+
 #[derive(Args)]
 pub struct InfoArgs {
     #[command(flatten)]
@@ -99,6 +103,8 @@ pub struct RunArgs {
     pub protocol: ProtocolChoiceArgs,
     #[command(flatten)]
     pub p: ProtocolArgs,
+    #[command(flatten)]
+    pub cluster: cluster_arg::ClusterArgs,
 }
 
 #[derive(Args)]
@@ -484,11 +490,16 @@ pub fn eval(args: EvalArgs) -> Result<()> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    // Before anything else, so a missing flag costs no compile and no connection.
+    let cluster = cluster_arg::start(&args)?;
     let inputs = InputValues {
         assignments: args.inputs.clone(),
         file: args.inputs_file.clone(),
         json: None,
     };
+    // A cluster's worker ranks say nothing: rank 0 speaks for the party.
+    let mut p = args.p.clone();
+    p.quiet |= cluster.as_ref().is_some_and(|c| c.is_worker());
     let session = PartySession::prepare(&PartyOptions {
         circuit: &args.c,
         loaded: None,
@@ -498,13 +509,16 @@ pub fn run(args: RunArgs) -> Result<()> {
         security: &args.security,
         level: &args.level,
         protocol: &args.protocol,
-        p: &args.p,
+        p: &p,
     })?;
     let listener = match &args.listen {
-        Some(addr) => Some(TcpChannel::listen(addr)?),
-        None => None,
+        Some(addr) if cluster.is_none() => Some(TcpChannel::listen(addr)?),
+        _ => None,
     };
     session.describe_on_stderr();
+    if let Some(cluster) = cluster {
+        return cluster_arg::run(cluster, &session, &args);
+    }
     if args.serve {
         let listener = listener
             .as_ref()

@@ -8,6 +8,7 @@
 
 pub mod auto;
 pub mod choice;
+pub mod cluster;
 pub mod completion;
 pub mod gmw;
 pub mod handshake;

@@ -266,15 +266,15 @@ impl StreamOpener for MemoryStreams {
 /// What this party garbled, evaluated, sent and received, counted as it goes (by every
 /// worker thread), for its completion message.
 #[derive(Default)]
-struct Work {
-    gates: AtomicU64,
-    and_gates: AtomicU64,
-    blocks_sent: AtomicU64,
-    blocks_received: AtomicU64,
+pub(crate) struct Work {
+    pub gates: AtomicU64,
+    pub and_gates: AtomicU64,
+    pub blocks_sent: AtomicU64,
+    pub blocks_received: AtomicU64,
 }
 
 impl Work {
-    fn add(counter: &AtomicU64, n: u64) {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
@@ -402,6 +402,64 @@ pub fn run_parallel_with(
     progress: &AtomicU64,
     extras: &ParallelExtras<'_>,
 ) -> Result<Outcome, ProtocolError> {
+    run_parallel_driven(
+        me, ch, opener, circuit, owners, visibility, inputs, config, progress, extras, None,
+    )
+}
+
+/// What a [`CircuitDriver`] gets once the inputs are labelled and this party's worker
+/// streams are open.
+pub(crate) struct CircuitStart<'a> {
+    pub me: Party,
+    pub ch: &'a mut dyn Channel,
+    pub streams: &'a mut [Box<dyn Channel>],
+    pub circuit: &'a ParallelCircuit,
+    /// Worker threads (streams) agreed with the peer.
+    pub threads: usize,
+    /// A's stream token (both parties know it).
+    pub token: [u8; 16],
+    /// A: Δ; B: none.
+    pub delta: Option<Block>,
+    /// A's garbling hash key (both parties know it).
+    pub hash_key: Block,
+    /// Labels of the input wires: A's zero-labels, B's active labels.
+    pub input_labels: &'a [Block],
+    pub progress: &'a AtomicU64,
+    pub work: &'a Work,
+}
+
+/// Garbles or evaluates the whole circuit in place of the single-machine engine (the
+/// cluster coordinator, [`crate::cluster`]); returns this party's output-wire labels and
+/// the bytes its helpers sent and received beyond `ch` and `streams`.
+pub(crate) trait CircuitDriver {
+    fn run(
+        &mut self,
+        start: CircuitStart<'_>,
+    ) -> Result<(Vec<Block>, pgc_net::ByteCounts), ProtocolError>;
+}
+
+/// [`run_parallel_with`], the circuit phase optionally run by `driver`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_parallel_driven(
+    me: Party,
+    ch: &mut dyn Channel,
+    opener: &mut dyn StreamOpener,
+    circuit: &ParallelCircuit,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    config: &ParallelConfig,
+    progress: &AtomicU64,
+    extras: &ParallelExtras<'_>,
+    mut driver: Option<&mut dyn CircuitDriver>,
+) -> Result<Outcome, ProtocolError> {
+    if driver.is_some() && config.mode == ParallelMode::Ipp {
+        return Err(ProtocolError::Input(
+            "a cluster run spreads region instances over ranks (CGP); --parallel ipp is not \
+             supported with --cluster"
+                .into(),
+        ));
+    }
     if config.threads == 0 || config.threads > MAX_THREADS {
         return Err(ProtocolError::Input(format!(
             "--threads must be between 1 and {MAX_THREADS}, not {}",
@@ -504,7 +562,31 @@ pub fn run_parallel_with(
     let streams_counts0: Vec<pgc_net::ByteCounts> = streams.iter().map(|s| s.counts()).collect();
 
     let work = Work::default();
-    let output_labels = if ipp {
+    let mut helpers = pgc_net::ByteCounts::default();
+    let output_labels = if let Some(driver) = driver.as_mut() {
+        let (delta, hash_key, input_labels) = match &world {
+            World::A { zero, .. } => {
+                let (delta, hash_key) = keys.own.expect("A has its keys");
+                (Some(delta), hash_key, zero)
+            }
+            World::B { labels, .. } => (None, keys.peer_hash.expect("B knows A's key"), labels),
+        };
+        let (labels, extra) = driver.run(CircuitStart {
+            me,
+            ch: &mut *ch,
+            streams: &mut streams,
+            circuit,
+            threads,
+            token,
+            delta,
+            hash_key,
+            input_labels,
+            progress,
+            work: &work,
+        })?;
+        helpers = extra;
+        labels
+    } else if ipp {
         run_ipp(
             ch,
             &mut streams,
@@ -582,8 +664,8 @@ pub fn run_parallel_with(
     let out_bits = reveal_outputs(&mut *ch, me, layout, visibility, &output_labels)?;
     let counts = ch.counts();
     let (mut sent, mut received) = (
-        counts.sent - counts0.sent,
-        counts.received - counts0.received,
+        counts.sent - counts0.sent + helpers.sent,
+        counts.received - counts0.received + helpers.received,
     );
     for (s, c0) in streams.iter().zip(&streams_counts0) {
         let c = s.counts();
@@ -947,7 +1029,7 @@ fn run_ipp(
     }
 }
 
-fn count_ands(gates: &[pgc_circuit::Gate]) -> u64 {
+pub(crate) fn count_ands(gates: &[pgc_circuit::Gate]) -> u64 {
     gates
         .iter()
         .filter(|g| g.op == pgc_circuit::Op::And)

@@ -1,0 +1,280 @@
+//! `pgc run … --cluster`: this party is a cluster of MPI ranks, launched with
+//! `mpirun -np K` or `srun -n K` (the same K on both sides). Rank 0 connects to the peer's
+//! rank 0 as a plain `pgc run` does and coordinates; worker rank i listens on (or connects
+//! to the address advertised by the peer's rank i at) the base port + i, under the same
+//! channel security. The protocol is `pgc_protocol::cluster` (see its module doc for the
+//! message flow); this file only wires the command line to it. Built only with the cargo
+//! feature `mpi`; without it `--cluster` says how to build it.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::{PartySession as Session, RunArgs};
+
+/// The `--cluster` flag of `pgc run`.
+#[derive(Args, Debug, Default)]
+pub struct ClusterArgs {
+    /// Run this party as a cluster of MPI ranks: launch the same command with
+    /// `mpirun -np K …` or `srun -n K …` (the same K on both sides). Rank 0 talks to the
+    /// peer's rank 0 on --listen/--connect's port P; rank i to the peer's rank i on port
+    /// P+i of the listening party. Spreads the region instances of a parallel program over
+    /// the ranks (and each rank's --threads). Needs pgc built with `--features mpi`.
+    #[arg(long, conflicts_with = "serve", help_heading = "Connection")]
+    pub cluster: bool,
+}
+
+/// How to get a build with `--cluster`.
+const BUILD_HINT: &str = "--cluster needs pgc built with MPI support: install OpenMPI and \
+libclang (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev libclang-dev), then \
+cargo build --release --features mpi";
+
+#[cfg(not(feature = "mpi"))]
+mod imp {
+    use super::*;
+
+    /// Never made: without MPI there is no cluster run.
+    pub enum Cluster {}
+
+    impl Cluster {
+        pub fn is_worker(&self) -> bool {
+            match *self {}
+        }
+    }
+
+    pub fn start(args: &RunArgs) -> Result<Option<Cluster>> {
+        if args.cluster.cluster {
+            anyhow::bail!("{BUILD_HINT}");
+        }
+        Ok(None)
+    }
+
+    pub fn run(cluster: Cluster, _session: &Session, _args: &RunArgs) -> Result<()> {
+        match cluster {}
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod imp {
+    use std::sync::atomic::AtomicU64;
+
+    use anyhow::{Context, bail};
+    use pgc_net::TcpChannel;
+    use pgc_net::connect::{accept_peer, connect_peer};
+    use pgc_protocol::cluster::mpi::MpiTeam;
+    use pgc_protocol::cluster::{
+        TcpRankLinks, Team, WorkerEnd, rank_port, run_coordinator, run_worker,
+    };
+    use pgc_protocol::parallel::{
+        ParallelExtras, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams,
+    };
+    use pgc_protocol::{ProtocolChoice, Security};
+    use serde_json::json;
+
+    use super::*;
+
+    /// This process's place in its party's cluster (MPI is initialized).
+    pub struct Cluster {
+        team: MpiTeam,
+    }
+
+    impl Cluster {
+        pub fn is_worker(&self) -> bool {
+            self.team.rank() != 0
+        }
+    }
+
+    /// Initializes MPI when `--cluster` is given.
+    pub fn start(args: &RunArgs) -> Result<Option<Cluster>> {
+        let _ = BUILD_HINT;
+        if !args.cluster.cluster {
+            return Ok(None);
+        }
+        let team = MpiTeam::init().context("starting MPI for --cluster")?;
+        Ok(Some(Cluster { team }))
+    }
+
+    /// `host:port` with the port moved up by `rank`.
+    fn rank_address(addr: &str, rank: usize) -> Result<String> {
+        let (host, port) = addr
+            .rsplit_once(':')
+            .with_context(|| format!("--listen {addr}: expected HOST:PORT"))?;
+        let port: u16 = port
+            .parse()
+            .with_context(|| format!("--listen {addr}: the port is not a number"))?;
+        if port == 0 {
+            bail!(
+                "--listen {addr}: a cluster run needs a fixed base port (rank i listens on \
+                 port + i), not 0"
+            );
+        }
+        Ok(format!("{host}:{}", rank_port(port, rank)?))
+    }
+
+    pub fn run(cluster: Cluster, session: &Session, args: &RunArgs) -> Result<()> {
+        let team = &cluster.team;
+        let (rank, k) = (team.rank(), team.size());
+        let me = session.me;
+        let who = format!("party {} rank {rank} (of {k})", me.letter());
+        let result = check(session).and_then(|pc| {
+            if rank == 0 {
+                coordinate(team, session, args, pc)
+            } else {
+                work(team, session, args, pc)
+            }
+        });
+        match result {
+            Ok(()) => Ok(()),
+            // A rank that fails (rank 0, or a worker before it could tell rank 0, e.g. its
+            // port is taken) reports and ends its whole party, so that no rank waits
+            // forever; a worker's failure in the run is reported by rank 0 as well.
+            Err(e) => {
+                eprintln!("error: {who}: {}", pgc_engine::error_text(&e));
+                team.abort(1);
+                Err(e)
+            }
+        }
+    }
+
+    /// What a cluster run needs from the program and options.
+    fn check(session: &Session) -> Result<&pgc_circuit::ParallelCircuit> {
+        if session.level != Security::SemiHonest {
+            bail!(
+                "--cluster runs the semi-honest protocol; drop --security/--level other than semi-honest"
+            );
+        }
+        if session.protocol != ProtocolChoice::Yao {
+            bail!("--cluster runs Yao's protocol: add --protocol yao");
+        }
+        if session.config.mode == ParallelMode::Ipp {
+            bail!(
+                "--cluster spreads region instances over the ranks (CGP): use --parallel cgp or auto, not ipp"
+            );
+        }
+        session.parallel.as_ref().context(
+            "--cluster spreads the region instances of a parallel program over the ranks, \
+             and this program has no parallel form under these options (use a compiled \
+             program with parallel loops, unrolled, with --parallel cgp or auto)",
+        )
+    }
+
+    fn coordinate(
+        team: &MpiTeam,
+        session: &Session,
+        args: &RunArgs,
+        pc: &pgc_circuit::ParallelCircuit,
+    ) -> Result<()> {
+        let me = session.me;
+        let listener = match &args.listen {
+            Some(addr) => Some(TcpChannel::listen(addr)?),
+            None => None,
+        };
+        let mut ch = match (&listener, &args.connect) {
+            (Some(l), _) => {
+                if !session.quiet {
+                    eprintln!(
+                        "party {}: rank 0 of {}: waiting for the peer on {}",
+                        me.letter(),
+                        team.size(),
+                        l.local_addr()
+                    );
+                }
+                accept_peer(l, &session.security, session.timeout, &session.notes)?
+            }
+            (None, Some(addr)) => connect_peer(addr, &session.security, session.timeout)?,
+            (None, None) => unreachable!("clap requires --listen or --connect"),
+        };
+        ch.set_timeout(Some(session.timeout))?;
+        let peer_host = ch.peer_addr()?.ip().to_string();
+        let mut ch = ch.shaped(&session.link)?;
+        let mut opener: Box<dyn StreamOpener + '_> = match (&listener, &args.connect) {
+            (Some(l), _) => Box::new(TcpAcceptStreams {
+                listener: l,
+                timeout: session.timeout,
+                link: session.link.clone(),
+                security: session.security.clone(),
+                notes: session.notes.clone(),
+            }),
+            (None, Some(addr)) => Box::new(TcpConnectStreams {
+                addr: addr.clone(),
+                timeout: session.timeout,
+                link: session.link.clone(),
+                security: session.security.clone(),
+            }),
+            (None, None) => unreachable!("clap requires --listen or --connect"),
+        };
+        let value_format = match &session.program.interface {
+            Some(iface) => pgc_circuit::ValueFormat::typed(iface),
+            None => pgc_circuit::ValueFormat::Untyped(session.bit_order),
+        };
+        let extras = ParallelExtras {
+            value_format,
+            ..ParallelExtras::default()
+        };
+        let progress = AtomicU64::new(0);
+        let outcome = run_coordinator(
+            me,
+            team,
+            &peer_host,
+            &mut *ch,
+            &mut *opener,
+            pc,
+            &session.owners,
+            &session.visibility,
+            &session.inputs,
+            &session.config,
+            &progress,
+            &extras,
+        )?;
+        crate::commands::print_party(
+            session,
+            &outcome,
+            args,
+            json!({ "cluster_ranks": team.size() }),
+        );
+        Ok(())
+    }
+
+    fn work(
+        team: &MpiTeam,
+        session: &Session,
+        args: &RunArgs,
+        pc: &pgc_circuit::ParallelCircuit,
+    ) -> Result<()> {
+        let rank = team.rank();
+        let mut links = match &args.listen {
+            Some(addr) => {
+                let addr = rank_address(addr, rank)?;
+                TcpRankLinks::Listen {
+                    listener: TcpChannel::listen(&addr)
+                        .with_context(|| format!("rank {rank} listening on {addr}"))?,
+                    security: session.security.clone(),
+                    timeout: session.timeout,
+                    link: session.link.clone(),
+                    notes: session.notes.clone(),
+                }
+            }
+            None => TcpRankLinks::Connect {
+                security: session.security.clone(),
+                timeout: session.timeout,
+                link: session.link.clone(),
+            },
+        };
+        let progress = AtomicU64::new(0);
+        match run_worker(session.me, team, pc, &mut links, &progress) {
+            Ok(WorkerEnd::Finished(_)) => Ok(()),
+            // Rank 0 reports the failure (naming this rank if it failed here) and ends the
+            // party (MPI_Abort), which ends this rank too, waiting in MPI_Finalize.
+            Ok(WorkerEnd::Stopped) => Ok(()),
+            Err(e) => {
+                eprintln!(
+                    "error: party {} rank {rank} (of {}): {e}",
+                    session.me.letter(),
+                    team.size()
+                );
+                Ok(())
+            }
+        }
+    }
+}
+
+pub use imp::{run, start};

@@ -1,0 +1,162 @@
+//! `pgc run --cluster`: with the `mpi` feature, both parties launched under
+//! `mpirun --oversubscribe -np K` on loopback (K = 2 and 4) give `pgc local`'s outputs, and
+//! parties launched with different K both fail saying so; without the feature, `--cluster`
+//! says how to build it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+mod support;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example(name: &str) -> String {
+    repo()
+        .join("examples")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn cluster_without_the_mpi_feature_says_how_to_build() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pgc"))
+        .args(["run", &example("biomatch.c"), "--party", "a"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--insecure-plaintext",
+            "--cluster",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--features mpi") && err.contains("libopenmpi-dev"),
+        "{err}"
+    );
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use super::*;
+    use serde_json::Value;
+    use std::net::TcpListener;
+    use std::process::{Child, Output, Stdio};
+    use support::{json_of, run_ok, test_psk};
+
+    const DB: &str = "db=[[1,2,3,4],[9,9,9,9],[0,0,0,0],[1,2,3,5],[-7,1,1,1],[4,4,4,4],[2,3,4,5]]";
+    const SAMPLE: &str = "sample=[1,2,3,6]";
+
+    /// The tests of this file run one at a time (each launches 2 × K processes on
+    /// loopback, and they must not meet each other's parties).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// A base port P with P ..= P+k-1 free on loopback (just now), a different one for
+    /// each call in this process.
+    fn free_base(k: u16) -> u16 {
+        static CALLS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let seed = (std::process::id() % 2000) as u16;
+        for start in (20000 + seed * 7 + call * 211..60000).step_by(97) {
+            let all: Vec<_> = (0..k)
+                .map(|i| TcpListener::bind(("127.0.0.1", start + i)))
+                .collect();
+            if all.iter().all(|l| l.is_ok()) {
+                return start;
+            }
+        }
+        panic!("no {k} free consecutive ports");
+    }
+
+    fn cache(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("pgc-cluster-{name}-{}", std::process::id()))
+    }
+
+    /// One party: `mpirun -np k pgc run biomatch … --cluster`.
+    fn party(k: usize, party: &str, endpoint: &[&str], input: &str, extra: &[&str]) -> Child {
+        Command::new("mpirun")
+            .args([
+                "--oversubscribe",
+                "--allow-run-as-root",
+                "-np",
+                &k.to_string(),
+            ])
+            .arg(env!("CARGO_BIN_EXE_pgc"))
+            .args(["run", &example("biomatch.c"), "-D", "BIOMATCH_N=7"])
+            .args(["--party", party, "--input", input, "--psk", &test_psk()])
+            .args([
+                "--parallel",
+                "cgp",
+                "--json",
+                "--timeout",
+                "60",
+                "--cluster",
+            ])
+            .args(endpoint)
+            .args(extra)
+            .env("XDG_CACHE_HOME", cache("run"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mpirun starts (install openmpi-bin)")
+    }
+
+    fn both(ka: usize, kb: usize, extra: &[&str]) -> (Output, Output) {
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let base = free_base(ka.max(kb) as u16);
+        let listen = format!("127.0.0.1:{base}");
+        let a = party(ka, "a", &["--listen", &listen], DB, extra);
+        let b = party(kb, "b", &["--connect", &listen], SAMPLE, extra);
+        (a.wait_with_output().unwrap(), b.wait_with_output().unwrap())
+    }
+
+    fn outputs_of(out: &Output) -> Value {
+        json_of(out)["outputs"].clone()
+    }
+
+    #[test]
+    fn cluster_runs_give_pgc_locals_outputs() {
+        let local = run_ok(
+            Command::new(env!("CARGO_BIN_EXE_pgc"))
+                .args(["local", &example("biomatch.c"), "-D", "BIOMATCH_N=7"])
+                .args(["--a", DB, "--b", SAMPLE, "--json"])
+                .env("XDG_CACHE_HOME", cache("local")),
+        );
+        let expect = outputs_of(&local);
+        assert_eq!(expect["OUTPUT_min_dist"], 1);
+        for (k, threads) in [(2, "1"), (4, "2")] {
+            let (a, b) = both(k, k, &["--threads", threads]);
+            for (name, out) in [("A", &a), ("B", &b)] {
+                assert!(
+                    out.status.success(),
+                    "party {name}, {k} ranks: {}\n{}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                // Only rank 0 prints.
+                let v = json_of(out);
+                assert_eq!(v["outputs"], expect, "party {name}, {k} ranks");
+                assert_eq!(v["cluster_ranks"], k, "party {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn parties_with_different_rank_counts_both_fail_saying_so() {
+        let (a, b) = both(2, 1, &["--threads", "1"]);
+        for (name, out) in [("A", &a), ("B", &b)] {
+            assert!(!out.status.success(), "party {name} succeeded");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("rank(s) but the peer runs") && err.contains("same count"),
+                "party {name}: {err}"
+            );
+        }
+    }
+}
