@@ -3,12 +3,13 @@
 //! cleartext evaluation for several rank and thread counts; a rank pair whose link breaks
 //! makes both parties fail naming the rank.
 
+mod common;
+
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use pgc_circuit::blocks::{add, lt_unsigned, mul, mux_word};
 use pgc_circuit::generate::SplitMix64;
-use pgc_circuit::{GateSource, NetBuilder, OptimizeFor, ParallelCircuit, Visibility, eval_bits};
+use pgc_circuit::{GateSource, ParallelCircuit, Visibility, eval_bits};
 use pgc_net::{ByteCounts, Channel, ChannelSecurity, MemoryChannel, NetError, TcpChannel};
 use pgc_protocol::cluster::{
     MemoryTeam, Msg, RankLinks, TcpRankLinks, Team, WorkerEnd, run_coordinator, run_worker,
@@ -19,49 +20,9 @@ use pgc_protocol::parallel::{
 };
 use pgc_protocol::{Outcome, Party, ProtocolError};
 
-const TIMEOUT: Duration = Duration::from_secs(20);
+use common::{mixed_circuit, random_inputs};
 
-/// A's n values, B's n values: a region of products, their sum, a second region, the
-/// minimum (sequential → region → sequential, twice).
-fn mixed_circuit(n: usize, w: u32) -> ParallelCircuit {
-    let mut g = NetBuilder::new(OptimizeFor::Size);
-    let a: Vec<_> = (0..n).map(|_| g.input(w)).collect();
-    let b: Vec<_> = (0..n).map(|_| g.input(w)).collect();
-    g.begin_region(1);
-    let mut products = Vec::new();
-    for i in 0..n {
-        if i > 0 {
-            g.next_instance();
-        }
-        products.push(mul(&mut g, &a[i], &b[i]));
-    }
-    assert!(g.end_region());
-    let mut dot = products[0].clone();
-    for p in &products[1..] {
-        dot = add(&mut g, &dot, p);
-    }
-    g.output(&dot);
-    g.begin_region(2);
-    let mut sums = Vec::new();
-    for i in 0..n {
-        if i > 0 {
-            g.next_instance();
-        }
-        let t = add(&mut g, &a[i], &dot);
-        sums.push(mul(&mut g, &t, &b[i]));
-    }
-    assert!(g.end_region());
-    let mut best = sums[0].clone();
-    for s in &sums[1..] {
-        let lt = lt_unsigned(&mut g, s, &best);
-        best = mux_word(&mut g, lt, s, &best);
-    }
-    g.output(&best);
-    let prepared = g.prepare().unwrap();
-    let spans = prepared.region_spans().to_vec();
-    let (c, _) = prepared.into_circuit().unwrap();
-    ParallelCircuit::from_flat(&c, &spans).unwrap()
-}
+const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Rank pair links in memory: one [`MemoryStreams`] pair per rank pair.
 struct MemoryLinks {
@@ -227,12 +188,6 @@ fn run_cluster_memory(
         );
         (ha.join().unwrap(), rb)
     })
-}
-
-fn random_inputs(rng: &mut SplitMix64, n: usize, w: u32) -> Vec<Vec<bool>> {
-    (0..n)
-        .map(|_| (0..w).map(|_| rng.next_bool()).collect())
-        .collect()
 }
 
 #[test]

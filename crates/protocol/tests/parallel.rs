@@ -1,57 +1,18 @@
 //! The parallel protocol (FGP, CGP, auto, IPP) against cleartext evaluation, over in-memory
 //! and TCP streams, for several thread counts; and what crosses the wire under IPP.
 
+mod common;
+
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use pgc_circuit::blocks::{add, lt_unsigned, mul, mux_word};
 use pgc_circuit::generate::SplitMix64;
-use pgc_circuit::{NetBuilder, OptimizeFor, ParallelCircuit, Visibility, eval_bits};
+use pgc_circuit::{ParallelCircuit, Visibility, eval_bits};
 use pgc_net::{Channel, MemoryChannel};
 use pgc_protocol::parallel::{MemoryStreams, ParallelConfig, ParallelMode, run_parallel};
 use pgc_protocol::{Outcome, Party, ProtocolError};
 
-/// A's n values, B's n values: a region of products, their sum, a second region of sums
-/// and the minimum: sequential → parallel → sequential, twice.
-fn mixed_circuit(n: usize, w: u32) -> ParallelCircuit {
-    let mut g = NetBuilder::new(OptimizeFor::Size);
-    let a: Vec<_> = (0..n).map(|_| g.input(w)).collect();
-    let b: Vec<_> = (0..n).map(|_| g.input(w)).collect();
-    g.begin_region(1);
-    let mut products = Vec::new();
-    for i in 0..n {
-        if i > 0 {
-            g.next_instance();
-        }
-        products.push(mul(&mut g, &a[i], &b[i]));
-    }
-    assert!(g.end_region());
-    let mut dot = products[0].clone();
-    for p in &products[1..] {
-        dot = add(&mut g, &dot, p);
-    }
-    g.output(&dot);
-    g.begin_region(2);
-    let mut sums = Vec::new();
-    for i in 0..n {
-        if i > 0 {
-            g.next_instance();
-        }
-        let t = add(&mut g, &a[i], &dot);
-        sums.push(mul(&mut g, &t, &b[i]));
-    }
-    assert!(g.end_region());
-    let mut best = sums[0].clone();
-    for s in &sums[1..] {
-        let lt = lt_unsigned(&mut g, s, &best);
-        best = mux_word(&mut g, lt, s, &best);
-    }
-    g.output(&best);
-    let prepared = g.prepare().unwrap();
-    let spans = prepared.region_spans().to_vec();
-    let (c, _) = prepared.into_circuit().unwrap();
-    ParallelCircuit::from_flat(&c, &spans).unwrap()
-}
+use common::{mixed_circuit, random_inputs};
 
 fn owners(n: usize) -> Vec<Party> {
     let mut o = vec![Party::A; n];
@@ -103,12 +64,6 @@ fn run_memory(
         );
         (ha.join().unwrap(), rb)
     })
-}
-
-fn random_inputs(rng: &mut SplitMix64, n: usize, w: u32) -> Vec<Vec<bool>> {
-    (0..n)
-        .map(|_| (0..w).map(|_| rng.next_bool()).collect())
-        .collect()
 }
 
 #[test]
