@@ -322,9 +322,7 @@ def local(
         insecure_plaintext,
         list(inputs_of_a) if inputs_of_a is not None else None,
     )
-    result = _typed_outputs(c, out, Outputs) if c.typed else _bristol_outputs(out, OutputList)
-    result.stats = stats
-    return result
+    return _result(c, out, stats)
 
 
 def run(
@@ -399,9 +397,7 @@ def run(
         stat_sec,
         list(inputs_of_a) if inputs_of_a is not None else None,
     )
-    result = _typed_outputs(c, out, Outputs) if c.typed else _bristol_outputs(out, OutputList)
-    result.stats = stats
-    return result
+    return _result(c, out, stats)
 
 
 def new_secret(path: PathLike, *, overwrite: bool = False) -> None:
@@ -450,6 +446,12 @@ def _as_array(value: Any, ctype: Optional[str]) -> Any:
     if dtype is None:
         return value
     return numpy.array(value, dtype=dtype)
+
+
+def _result(c: Circuit, out: Any, stats: Dict[str, Any]) -> Any:
+    result = _typed_outputs(c, out, Outputs) if c.typed else _bristol_outputs(out, OutputList)
+    result.stats = stats
+    return result
 
 
 def _typed_outputs(c: Circuit, out: Mapping[str, Any], cls: type) -> Any:
