@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use pgc_circuit::{GateSource, Interface, Owner, ParallelCircuit};
+use pgc_circuit::{GateSource, Interface, ParallelCircuit};
 use pgc_engine::circuits::{
     self, CircuitArgs, CompactArg, Loaded, OptimizeArg, Program, VerilogFlowArg,
 };
@@ -30,9 +30,9 @@ use pgc_engine::options::{ParallelArg, ProtocolArgs};
 use pgc_engine::protocol_arg::{ProtocolArg, ProtocolChoiceArgs};
 use pgc_engine::security::SecurityArgs;
 use pgc_engine::session::{
-    InputValues, LocalOptions, PartyOptions, PartySession, eval_clear, run_local,
+    InputValues, LocalOptions, PartyOptions, PartySession, eval_clear, gather_inputs, run_local,
 };
-use pgc_engine::typed_io::{self, Gathered, Scope};
+use pgc_engine::typed_io::{self, Scope};
 use pgc_protocol::Party;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -554,47 +554,16 @@ fn check_inputs(
     given: &[(&InputValues, Option<Party>, &'static str)],
     inputs_of_a: Option<&[usize]>,
 ) -> PyResult<()> {
-    let program = &circuit.program;
-    for (values, party, flag) in given {
-        let flag: &'static str = flag;
-        let scope = party.map_or(Scope::All, Scope::Party);
-        let checked = (|| -> anyhow::Result<()> {
-            match program.interface.as_ref() {
-                Some(iface) => {
-                    let flag_for = move |_: Owner| flag;
-                    let mut g = Gathered::new(iface);
-                    g.add_assignments(&values.assignments, scope, flag, &flag_for)?;
-                    if let Some(json) = &values.json {
-                        g.add_json(json, scope, flag, &flag_for)?;
-                    }
-                    g.finish(scope, &flag_for)?;
-                }
-                None => {
-                    if values.json.is_some() {
-                        anyhow::bail!(
-                            "a Bristol circuit's inputs have no names: give a list of values \
-                             in circuit order"
-                        );
-                    }
-                    let layout = program.circuit.layout();
-                    let owners = circuits::owners(layout, inputs_of_a)?;
-                    let widths: Vec<u32> = owners
-                        .iter()
-                        .zip(&layout.input_widths)
-                        .filter(|(o, _)| party.is_none_or(|p| **o == p))
-                        .map(|(_, &w)| w)
-                        .collect();
-                    circuits::parse_values(
-                        &values.assignments,
-                        &widths,
-                        circuit.args.bit_order(),
-                        flag,
-                    )?;
-                }
-            }
-            Ok(())
-        })();
-        checked.map_err(value_err)?;
+    for &(values, party, flag) in given {
+        gather_inputs(
+            &circuit.program,
+            &circuit.args,
+            values,
+            party,
+            flag,
+            inputs_of_a,
+        )
+        .map_err(value_err)?;
     }
     Ok(())
 }

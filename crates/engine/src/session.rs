@@ -506,32 +506,23 @@ impl PartySession {
         let layout: Layout = program.circuit.layout().clone();
         let (owners, visibility) = roles(program.interface.as_ref(), &layout, o.p)?;
         check_outputs_for_level(level, &visibility, program.interface.as_ref())?;
-        let inputs = match &program.interface {
-            Some(iface) => {
-                o.circuit.check_typed()?;
-                let flag = o.input_flag;
-                let flag_for = move |_: Owner| flag;
-                let mut g = Gathered::new(iface);
-                o.inputs.gather(&mut g, Scope::Party(me), flag, &flag_for)?;
-                g.finish(Scope::Party(me), &flag_for)?
-            }
-            None => {
-                refuse_named_values(o.inputs)?;
-                let my_widths = widths_of(&owners, &layout, me);
-                let who = format!("party {}", me.letter());
-                circuits::parse_values(
-                    &o.inputs.assignments,
-                    &my_widths,
-                    o.circuit.bit_order(),
-                    &who,
+        let inputs = gather_inputs(
+            &program,
+            o.circuit,
+            o.inputs,
+            Some(me),
+            o.input_flag,
+            o.p.inputs_of_a.as_deref(),
+        );
+        // Bristol values have no names: say that each party gives only its own.
+        let inputs = match program.interface {
+            Some(_) => inputs?,
+            None => inputs.with_context(|| {
+                format!(
+                    "each party gives only its own input values with {}",
+                    o.input_flag
                 )
-                .with_context(|| {
-                    format!(
-                        "each party gives only its own input values with {}",
-                        o.input_flag
-                    )
-                })?
-            }
+            })?,
         };
         let notes = crate::security::stderr_notes(me.letter(), !o.p.quiet);
         Ok(PartySession {
@@ -615,6 +606,41 @@ impl PartySession {
                 self.run(ch, Endpoint::Connected(addr))
             }
             _ => bail!("give exactly one of listen (wait for the peer) and connect (to the peer)"),
+        }
+    }
+}
+
+/// The values `values` gives for `party`'s inputs (`None`: every input), in circuit order,
+/// checked against the program's C types (compiled programs) or value widths (Bristol
+/// circuits, whose owners `inputs_of_a` says as `--inputs-of-a` does). `flag` names where
+/// the values come from, for errors.
+pub fn gather_inputs(
+    program: &circuits::Program,
+    circuit: &CircuitArgs,
+    values: &InputValues,
+    party: Option<Party>,
+    flag: &'static str,
+    inputs_of_a: Option<&[usize]>,
+) -> Result<Vec<Vec<bool>>> {
+    let scope = party.map_or(Scope::All, Scope::Party);
+    match &program.interface {
+        Some(iface) => {
+            circuit.check_typed()?;
+            let flag_for = move |_: Owner| flag;
+            let mut g = Gathered::new(iface);
+            values.gather(&mut g, scope, flag, &flag_for)?;
+            g.finish(scope, &flag_for)
+        }
+        None => {
+            refuse_named_values(values)?;
+            let layout = program.circuit.layout();
+            let owners = circuits::owners(layout, inputs_of_a)?;
+            let widths = match party {
+                Some(p) => widths_of(&owners, layout, p),
+                None => layout.input_widths.clone(),
+            };
+            let who = party.map_or(flag.to_string(), |p| format!("party {}", p.letter()));
+            circuits::parse_values(&values.assignments, &widths, circuit.bit_order(), &who)
         }
     }
 }
