@@ -18,7 +18,9 @@ pub struct ClusterArgs {
     /// `mpirun -np K …` or `srun -n K …` (the same K on both sides). Rank 0 talks to the
     /// peer's rank 0 on --listen/--connect's port P; rank i to the peer's rank i on port
     /// P+i of the listening party. Spreads the region instances of a parallel program over
-    /// the ranks (and each rank's --threads). Needs pgc built with `--features mpi`.
+    /// the ranks (and each rank's --threads). Semi-honest Yao only, with the same guarantee;
+    /// a party's own ranks share its secrets (A's Δ, labels) over MPI unencrypted, so its
+    /// nodes and their network are one trust domain. Needs pgc built with `--features mpi`.
     #[arg(long, conflicts_with = "serve", help_heading = "Connection")]
     pub cluster: bool,
 }
