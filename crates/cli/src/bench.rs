@@ -86,6 +86,11 @@ enum BenchKind {
     /// Inter-party parallelism against the sequential protocol and, with --rate-limit or
     /// --latency, against CGP over a shaped link (seed paper Tables 4–5).
     Ipp(crate::experiments::IppArgs),
+    /// The GPU engine against the CPU engine on the same circuits: garbling and evaluation
+    /// in GPU memory and through to host memory, the seed paper's independent garbling
+    /// next to level-wise half gates, and the CPU on --threads threads (needs a build with
+    /// `--features gpu` and an NVIDIA GPU).
+    Gpu(crate::bench_gpu::GpuBenchArgs),
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
@@ -141,6 +146,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         BenchKind::Width(a) => crate::experiments::width(a, args.json),
         BenchKind::Apps(a) => crate::experiments::apps(a, args.json),
         BenchKind::Ipp(a) => crate::experiments::ipp(a, args.json),
+        BenchKind::Gpu(a) => crate::bench_gpu::bench_gpu(a, args.json),
     }
 }
 

@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use pgc_net::LinkShape;
 use pgc_protocol::parallel::{ParallelConfig, ParallelMode};
-use pgc_protocol::{Party, ProtocolChoice, Security};
+use pgc_protocol::{Device, Party, ProtocolChoice, Security};
 
 use crate::level::LevelArgs;
 use crate::protocol_arg::ProtocolChoiceArgs;
@@ -75,6 +75,69 @@ pub struct ProtocolArgs {
     /// directions, so a round trip takes 2 × MS).
     #[arg(long, value_name = "MS", help_heading = "Network shaping")]
     pub latency: Option<f64>,
+    /// Where this party garbles or evaluates: cpu (the default), gpu (an NVIDIA GPU; needs a
+    /// build with `--features gpu`, the NVIDIA driver and NVRTC at run time; semi-honest Yao
+    /// on the sequential gate stream, i.e. --parallel none or auto on a circuit auto runs
+    /// sequentially), or auto (the GPU where one is usable for this run, else the CPU). The
+    /// tables are the CPU engine's bit for bit: each party chooses alone, the peer need not
+    /// know.
+    #[arg(long, value_enum, default_value_t = DeviceArg::Cpu, help_heading = "Parallelism")]
+    pub device: DeviceArg,
+}
+
+/// `--device`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum DeviceArg {
+    /// The CPU engine.
+    #[default]
+    Cpu,
+    /// The GPU engine; an error where it cannot run (no GPU, no driver, no NVRTC, a build
+    /// without it, or a run it does not cover).
+    Gpu,
+    /// The GPU where it can run this run, else the CPU (said on stderr, with why).
+    Auto,
+}
+
+impl DeviceArg {
+    /// The device for a run of `protocol` at `level`, sequential (`sequential`: no parallel
+    /// mode, the gate stream as one) or not. `Err` for `gpu` where it cannot run; for
+    /// `auto`, the CPU then and the reason.
+    pub fn resolve(
+        self,
+        protocol: ProtocolChoice,
+        level: Security,
+        sequential: bool,
+    ) -> Result<(Device, Option<String>)> {
+        if self == DeviceArg::Cpu {
+            return Ok((Device::Cpu, None));
+        }
+        let unfit = if protocol == ProtocolChoice::Gmw {
+            Some("the GPU engine runs Yao's protocol, not GMW".to_string())
+        } else if level != Security::SemiHonest {
+            Some(format!(
+                "the GPU engine runs semi-honest Yao only, not --security {}",
+                level.name()
+            ))
+        } else if !sequential {
+            Some(
+                "the GPU engine takes the sequential gate stream: give --parallel none (on \
+                 both sides; the peer may use any device)"
+                    .to_string(),
+            )
+        } else {
+            pgc_gpu::probe().err().map(|e| e.to_string())
+        };
+        match (self, unfit) {
+            (DeviceArg::Gpu, Some(why)) => bail!("--device gpu: {why}"),
+            (_, Some(why)) => Ok((Device::Cpu, Some(format!("--device auto chose cpu: {why}")))),
+            (_, None) => Ok((
+                Device::Gpu,
+                pgc_gpu::probe()
+                    .ok()
+                    .map(|gpu| format!("garbling on the GPU: {gpu}")),
+            )),
+        }
+    }
 }
 
 /// `--parallel`.
@@ -232,6 +295,7 @@ impl Default for ProtocolArgs {
             tau: None,
             rate_limit: None,
             latency: None,
+            device: DeviceArg::Cpu,
         }
     }
 }

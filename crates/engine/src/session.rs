@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::circuits::{self, CircuitArgs, Loaded};
 use crate::level::LevelArgs;
-use crate::options::ProtocolArgs;
+use crate::options::{DeviceArg, ProtocolArgs};
 use crate::progress::Progress;
 use crate::protocol_arg::ProtocolChoiceArgs;
 use crate::security::SecurityArgs;
@@ -287,6 +287,8 @@ pub struct PartySession {
     pub bit_order: pgc_circuit::BitOrder,
     pub timeout: Duration,
     pub quiet: bool,
+    /// `--device`, resolved per run (the protocol may be chosen at the handshake).
+    pub device: DeviceArg,
 }
 
 impl PartySession {
@@ -339,6 +341,12 @@ impl PartySession {
             }
             p => p,
         };
+        let (device, device_note) =
+            self.device
+                .resolve(protocol, self.level, self.parallel.is_none())?;
+        if !quiet && let Some(note) = device_note {
+            eprintln!("party {}: {note}", me.letter());
+        }
         let outcome = match &self.parallel {
             _ if protocol == ProtocolChoice::Gmw => {
                 let mut progress = Progress::new(circuit.and_count(), quiet);
@@ -381,6 +389,7 @@ impl PartySession {
                     &self.inputs,
                     self.level,
                     self.config.threads,
+                    device,
                     &mut |n| {
                         progress.set(n);
                         dog.set_ands(n);
@@ -525,6 +534,16 @@ impl PartySession {
             })?,
         };
         let notes = crate::security::stderr_notes(me.letter(), !o.p.quiet);
+        if o.p.device == DeviceArg::Gpu {
+            // Refuse a run the GPU cannot take before connecting (auto may yet pick GMW,
+            // which the run itself then refuses).
+            let yao_unless_gmw = match protocol {
+                ProtocolChoice::Gmw => ProtocolChoice::Gmw,
+                _ => ProtocolChoice::Yao,
+            };
+            o.p.device
+                .resolve(yao_unless_gmw, level, parallel.is_none())?;
+        }
         Ok(PartySession {
             me,
             program,
@@ -541,6 +560,7 @@ impl PartySession {
             bit_order: o.circuit.bit_order(),
             timeout,
             quiet,
+            device: o.p.device,
         })
     }
 
@@ -771,6 +791,10 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
         }
         p => p,
     };
+    let (device, device_note) = o.p.device.resolve(protocol, level, parallel.is_none())?;
+    if !quiet && let Some(note) = device_note {
+        eprintln!("{note} (both parties)");
+    }
     let result = match &parallel {
         _ if protocol == ProtocolChoice::Gmw => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
@@ -804,6 +828,7 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
                 level,
                 config.threads,
                 shape,
+                [device; 2],
                 &mut |n| progress.set(n),
             );
             progress.finish();

@@ -552,6 +552,16 @@ impl Garbler {
         self.zero_labels[wire as usize]
     }
 
+    /// Every wire's zero-label, for an engine that garbles elsewhere (the GPU,
+    /// `pgc_gpu`) and hands the labels back with [`zero_labels_mut`](Self::zero_labels_mut).
+    pub fn zero_labels(&self) -> &[Block] {
+        &self.zero_labels
+    }
+
+    pub fn zero_labels_mut(&mut self) -> &mut [Block] {
+        &mut self.zero_labels
+    }
+
     /// Garbles `gates` in order; appends exactly 2 blocks per AND to `tables`.
     ///
     /// # Panics
@@ -618,6 +628,16 @@ impl Evaluator {
 
     pub fn label(&self, wire: WireId) -> Block {
         self.labels[wire as usize]
+    }
+
+    /// Every wire's label, for an engine that evaluates elsewhere (the GPU, `pgc_gpu`) and
+    /// hands the labels back with [`labels_mut`](Self::labels_mut).
+    pub fn labels(&self) -> &[Block] {
+        &self.labels
+    }
+
+    pub fn labels_mut(&mut self) -> &mut [Block] {
+        &mut self.labels
     }
 
     /// Evaluates `gates` in order with their garbled `tables`, which must hold exactly 2

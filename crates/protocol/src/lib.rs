@@ -11,6 +11,7 @@ pub mod choice;
 pub mod cluster;
 pub mod completion;
 pub mod gmw;
+pub mod gpu;
 pub mod handshake;
 pub mod local;
 pub mod malicious;
@@ -19,6 +20,7 @@ pub mod yao;
 
 pub use choice::ProtocolChoice;
 pub use gmw::{GmwConfig, GmwStats, run_gmw};
+pub use gpu::Device;
 pub use handshake::{Hello, PROTOCOL_VERSION};
 pub use local::{
     LocalSecurity, run_local_gmw, run_local_parallel, run_local_parallel_secured, run_local_tcp,

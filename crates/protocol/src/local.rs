@@ -12,6 +12,7 @@ use pgc_net::connect::{accept_peer, connect_peer, no_notes};
 use pgc_net::{ChannelSecurity, LinkShape, NetError, SharedLink, TcpChannel};
 
 use crate::gmw::{GmwConfig, run_gmw};
+use crate::gpu::Device;
 use crate::malicious::{Security, run_secured};
 use crate::parallel::{ParallelConfig, TcpAcceptStreams, TcpConnectStreams, run_parallel};
 use crate::yao::{Outcome, Party, ProtocolError, all_visible};
@@ -136,12 +137,14 @@ pub fn run_local_tcp_at_level<S: GateSource>(
         level,
         threads,
         LinkShape::default(),
+        [Device::Cpu; 2],
         progress,
     )
 }
 
 /// [`run_local_tcp_at_level`] with each party's sends going through its own simulated link
-/// of `shape` (rate and one-way latency), as if the parties were on a WAN.
+/// of `shape` (rate and one-way latency), as if the parties were on a WAN, and A and B on
+/// `devices[0]` and `devices[1]`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_local_tcp_shaped<S: GateSource>(
     circuit: &S,
@@ -154,6 +157,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
     level: Security,
     threads: usize,
     shape: LinkShape,
+    devices: [Device; 2],
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(Outcome, Outcome), ProtocolError> {
     let (a_security, b_security) = security.settings()?;
@@ -174,6 +178,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
                 a_inputs,
                 level,
                 threads,
+                devices[0],
                 &mut |_| {},
             )
         });
@@ -190,6 +195,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
                 b_inputs,
                 level,
                 threads,
+                devices[1],
                 progress,
             )
         })();

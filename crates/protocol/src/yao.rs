@@ -37,6 +37,7 @@ use thiserror::Error;
 
 use crate::choice::ProtocolChoice;
 use crate::completion::{self, Done, Expected};
+use crate::gpu::{Device, receive_tables_gpu, send_tables_gpu};
 use crate::handshake::{self, Hello, PROTOCOL_VERSION};
 use crate::malicious::Security;
 
@@ -178,12 +179,23 @@ pub fn run_garbler_with_visibility<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    run_garbler_on_threads(ch, circuit, owners, visibility, inputs, 1, progress)
+    run_garbler_on_threads(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        inputs,
+        1,
+        Device::Cpu,
+        progress,
+    )
 }
 
 /// [`run_garbler_with_visibility`] garbling a compact circuit's independent calls on
-/// `threads` threads ([`pgc_garble::compact`]; other circuits run on one). The tables and
-/// their order are those of one thread, so the evaluator may use any thread count.
+/// `threads` threads ([`pgc_garble::compact`]; other circuits run on one), or the whole
+/// gate stream on the GPU ([`Device::Gpu`], [`crate::gpu`]). The tables and their order are
+/// those of one CPU thread, so the evaluator may use any thread count or device.
+#[allow(clippy::too_many_arguments)]
 pub fn run_garbler_on_threads<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
@@ -191,6 +203,7 @@ pub fn run_garbler_on_threads<S: GateSource>(
     visibility: &[Visibility],
     inputs: &[Vec<bool>],
     threads: usize,
+    device: Device,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
     let (start, counts0) = begin(ch, circuit, owners, visibility, Party::A, inputs)?;
@@ -229,6 +242,9 @@ pub fn run_garbler_on_threads<S: GateSource>(
 
     // Garbled tables, streamed, then the end-of-tables frame.
     let (gates_done, blocks_sent) = match circuit.compact_parts().filter(|_| threads > 1) {
+        _ if device == Device::Gpu => {
+            send_tables_gpu(ch, circuit, &mut garbler, hash_key, progress)?
+        }
         Some(parts) => send_compact_tables(ch, &parts, &mut garbler, hash_key, threads, progress)?,
         None => send_tables(ch, circuit, &mut garbler, progress, |_| {})?,
     };
@@ -292,11 +308,21 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    run_evaluator_on_threads(ch, circuit, owners, visibility, inputs, 1, progress)
+    run_evaluator_on_threads(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        inputs,
+        1,
+        Device::Cpu,
+        progress,
+    )
 }
 
 /// [`run_evaluator_with_visibility`] evaluating a compact circuit's independent calls on
-/// `threads` threads (see [`run_garbler_on_threads`]).
+/// `threads` threads, or on the GPU (see [`run_garbler_on_threads`]).
+#[allow(clippy::too_many_arguments)]
 pub fn run_evaluator_on_threads<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
@@ -304,6 +330,7 @@ pub fn run_evaluator_on_threads<S: GateSource>(
     visibility: &[Visibility],
     inputs: &[Vec<bool>],
     threads: usize,
+    device: Device,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
     let (start, counts0) = begin(ch, circuit, owners, visibility, Party::B, inputs)?;
@@ -332,6 +359,9 @@ pub fn run_evaluator_on_threads<S: GateSource>(
     let input_done = Instant::now();
 
     let (gates_done, blocks_received) = match circuit.compact_parts().filter(|_| threads > 1) {
+        _ if device == Device::Gpu => {
+            receive_tables_gpu(ch, circuit, &mut evaluator, hash_key[0], progress)?
+        }
         Some(parts) => receive_compact_tables(
             ch,
             circuit,

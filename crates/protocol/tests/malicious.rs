@@ -12,7 +12,7 @@ use pgc_circuit::value::{format_value, parse_value};
 use pgc_circuit::{GateSource, MemoryLimit};
 use pgc_net::MemoryChannel;
 use pgc_protocol::malicious::run_secured;
-use pgc_protocol::{Outcome, Party, ProtocolError, Security, all_visible, split_inputs};
+use pgc_protocol::{Device, Outcome, Party, ProtocolError, Security, all_visible, split_inputs};
 
 fn run_both<S: GateSource>(
     c: &S,
@@ -44,6 +44,7 @@ fn run_both<S: GateSource>(
                     &a,
                     security,
                     2,
+                    Device::Cpu,
                     &mut |_| {},
                 )
             });
@@ -60,6 +61,7 @@ fn run_both<S: GateSource>(
                 &b,
                 security,
                 2,
+                Device::Cpu,
                 &mut |_| {},
             )
         });

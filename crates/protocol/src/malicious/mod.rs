@@ -20,6 +20,7 @@ use std::fmt;
 use pgc_circuit::{GateSource, Visibility};
 use pgc_net::Channel;
 
+use crate::gpu::Device;
 use crate::yao::{Outcome, Party, ProtocolError};
 
 #[cfg(test)]
@@ -34,7 +35,8 @@ pub use dual::run_dual_execution;
 
 /// Runs one party's side of `circuit` at the given security level: semi-honest Yao,
 /// cut-and-choose Yao or dual execution. `threads` bounds the worker threads the
-/// malicious protocols use for their circuit copies (1: none beyond this one).
+/// malicious protocols use for their circuit copies (1: none beyond this one); `device`
+/// where semi-honest Yao garbles or evaluates (the others refuse [`Device::Gpu`]).
 #[allow(clippy::too_many_arguments)]
 pub fn run_secured<S: GateSource>(
     ch: &mut impl Channel,
@@ -45,14 +47,22 @@ pub fn run_secured<S: GateSource>(
     inputs: &[Vec<bool>],
     security: Security,
     threads: usize,
+    device: Device,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
+    if device == Device::Gpu && security != Security::SemiHonest {
+        return Err(ProtocolError::Input(format!(
+            "the GPU engine runs semi-honest Yao only; --security {} runs on the CPU \
+             (--device cpu)",
+            security.name()
+        )));
+    }
     match (security, me) {
         (Security::SemiHonest, Party::A) => crate::yao::run_garbler_on_threads(
-            ch, circuit, owners, visibility, inputs, threads, progress,
+            ch, circuit, owners, visibility, inputs, threads, device, progress,
         ),
         (Security::SemiHonest, Party::B) => crate::yao::run_evaluator_on_threads(
-            ch, circuit, owners, visibility, inputs, threads, progress,
+            ch, circuit, owners, visibility, inputs, threads, device, progress,
         ),
         (Security::Malicious { stat_sec }, _) => run_cut_and_choose(
             ch, circuit, owners, visibility, me, inputs, stat_sec, threads, progress,
