@@ -13,11 +13,12 @@ use pgc_garble::{Evaluator, Garbler, random_delta};
 use pgc_net::TcpChannel;
 use pgc_ot::{IknpReceiver, IknpSender};
 use pgc_protocol::{
-    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, Security, all_visible, run_local_gmw,
-    run_local_tcp_at_level,
+    Device, GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, Security, all_visible,
+    run_local_gmw, run_local_tcp_shaped,
 };
 use serde_json::json;
 
+use pgc_engine::options::DeviceArg;
 use pgc_engine::progress::Progress;
 use pgc_engine::report::{self, per_sec};
 
@@ -45,6 +46,10 @@ enum BenchKind {
         /// instead of a generated one, e.g. a Bristol AES or SHA-256 file.
         #[arg(long, value_name = "CIRCUIT")]
         circuit: Option<String>,
+        /// cpu: this benchmark; gpu: `pgc bench gpu` on the same circuit (the GPU next to
+        /// one CPU thread); auto: gpu where one is usable.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
+        device: DeviceArg,
     },
     /// IKNP correlated OT extension between two threads over loopback TCP.
     Ot {
@@ -76,6 +81,9 @@ enum BenchKind {
         level: pgc_engine::level::LevelArgs,
         #[command(flatten)]
         protocol: pgc_engine::protocol_arg::ProtocolChoiceArgs,
+        /// Where both parties garble and evaluate (see `pgc run --help`).
+        #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
+        device: DeviceArg,
     },
     /// FGP efficiency by level width on AND-only random circuits (seed paper Fig. 5), and
     /// the FGP threshold τ derived from it (saved for later runs).
@@ -98,7 +106,23 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         BenchKind::Garble {
             ands,
             width,
+            circuit,
+            device,
+        } if device != DeviceArg::Cpu && (device == DeviceArg::Gpu || pgc_gpu::probe().is_ok()) => {
+            crate::bench_gpu::bench_gpu(
+                crate::bench_gpu::GpuBenchArgs::one(
+                    circuit.unwrap_or_else(|| "random".into()),
+                    ands,
+                    width,
+                ),
+                args.json,
+            )
+        }
+        BenchKind::Garble {
+            ands,
+            width,
             circuit: None,
+            ..
         } => {
             let circuit = generated(ands, width)?;
             let what = format!("{width} ANDs per level, random wiring");
@@ -122,9 +146,24 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             threads,
             level,
             protocol,
+            device,
         } => {
             let level = level.resolve()?;
             let protocol = protocol.resolve(level)?;
+            let (device, note) = device.resolve(
+                if protocol == ProtocolChoice::Gmw {
+                    ProtocolChoice::Gmw
+                } else {
+                    ProtocolChoice::Yao
+                },
+                level,
+                true,
+            )?;
+            if !(quiet || args.json)
+                && let Some(note) = note
+            {
+                eprintln!("{note}");
+            }
             let threads = match threads {
                 Some(0) => bail!("--threads must be at least 1"),
                 Some(n) if n > pgc_protocol::parallel::MAX_THREADS => bail!(
@@ -137,6 +176,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let how = HowToRun {
                 level,
                 protocol,
+                device,
                 threads,
                 tls_only,
                 quiet: quiet || args.json,
@@ -327,6 +367,7 @@ fn bench_ot(n: usize, json: bool) -> Result<()> {
 struct HowToRun {
     level: Security,
     protocol: ProtocolChoice,
+    device: Device,
     threads: usize,
     tls_only: bool,
     quiet: bool,
@@ -372,7 +413,7 @@ fn protocol_run(
             &mut |n| progress.set(n),
         )
     } else {
-        run_local_tcp_at_level(
+        run_local_tcp_shaped(
             circuit,
             &owners,
             &all_visible(&layout),
@@ -382,6 +423,8 @@ fn protocol_run(
             security,
             how.level,
             how.threads,
+            pgc_net::LinkShape::default(),
+            [how.device; 2],
             &mut |n| progress.set(n),
         )
     };

@@ -5,6 +5,9 @@
 //! are checked against the CPU engine's, block for block, and the outputs of the first copy
 //! against cleartext evaluation.
 
+// Without the `gpu` feature only the argument parsing is live: the command says how to build.
+#![cfg_attr(not(feature = "gpu"), allow(dead_code, unused_imports))]
+
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -38,6 +41,22 @@ pub struct GpuBenchArgs {
     repeat: usize,
 }
 
+impl GpuBenchArgs {
+    /// One circuit (`pgc bench garble --device gpu`): the GPU next to one CPU thread.
+    pub fn one(circuit: String, ands: u64, width: u32) -> GpuBenchArgs {
+        GpuBenchArgs {
+            circuits: vec![circuit],
+            ands,
+            width,
+            threads: vec![1],
+            repeat: 3,
+        }
+    }
+}
+
+/// Cleartext evaluation of one copy: input bits to output bits.
+type Cleartext = Box<dyn Fn(&[bool]) -> Vec<bool> + Sync>;
+
 /// A circuit repeated as `copies` with disjoint wires.
 struct Workload {
     name: String,
@@ -49,7 +68,7 @@ struct Workload {
     gates: Vec<Gate>,
     /// The first copy's output wires, and its cleartext evaluation.
     outputs: Vec<u32>,
-    source: Box<dyn Fn(&[bool]) -> Vec<bool> + Sync>,
+    source: Cleartext,
 }
 
 fn collect<S: GateSource>(c: &S) -> Vec<Gate> {
@@ -62,12 +81,7 @@ fn collect<S: GateSource>(c: &S) -> Vec<Gate> {
 }
 
 fn workload(spec: &str, ands: u64, width: u32) -> Result<Workload> {
-    let (name, one, layout, cleartext): (
-        String,
-        Vec<Gate>,
-        _,
-        Box<dyn Fn(&[bool]) -> Vec<bool> + Sync>,
-    ) = if spec == "random" {
+    let (name, one, layout, cleartext): (String, Vec<Gate>, _, Cleartext) = if spec == "random" {
         let depth = (ands.div_ceil(width as u64)).clamp(1, 64) as u32;
         let c = RandomLayered::new(width, depth, 0x9e37_79b9)?;
         let gates = collect(&c);

@@ -558,6 +558,9 @@ impl GpuEvaluator {
     }
 }
 
+/// A window's tables (2 blocks per AND) and corrections (1 per gate).
+pub type TablesAndCorrections = (Vec<Block>, Vec<Block>);
+
 /// The seed's independent garbling on the GPU (see `halfgates.h`), for the measured
 /// comparison with level-wise half gates: draws every wire's zero-label with a PRF, then
 /// garbles all `schedule`'s records in one launch. Returns (label drawing + garbling time,
@@ -570,7 +573,7 @@ pub fn garble_independent(
     hash_key: Block,
     delta: Block,
     download: bool,
-) -> Result<(Duration, Option<(Vec<Block>, Vec<Block>)>), GpuError> {
+) -> Result<(Duration, Option<TablesAndCorrections>), GpuError> {
     let stream = dev.stream()?;
     let alloc = |words: usize, what: &'static str| {
         // SAFETY: written by the kernels before any read.

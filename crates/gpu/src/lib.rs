@@ -51,7 +51,7 @@ pub use schedule::{Schedule, ScheduleError, Scheduler};
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum GpuError {
     #[error(
-        "this pgc was built without GPU support: rebuild with `cargo build --release --features gpu` \
+        "this pgc was built without GPU support: rebuild with `cargo build --release -p pgc-cli --features gpu` \
          (needs no CUDA at build time; at run time an NVIDIA driver and NVRTC)"
     )]
     NotBuilt,
