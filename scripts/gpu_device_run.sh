@@ -40,8 +40,8 @@ $PGC compile examples/biomatch.c -o "$W/biomatch.pgc" 2>&1 | tail -2
 $PGC compile examples/edit_distance_large.c -D EDIT_LEN=255 --compact always -o "$W/edt255.pgc" 2>&1 | tail -2
 
 step "pgc bench gpu (in memory; CPU on 1 and 16 threads)"
-timeout 300 $PGC bench gpu --circuits random,builtin:aes128,"$W/biomatch.pgc","$W/edt255.pgc" \
-  --ands "$ANDS" --threads 1,16 --repeat 3 2>&1 | tee "$OUT/bench_gpu.txt"
+timeout 420 $PGC bench gpu --circuits random,builtin:aes128,"$W/biomatch.pgc","$W/edt255.pgc" \
+  --ands "$ANDS" --threads 1,16 --repeat 2 2>&1 | tee "$OUT/bench_gpu.txt"
 
 step "end to end, both parties here (pgc local, TLS): random layered 65536x512"
 A=0x$(hex 8192); B=0x$(hex 8192)

@@ -42,6 +42,7 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod pipeline;
 pub mod reference;
 pub mod schedule;
 
