@@ -1,0 +1,32 @@
+#!/bin/bash
+# Issue 17 item 4 on the device machine. Run from the repository root; writes into $OUT.
+# SMALL=1: a quick local rehearsal with tiny sizes.
+set -u
+S=target/scale; P=$S/pgc; O=${OUT:-/tmp/out17}; mkdir -p $O
+export XDG_CACHE_HOME=/tmp/scale-xdg; rm -rf $XDG_CACHE_HOME; mkdir -p $XDG_CACHE_HOME
+T0=$(date +%s%N)
+stamp() { echo "== $(date +%T) +$(( ($(date +%s%N) - T0) / 1000000 )) ms: $*" | tee -a $O/log.txt; }
+{ lscpu; echo; nproc; free -g; uname -a; cat /etc/os-release | head -2; ldd $P; mpirun --version; } > $O/machine.txt 2>&1
+stamp machine; grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|MHz|NUMA node\(s\)|L3" $O/machine.txt | tee -a $O/log.txt
+if [ "${SMALL:-0}" = 1 ]; then WARGS="--threads 1,2 --depth 100 --repeat 1"; AARGS="--small --threads 1,2"; EDT=/tmp/edt_small.pgc; TH="1 2"; EIN=/tmp/edt63
+else WARGS="--repeat 3"; AARGS="--repeat 3"; EDT=/tmp/edt1023c.pgc; TH="1 2 4 8 16"; EIN=$S/edt1023; fi
+stamp "bench width"
+timeout 120 $P bench width $WARGS --out $O/width > $O/width.txt 2>$O/width.err; echo "rc $?" >> $O/width.txt
+cat $XDG_CACHE_HOME/pgc/fgp-tau > $O/tau.txt 2>&1
+stamp "bench apps"
+timeout 200 $P bench apps $AARGS --out $O/apps > $O/apps.txt 2>$O/apps.err; echo "rc $?" >> $O/apps.txt
+stamp "edt offline"
+[ "${SMALL:-0}" = 1 ] || gunzip -c $S/edt1023c.pgc.gz > $EDT
+timeout 120 $S/compact_threads $EDT $TH > $O/edt_offline.txt 2>&1; echo "rc $?" >> $O/edt_offline.txt
+stamp "edt end to end"
+port=17400
+for t in $TH; do
+  port=$((port+1))
+  stamp "edt e2e threads $t"
+  timeout 100 $P run $EDT --party a --listen 127.0.0.1:$port --inputs ${EIN}_a.json --threads $t --insecure-plaintext --json --quiet > $O/edt_a_$t.json 2>$O/edt_a_$t.err &
+  pa=$!
+  timeout 100 $P run $EDT --party b --connect 127.0.0.1:$port --inputs ${EIN}_b.json --threads $t --insecure-plaintext --json --quiet > $O/edt_b_$t.json 2>$O/edt_b_$t.err
+  wait $pa
+  cat $O/edt_b_$t.json | tee -a $O/log.txt
+done
+stamp done
