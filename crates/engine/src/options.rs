@@ -80,7 +80,9 @@ pub struct ProtocolArgs {
     /// on the sequential gate stream, i.e. --parallel none or auto on a circuit auto runs
     /// sequentially), or auto (the GPU where one is usable for this run, else the CPU). The
     /// tables are the CPU engine's bit for bit: each party chooses alone, the peer need not
-    /// know.
+    /// know, and the guarantee is the semi-honest one. Δ and labels go into this machine's GPU
+    /// memory; its AES uses lookup tables whose timing code sharing the GPU could observe, so
+    /// use a GPU no untrusted tenant shares.
     #[arg(long, value_enum, default_value_t = DeviceArg::Cpu, help_heading = "Parallelism")]
     pub device: DeviceArg,
 }

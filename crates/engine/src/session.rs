@@ -259,6 +259,24 @@ pub fn auto_choice(
     }
 }
 
+/// Refuses `--device gpu` for a run the GPU cannot take, before inputs are read or anything
+/// connects (`--protocol auto` may yet pick GMW, which the run itself then refuses).
+fn check_gpu_early(
+    device: DeviceArg,
+    protocol: ProtocolChoice,
+    level: Security,
+    sequential: bool,
+) -> Result<()> {
+    if device == DeviceArg::Gpu {
+        let yao_unless_gmw = match protocol {
+            ProtocolChoice::Gmw => ProtocolChoice::Gmw,
+            _ => ProtocolChoice::Yao,
+        };
+        device.resolve(yao_unless_gmw, level, sequential)?;
+    }
+    Ok(())
+}
+
 /// Where the peer's connections come from: accepted on our listener, or opened to its
 /// address (the worker streams of parallel modes follow the main connection).
 #[derive(Clone, Copy)]
@@ -534,16 +552,7 @@ impl PartySession {
             })?,
         };
         let notes = crate::security::stderr_notes(me.letter(), !o.p.quiet);
-        if o.p.device == DeviceArg::Gpu {
-            // Refuse a run the GPU cannot take before connecting (auto may yet pick GMW,
-            // which the run itself then refuses).
-            let yao_unless_gmw = match protocol {
-                ProtocolChoice::Gmw => ProtocolChoice::Gmw,
-                _ => ProtocolChoice::Yao,
-            };
-            o.p.device
-                .resolve(yao_unless_gmw, level, parallel.is_none())?;
-        }
+        check_gpu_early(o.p.device, protocol, level, parallel.is_none())?;
         Ok(PartySession {
             me,
             program,
@@ -731,6 +740,7 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
     )?;
     let parallel = parallel_form(&program, &config)?;
     circuits::check_label_memory(&program, parallel.as_ref())?;
+    check_gpu_early(o.p.device, protocol, level, parallel.is_none())?;
     let circuit = &program.circuit;
     let layout: Layout = circuit.layout().clone();
     let (owners, visibility) = roles(program.interface.as_ref(), &layout, o.p)?;

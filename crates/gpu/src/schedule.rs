@@ -83,9 +83,9 @@ pub enum ScheduleError {
 /// Levels windows of one circuit, one after another (see the module doc).
 pub struct Scheduler {
     /// Per wire: `[ready, read_until]`, side by side so that a wire costs one cache miss.
-    /// `ready`: the first level at which its current value may be read (its writer's level
-    /// + 1; 0 for values set before the first window). `read_until`: 1 + the highest level
-    /// that read its current value (0: none).
+    /// `ready`: the first level at which its current value may be read (one past its
+    /// writer's level; 0 for values set before the first window). `read_until`: one past
+    /// the highest level that read its current value (0: none).
     wires: Vec<[u32; 2]>,
     /// The first level of the next window (all levels so far are below it).
     next_level: u32,
