@@ -114,6 +114,23 @@ PGC_FN pgc_block pgc_tmmo(const pgc_u32 *te, const pgc_u32 *rk, pgc_block x, pgc
     return pgc_xor(pgc_aes(te, rk, t), first);
 }
 
+/* The j-th AND of the circuit with input zero-labels a0, b0: writes its two rows
+ * [T_G, T_E] to `rows` and returns its output zero-label. */
+PGC_FN pgc_block pgc_garble_and(const pgc_u32 *te, const pgc_u32 *rk, pgc_block a0,
+                                pgc_block b0, pgc_block delta, pgc_u64 j, pgc_block *rows) {
+    pgc_u32 pa = a0.x & 1u, pb = b0.x & 1u;
+    pgc_block h0 = pgc_tmmo(te, rk, a0, 2 * j);
+    pgc_block h1 = pgc_tmmo(te, rk, pgc_xor(a0, delta), 2 * j);
+    pgc_block h2 = pgc_tmmo(te, rk, b0, 2 * j + 1);
+    pgc_block h3 = pgc_tmmo(te, rk, pgc_xor(b0, delta), 2 * j + 1);
+    pgc_block tg = pgc_xor(pgc_xor(h0, h1), pgc_select(delta, pb));
+    rows[0] = tg;
+    rows[1] = pgc_xor(pgc_xor(h2, h3), a0);
+    /* C0 = H(A^{pa}) ^ pa*pb*Delta ^ H(B^{pb}) = (H(A0) ^ pa*T_G) ^ H(B^{pb}). */
+    pgc_block hb = pgc_xor(pgc_select(h3, pb), pgc_select(h2, pb ^ 1u));
+    return pgc_xor(pgc_xor(h0, pgc_select(tg, pa)), hb);
+}
+
 /* One gate of the garbler: `labels` are the zero-labels, `tables` the window's tables (2
  * blocks per AND at its local AND index), `and_base` the circuit-wide index of the window's
  * first AND. */
@@ -123,20 +140,8 @@ PGC_FN void pgc_garble_gate(const pgc_u32 *te, const pgc_u32 *rk, pgc_u32 a, pgc
     pgc_u32 op = info & 7u;
     if (op == PGC_OP_AND) {
         pgc_u32 local = info >> 3;
-        pgc_u64 j = and_base + local;
-        pgc_block a0 = labels[a], b0 = labels[b];
-        pgc_u32 pa = a0.x & 1u, pb = b0.x & 1u;
-        pgc_block h0 = pgc_tmmo(te, rk, a0, 2 * j);
-        pgc_block h1 = pgc_tmmo(te, rk, pgc_xor(a0, delta), 2 * j);
-        pgc_block h2 = pgc_tmmo(te, rk, b0, 2 * j + 1);
-        pgc_block h3 = pgc_tmmo(te, rk, pgc_xor(b0, delta), 2 * j + 1);
-        pgc_block tg = pgc_xor(pgc_xor(h0, h1), pgc_select(delta, pb));
-        pgc_block te_row = pgc_xor(pgc_xor(h2, h3), a0);
-        /* C0 = H(A^{pa}) ^ pa*pb*Delta ^ H(B^{pb}) = (H(A0) ^ pa*T_G) ^ H(B^{pb}). */
-        pgc_block hb = pgc_xor(pgc_select(h3, pb), pgc_select(h2, pb ^ 1u));
-        labels[out] = pgc_xor(pgc_xor(h0, pgc_select(tg, pa)), hb);
-        tables[2 * (pgc_u64)local] = tg;
-        tables[2 * (pgc_u64)local + 1] = te_row;
+        labels[out] = pgc_garble_and(te, rk, labels[a], labels[b], delta, and_base + local,
+                                     tables + 2 * (pgc_u64)local);
     } else if (op == PGC_OP_XOR) {
         labels[out] = pgc_xor(labels[a], labels[b]);
     } else if (op == PGC_OP_INV) {
@@ -188,19 +193,8 @@ PGC_FN void pgc_garble_gate_independent(const pgc_u32 *te, const pgc_u32 *rk, pg
     pgc_block computed;
     if (op == PGC_OP_AND) {
         pgc_u32 local = info >> 3;
-        pgc_u64 j = and_base + local;
-        pgc_block a0 = labels[a], b0 = labels[b];
-        pgc_u32 pa = a0.x & 1u, pb = b0.x & 1u;
-        pgc_block h0 = pgc_tmmo(te, rk, a0, 2 * j);
-        pgc_block h1 = pgc_tmmo(te, rk, pgc_xor(a0, delta), 2 * j);
-        pgc_block h2 = pgc_tmmo(te, rk, b0, 2 * j + 1);
-        pgc_block h3 = pgc_tmmo(te, rk, pgc_xor(b0, delta), 2 * j + 1);
-        pgc_block tg = pgc_xor(pgc_xor(h0, h1), pgc_select(delta, pb));
-        pgc_block te_row = pgc_xor(pgc_xor(h2, h3), a0);
-        pgc_block hb = pgc_xor(pgc_select(h3, pb), pgc_select(h2, pb ^ 1u));
-        computed = pgc_xor(pgc_xor(h0, pgc_select(tg, pa)), hb);
-        tables[2 * (pgc_u64)local] = tg;
-        tables[2 * (pgc_u64)local + 1] = te_row;
+        computed = pgc_garble_and(te, rk, labels[a], labels[b], delta, and_base + local,
+                                  tables + 2 * (pgc_u64)local);
     } else if (op == PGC_OP_XOR) {
         computed = pgc_xor(labels[a], labels[b]);
     } else if (op == PGC_OP_INV) {
