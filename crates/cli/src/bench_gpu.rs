@@ -290,7 +290,7 @@ fn run(args: GpuBenchArgs, json_out: bool) -> Result<()> {
             let t = Instant::now();
             level_in_parallel::<anyhow::Error>(
                 wires,
-                levelling_threads(wires),
+                levelling_threads(wires, WINDOW_GATES),
                 |send| {
                     for window in w.gates.chunks(WINDOW_GATES) {
                         send(window.to_vec())?;
@@ -313,7 +313,7 @@ fn run(args: GpuBenchArgs, json_out: bool) -> Result<()> {
             let mut at = 0usize;
             level_in_parallel::<anyhow::Error>(
                 wires,
-                levelling_threads(wires),
+                levelling_threads(wires, WINDOW_GATES),
                 |send| {
                     for window in w.gates.chunks(WINDOW_GATES) {
                         send(window.to_vec())?;
@@ -375,7 +375,7 @@ fn run(args: GpuBenchArgs, json_out: bool) -> Result<()> {
             "gpu_garble_to_host_and_per_sec": r(median(to_host.clone())),
             "gpu_eval_in_memory_and_per_sec": r(median(eval_kernels.clone())),
             "gpu_eval_from_host_and_per_sec": r(median(eval_to_host.clone())),
-            "levelling_threads": levelling_threads(wires),
+            "levelling_threads": levelling_threads(wires, WINDOW_GATES),
             "garble_breakdown_seconds": {"upload": b.upload.as_secs_f64(),
                 "kernels": b.kernels.as_secs_f64(), "download": b.download.as_secs_f64()},
             "seed_scheme_garble_and_per_sec": rp(median(seed_times.clone())),
@@ -405,7 +405,7 @@ fn run(args: GpuBenchArgs, json_out: bool) -> Result<()> {
                 b.upload.as_secs_f64(),
                 b.kernels.as_secs_f64(),
                 b.download.as_secs_f64(),
-                levelling_threads(wires)
+                levelling_threads(wires, WINDOW_GATES)
             );
             outln!(
                 "  GPU evaluate, in GPU memory  {}",

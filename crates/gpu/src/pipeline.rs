@@ -8,11 +8,18 @@ use pgc_circuit::Gate;
 
 use crate::schedule::{Schedule, ScheduleError, Scheduler};
 
-/// Host threads worth levelling on for a circuit of `num_wires` wires: up to 4, half this
-/// machine's cores, and at most 4 GiB of per-wire state (8 bytes per wire per thread).
-pub fn levelling_threads(num_wires: usize) -> usize {
+/// Host memory the levelling threads may hold in all: per-wire state and the windows in
+/// flight.
+const LEVELLING_MEMORY: usize = 8 << 30;
+
+/// Host threads worth levelling on for a circuit of `num_wires` wires cut into windows of
+/// `window_gates`: up to 4, half this machine's cores, and within [`LEVELLING_MEMORY`]: each
+/// thread holds 8 bytes per wire and up to three windows (being fed, levelled, handed on) of
+/// 36 bytes per gate (the gates, their records and levels).
+pub fn levelling_threads(num_wires: usize, window_gates: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let by_memory = (4usize << 30) / (8 * num_wires.max(1));
+    let per_thread = 8 * num_wires + 3 * 36 * window_gates;
+    let by_memory = LEVELLING_MEMORY / per_thread.max(1);
     (cores / 2).clamp(1, 4).min(by_memory.max(1))
 }
 

@@ -67,7 +67,7 @@ fn for_each_levelled_window<S: GateSource>(
     let window_len = WINDOW_GATES.min(circuit.gate_count().max(1) as usize);
     pgc_gpu::pipeline::level_in_parallel(
         num_wires,
-        pgc_gpu::pipeline::levelling_threads(num_wires),
+        pgc_gpu::pipeline::levelling_threads(num_wires, window_len),
         |send| {
             let mut buf: Vec<Gate> = Vec::with_capacity(window_len);
             circuit.for_each_chunk(&mut |chunk| -> Result<(), ProtocolError> {
