@@ -230,11 +230,33 @@ pub fn bench_gpu(args: GpuBenchArgs, json_out: bool) -> Result<()> {
     }
 }
 
+/// Cuts `w`'s gates into windows as a run does and levels them on host threads beside
+/// `consume` (the GPU), which gets every window's schedule in order.
+#[cfg(feature = "gpu")]
+fn levelled_windows(
+    w: &Workload,
+    mut consume: impl FnMut(pgc_gpu::Schedule) -> Result<()>,
+) -> Result<()> {
+    use pgc_protocol::gpu::WINDOW_GATES;
+    let wires = w.one_wires * w.copies;
+    pgc_gpu::pipeline::level_in_parallel::<anyhow::Error>(
+        wires,
+        pgc_gpu::pipeline::levelling_threads(wires, WINDOW_GATES),
+        |send| {
+            for window in w.gates.chunks(WINDOW_GATES) {
+                send(window.to_vec())?;
+            }
+            Ok(())
+        },
+        |_, schedule| consume(schedule),
+    )
+}
+
 #[cfg(feature = "gpu")]
 fn run(args: GpuBenchArgs, json_out: bool) -> Result<()> {
     use pgc_gpu::Scheduler;
     use pgc_gpu::cuda::{GpuDevice, GpuEvaluator, GpuGarbler, garble_independent};
-    use pgc_gpu::pipeline::{level_in_parallel, levelling_threads};
+    use pgc_gpu::pipeline::levelling_threads;
     use pgc_protocol::gpu::WINDOW_GATES;
 
     if args.repeat == 0 || args.threads.contains(&0) {
@@ -288,17 +310,9 @@ fn run(args: GpuBenchArgs, json_out: bool) -> Result<()> {
             let mut tables = Vec::with_capacity(reference.len());
             // As a run does: windows levelled on host threads ahead of the GPU.
             let t = Instant::now();
-            level_in_parallel::<anyhow::Error>(
-                wires,
-                levelling_threads(wires, WINDOW_GATES),
-                |send| {
-                    for window in w.gates.chunks(WINDOW_GATES) {
-                        send(window.to_vec())?;
-                    }
-                    Ok(())
-                },
-                |_, schedule| Ok(g.garble_scheduled(&schedule, Some(&mut tables))?),
-            )?;
+            levelled_windows(&w, |schedule| {
+                Ok(g.garble_scheduled(&schedule, Some(&mut tables))?)
+            })?;
             to_host.push(t.elapsed());
             kernels.push(g.times().kernels);
             breakdown = Some(g.times());
@@ -311,22 +325,12 @@ fn run(args: GpuBenchArgs, json_out: bool) -> Result<()> {
             let mut e = GpuEvaluator::new(dev.clone(), &active, key)?;
             let t = Instant::now();
             let mut at = 0usize;
-            level_in_parallel::<anyhow::Error>(
-                wires,
-                levelling_threads(wires, WINDOW_GATES),
-                |send| {
-                    for window in w.gates.chunks(WINDOW_GATES) {
-                        send(window.to_vec())?;
-                    }
-                    Ok(())
-                },
-                |_, schedule| {
-                    let n = 2 * schedule.and_gates as usize;
-                    e.evaluate_scheduled(&schedule, Some(&tables[at..at + n]))?;
-                    at += n;
-                    Ok(())
-                },
-            )?;
+            levelled_windows(&w, |schedule| {
+                let n = 2 * schedule.and_gates as usize;
+                e.evaluate_scheduled(&schedule, Some(&tables[at..at + n]))?;
+                at += n;
+                Ok(())
+            })?;
             eval_to_host.push(t.elapsed());
             eval_kernels.push(e.times().kernels);
             // Decode the first copy and compare with cleartext.

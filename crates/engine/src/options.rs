@@ -113,32 +113,27 @@ impl DeviceArg {
         if self == DeviceArg::Cpu {
             return Ok((Device::Cpu, None));
         }
-        let unfit = if protocol == ProtocolChoice::Gmw {
-            Some("the GPU engine runs Yao's protocol, not GMW".to_string())
+        let why = if protocol == ProtocolChoice::Gmw {
+            "the GPU engine runs Yao's protocol, not GMW".to_string()
         } else if level != Security::SemiHonest {
-            Some(format!(
+            format!(
                 "the GPU engine runs semi-honest Yao only, not --security {}",
                 level.name()
-            ))
-        } else if !sequential {
-            Some(
-                "the GPU engine takes the sequential gate stream: give --parallel none (on \
-                 both sides; the peer may use any device)"
-                    .to_string(),
             )
+        } else if !sequential {
+            "the GPU engine takes the sequential gate stream: give --parallel none (on both \
+             sides; the peer may use any device)"
+                .to_string()
         } else {
-            pgc_gpu::probe().err().map(|e| e.to_string())
+            match pgc_gpu::probe() {
+                Ok(gpu) => return Ok((Device::Gpu, Some(format!("garbling on the GPU: {gpu}")))),
+                Err(e) => e.to_string(),
+            }
         };
-        match (self, unfit) {
-            (DeviceArg::Gpu, Some(why)) => bail!("--device gpu: {why}"),
-            (_, Some(why)) => Ok((Device::Cpu, Some(format!("--device auto chose cpu: {why}")))),
-            (_, None) => Ok((
-                Device::Gpu,
-                pgc_gpu::probe()
-                    .ok()
-                    .map(|gpu| format!("garbling on the GPU: {gpu}")),
-            )),
+        if self == DeviceArg::Gpu {
+            bail!("--device gpu: {why}");
         }
+        Ok((Device::Cpu, Some(format!("--device auto chose cpu: {why}"))))
     }
 }
 

@@ -247,10 +247,9 @@ fn staging<'a>(
         .map_err(drv("mapping the staging buffer"))
 }
 
-/// Where the time of the windows went (host scheduling, copies, kernels), for benchmarks.
+/// Where the time of the windows went (copies, kernels), for benchmarks.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GpuTimes {
-    pub schedule: Duration,
     pub upload: Duration,
     pub kernels: Duration,
     pub download: Duration,
@@ -372,12 +371,7 @@ impl Engine {
     }
 
     /// Launches one kernel per level; `garbler` picks the kernel.
-    fn run_levels(
-        &mut self,
-        schedule: &Schedule,
-        delta: Option<Uint4>,
-        sync: bool,
-    ) -> Result<(), GpuError> {
+    fn run_levels(&mut self, schedule: &Schedule, delta: Option<Uint4>) -> Result<(), GpuError> {
         let t = Instant::now();
         for l in 0..schedule.levels() {
             let (start, end) = (
@@ -421,11 +415,9 @@ impl Engine {
             };
             launched.map_err(drv("launching a level"))?;
         }
-        if sync {
-            self.stream
-                .synchronize()
-                .map_err(drv("running the levels"))?;
-        }
+        self.stream
+            .synchronize()
+            .map_err(drv("running the levels"))?;
         self.times.kernels += t.elapsed();
         self.times.levels += schedule.levels() as u64;
         self.times.windows += 1;
@@ -441,13 +433,11 @@ impl Engine {
     }
 
     fn schedule(&mut self, gates: &[Gate]) -> Result<Schedule, GpuError> {
-        let t = Instant::now();
         let num_wires = self.labels.len() / 4;
         let s = self
             .scheduler
             .get_or_insert_with(|| Scheduler::new(num_wires))
             .schedule(gates)?;
-        self.times.schedule += t.elapsed();
         Ok(s)
     }
 }
@@ -489,8 +479,7 @@ impl GpuGarbler {
         tables: Option<&mut Vec<Block>>,
     ) -> Result<(), GpuError> {
         self.engine.upload(schedule)?;
-        self.engine
-            .run_levels(schedule, Some(self.delta.into()), true)?;
+        self.engine.run_levels(schedule, Some(self.delta.into()))?;
         if let Some(tables) = tables {
             let t = Instant::now();
             let start = tables.len();
@@ -503,11 +492,6 @@ impl GpuGarbler {
         }
         self.engine.and_done += schedule.and_gates;
         Ok(())
-    }
-
-    /// Schedules a window with this garbler's scheduler (for benchmarks that time it apart).
-    pub fn schedule(&mut self, gates: &[Gate]) -> Result<Schedule, GpuError> {
-        self.engine.schedule(gates)
     }
 
     /// Every wire's zero-label, copied back from the GPU (after the last window).
@@ -569,44 +553,9 @@ impl GpuEvaluator {
             self.engine.upload_tables(bytemuck::cast_slice(tables))?;
             self.engine.times.upload += t.elapsed();
         }
-        self.engine.run_levels(schedule, None, true)?;
+        self.engine.run_levels(schedule, None)?;
         self.engine.and_done += schedule.and_gates;
         Ok(())
-    }
-
-    /// Copies a garbler's tables of its last window into this evaluator's table buffer
-    /// (both on the GPU; in-memory benchmarks).
-    pub fn take_tables_from(
-        &mut self,
-        garbler: &GpuGarbler,
-        and_gates: u64,
-    ) -> Result<(), GpuError> {
-        let words = (and_gates * 8) as usize;
-        ensure(
-            &self.engine.stream,
-            &mut self.engine.tables,
-            words,
-            "garbled tables",
-        )?;
-        garbler
-            .engine
-            .stream
-            .synchronize()
-            .map_err(drv("syncing"))?;
-        if words > 0 {
-            self.engine
-                .stream
-                .memcpy_dtod(
-                    &garbler.engine.tables.slice(..words),
-                    &mut self.engine.tables.slice_mut(..words),
-                )
-                .map_err(drv("copying tables on the GPU"))?;
-        }
-        Ok(())
-    }
-
-    pub fn schedule(&mut self, gates: &[Gate]) -> Result<Schedule, GpuError> {
-        self.engine.schedule(gates)
     }
 
     /// Every wire's active label, copied back from the GPU.

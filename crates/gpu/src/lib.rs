@@ -84,9 +84,6 @@ pub enum GpuError {
     Schedule(#[from] ScheduleError),
 }
 
-/// Whether this build has the CUDA engine.
-pub const BUILT_WITH_CUDA: bool = cfg!(feature = "cuda");
-
 /// The GPU this process would use, described ("NVIDIA H100 … (compute 9.0, 132 SMs, …)"),
 /// or why there is none.
 pub fn probe() -> Result<String, GpuError> {

@@ -48,9 +48,6 @@ impl Schedule {
     pub fn levels(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
-    pub fn gates(&self) -> usize {
-        self.records.len()
-    }
     /// The records of level `l`.
     pub fn level(&self, l: usize) -> &[GateRecord] {
         &self.records[self.offsets[l] as usize..self.offsets[l + 1] as usize]
@@ -101,10 +98,6 @@ impl Scheduler {
             next_level: 0,
             gate_levels: Vec::new(),
         }
-    }
-
-    pub fn num_wires(&self) -> usize {
-        self.wires.len()
     }
 
     /// Levels `gates`, the next window of the circuit. On error nothing is recorded and the

@@ -36,15 +36,6 @@ pub enum Device {
     Gpu,
 }
 
-impl Device {
-    pub fn name(self) -> &'static str {
-        match self {
-            Device::Cpu => "cpu",
-            Device::Gpu => "gpu",
-        }
-    }
-}
-
 fn gpu_error(e: pgc_gpu::GpuError) -> ProtocolError {
     ProtocolError::Input(format!("GPU: {e}"))
 }
