@@ -232,8 +232,8 @@ mod compact_source;
 mod unrolled_source;
 
 pub use compact_file::{
-    MAX_BLOCK_ITEMS, PgcCompactReader, PgcCompactWriter, read_pgc_compact, read_pgc_compact_from,
-    write_pgc_compact, write_pgc_compact_file,
+    MAX_BLOCK_ITEMS, PgcCompactReader, PgcCompactWriter, patch_compact_layout, read_pgc_compact,
+    read_pgc_compact_from, write_pgc_compact, write_pgc_compact_file,
 };
 pub use compact_source::CompactFile;
 pub use unrolled_source::{RegionSummary, StreamedStats, UnrolledFile};
@@ -586,13 +586,26 @@ fn write_header<W: Write>(
     layout: &Layout,
     interface: &Interface,
 ) -> Result<HashingWriter<W>, PgcFileError> {
-    if !is_untyped(interface) {
-        check_interface(layout, interface).map_err(PgcErrorKind::from)?;
-    }
+    let header = header_bytes(version, layout, interface)?;
     let mut out = HashingWriter {
         inner: writer,
         hasher: blake3::Hasher::new(),
     };
+    out.write_all(&header)?;
+    let digest = out.digest();
+    out.write_all(&digest)?;
+    Ok(out)
+}
+
+/// The header (before its checksum): magic, version, the layout and interface sections.
+fn header_bytes(
+    version: u32,
+    layout: &Layout,
+    interface: &Interface,
+) -> Result<Vec<u8>, PgcFileError> {
+    if !is_untyped(interface) {
+        check_interface(layout, interface).map_err(PgcErrorKind::from)?;
+    }
     let layout_bytes = layout.to_bytes();
     let json = serde_json::to_vec(interface).map_err(io::Error::other)?;
     let mut header = Vec::with_capacity(24 + layout_bytes.len() + json.len());
@@ -609,10 +622,7 @@ fn write_header<W: Write>(
         header.extend_from_slice(&len.to_le_bytes());
         header.extend_from_slice(section);
     }
-    out.write_all(&header)?;
-    let digest = out.digest();
-    out.write_all(&digest)?;
-    Ok(out)
+    Ok(header)
 }
 
 /// Appends the whole-file checksum and flushes.

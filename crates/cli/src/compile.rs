@@ -130,6 +130,7 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
             "inputs": inputs,
             "outputs": outputs,
             "compile_seconds": cs.elapsed.as_secs_f64(),
+            "phases": cs.phases,
             "regions": regions.iter().map(|r| json!({
                 "line": r.line,
                 "instances": r.instances,
@@ -229,6 +230,7 @@ fn compile_compact(
             "inputs": inputs,
             "outputs": outputs,
             "compile_seconds": cs.elapsed.as_secs_f64(),
+            "phases": cs.phases,
             "gates_per_second": rate,
             "regions": [],
         });
@@ -315,6 +317,7 @@ fn compile_low_memory(args: &CompileCmdArgs, output: &Path) -> Result<()> {
             "inputs": inputs,
             "outputs": outputs,
             "compile_seconds": cs.elapsed.as_secs_f64(),
+            "phases": cs.phases,
             // The streaming compile writes the flat circuit (no regions kept).
             "regions": [],
         });
@@ -352,6 +355,16 @@ fn print_passes(cs: &pgc_compiler::CompileStats) {
             p.name,
             report::group(p.gates_removed)
         );
+    }
+    if !cs.phases.is_empty() {
+        outln!("phases       where the time went (wall; CPU of the thread that ran the phase):");
+        for p in &cs.phases {
+            let cpu = p
+                .cpu
+                .map(|c| format!(" (CPU {:.2} s)", c.as_secs_f64()))
+                .unwrap_or_default();
+            outln!("  {:<28} {:.2} s{cpu}", p.name, p.wall.as_secs_f64());
+        }
     }
 }
 

@@ -17,6 +17,7 @@ mod float;
 mod loops;
 mod lower;
 pub mod parallel;
+mod phases;
 /// Random C programs for the differential tests against gcc (test support).
 #[doc(hidden)]
 pub mod randprog;
@@ -108,7 +109,11 @@ pub struct CompileStats {
     pub and_gates_final: u64,
     #[serde(serialize_with = "secs")]
     pub elapsed: Duration,
+    /// Where the time went, phase by phase (empty where a path does not time its phases).
+    pub phases: Vec<PhaseTime>,
 }
+
+pub use phases::PhaseTime;
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
@@ -230,6 +235,8 @@ struct FrontEnd {
     entry_name: String,
     entry_params: Vec<String>,
     start: Instant,
+    /// Parsing, running the statements, preparing the netlist.
+    phases: Vec<PhaseTime>,
 }
 
 /// Deeply nested C (long expression chains, deep blocks) recurses deeply in the parser and in
@@ -267,6 +274,8 @@ fn front_end_on_this_thread(
     spill: Option<&Path>,
 ) -> Result<FrontEnd, CompileError> {
     let start = Instant::now();
+    let mut watch = phases::Stopwatch::start();
+    let mut phases = Vec::new();
     let mut text = source::preprocess(
         source,
         name,
@@ -293,6 +302,7 @@ fn front_end_on_this_thread(
                 message: format!("syntax error: expected {list}"),
             }
         })?;
+    watch.lap("parse", &mut phases);
     let builder = match spill {
         None => NetBuilder::new(opts.optimize),
         Some(dir) => {
@@ -321,10 +331,12 @@ fn front_end_on_this_thread(
         inputs: std::mem::take(&mut low.inputs),
         outputs,
     };
+    watch.lap("run the statements", &mut phases);
     let netlist = low.g.prepare().map_err(|e| CompileError::Source {
         pos: None,
         message: format!("{name}: the circuit cannot be built: {e}"),
     })?;
+    watch.lap("prepare the netlist", &mut phases);
     Ok(FrontEnd {
         netlist,
         templates: std::mem::take(&mut low.compact.templates),
@@ -336,6 +348,7 @@ fn front_end_on_this_thread(
         entry_name,
         entry_params,
         start,
+        phases,
     })
 }
 
@@ -370,6 +383,7 @@ fn compile_stats(
         gates_final: b.gates_emitted - b.dead_removed,
         and_gates_final: and_final,
         elapsed: start.elapsed(),
+        phases: Vec::new(),
     }
 }
 
@@ -380,6 +394,7 @@ fn compile_in(
     opts: &Options,
 ) -> Result<Compiled, CompileError> {
     let fe = front_end(source, name, dir, opts, None)?;
+    let mut watch = phases::Stopwatch::start();
     let regions = fe.netlist.region_spans().to_vec();
     let (circuit, b) = fe
         .netlist
@@ -388,7 +403,9 @@ fn compile_in(
             pos: None,
             message: format!("{name}: the circuit cannot be built: {e}"),
         })?;
-    let stats = compile_stats(&b, &fe.ranges, circuit.and_count(), fe.start);
+    let mut stats = compile_stats(&b, &fe.ranges, circuit.and_count(), fe.start);
+    stats.phases = fe.phases;
+    watch.lap("build the circuit", &mut stats.phases);
     Ok(Compiled {
         circuit,
         regions,
@@ -442,6 +459,7 @@ fn compact_in(
     let mut opts = opts.clone();
     opts.compact = true;
     let fe = front_end(source, name, dir, &opts, None)?;
+    let mut watch = phases::Stopwatch::start();
     let fail = |e: String| CompileError::Source {
         pos: None,
         message: format!("{name}: the circuit cannot be built: {e}"),
@@ -452,6 +470,8 @@ fn compact_in(
     let counts = pgc_circuit::compact::compact_stats(&circuit).map_err(|e| fail(e.to_string()))?;
     let mut stats = compile_stats(&b, &fe.ranges, counts.and_gates, fe.start);
     stats.gates_final = counts.gates;
+    stats.phases = fe.phases;
+    watch.lap("build the compact circuit", &mut stats.phases);
     Ok(CompiledCompact {
         circuit,
         interface: fe.interface,
@@ -484,7 +504,9 @@ pub fn compile_compact_streaming(
     let name = path.display().to_string();
     let mut opts = opts.clone();
     opts.compact = true;
-    let fe = front_end(&source, &name, path.parent(), &opts, Some(spill_dir))?;
+    let mut fe = front_end(&source, &name, path.parent(), &opts, Some(spill_dir))?;
+    let mut phases = std::mem::take(&mut fe.phases);
+    let mut watch = phases::Stopwatch::start();
     let fail = |e: String| CompileError::Source {
         pos: None,
         message: format!("{name}: {e}"),
@@ -500,9 +522,10 @@ pub fn compile_compact_streaming(
             SpillError::Io(e) => io_fail(e),
             SpillError::Netlist(e) => fail(e.to_string()),
         })?;
+    watch.lap("park the main body", &mut phases);
     let templates = fe.templates;
-    // Backward: each wire's last use. Then forward twice: once to learn the slot count
-    // (the file's header needs it), once to write.
+    // Backward: each wire's last use. Then forward once, assigning slots while writing; the
+    // header, written first with the SSA layout, gets the slot layout at the end.
     let mut chunk = Vec::new();
     let compact_fail = |e: pgc_circuit::compact::CompactError| fail(e.to_string());
     let mut last_uses =
@@ -511,26 +534,29 @@ pub fn compile_compact_streaming(
         spill.read_chunk(k, &mut chunk).map_err(io_fail)?;
         last_uses.feed_backward(&chunk);
     }
-    let mut dry = MainSlotter::new(last_uses.clone());
-    for k in 0..spill.chunk_count() {
-        spill.read_chunk(k, &mut chunk).map_err(io_fail)?;
-        dry.rename_forward(&mut chunk).map_err(compact_fail)?;
-    }
-    let layout = dry.finish().map_err(compact_fail)?;
-    let file = std::fs::File::create(out).map_err(|e| CompileError::Io {
+    watch.lap("last uses (backward)", &mut phases);
+    let out_err = |e: std::io::Error| CompileError::Io {
         path: out.to_path_buf(),
         source: e,
-    })?;
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(out)
+        .map_err(out_err)?;
     let write_err = |e: pgc_circuit::PgcFileError| fail(format!("writing {}: {e}", out.display()));
     let mut writer = pgc_circuit::pgcfile::PgcCompactWriter::new(
         std::io::BufWriter::with_capacity(1 << 20, file),
-        &layout,
+        &ssa_layout,
         &fe.interface,
         &templates,
     )
     .map_err(write_err)?;
-    let expander = pgc_circuit::compact::Expander::new(&templates, layout.num_wires)
-        .map_err(|e| fail(e.to_string()))?;
+    // Counts only (the main body's slots are not known yet).
+    let expander =
+        pgc_circuit::compact::Expander::new(&templates, 0).map_err(|e| fail(e.to_string()))?;
     // Expanded counts (main-level gates plus each call's template) on the way.
     let mut gates = 0u64;
     let mut ands = b.and_final;
@@ -554,18 +580,21 @@ pub fn compile_compact_streaming(
         slotter.rename_forward(&mut chunk).map_err(compact_fail)?;
         writer.write_items(&chunk).map_err(write_err)?;
     }
-    let final_layout = slotter.finish().map_err(compact_fail)?;
-    debug_assert_eq!(final_layout, layout);
+    let layout = slotter.finish().map_err(compact_fail)?;
     let w = writer.finish().map_err(write_err)?;
-    w.into_inner()
-        .map_err(|e| fail(format!("writing {}: {}", out.display(), e.error())))?
-        .sync_all()
-        .map_err(|e| CompileError::Io {
-            path: out.to_path_buf(),
-            source: e,
-        })?;
+    let mut file = w
+        .into_inner()
+        .map_err(|e| fail(format!("writing {}: {}", out.display(), e.error())))?;
+    watch.lap("slots and write (forward)", &mut phases);
+    pgc_circuit::pgcfile::patch_compact_layout(&mut file, &layout, &fe.interface)
+        .map_err(write_err)?;
+    file.sync_all().map_err(out_err)?;
+    // Label memory when run: the main body's slots plus the deepest template's scratch.
+    let peak_live_wires = layout.num_wires as u64 + expander.scratch_wires() as u64;
+    watch.lap("header and checksums", &mut phases);
     let mut stats = compile_stats(&b, &fe.ranges, ands, fe.start);
     stats.gates_final = gates;
+    stats.phases = phases;
     let summary = CompactSummary {
         templates: templates.len() as u64,
         calls,
@@ -573,7 +602,7 @@ pub fn compile_compact_streaming(
         loops_outlined: fe.loops_outlined,
         loop_iterations_outlined: fe.loop_iterations_outlined,
         main_slots: layout.num_wires as u64,
-        peak_live_wires: expander.num_wires() as u64,
+        peak_live_wires,
     };
     Ok((fe.interface, stats, summary))
 }
@@ -624,6 +653,7 @@ pub fn compile_file_streaming<W: std::io::Write>(
     })?;
     let name = path.display().to_string();
     let fe = front_end(&source, &name, path.parent(), opts, Some(spill_dir))?;
+    let mut watch = phases::Stopwatch::start();
     let and_final = fe.netlist.and_count();
     let write_err = |e: pgc_circuit::PgcFileError| CompileError::Source {
         pos: None,
@@ -644,10 +674,10 @@ pub fn compile_file_streaming<W: std::io::Write>(
             },
         })?;
     writer.finish().map_err(write_err)?;
-    Ok((
-        fe.interface,
-        compile_stats(&b, &fe.ranges, and_final, fe.start),
-    ))
+    let mut stats = compile_stats(&b, &fe.ranges, and_final, fe.start);
+    stats.phases = fe.phases;
+    watch.lap("write the circuit", &mut stats.phases);
+    Ok((fe.interface, stats))
 }
 
 enum StreamError {

@@ -33,6 +33,7 @@ fn compiled(
             gates_final: 0,
             and_gates_final: 0,
             elapsed: Duration::ZERO,
+            phases: Vec::new(),
         },
         entry_name: entry.into(),
         entry_params: params.iter().map(|p| p.to_string()).collect(),

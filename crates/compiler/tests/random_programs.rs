@@ -101,6 +101,7 @@ fn interface_only(p: &RandomProgram) -> Compiled {
             gates_final: 0,
             and_gates_final: 0,
             elapsed: Duration::ZERO,
+            phases: Vec::new(),
         },
         entry_name: p.entry.clone(),
         entry_params: p.params.clone(),

@@ -3,14 +3,14 @@
 //! ([`read_pgc_compact`], [`PgcCompactReader`]).
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::{
     HashingWriter, LAYOUT_OFFSET, PGC_COMPACT_FORMAT_VERSION, PgcErrorKind, PgcFileError,
     PgcHeader, Source, TAG_RESERVED, check_layout, decode_gate_fields, encode_gate_record, gate_op,
-    get_varint, malformed, put_varint, read_header, unjustified_wires, unzigzag, with_file,
-    write_file, write_final_checksum, write_header, zigzag,
+    get_varint, header_bytes, malformed, put_varint, read_header, unjustified_wires, unzigzag,
+    with_file, write_file, write_final_checksum, write_header, zigzag,
 };
 use crate::compact::{Call, CompactCircuit, Expander, Item, Template};
 use crate::ir::{Gate, Layout, Op, WireId};
@@ -465,6 +465,52 @@ impl<W: Write> PgcCompactWriter<W> {
         self.out.write_all(&end)?;
         write_final_checksum(self.out)
     }
+}
+
+/// Rewrites the layout in the header of a finished compact file and recomputes both
+/// checksums. For a writer that learns the main body's slot count and output slots only
+/// at its end (the streaming compiler writes the header with its SSA layout, whose input
+/// and output counts are the final ones, so the header keeps its length): reading the file
+/// once more costs far less than a pass over the main body to learn the slots first.
+pub fn patch_compact_layout<F: Read + Write + Seek>(
+    file: &mut F,
+    layout: &Layout,
+    interface: &Interface,
+) -> Result<(), PgcFileError> {
+    let invalid = |e: String| PgcFileError::from(PgcErrorKind::CompactWrite(e));
+    check_main_layout(layout).map_err(invalid)?;
+    let header = header_bytes(PGC_COMPACT_FORMAT_VERSION, layout, interface)?;
+    let mut old = vec![0u8; header.len()];
+    file.seek(SeekFrom::Start(0))?;
+    file.read_exact(&mut old)?;
+    // Magic, version and the layout's length, then the layout, then the interface.
+    let before = LAYOUT_OFFSET as usize;
+    let after = before + layout.to_bytes().len();
+    if old[..before] != header[..before] || old[after..] != header[after..] {
+        return Err(invalid(
+            "the new layout does not fit the header written (another interface or output count)"
+                .into(),
+        ));
+    }
+    let digest = blake3::hash(&header);
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(&header)?;
+    file.write_all(digest.as_bytes())?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&header);
+    hasher.update(digest.as_bytes());
+    let body_start = header.len() as u64 + 32;
+    let body_end = file
+        .seek(SeekFrom::End(0))?
+        .checked_sub(32)
+        .filter(|&end| end >= body_start)
+        .ok_or_else(|| invalid("the file is shorter than its header and checksum".into()))?;
+    file.seek(SeekFrom::Start(body_start))?;
+    std::io::copy(&mut (&mut *file).take(body_end - body_start), &mut hasher)?;
+    file.seek(SeekFrom::Start(body_end))?;
+    file.write_all(hasher.finalize().as_bytes())?;
+    file.flush()?;
+    Ok(())
 }
 
 /// A template's own fields: name length, wire counts.
@@ -1395,6 +1441,39 @@ pub(super) mod tests {
         let calls = c.main.iter().filter(|i| matches!(i, Item::Call(_))).count();
         assert_eq!(r.calls_read(), calls as u64);
         assert_eq!(r.read_items(&mut main).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_patched_layout_gives_the_bytes_of_writing_it_first() {
+        // Written with a provisional layout (more wires, other output wires), then patched:
+        // byte for byte the file written with the final layout, checksums included.
+        let c = random_compact(7, 4, 5_000);
+        let whole = to_bytes(&c, &Interface::default());
+        let mut provisional = c.layout.clone();
+        provisional.num_wires += 1000;
+        for w in &mut provisional.output_wires {
+            *w += 1000;
+        }
+        let mut w = PgcCompactWriter::new(
+            std::io::Cursor::new(Vec::new()),
+            &provisional,
+            &Interface::default(),
+            &c.templates,
+        )
+        .unwrap();
+        w.write_items(&c.main).unwrap();
+        let mut file = w.finish().unwrap();
+        assert_ne!(file.get_ref(), &whole);
+        patch_compact_layout(&mut file, &c.layout, &Interface::default()).unwrap();
+        assert_eq!(file.get_ref(), &whole);
+
+        // A layout of another length is refused and the file left as it was.
+        let mut longer = c.layout.clone();
+        longer.output_widths.push(1);
+        longer.output_wires.push(0);
+        let e = patch_compact_layout(&mut file, &longer, &Interface::default()).unwrap_err();
+        assert!(e.to_string().contains("does not fit"), "{e}");
+        assert_eq!(file.get_ref(), &whole);
     }
 
     #[test]
