@@ -518,9 +518,15 @@ impl<'a> Lowerer<'a> {
                 let Ty::Array(elem, n) = ty else {
                     return None;
                 };
-                let k = match self.eval_rvalue(e) {
-                    Ok(Val::Int(t, bits)) => const_value(t, &bits)?,
-                    _ => return None,
+                let k = match self
+                    .const_subscript(e)
+                    .filter(|k| (0..n as i128).contains(k))
+                {
+                    Some(k) => k,
+                    None => match self.eval_rvalue(e) {
+                        Ok(Val::Int(t, bits)) => const_value(t, &bits)?,
+                        _ => return None,
+                    },
                 };
                 if k < 0 || k >= n as i128 {
                     return None;
@@ -569,6 +575,55 @@ impl<'a> Lowerer<'a> {
             })
             .collect();
         Some((places, uses, index_vars))
+    }
+
+    /// A subscript's value found without building anything, when it is made of integer
+    /// constants, variables whose bits are all constants, and `+`, `-`, `*` (a loop
+    /// counter's `i - 1`): the exact value, or `None` for anything else (or an overflow of
+    /// i128). Runs once per array use per iteration, so it must not go through the general
+    /// evaluator, which makes literals and range records for every intermediate value.
+    /// The caller takes it only when it is in bounds: C's result differs from the exact
+    /// one by a multiple of 2^32 or 2^64 (arithmetic happens after promotion to `int` or
+    /// wider), which no in-bounds index can; anything else is evaluated the general way.
+    fn const_subscript(&self, e: &Node<Expression>) -> Option<i128> {
+        match &e.node {
+            Expression::Constant(c) => match &c.node {
+                Constant::Integer(i) => {
+                    let radix = match i.base {
+                        IntegerBase::Decimal => 10,
+                        IntegerBase::Octal => 8,
+                        IntegerBase::Hexadecimal => 16,
+                        IntegerBase::Binary => 2,
+                    };
+                    let digits: &str = if i.number.is_empty() { "0" } else { &i.number };
+                    u64::from_str_radix(digits, radix).ok().map(i128::from)
+                }
+                _ => None,
+            },
+            Expression::Identifier(id) => match self.peek(&id.node.name)? {
+                Binding::Var(v) => match &self.vars[v].ty {
+                    Ty::Int(t) if self.vars[v].ptr.is_none() && !self.deferring() => {
+                        const_value(*t, self.var_bits(v))
+                    }
+                    _ => None,
+                },
+                Binding::Const(_, k) => Some(k),
+                Binding::Typedef(_) => None,
+            },
+            Expression::BinaryOperator(b) => {
+                let op = match b.node.operator.node {
+                    BinaryOperator::Plus => i128::checked_add,
+                    BinaryOperator::Minus => i128::checked_sub,
+                    BinaryOperator::Multiply => i128::checked_mul,
+                    _ => return None,
+                };
+                op(
+                    self.const_subscript(&b.node.lhs)?,
+                    self.const_subscript(&b.node.rhs)?,
+                )
+            }
+            _ => None,
+        }
     }
 
     /// The shape of an iteration (see the module docs) as bytes: where each use lands and

@@ -336,6 +336,35 @@ fn inline_loops_with_conditions_aliasing_and_structs() {
 }
 
 #[test]
+fn loop_subscripts_follow_c_arithmetic() {
+    // Subscripts of outlined iterations are computed without the general evaluator where
+    // they are constant sums and products: the same elements as C must come out, also
+    // where C's arithmetic wraps (`u + 1` is 0 for the largest unsigned) or a narrow
+    // signed counter is negative, and with hex/octal literals and enum constants.
+    let src = r#"
+        #include <stdint.h>
+        enum { BASE = 2, STEP = 0x1 };
+        void mpc_main(uint8_t INPUT_A_a[8], uint8_t INPUT_B_b[8], uint32_t OUTPUT_r[8]) {
+            uint32_t v[8];
+            for (int i = 0; i < 8; i++) v[i] = INPUT_A_a[i];
+            unsigned u = 4294967295u;
+            unsigned long long w = 18446744073709551615ull;
+            signed char c = -1;
+            for (int i = 0; i < 8; i++)
+                v[u + 1 + i] = v[u + 1 + i] * 3 + INPUT_B_b[7 - i];
+            for (int i = 0; i < 7; i++)
+                v[w + STEP + i] += v[c + 2 + i] ^ INPUT_B_b[i * 2 - i];
+            for (int i = 0; i < 3; i++)
+                v[BASE * i + 01] -= v[(unsigned)i + 010 - 3] + v[i - u - 1];
+            for (int i = 0; i < 8; i++) OUTPUT_r[i] = v[i];
+        }
+    "#;
+    let (loops, iterations, ..) = loop_templates("subscripts", src, 40, 5);
+    assert!(loops >= 3, "{loops} loops outlined");
+    assert!(iterations >= 8 + 7 + 3, "{iterations}");
+}
+
+#[test]
 fn inline_loops_inside_function_templates() {
     let src = r#"
         #include <stdint.h>
