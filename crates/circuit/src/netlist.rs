@@ -967,7 +967,14 @@ impl NetBuilder {
             NodeStore::Memory(chunks) => match chunks.last_mut() {
                 Some(last) if last.len() < SPILL_CHUNK_NODES => last.push(node),
                 _ => {
-                    let mut chunk = Vec::with_capacity(SPILL_CHUNK_NODES);
+                    // The first chunk grows as needed: a template's builder holds a few
+                    // hundred nodes, and a full chunk per template costs page zeroing.
+                    let capacity = if chunks.is_empty() {
+                        256
+                    } else {
+                        SPILL_CHUNK_NODES
+                    };
+                    let mut chunk = Vec::with_capacity(capacity);
                     chunk.push(node);
                     chunks.push(chunk);
                 }
@@ -1554,7 +1561,9 @@ impl PreparedNetlist {
         mut f: impl FnMut(&[Item]) -> Result<(), E>,
     ) -> Result<BuildStats, E> {
         let num = &self.numbering;
-        let mut out: Vec<Item> = Vec::with_capacity(SPILL_CHUNK_NODES);
+        // Sized for small bodies too (templates): a full chunk each would be zeroed pages.
+        let mut out: Vec<Item> =
+            Vec::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
         for (value, wire) in num.const_wires.iter().enumerate() {
             if let Some(w) = wire {
                 out.push(Item::Gate(Gate::constant(value == 1, *w)));

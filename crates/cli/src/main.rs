@@ -13,6 +13,9 @@ mod plot;
 
 use std::process::ExitCode;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Args, Parser, Subcommand};
 
 const ABOUT: &str = "\

@@ -90,7 +90,10 @@ impl Ranges {
 
     fn insert(&mut self, key: &[Lit], r: (u64, u64)) {
         if self.young.len() >= GENERATION {
-            self.old = std::mem::take(&mut self.young);
+            // The old generation's table, emptied, is the new young one: its allocation is
+            // kept instead of growing a fresh table again.
+            std::mem::swap(&mut self.young, &mut self.old);
+            self.young.clear();
         }
         self.young.insert(key.to_vec().into_boxed_slice(), r);
     }
