@@ -995,11 +995,14 @@ fn is_builtin(name: &str) -> bool {
 
 /// The value of constant bits, interpreted per the type's signedness.
 pub fn const_value(t: IntTy, bits: &[Lit]) -> Option<i128> {
+    // Called for every subscript of every loop iteration: 64-bit words, not i128 shifts.
     let mut v: i128 = 0;
-    for (i, b) in bits.iter().enumerate() {
-        if b.as_const()? {
-            v |= 1 << i;
+    for (k, word) in bits.chunks(64).enumerate() {
+        let mut w = 0u64;
+        for (i, b) in word.iter().enumerate() {
+            w |= (b.as_const()? as u64) << i;
         }
+        v |= (w as i128) << (64 * k);
     }
     if t.signed && !t.is_bool && !bits.is_empty() && bits[bits.len() - 1] == Lit::TRUE {
         v -= 1i128 << bits.len();
