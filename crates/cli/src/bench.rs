@@ -200,25 +200,6 @@ fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
     Ok(RandomLayered::new(width, depth, 0x9e37_79b9)?)
 }
 
-/// CPU time this thread has used (None where the platform gives none): on a shared machine
-/// it leaves out the time other processes held the core, which wall time counts.
-fn thread_cpu_time() -> Option<Duration> {
-    #[cfg(unix)]
-    {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `t` is a valid timespec for the call to write.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-        (rc == 0).then(|| Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
-    }
-    #[cfg(not(unix))]
-    {
-        None
-    }
-}
-
 fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {
     (0..n).map(|_| prg.random_bool()).collect()
 }
@@ -251,14 +232,14 @@ fn bench_garble<S: GateSource>(circuit: &S, repeats: u64, what: &str, json: bool
         }
         circuit.for_each_chunk(&mut |gates| -> Result<()> {
             tables.clear();
-            let (t, c) = (Instant::now(), thread_cpu_time());
+            let (t, c) = (Instant::now(), pgc_compiler::thread_cpu_time());
             garbler.garble(gates, &mut tables);
             garbling += t.elapsed();
-            let (t, c2) = (Instant::now(), thread_cpu_time());
+            let (t, c2) = (Instant::now(), pgc_compiler::thread_cpu_time());
             add(&mut garbling_cpu, c, c2);
             evaluator.evaluate(gates, &tables)?;
             evaluating += t.elapsed();
-            add(&mut evaluating_cpu, c2, thread_cpu_time());
+            add(&mut evaluating_cpu, c2, pgc_compiler::thread_cpu_time());
             Ok(())
         })?;
     }

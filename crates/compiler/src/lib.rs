@@ -113,7 +113,7 @@ pub struct CompileStats {
     pub phases: Vec<PhaseTime>,
 }
 
-pub use phases::PhaseTime;
+pub use phases::{PhaseTime, thread_cpu_time};
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())

@@ -52,9 +52,11 @@ impl Stopwatch {
     }
 }
 
-/// CPU time used so far by the calling thread.
+/// CPU time used so far by the calling thread (`None` where the platform gives none): on a
+/// shared machine it leaves out the time other processes held the core, which wall time
+/// counts.
 #[cfg(unix)]
-fn thread_cpu_time() -> Option<Duration> {
+pub fn thread_cpu_time() -> Option<Duration> {
     let mut t = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -65,6 +67,6 @@ fn thread_cpu_time() -> Option<Duration> {
 }
 
 #[cfg(not(unix))]
-fn thread_cpu_time() -> Option<Duration> {
+pub fn thread_cpu_time() -> Option<Duration> {
     None
 }
