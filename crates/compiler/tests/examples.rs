@@ -423,6 +423,191 @@ fn hamming() {
     assert_eq!(got, [17]);
 }
 
+/// The bit-by-bit Hamming distance: gcc and the reference agree; its narrowed counter keeps
+/// it within a small factor of the SWAR version (examples/hamming.c).
+#[test]
+fn hamming_textbook() {
+    require_gcc!();
+    let case = Case::file(example("hamming_textbook.c"), &[]);
+    let c = check_case(&case, 100, 1, 48);
+    check_reference(&case, &c, 100, 49, |v| {
+        let d: u32 = v[0]
+            .iter()
+            .zip(&v[1])
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum();
+        vec![vec![d as u64]]
+    });
+    let swar = Case::file(example("hamming.c"), &[]).compile_or_panic();
+    eprintln!(
+        "Hamming distance (512 bits): {} AND bit by bit, {} AND with the SWAR count",
+        c.stats.and_gates_final, swar.stats.and_gates_final
+    );
+    // 512 additions of one bit into a 32-bit counter would be about 16,000 AND unnarrowed.
+    assert!(c.stats.and_gates_final < 2 * swar.stats.and_gates_final);
+
+    let case = Case::file(example("hamming_textbook.c"), &["HAMMING_WORDS=2"]);
+    let c = case.compile_or_panic();
+    let got = run_named(
+        &c,
+        &[
+            ("INPUT_A_bits", vec![0xffff_ffff, 0]),
+            ("INPUT_B_bits", vec![0x0000_ffff, 1]),
+        ],
+        "OUTPUT_distance",
+    );
+    assert_eq!(got, [17]);
+}
+
+/// Bubble sort of both parties' ints: gcc and a sort in Rust agree, on random values and on
+/// values with many repeats.
+#[test]
+fn sort() {
+    require_gcc!();
+    let reference = |v: &Values| {
+        let mut all: Vec<i64> = v[0].iter().chain(&v[1]).map(|&x| signed(x, 32)).collect();
+        all.sort();
+        vec![all.iter().map(|&x| x as u32 as u64).collect()]
+    };
+    let case = Case::file(example("sort.c"), &[]);
+    let c = check_case(&case, 40, 1, 50);
+    check_reference(&case, &c, 40, 51, reference);
+    let mut rng = Rng::new(52);
+    let repeats: Vec<Values> = (0..20)
+        .map(|_| {
+            (0..2)
+                .map(|_| {
+                    (0..16)
+                        .map(|_| rng.below(3).wrapping_sub(1) & 0xffff_ffff)
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    check_inputs(&case, &c, &repeats, 0);
+    check_reference_on(&case, &c, &repeats, reference);
+    // At most one compare-and-swap per pair of the bubble network: 32 ANDs to compare, 32 to
+    // swap (the swap shares one selection between both places).
+    assert!(c.stats.and_gates_final <= 32 * 31 / 2 * 64);
+
+    let case = Case::file(example("sort.c"), &["SORT_N=3"]);
+    let c = case.compile_or_panic();
+    let got = run_named(
+        &c,
+        &[
+            ("INPUT_A_values", vec![7, -2, 5]),
+            ("INPUT_B_values", vec![0, 9, 1]),
+        ],
+        "OUTPUT_sorted",
+    );
+    assert_eq!(got, [-2, 0, 1, 5, 7, 9]);
+}
+
+/// GF(2^8) multiplication modulo AES' polynomial x^8 + x^4 + x^3 + x + 1.
+fn gf_mul(mut a: u8, mut b: u8) -> u8 {
+    let mut product = 0;
+    while b != 0 {
+        if b & 1 != 0 {
+            product ^= a;
+        }
+        a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+        b >>= 1;
+    }
+    product
+}
+
+/// The S-box from its definition (FIPS-197 §5.1.1: inverse in GF(2^8), then the affine map),
+/// not from a table, so that the reference does not share the example's table.
+fn aes_sbox(x: u8) -> u8 {
+    let inverse = (1..=255u8).find(|&y| gf_mul(x, y) == 1).unwrap_or(0);
+    let mut out = 0x63;
+    for i in 0..8 {
+        let bit = (inverse >> i)
+            ^ (inverse >> ((i + 4) % 8))
+            ^ (inverse >> ((i + 5) % 8))
+            ^ (inverse >> ((i + 6) % 8))
+            ^ (inverse >> ((i + 7) % 8));
+        out ^= (bit & 1) << i;
+    }
+    out
+}
+
+/// AES-128 encryption of one block (FIPS-197), column-major state as in the example.
+fn aes128_reference(key: &[u8; 16], block: &[u8; 16]) -> [u8; 16] {
+    let sbox: Vec<u8> = (0..=255u8).map(aes_sbox).collect();
+    let mut words: Vec<[u8; 4]> = key.chunks(4).map(|w| [w[0], w[1], w[2], w[3]]).collect();
+    let mut rcon = 1u8;
+    for i in 4..44 {
+        let mut t = words[i - 1];
+        if i % 4 == 0 {
+            t = [
+                sbox[t[1] as usize] ^ rcon,
+                sbox[t[2] as usize],
+                sbox[t[3] as usize],
+                sbox[t[0] as usize],
+            ];
+            rcon = gf_mul(rcon, 2);
+        }
+        let w = words[i - 4];
+        words.push([w[0] ^ t[0], w[1] ^ t[1], w[2] ^ t[2], w[3] ^ t[3]]);
+    }
+    let round_key = |r: usize, i: usize| words[4 * r + i / 4][i % 4];
+    let mut s: [u8; 16] = std::array::from_fn(|i| block[i] ^ round_key(0, i));
+    for round in 1..=10 {
+        let sub: [u8; 16] = std::array::from_fn(|i| sbox[s[i] as usize]);
+        s = std::array::from_fn(|i| sub[4 * ((i / 4 + i % 4) % 4) + i % 4]);
+        if round < 10 {
+            let col = s;
+            for c in 0..4 {
+                for r in 0..4 {
+                    s[4 * c + r] = gf_mul(col[4 * c + r], 2)
+                        ^ gf_mul(col[4 * c + (r + 1) % 4], 3)
+                        ^ col[4 * c + (r + 2) % 4]
+                        ^ col[4 * c + (r + 3) % 4];
+                }
+            }
+        }
+        s = std::array::from_fn(|i| s[i] ^ round_key(round, i));
+    }
+    s
+}
+
+/// AES-128 with a table S-box: gcc, an AES reference built from the S-box's definition, and
+/// FIPS-197's example vector agree.
+#[test]
+fn aes128() {
+    require_gcc!();
+    let case = Case::file(example("aes128.c"), &[]);
+    let c = check_case(&case, 20, 1, 53);
+    check_reference(&case, &c, 20, 54, |v| {
+        let key: [u8; 16] = std::array::from_fn(|i| v[0][i] as u8);
+        let block: [u8; 16] = std::array::from_fn(|i| v[1][i] as u8);
+        vec![
+            aes128_reference(&key, &block)
+                .iter()
+                .map(|&x| x as u64)
+                .collect(),
+        ]
+    });
+    let got = run_named(
+        &c,
+        &[
+            ("INPUT_A_key", (0..16).collect()),
+            ("INPUT_B_plaintext", (0..16).map(|i| i * 0x11).collect()),
+        ],
+        "OUTPUT_ciphertext",
+    );
+    let fips_197_c1 = [
+        0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5,
+        0x5a,
+    ];
+    assert_eq!(got, fips_197_c1);
+    eprintln!(
+        "AES-128, table S-box: {} AND gates",
+        c.stats.and_gates_final
+    );
+}
+
 fn auction_reference(v: &Values) -> Values {
     let bids: Vec<u64> = v[0].iter().chain(&v[1]).copied().collect();
     let (mut highest, mut second, mut winner) = (0u64, 0u64, 0u64);
@@ -755,6 +940,9 @@ fn every_example_is_tested_and_documented() {
         "edit_distance.c",
         "edit_distance_textbook.c",
         "hamming.c",
+        "hamming_textbook.c",
+        "sort.c",
+        "aes128.c",
         "auction.c",
         "median.c",
         "proximity_utm.c",
@@ -787,7 +975,7 @@ fn every_example_is_tested_and_documented() {
 /// it may see (the circuit itself is checked against gcc above).
 #[test]
 fn every_example_under_gmw_and_every_yao_mode() {
-    let cases: [(&str, &[&str]); 13] = [
+    let cases: [(&str, &[&str]); 15] = [
         ("millionaires.c", &[]),
         ("dot_product.c", &["N=6"]),
         ("biomatch.c", &["BIOMATCH_N=5", "BIOMATCH_D=2"]),
@@ -796,6 +984,8 @@ fn every_example_under_gmw_and_every_yao_mode() {
         ("edit_distance.c", &["EDIT_LEN=4"]),
         ("edit_distance_textbook.c", &["EDIT_LEN=4"]),
         ("hamming.c", &["HAMMING_WORDS=2"]),
+        ("hamming_textbook.c", &["HAMMING_WORDS=2"]),
+        ("sort.c", &["SORT_N=3"]),
         ("auction.c", &[]),
         ("median.c", &["MEDIAN_N=4"]),
         ("edit_distance_large.c", &["EDIT_LEN=4"]),
