@@ -64,7 +64,7 @@ mod imp {
     use pgc_net::connect::{accept_peer, connect_peer};
     use pgc_protocol::cluster::mpi::MpiTeam;
     use pgc_protocol::cluster::{
-        TcpRankLinks, Team, WorkerEnd, rank_port, run_coordinator, run_worker,
+        TcpRankLinks, Team, WorkerEnd, heartbeat, rank_port, run_coordinator, run_worker,
     };
     use pgc_protocol::parallel::{
         ParallelExtras, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams,
@@ -73,6 +73,10 @@ mod imp {
     use serde_json::json;
 
     use super::*;
+
+    /// How long a failed worker leaves its rank 0 to report and end the party before it
+    /// ends the party itself.
+    const ORPHAN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
     /// This process's place in its party's cluster (MPI is initialized).
     pub struct Cluster {
@@ -112,7 +116,11 @@ mod imp {
         Ok(format!("{host}:{}", rank_port(port, rank)?))
     }
 
-    pub fn run(cluster: Cluster, session: &Session, args: &RunArgs) -> Result<()> {
+    pub fn run(mut cluster: Cluster, session: &Session, args: &RunArgs) -> Result<()> {
+        // A rank silent (not even heartbeats) for this long is lost: the run fails.
+        cluster
+            .team
+            .set_silence_bound(heartbeat::silence_bound(session.timeout));
         let team = &cluster.team;
         let (rank, k) = (team.rank(), team.size());
         let me = session.me;
@@ -262,6 +270,13 @@ mod imp {
             },
         };
         let progress = AtomicU64::new(0);
+        if std::env::var("PGC_TEST_SILENT_RANK").is_ok_and(|r| r == rank.to_string()) {
+            // Test hook (tests/cluster.rs): this rank stops answering, as a stopped process
+            // would; its party must fail naming it and end it (MPI_Abort).
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
         match run_worker(session.me, team, pc, &mut links, &progress) {
             Ok(WorkerEnd::Finished(_)) => Ok(()),
             // Rank 0 reports the failure (naming this rank if it failed here) and ends the
@@ -273,6 +288,10 @@ mod imp {
                     session.me.letter(),
                     team.size()
                 );
+                // Rank 0 ends the party once it has reported; if it cannot (it is the one
+                // lost), this rank does, so that no rank of the party hangs.
+                std::thread::sleep(ORPHAN_GRACE);
+                team.abort(1);
                 Ok(())
             }
         }

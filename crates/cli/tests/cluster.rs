@@ -80,6 +80,17 @@ mod with_mpi {
 
     /// One party: `mpirun -np k pgc run biomatch … --cluster`.
     fn party(k: usize, party: &str, endpoint: &[&str], input: &str, extra: &[&str]) -> Child {
+        party_env(k, party, endpoint, input, extra, &[])
+    }
+
+    fn party_env(
+        k: usize,
+        party: &str,
+        endpoint: &[&str],
+        input: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Child {
         Command::new("mpirun")
             .args([
                 "--oversubscribe",
@@ -90,17 +101,16 @@ mod with_mpi {
             .arg(env!("CARGO_BIN_EXE_pgc"))
             .args(["run", &example("biomatch.c"), "-D", "BIOMATCH_N=7"])
             .args(["--party", party, "--input", input, "--psk", &test_psk()])
-            .args([
-                "--parallel",
-                "cgp",
-                "--json",
-                "--timeout",
-                "60",
-                "--cluster",
-            ])
+            .args(["--parallel", "cgp", "--json", "--cluster"])
+            .args(if extra.contains(&"--timeout") {
+                &[][..]
+            } else {
+                &["--timeout", "60"][..]
+            })
             .args(endpoint)
             .args(extra)
             .env("XDG_CACHE_HOME", cache("run"))
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -158,5 +168,33 @@ mod with_mpi {
                 "party {name}: {err}"
             );
         }
+    }
+
+    /// A worker rank that stops answering (the test hook `PGC_TEST_SILENT_RANK` makes A's
+    /// rank 1 sleep instead of running) fails both parties, A's error naming the rank,
+    /// within the silence bound (`--timeout 4` here), instead of hanging.
+    #[test]
+    fn a_silent_worker_rank_fails_both_parties_naming_it() {
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let base = free_base(2);
+        let listen = format!("127.0.0.1:{base}");
+        let extra = ["--threads", "1", "--timeout", "4"];
+        let a = party_env(
+            2,
+            "a",
+            &["--listen", &listen],
+            DB,
+            &extra,
+            &[("PGC_TEST_SILENT_RANK", "1")],
+        );
+        let b = party(2, "b", &["--connect", &listen], SAMPLE, &extra);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let err_a = String::from_utf8_lossy(&a.stderr);
+        assert!(!a.status.success() && !b.status.success(), "{err_a}");
+        assert!(
+            err_a.contains("party A rank 1 (of 2) failed")
+                && err_a.contains("not even a heartbeat"),
+            "{err_a}"
+        );
     }
 }

@@ -66,7 +66,19 @@
 //! the whole party ([`Team::abort`], `MPI_Abort`), so no rank waits forever. A rank that
 //! dies is ended with its whole party by `mpirun`/`srun`, which closes its connections,
 //! so the other party's matching ranks fail at once and report in turn.
+//!
+//! A rank that stops answering without dying (stopped, hung in MPI, its node gone without
+//! the launcher noticing) is caught by heartbeats ([`heartbeat`]): the thread that calls
+//! [`run_coordinator`] or [`run_worker`] (MPI's thread) only carries messages and sends a
+//! heartbeat every second to the ranks it talks to, while the protocol runs on a thread of
+//! its own, so a rank may compute as long as it needs. Rank 0 fails with "party X rank i
+//! (of K) failed: rank i sent nothing, not even a heartbeat, for … s" once a worker was
+//! silent for [`Team::silence_bound`] (`pgc run --cluster`: its `--timeout`, clamped to
+//! 3 ..= 10 s, [`heartbeat::silence_bound`]); a worker fails the same way when rank 0 is
+//! silent and, if rank 0 cannot report, ends the party itself. A protocol thread that does
+//! not notice (it waits on a network peer) is ended by its own pump one bound later.
 
+pub mod heartbeat;
 pub mod plan;
 pub mod tcp;
 pub mod team;
@@ -135,6 +147,32 @@ pub fn run_coordinator(
         )));
     }
     check_team_size(team.size())?;
+    let k = team.size();
+    let workers: Vec<usize> = (1..k).collect();
+    heartbeat::pumped(team, &workers, &rank_name(me, 0, k), |team| {
+        coordinate(
+            me, team, peer_host, ch, opener, circuit, owners, visibility, inputs, config, progress,
+            extras,
+        )
+    })
+}
+
+/// [`run_coordinator`] on the protocol thread, `team` the pump's relay.
+#[allow(clippy::too_many_arguments)]
+fn coordinate(
+    me: Party,
+    team: &dyn Team,
+    peer_host: &str,
+    ch: &mut dyn Channel,
+    opener: &mut dyn StreamOpener,
+    circuit: &ParallelCircuit,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    config: &ParallelConfig,
+    progress: &AtomicU64,
+    extras: &ParallelExtras<'_>,
+) -> Result<Outcome, ProtocolError> {
     let mut driver = Driver {
         team,
         peer_host: peer_host.to_string(),
@@ -723,6 +761,20 @@ pub fn run_worker(
         ));
     }
     check_team_size(team.size())?;
+    let who = rank_name(me, rank, team.size());
+    heartbeat::pumped(team, &[0], &who, |team| {
+        serve_rank0(me, team, circuit, links, progress)
+    })
+}
+
+/// [`run_worker`] on the protocol thread, `team` the pump's relay.
+fn serve_rank0(
+    me: Party,
+    team: &dyn Team,
+    circuit: &ParallelCircuit,
+    links: &mut dyn RankLinks,
+    progress: &AtomicU64,
+) -> Result<WorkerEnd, ProtocolError> {
     let mut state = WorkerState {
         me,
         team,

@@ -24,6 +24,7 @@ pub struct MpiTeam {
     // Declared before `_universe` so that the communicator is dropped first.
     world: SimpleCommunicator,
     _universe: Universe,
+    silence: std::time::Duration,
 }
 
 impl MpiTeam {
@@ -40,7 +41,13 @@ impl MpiTeam {
         Ok(MpiTeam {
             world: universe.world(),
             _universe: universe,
+            silence: super::heartbeat::MAX_SILENCE,
         })
+    }
+
+    /// Sets [`Team::silence_bound`] (default [`super::heartbeat::MAX_SILENCE`]).
+    pub fn set_silence_bound(&mut self, bound: std::time::Duration) {
+        self.silence = bound;
     }
 }
 
@@ -50,6 +57,9 @@ impl Team for MpiTeam {
     }
     fn size(&self) -> usize {
         self.world.size() as usize
+    }
+    fn silence_bound(&self) -> std::time::Duration {
+        self.silence
     }
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError> {
         let peer = self.world.process_at_rank(to as i32);
