@@ -66,6 +66,7 @@ mod imp {
     use pgc_protocol::cluster::{
         TcpRankLinks, Team, WorkerEnd, heartbeat, rank_port, run_coordinator, run_worker,
     };
+    use pgc_protocol::malicious::{run_cut_and_choose_coordinator, run_cut_and_choose_worker};
     use pgc_protocol::parallel::{
         ParallelExtras, ParallelMode, StreamOpener, TcpAcceptStreams, TcpConnectStreams,
     };
@@ -125,11 +126,11 @@ mod imp {
         let (rank, k) = (team.rank(), team.size());
         let me = session.me;
         let who = format!("party {} rank {rank} (of {k})", me.letter());
-        let result = check(session).and_then(|pc| {
+        let result = check(session).and_then(|what| {
             if rank == 0 {
-                coordinate(team, session, args, pc)
+                coordinate(team, session, args, what)
             } else {
-                work(team, session, args, pc)
+                work(team, session, args, what)
             }
         });
         match result {
@@ -145,34 +146,42 @@ mod imp {
         }
     }
 
+    /// What the ranks spread.
+    #[derive(Clone, Copy)]
+    enum Spread<'a> {
+        /// Semi-honest: the region instances of the program's parallel form.
+        Regions(&'a pgc_circuit::ParallelCircuit),
+        /// `--security malicious`: the cut-and-choose copies.
+        Copies { stat_sec: u32 },
+    }
+
     /// What a cluster run needs from the program and options.
-    fn check(session: &Session) -> Result<&pgc_circuit::ParallelCircuit> {
-        if session.level != Security::SemiHonest {
-            bail!(
-                "--cluster runs the semi-honest protocol; drop --security/--level other than semi-honest"
-            );
-        }
+    fn check(session: &Session) -> Result<Spread<'_>> {
         if session.protocol != ProtocolChoice::Yao {
             bail!("--cluster runs Yao's protocol: add --protocol yao");
+        }
+        match session.level {
+            Security::SemiHonest => {}
+            Security::Malicious { stat_sec } => return Ok(Spread::Copies { stat_sec }),
+            Security::DualExecution => bail!(
+                "--cluster spreads region instances (semi-honest) or cut-and-choose copies \
+                 (--security malicious); dual execution has neither (two circuits, one per \
+                 party): drop --cluster or use --security malicious"
+            ),
         }
         if session.config.mode == ParallelMode::Ipp {
             bail!(
                 "--cluster spreads region instances over the ranks (CGP): use --parallel cgp or auto, not ipp"
             );
         }
-        session.parallel.as_ref().context(
+        session.parallel.as_ref().map(Spread::Regions).context(
             "--cluster spreads the region instances of a parallel program over the ranks, \
              and this program has no parallel form under these options (use a compiled \
              program with parallel loops, unrolled, with --parallel cgp or auto)",
         )
     }
 
-    fn coordinate(
-        team: &MpiTeam,
-        session: &Session,
-        args: &RunArgs,
-        pc: &pgc_circuit::ParallelCircuit,
-    ) -> Result<()> {
+    fn coordinate(team: &MpiTeam, session: &Session, args: &RunArgs, what: Spread) -> Result<()> {
         let me = session.me;
         let listener = match &args.listen {
             Some(addr) => Some(TcpChannel::listen(addr)?),
@@ -217,10 +226,35 @@ mod imp {
             None => pgc_circuit::ValueFormat::Untyped(session.bit_order),
         };
         let extras = ParallelExtras {
-            value_format,
+            value_format: value_format.clone(),
             ..ParallelExtras::default()
         };
         let progress = AtomicU64::new(0);
+        let pc = match what {
+            Spread::Regions(pc) => pc,
+            Spread::Copies { stat_sec } => {
+                let outcome = run_cut_and_choose_coordinator(
+                    team,
+                    &peer_host,
+                    &mut ch,
+                    &pgc_circuit::WithValueFormat::new(&session.program.circuit, value_format),
+                    &session.owners,
+                    &session.visibility,
+                    me,
+                    &session.inputs,
+                    stat_sec,
+                    session.config.threads,
+                    &progress,
+                )?;
+                crate::commands::print_party(
+                    session,
+                    &outcome,
+                    args,
+                    json!({ "cluster_ranks": team.size() }),
+                );
+                return Ok(());
+            }
+        };
         let outcome = run_coordinator(
             me,
             team,
@@ -244,12 +278,7 @@ mod imp {
         Ok(())
     }
 
-    fn work(
-        team: &MpiTeam,
-        session: &Session,
-        args: &RunArgs,
-        pc: &pgc_circuit::ParallelCircuit,
-    ) -> Result<()> {
+    fn work(team: &MpiTeam, session: &Session, args: &RunArgs, what: Spread) -> Result<()> {
         let rank = team.rank();
         let mut links = match &args.listen {
             Some(addr) => {
@@ -277,7 +306,17 @@ mod imp {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             }
         }
-        match run_worker(session.me, team, pc, &mut links, &progress) {
+        let end = match what {
+            Spread::Regions(pc) => run_worker(session.me, team, pc, &mut links, &progress),
+            Spread::Copies { .. } => run_cut_and_choose_worker(
+                session.me,
+                team,
+                &session.program.circuit,
+                &mut links,
+                &progress,
+            ),
+        };
+        match end {
             Ok(WorkerEnd::Finished(_)) => Ok(()),
             // Rank 0 reports the failure (naming this rank if it failed here) and ends the
             // party (MPI_Abort), which ends this rank too, waiting in MPI_Finalize.

@@ -197,4 +197,59 @@ mod with_mpi {
             "{err_a}"
         );
     }
+
+    /// One party of `pgc run millionaires.c --security malicious --cluster` under
+    /// `mpirun -np k`.
+    fn malicious_party(k: usize, party: &str, endpoint: &[&str], input: &str) -> Child {
+        Command::new("mpirun")
+            .args([
+                "--oversubscribe",
+                "--allow-run-as-root",
+                "-np",
+                &k.to_string(),
+            ])
+            .arg(env!("CARGO_BIN_EXE_pgc"))
+            .args(["run", &example("millionaires.c")])
+            .args(["--party", party, "--input", input, "--psk", &test_psk()])
+            .args(["--security", "malicious", "--stat-sec", "8"])
+            .args(["--threads", "1", "--json", "--timeout", "60", "--cluster"])
+            .args(endpoint)
+            .env("XDG_CACHE_HOME", cache("run"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mpirun starts (install openmpi-bin)")
+    }
+
+    /// Cut-and-choose with the copies spread over 2 ranks per party gives `pgc local`'s
+    /// outputs on both sides.
+    #[test]
+    fn malicious_cluster_runs_give_pgc_locals_outputs() {
+        let (ia, ib) = ("income=7000", "income=5000");
+        let local = run_ok(
+            Command::new(env!("CARGO_BIN_EXE_pgc"))
+                .args(["local", &example("millionaires.c")])
+                .args(["--a", ia, "--b", ib, "--json"])
+                .env("XDG_CACHE_HOME", cache("local")),
+        );
+        let expect = outputs_of(&local);
+        assert_eq!(expect["OUTPUT_result"], 1);
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let base = free_base(2);
+        let listen = format!("127.0.0.1:{base}");
+        let a = malicious_party(2, "a", &["--listen", &listen], ia);
+        let b = malicious_party(2, "b", &["--connect", &listen], ib);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        for (name, out) in [("A", &a), ("B", &b)] {
+            assert!(
+                out.status.success(),
+                "party {name}: {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v = json_of(out);
+            assert_eq!(v["outputs"], expect, "party {name}");
+            assert_eq!(v["cluster_ranks"], 2, "party {name}");
+        }
+    }
 }

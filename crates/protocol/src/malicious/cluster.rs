@@ -153,15 +153,18 @@ pub(crate) fn coordinator_with<S: GateSource>(
             // Best effort: a worker that has left needs no stop.
             let _ = team.send(r, &stop.to_bytes());
         }
-        if result.is_ok() {
-            for r in 1..k {
-                match hear(team, me, r)? {
-                    Msg::Summary(_) => {}
-                    m => return Err(unexpected(me, r, k, "a summary", &m)),
+        let mut outcome = result?;
+        // The workers' rank-pair bytes join the run's.
+        for r in 1..k {
+            match hear(team, me, r)? {
+                Msg::Summary(sum) => {
+                    outcome.stats.bytes_sent += sum.bytes_sent;
+                    outcome.stats.bytes_received += sum.bytes_received;
                 }
+                m => return Err(unexpected(me, r, k, "a summary", &m)),
             }
         }
-        result
+        Ok(outcome)
     })
 }
 
