@@ -2,8 +2,10 @@
 //! `mpirun -np K` or `srun -n K` (the same K on both sides). Rank 0 connects to the peer's
 //! rank 0 as a plain `pgc run` does and coordinates; worker rank i listens on (or connects
 //! to the address advertised by the peer's rank i at) the base port + i, under the same
-//! channel security. The protocol is `pgc_protocol::cluster` (see its module doc for the
-//! message flow); this file only wires the command line to it. Built only with the cargo
+//! channel security. The protocols are `pgc_protocol::cluster` (semi-honest: region
+//! instances) and `pgc_protocol::malicious::cluster` (`--security malicious`: cut-and-choose
+//! copies); their module docs have the message flows. This file only wires the command line
+//! to them. Built only with the cargo
 //! feature `mpi`; without it `--cluster` says how to build it.
 
 use anyhow::Result;
@@ -17,10 +19,15 @@ pub struct ClusterArgs {
     /// Run this party as a cluster of MPI ranks: launch the same command with
     /// `mpirun -np K …` or `srun -n K …` (the same K on both sides). Rank 0 talks to the
     /// peer's rank 0 on --listen/--connect's port P; rank i to the peer's rank i on port
-    /// P+i of the listening party. Spreads the region instances of a parallel program over
-    /// the ranks (and each rank's --threads). Semi-honest Yao only, with the same guarantee;
-    /// a party's own ranks share its secrets (A's Δ, labels) over MPI unencrypted, so its
-    /// nodes and their network are one trust domain. Needs pgc built with `--features mpi`.
+    /// P+i of the listening party. Semi-honest: spreads the region instances of a parallel
+    /// program over the ranks (and each rank's --threads). `--security malicious`: spreads
+    /// the cut-and-choose copies (each rank garbles, checks or evaluates its share; rank 0
+    /// keeps the commitments, OT, check set, majority and MAC), with the same guarantee as
+    /// one process: a cheating peer succeeds with probability at most 2^-S. Dual execution
+    /// is refused. A party's own ranks share its secrets over MPI unencrypted (A: Δ or the
+    /// copy seeds; B: its input labels), so its nodes and their network are one trust
+    /// domain. A rank silent for --timeout (3 to 10 s) fails the run. Needs pgc built with
+    /// `--features mpi`.
     #[arg(long, conflicts_with = "serve", help_heading = "Connection")]
     pub cluster: bool,
 }

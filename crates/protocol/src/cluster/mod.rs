@@ -52,7 +52,9 @@
 //!
 //! # Security
 //!
-//! Semi-honest, as [`crate::parallel`]. Δ and A's garbling randomness are known to *all of
+//! Semi-honest, as [`crate::parallel`]. (Malicious security over a cluster spreads the
+//! cut-and-choose copies instead: [`crate::malicious::cluster`], which reuses this module's
+//! rank-pair set-up (`link_workers` and its worker side), heartbeats and failure reports.) Δ and A's garbling randomness are known to *all of
 //! A's ranks* (rank 0 sends Δ to its workers over MPI): party A's ranks are one trust
 //! domain, and so must be the MPI transport between them (a cluster's own network). B's
 //! ranks never see Δ; they receive only A's hash key and active labels. Every rank-pair
