@@ -573,3 +573,24 @@ fn heartbeats_tell_a_busy_rank_from_a_silent_one() {
         "{e}"
     );
 }
+
+/// A worker that has finished (and sends nothing more) is released by rank 0: rank 0 may
+/// then go on for longer than the silence bound (its completion check and outputs with the
+/// peer) without its pump declaring the worker lost and ending the party.
+#[test]
+fn a_released_worker_may_fall_silent() {
+    use pgc_protocol::cluster::heartbeat::pumped;
+    let bound = Duration::from_millis(600);
+    let team = MemoryTeam::new(2, bound);
+    let (t0, t1) = (&team[0], &team[1]);
+    std::thread::scope(|s| {
+        s.spawn(move || pumped(t1, &[0], "worker", |t| t.send(0, b"done").unwrap()));
+        pumped(t0, &[1], "rank 0", |t| {
+            assert_eq!(t.recv(1).unwrap(), b"done");
+            t.release(1);
+            std::thread::sleep(4 * bound);
+        });
+    });
+    // Without the release the pump would have aborted the party (the team's poll fails).
+    assert!(team[0].poll(1).is_ok());
+}

@@ -15,6 +15,9 @@
 //! party itself ([`Team::abort`], `MPI_Abort`), so no rank outlives a lost one by more than
 //! about twice the bound.
 //!
+//! A rank that has finished its part (a worker that sent its summary) is
+//! [released](Team::release): its silence is then expected.
+//!
 //! A heartbeat proves that the rank's process runs and its MPI transport works; a protocol
 //! thread stuck on a network peer is bounded by the run's network timeout instead.
 
@@ -60,6 +63,8 @@ pub struct Relay {
     inbox: Vec<Option<Mutex<Receiver<Vec<u8>>>>>,
     /// `lost[r]`: why rank r is lost, once it is.
     lost: Mutex<Vec<Option<String>>>,
+    /// `released[r]`: rank r has finished; it is no longer watched.
+    released: Vec<AtomicBool>,
 }
 
 impl Relay {
@@ -131,6 +136,11 @@ impl Team for Relay {
     fn abort(&self, code: i32) {
         let _ = self.out.send(Outgoing::Abort(code));
     }
+    fn release(&self, rank: usize) {
+        if let Some(r) = self.released.get(rank) {
+            r.store(true, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Runs `body` on a thread of its own against a [`Relay`] while this thread pumps
@@ -165,6 +175,7 @@ pub fn pumped<R: Send>(
         out: out_tx,
         inbox,
         lost: Mutex::new(vec![None; k]),
+        released: (0..k).map(|_| AtomicBool::new(false)).collect(),
     };
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -223,6 +234,9 @@ pub fn pumped<R: Send>(
                         }
                     }
                 }
+                if relay.released[r].load(Ordering::SeqCst) {
+                    continue;
+                }
                 if now.duration_since(heard[r]) > silence {
                     mark_lost(
                         r,
@@ -237,6 +251,7 @@ pub fn pumped<R: Send>(
             if now >= next_beat {
                 for &r in watch {
                     if relay.lost(r).is_none()
+                        && !relay.released[r].load(Ordering::SeqCst)
                         && let Err(e) = team.send(r, &[])
                     {
                         mark_lost(r, e.to_string());

@@ -491,6 +491,8 @@ impl CircuitDriver for Driver<'_> {
         for r in 1..k {
             match self.hear(me, r)? {
                 Msg::Summary(sum) => {
+                    // Its part is done: its silence from now on is no failure.
+                    self.team.release(r);
                     Work::add(&s.work.gates, sum.gates);
                     Work::add(&s.work.and_gates, sum.and_gates);
                     Work::add(&s.work.blocks_sent, sum.blocks_sent);

@@ -2,7 +2,10 @@
 //! `MPI_COMM_WORLD` are one party's processes, as `mpirun -np K` or `srun -n K` start
 //! them. Only the thread that initialized MPI calls it (`MPI_THREAD_FUNNELED`): rank 0's
 //! and the workers' protocol threads never touch MPI. MPI's default error handler
-//! (errors are fatal) applies: a broken MPI transport ends the whole party.
+//! (errors are fatal) applies: a broken MPI transport ends the whole party. Cluster runs
+//! call only `send`, `poll` and `abort`, from the heartbeat pump
+//! ([`super::heartbeat`]), which bounds how long a rank may stay silent; `recv` itself
+//! waits without a deadline.
 
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;

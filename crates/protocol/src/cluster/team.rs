@@ -26,6 +26,9 @@ pub trait Team {
     /// Ends every rank of this party now (MPI_Abort under MPI), after a failure that may
     /// leave a rank waiting: the caller reports the error first.
     fn abort(&self, code: i32);
+    /// This rank expects nothing more from `rank` (it has finished): its silence is no
+    /// longer a failure ([`crate::cluster::heartbeat`]). Nothing to do for a plain team.
+    fn release(&self, _rank: usize) {}
 }
 
 /// A team of threads in one process, for tests: [`MemoryTeam::new`] makes all K members.

@@ -158,6 +158,7 @@ pub(crate) fn coordinator_with<S: GateSource>(
         for r in 1..k {
             match hear(team, me, r)? {
                 Msg::Summary(sum) => {
+                    team.release(r);
                     outcome.stats.bytes_sent += sum.bytes_sent;
                     outcome.stats.bytes_received += sum.bytes_received;
                 }
