@@ -1,5 +1,6 @@
 //! `pgc run --cluster`: with the `mpi` feature, both parties launched under
-//! `mpirun --oversubscribe -np K` on loopback (K = 2 and 4) give `pgc local`'s outputs, and
+//! `mpirun --oversubscribe -np K` on loopback (K = 2 and 4; semi-honest and malicious) give
+//! `pgc local`'s outputs, a worker rank that stops answering fails both parties naming it, and
 //! parties launched with different K both fail saying so; without the feature, `--cluster`
 //! says how to build it.
 
@@ -221,8 +222,8 @@ mod with_mpi {
             .expect("mpirun starts (install openmpi-bin)")
     }
 
-    /// Cut-and-choose with the copies spread over 2 ranks per party gives `pgc local`'s
-    /// outputs on both sides.
+    /// Cut-and-choose with the copies spread over 2 and 4 ranks per party gives
+    /// `pgc local`'s outputs on both sides.
     #[test]
     fn malicious_cluster_runs_give_pgc_locals_outputs() {
         let (ia, ib) = ("income=7000", "income=5000");
@@ -235,21 +236,23 @@ mod with_mpi {
         let expect = outputs_of(&local);
         assert_eq!(expect["OUTPUT_result"], 1);
         let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        let base = free_base(2);
-        let listen = format!("127.0.0.1:{base}");
-        let a = malicious_party(2, "a", &["--listen", &listen], ia);
-        let b = malicious_party(2, "b", &["--connect", &listen], ib);
-        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
-        for (name, out) in [("A", &a), ("B", &b)] {
-            assert!(
-                out.status.success(),
-                "party {name}: {}\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let v = json_of(out);
-            assert_eq!(v["outputs"], expect, "party {name}");
-            assert_eq!(v["cluster_ranks"], 2, "party {name}");
+        for k in [2, 4] {
+            let base = free_base(k as u16);
+            let listen = format!("127.0.0.1:{base}");
+            let a = malicious_party(k, "a", &["--listen", &listen], ia);
+            let b = malicious_party(k, "b", &["--connect", &listen], ib);
+            let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+            for (name, out) in [("A", &a), ("B", &b)] {
+                assert!(
+                    out.status.success(),
+                    "party {name}, {k} ranks: {}\n{}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let v = json_of(out);
+                assert_eq!(v["outputs"], expect, "party {name}, {k} ranks");
+                assert_eq!(v["cluster_ranks"], k, "party {name}");
+            }
         }
     }
 }
