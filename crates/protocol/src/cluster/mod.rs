@@ -218,7 +218,7 @@ const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The first failure a worker reports within [`FAILURE_GRACE`], as "party A rank i (of K)
 /// failed: why".
-fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
+pub(crate) fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
     let k = team.size();
     let deadline = std::time::Instant::now() + FAILURE_GRACE;
     while k > 1 && std::time::Instant::now() < deadline {

@@ -63,7 +63,8 @@ use crate::cluster::heartbeat::pumped;
 use crate::cluster::plan::{Reader, put_str};
 use crate::cluster::{
     Msg, RankLinks, Summary, Team, WorkerEnd, WorkerSetup, accept_setup, check_team_size, hear,
-    link_workers, open_peer, rank_failed, rank_name, report_failure, unexpected,
+    link_workers, name_failed_worker, open_peer, rank_failed, rank_name, report_failure,
+    unexpected,
 };
 use crate::yao::{Outcome, Party, ProtocolError, pack_bits, unpack_bits};
 
@@ -144,6 +145,18 @@ pub(crate) fn coordinator_with<S: GateSource>(
             cheat,
             Some(&ranks),
         );
+        // A link of rank 0 that broke usually means the peer's party ended because one of
+        // its ranks failed, which this party's worker paired with it may be reporting: name
+        // that rank if it does so soon.
+        let result = match result {
+            Err(ProtocolError::Net(e)) => match name_failed_worker(me, team) {
+                Some(named) => Err(ProtocolError::Incomplete(format!(
+                    "{named} (rank 0 saw: {e})"
+                ))),
+                None => Err(ProtocolError::Net(e)),
+            },
+            other => other,
+        };
         let stop = if result.is_ok() {
             Msg::Finish
         } else {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use pgc_circuit::eval::eval_bits;
 use pgc_circuit::generate::random_circuit;
 use pgc_circuit::{Circuit, GateSource, Visibility, millionaires_circuit};
-use pgc_net::{Channel, MemoryChannel};
+use pgc_net::{ByteCounts, Channel, MemoryChannel, NetError};
 
 use super::cluster::{coordinator_with, worker_with};
 use super::cut_and_choose::{Cheat, CopyPlan, run_with};
@@ -19,7 +19,9 @@ use crate::yao::{Outcome, Party, ProtocolError};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
-struct MemoryLinks(MemoryStreams);
+/// In-memory rank-pair links; with `break_after`, each stream fails once this many bytes
+/// moved on it (a link that breaks).
+struct MemoryLinks(MemoryStreams, Option<u64>);
 
 impl RankLinks for MemoryLinks {
     fn advertise(&mut self, _peer_host: &str) -> Result<Option<String>, ProtocolError> {
@@ -31,7 +33,48 @@ impl RankLinks for MemoryLinks {
         n: usize,
         token: [u8; 16],
     ) -> Result<Vec<Box<dyn Channel>>, ProtocolError> {
-        Ok(self.0.open(n, token)?)
+        let streams = self.0.open(n, token)?;
+        Ok(match self.1 {
+            None => streams,
+            Some(limit) => streams
+                .into_iter()
+                .map(|inner| Box::new(Breaking { inner, limit }) as Box<dyn Channel>)
+                .collect(),
+        })
+    }
+}
+
+struct Breaking {
+    inner: Box<dyn Channel>,
+    limit: u64,
+}
+
+impl Breaking {
+    fn check(&mut self, more: usize) -> Result<(), NetError> {
+        let c = self.inner.counts();
+        if c.sent + c.received + more as u64 > self.limit {
+            // Dropping our end closes the link for the peer too.
+            self.inner = Box::new(MemoryChannel::pair().0);
+            return Err(NetError::Closed);
+        }
+        Ok(())
+    }
+}
+
+impl Channel for Breaking {
+    fn send(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        self.check(bytes.len())?;
+        self.inner.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {
+        self.check(buf.len())?;
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<(), NetError> {
+        self.inner.flush()
+    }
+    fn counts(&self) -> ByteCounts {
+        self.inner.counts()
     }
 }
 
@@ -59,11 +102,28 @@ fn run_cluster(
     k: usize,
     cheat_a: Cheat,
 ) -> (PartyEnd, PartyEnd) {
+    run_cluster_broken(c, owners, visibility, values, s, k, cheat_a, None)
+}
+
+/// [`run_cluster`] where rank pair `broken` (> 0), if any, breaks after 1 KiB (seen from
+/// both ends).
+#[allow(clippy::too_many_arguments)]
+fn run_cluster_broken(
+    c: &Circuit,
+    owners: &[Party],
+    visibility: &[Visibility],
+    values: &[Vec<bool>],
+    s: u32,
+    k: usize,
+    cheat_a: Cheat,
+    broken: Option<usize>,
+) -> (PartyEnd, PartyEnd) {
     let teams = [MemoryTeam::new(k, TIMEOUT), MemoryTeam::new(k, TIMEOUT)];
     let (mut links_a, mut links_b): (Vec<_>, Vec<_>) = (0..k)
-        .map(|_| {
+        .map(|r| {
             let (a, b) = MemoryStreams::pair(TIMEOUT);
-            (Some(MemoryLinks(a)), Some(MemoryLinks(b)))
+            let cut = (broken == Some(r)).then_some(1024);
+            (Some(MemoryLinks(a, cut)), Some(MemoryLinks(b, cut)))
         })
         .unzip();
     let (ca, cb) = MemoryChannel::pair();
@@ -268,4 +328,20 @@ fn a_garbler_cheating_in_copies_garbled_by_a_worker_is_caught() {
         assert_eq!(copy % 2, 1, "{why}");
         assert!(ra.is_err());
     }
+}
+
+#[test]
+fn a_broken_rank_pair_fails_both_parties_naming_the_rank() {
+    // 64 ANDs: 2 KiB of tables per evaluated copy, and rank 2 of 3 streams at least one.
+    let mill = millionaires_circuit(64);
+    assert!(CopyPlan::for_stat_sec(4).evaluated() >= 3);
+    let owners = [Party::A, Party::B];
+    let vis = crate::yao::all_visible(mill.layout());
+    let values = [bits(17, 64), bits(99, 64)];
+    let ((ra, _), (rb, wb)) =
+        run_cluster_broken(&mill, &owners, &vis, &values, 4, 3, Cheat::Honest, Some(2));
+    let (ea, eb) = (ra.unwrap_err().to_string(), rb.unwrap_err().to_string());
+    assert!(eb.contains("party B rank 2 (of 3) failed"), "{eb}");
+    assert!(ea.contains("party A rank 2 (of 3) failed"), "{ea}");
+    assert!(wb[1].is_err(), "{:?}", wb[1]);
 }
