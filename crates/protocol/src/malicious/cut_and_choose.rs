@@ -65,6 +65,10 @@
 //! B learns its outputs and the masked, MACed values of A's; A learns its outputs. A
 //! malicious party learns nothing more except with probability 2^-S; it can always make
 //! the run abort (and learns that it did).
+//!
+//! The per-copy work of steps 5, 7 and 8 (`CopyWork`) is the same whether one process
+//! does it for every copy or each rank of a cluster for its share ([`super::cluster`],
+//! KSS12 §6).
 
 use std::time::Instant;
 
@@ -162,7 +166,7 @@ pub(crate) enum Cheat {
 
 impl Cheat {
     #[allow(unused_variables)]
-    pub(super) fn corrupts_table(self, copy: usize) -> bool {
+    fn corrupts_table(self, copy: usize) -> bool {
         #[cfg(test)]
         if let Cheat::CorruptTable { copies } = self {
             return copy < 128 && copies >> copy & 1 == 1;
@@ -178,7 +182,7 @@ impl Cheat {
         false
     }
     #[allow(unused_variables)]
-    pub(super) fn flips_decoding(self, copy: usize) -> bool {
+    fn flips_decoding(self, copy: usize) -> bool {
         #[cfg(test)]
         if let Cheat::WrongDecoding { copies } = self {
             return copy < 128 && copies >> copy & 1 == 1;
@@ -511,9 +515,9 @@ impl Encoding {
 }
 
 /// What a copy's seed determines.
-pub(super) struct CopyKeys {
+struct CopyKeys {
     delta: Block,
-    pub(super) hash_key: Block,
+    hash_key: Block,
     /// Seeds of the streams of A's extended-input zero-labels and of the encoded-input
     /// zero-labels.
     a_seed: Block,
@@ -521,7 +525,7 @@ pub(super) struct CopyKeys {
 }
 
 impl CopyKeys {
-    pub(super) fn from_seed(seed: Block) -> CopyKeys {
+    fn from_seed(seed: Block) -> CopyKeys {
         let mut prg = Prg::from_seed(seed);
         CopyKeys {
             delta: random_delta(&mut prg),
@@ -531,7 +535,7 @@ impl CopyKeys {
         }
     }
 
-    pub(super) fn a_zero_labels(&self, n: usize) -> Vec<Block> {
+    fn a_zero_labels(&self, n: usize) -> Vec<Block> {
         let mut v = vec![Block::ZERO; n];
         Prg::from_seed(self.a_seed).fill_blocks(&mut v);
         v
@@ -544,7 +548,7 @@ impl CopyKeys {
     }
 
     /// A garbler for this copy with every input zero-label set.
-    pub(super) fn garbler(&self, shape: &Shape, encoding: &Encoding) -> Garbler {
+    fn garbler(&self, shape: &Shape, encoding: &Encoding) -> Garbler {
         let mut g = Garbler::new(shape.num_wires, self.delta, self.hash_key);
         let a = self.a_zero_labels(shape.ext_len);
         for (&w, &z) in shape.a_wires.iter().zip(&a) {
@@ -576,7 +580,7 @@ fn commit_inputs(j: usize, nonce: &[u8; 32], labels: &[Block]) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
-pub(super) fn copy_hasher(j: usize) -> blake3::Hasher {
+fn copy_hasher(j: usize) -> blake3::Hasher {
     let mut h = blake3::Hasher::new_derive_key(COPY_COMMIT);
     h.update(&(j as u64).to_le_bytes());
     h
@@ -584,7 +588,7 @@ pub(super) fn copy_hasher(j: usize) -> blake3::Hasher {
 
 /// Ends a copy's commitment: its tables were hashed already; its decoding bits and
 /// hash-decoding bits follow.
-pub(super) fn finish_copy(
+fn finish_copy(
     mut h: blake3::Hasher,
     hash_key: Block,
     decoding: &[bool],
@@ -618,7 +622,7 @@ impl HashMatrix {
         }
     }
 
-    pub(super) fn apply(&self, bits: &[bool]) -> Vec<bool> {
+    fn apply(&self, bits: &[bool]) -> Vec<bool> {
         self.rows
             .iter()
             .map(|row| {
@@ -711,7 +715,7 @@ fn for_each_parallel<T: Send>(items: &mut [T], threads: usize, f: impl Fn(&mut T
 
 /// How many copies one pass over the circuit may hold at once: their wire labels and a
 /// chunk of tables each must fit in half the memory budget.
-pub(super) fn group_size(shape: &Shape, want: usize) -> Result<usize, ProtocolError> {
+fn group_size(shape: &Shape, want: usize) -> Result<usize, ProtocolError> {
     let per_copy = MemoryNeed::labels(shape.num_wires as u64).plus(MemoryNeed::per_item(
         2 * pgc_circuit::ir::CHUNK_GATES as u64,
         "garbled-table blocks",
@@ -727,11 +731,11 @@ pub(super) fn group_size(shape: &Shape, want: usize) -> Result<usize, ProtocolEr
 }
 
 /// One copy in a garbling pass.
-pub(super) struct GarbleSlot {
-    pub(super) garbler: Garbler,
-    pub(super) hasher: blake3::Hasher,
-    pub(super) tables: Vec<Block>,
-    pub(super) corrupt: bool,
+struct GarbleSlot {
+    garbler: Garbler,
+    hasher: blake3::Hasher,
+    tables: Vec<Block>,
+    corrupt: bool,
 }
 
 impl GarbleSlot {
@@ -748,7 +752,7 @@ impl GarbleSlot {
 
 /// One pass over the circuit and the MAC gates for `slots`, in lockstep; `sink` gets each
 /// chunk's tables, copy by copy. Returns the AND gates of one copy.
-pub(super) fn garble_pass<S: GateSource>(
+fn garble_pass<S: GateSource>(
     circuit: &S,
     shape: &Shape,
     slots: &mut [GarbleSlot],
@@ -792,7 +796,7 @@ fn check_pass<S: GateSource>(circuit: &S, gates_done: u64) -> Result<(), Protoco
 }
 
 /// Party A's decoding bits for one copy: of the decoded wires, and of the input hash.
-pub(super) fn decodings(
+fn decodings(
     shape: &Shape,
     garbler: &Garbler,
     a_zero: &[Block],
@@ -1005,14 +1009,14 @@ fn garbler<S: GateSource>(
         .into_iter()
         .map(|j| (j, seeds[j]))
         .collect();
-    let commit = CopyWork {
+    let work = CopyWork {
         circuit,
         shape,
         encoding: &encoding,
         threads,
         cheat,
     };
-    for c in commit.commit(&mine, &matrix, progress)? {
+    for c in work.commit(&mine, &matrix, progress)? {
         commitments[c.copy] = c.commitment;
         decode_info[c.copy] = (c.decoding, c.hash_decoding);
     }
@@ -1064,7 +1068,7 @@ fn garbler<S: GateSource>(
         .into_iter()
         .map(|j| (j, seeds[j]))
         .collect();
-    commit.stream(ch, &mine, progress)?;
+    work.stream(ch, &mine, progress)?;
     if let Some(r) = ranks {
         r.collect_streamed()?;
     }
@@ -1334,7 +1338,7 @@ pub(super) struct EvalCopy {
 }
 
 /// One copy in B's pass: evaluated (with its tables from the channel) or checked.
-pub(super) enum BSlot {
+enum BSlot {
     Eval {
         copy: usize,
         evaluator: Evaluator,
@@ -1598,7 +1602,7 @@ fn send_abort(ch: &mut impl Channel, reason: &str) -> Result<(), ProtocolError> 
     Ok(())
 }
 
-pub(super) fn set_eval_labels(
+fn set_eval_labels(
     ev: &mut Evaluator,
     shape: &Shape,
     encoding: &Encoding,
@@ -1621,7 +1625,7 @@ pub(super) fn set_eval_labels(
 /// B's pass over the circuit and MAC gates for one group: checked copies garbled and
 /// hashed, evaluated copies fed from the channel (one frame per copy and chunk, in the
 /// group's order, then an empty frame).
-pub(super) fn b_pass<S: GateSource>(
+fn b_pass<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
     shape: &Shape,
