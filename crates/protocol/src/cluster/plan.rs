@@ -549,19 +549,24 @@ mod tests {
             let b = m.to_bytes();
             assert_eq!(Msg::from_bytes(&b, "t").unwrap(), m);
             // Every proper prefix is refused (never a panic), except where a shorter
-            // message is itself valid: a Region/Outputs cut at a block boundary.
+            // message is itself valid: a Region/Outputs cut at a block boundary, and the
+            // opaque body of Copies (whose own decoder refuses a cut body:
+            // `malicious::cluster`'s tests).
             for cut in 0..b.len() {
                 let r = Msg::from_bytes(&b[..cut], "t");
                 if let Ok(short) = r {
                     assert!(
-                        matches!(short, Msg::Region { .. } | Msg::Outputs { .. }),
+                        matches!(
+                            short,
+                            Msg::Region { .. } | Msg::Outputs { .. } | Msg::Copies(_)
+                        ),
                         "{m:?} cut at {cut} parsed as {short:?}"
                     );
                 }
             }
             let mut longer = b.clone();
             longer.push(0);
-            if !matches!(m, Msg::Region { .. } | Msg::Outputs { .. }) {
+            if !matches!(m, Msg::Region { .. } | Msg::Outputs { .. } | Msg::Copies(_)) {
                 assert!(Msg::from_bytes(&longer, "t").is_err(), "{m:?} + 1 byte");
             }
         }

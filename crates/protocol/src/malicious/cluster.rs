@@ -1009,3 +1009,60 @@ impl Done {
         r.rest.is_empty().then_some(done)
     }
 }
+
+/// Encoded samples of every job and result, for the codec's tests.
+#[cfg(test)]
+pub(super) fn codec_samples() -> Vec<Vec<u8>> {
+    let b = |v: u128| Block::new(v);
+    let jobs = [
+        Job::Shape {
+            stat_sec: 40,
+            owners: vec![Party::A, Party::B],
+            visibility: vec![Visibility::Both, Visibility::A, Visibility::B],
+        },
+        Job::Commit {
+            encoding_seed: b(1),
+            matrix_seed: b(2),
+            copies: vec![(0, b(3)), (5, b(4))],
+        },
+        Job::Stream {
+            copies: vec![(7, b(5))],
+        },
+        Job::Check {
+            encoding_seed: b(1),
+            matrix_seed: b(2),
+            checked: vec![(1, b(6), [7; 32])],
+            evals: vec![EvalJob {
+                copy: 2,
+                hash_key: b(8),
+                labels: vec![b(9), b(10)],
+                enc_labels: vec![b(11)],
+                decoding: vec![true, false, true],
+                hash_decoding: vec![false; 9],
+                commitment: [3; 32],
+            }],
+        },
+    ];
+    let dones = [
+        Done::Committed(vec![Committed {
+            copy: 4,
+            commitment: [1; 32],
+            decoding: vec![true],
+            hash_decoding: vec![true, true],
+        }]),
+        Done::Streamed,
+        Done::Checked(Ok(vec![(3, vec![true, false])])),
+        Done::Checked(Err("checked copy 3 …".into())),
+    ];
+    let mut out: Vec<Vec<u8>> = jobs.iter().map(Job::to_bytes).collect();
+    out.extend(dones.iter().map(Done::to_bytes));
+    out
+}
+
+/// `bytes` decoded as a job or a result (their tags differ) and encoded again.
+#[cfg(test)]
+pub(super) fn reencode(bytes: &[u8]) -> Option<Vec<u8>> {
+    Job::from_bytes(bytes)
+        .map(|j| j.to_bytes())
+        .or_else(|| Done::from_bytes(bytes).map(|d| d.to_bytes()))
+}

@@ -345,3 +345,17 @@ fn a_broken_rank_pair_fails_both_parties_naming_the_rank() {
     assert!(ea.contains("party A rank 2 (of 3) failed"), "{ea}");
     assert!(wb[1].is_err(), "{:?}", wb[1]);
 }
+
+#[test]
+fn jobs_and_results_round_trip_and_refuse_truncation() {
+    use super::cluster::{codec_samples, reencode};
+    for bytes in codec_samples() {
+        assert_eq!(reencode(&bytes).as_ref(), Some(&bytes));
+        for cut in 0..bytes.len() {
+            assert!(reencode(&bytes[..cut]).is_none(), "{bytes:?} cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(reencode(&longer).is_none(), "{bytes:?} + 1 byte");
+    }
+}
