@@ -245,9 +245,10 @@ mod with_mpi {
             for (name, out) in [("A", &a), ("B", &b)] {
                 assert!(
                     out.status.success(),
-                    "party {name}, {k} ranks: {}\n{}",
+                    "party {name}, {k} ranks: {}\nA: {}\nB: {}",
                     out.status,
-                    String::from_utf8_lossy(&out.stderr)
+                    String::from_utf8_lossy(&a.stderr),
+                    String::from_utf8_lossy(&b.stderr)
                 );
                 let v = json_of(out);
                 assert_eq!(v["outputs"], expect, "party {name}, {k} ranks");

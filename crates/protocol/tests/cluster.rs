@@ -531,11 +531,11 @@ fn a_silent_worker_fails_both_parties_naming_the_rank() {
 }
 
 /// A rank 0 that computes for longer than the silence bound keeps its worker waiting (its
-/// pump sends heartbeats meanwhile); a rank 0 that sends nothing at all fails the worker
-/// once the bound has passed.
+/// pump sends heartbeats meanwhile); a rank 0 that falls silent fails the worker once the
+/// bound has passed.
 #[test]
 fn heartbeats_tell_a_busy_rank_from_a_silent_one() {
-    use pgc_protocol::cluster::heartbeat::pumped;
+    use pgc_protocol::cluster::heartbeat::{Clock, pumped};
     let bound = Duration::from_millis(1000);
     let pc = mixed_circuit(2, 4);
     // Busy: rank 0 "computes" for 3 bounds, then stops the worker.
@@ -551,7 +551,7 @@ fn heartbeats_tell_a_busy_rank_from_a_silent_one() {
             };
             run_worker(Party::B, t1, pc, &mut links, &AtomicU64::new(0))
         });
-        let busy = pumped(t0, &[1], "rank 0", |t| {
+        let busy = pumped(t0, &[1], Clock::FromStart, "rank 0", |t| {
             std::thread::sleep(3 * bound);
             t.send(1, &Msg::Stop.to_bytes())
         });
@@ -559,8 +559,10 @@ fn heartbeats_tell_a_busy_rank_from_a_silent_one() {
     });
     busy.unwrap();
     assert_eq!(worker.unwrap(), WorkerEnd::Stopped);
-    // Silent: nothing runs on rank 0.
+    // Silent: rank 0 sends one heartbeat (it has reached its peer and started pumping),
+    // then nothing more, as a process stopped mid-run.
     let team = MemoryTeam::new(2, bound);
+    team[0].send(1, &[]).unwrap();
     let (opener, _) = MemoryStreams::pair(TIMEOUT);
     let mut links = MemoryLinks {
         opener,
@@ -579,13 +581,17 @@ fn heartbeats_tell_a_busy_rank_from_a_silent_one() {
 /// peer) without its pump declaring the worker lost and ending the party.
 #[test]
 fn a_released_worker_may_fall_silent() {
-    use pgc_protocol::cluster::heartbeat::pumped;
+    use pgc_protocol::cluster::heartbeat::{Clock, pumped};
     let bound = Duration::from_millis(600);
     let team = MemoryTeam::new(2, bound);
     let (t0, t1) = (&team[0], &team[1]);
     std::thread::scope(|s| {
-        s.spawn(move || pumped(t1, &[0], "worker", |t| t.send(0, b"done").unwrap()));
-        pumped(t0, &[1], "rank 0", |t| {
+        s.spawn(move || {
+            pumped(t1, &[0], Clock::FromFirstMessage, "worker", |t| {
+                t.send(0, b"done").unwrap()
+            })
+        });
+        pumped(t0, &[1], Clock::FromStart, "rank 0", |t| {
             assert_eq!(t.recv(1).unwrap(), b"done");
             t.release(1);
             std::thread::sleep(4 * bound);
@@ -593,4 +599,35 @@ fn a_released_worker_may_fall_silent() {
     });
     // Without the release the pump would have aborted the party (the team's poll fails).
     assert!(team[0].poll(1).is_ok());
+}
+
+/// Rank 0 starts pumping only once it has reached its peer, which may take longer than
+/// the silence bound (the peer's cluster starts later): its workers wait for its first
+/// message without counting.
+#[test]
+fn workers_wait_for_rank_0_to_reach_its_peer() {
+    use pgc_protocol::cluster::heartbeat::{Clock, pumped};
+    let bound = Duration::from_millis(500);
+    let pc = mixed_circuit(2, 4);
+    let team = MemoryTeam::new(2, bound);
+    let (t0, t1) = (&team[0], &team[1]);
+    let worker = std::thread::scope(|s| {
+        let pc = &pc;
+        let worker = s.spawn(move || {
+            let (opener, _) = MemoryStreams::pair(TIMEOUT);
+            let mut links = MemoryLinks {
+                opener,
+                break_after: None,
+            };
+            run_worker(Party::A, t1, pc, &mut links, &AtomicU64::new(0))
+        });
+        // "Waiting for the peer" for 4 bounds, then the run (here: stopped at once).
+        std::thread::sleep(4 * bound);
+        pumped(t0, &[1], Clock::FromStart, "rank 0", |t| {
+            t.send(1, &Msg::Stop.to_bytes())
+        })
+        .unwrap();
+        worker.join().unwrap()
+    });
+    assert_eq!(worker.unwrap(), WorkerEnd::Stopped);
 }

@@ -15,6 +15,11 @@
 //! party itself ([`Team::abort`], `MPI_Abort`), so no rank outlives a lost one by more than
 //! about twice the bound.
 //!
+//! Rank 0 starts pumping only once it has reached its peer (which it waits for up to the
+//! network timeout, then fails and ends the party): a worker counts rank 0's silence from
+//! rank 0's first message ([`Clock::FromFirstMessage`]), rank 0 a worker's from its own
+//! start, as workers pump from theirs.
+//!
 //! A rank that has finished its part (a worker that sent its summary) is
 //! [released](Team::release): its silence is then expected.
 //!
@@ -143,12 +148,25 @@ impl Team for Relay {
     }
 }
 
+/// When the silence of a watched rank starts to count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// From the start of [`pumped`] (rank 0 watching its workers, which pump as soon as
+    /// they start).
+    FromStart,
+    /// From the rank's first message (a worker watching rank 0, which starts pumping only
+    /// once it has reached its peer, after waiting for it up to the network timeout).
+    FromFirstMessage,
+}
+
 /// Runs `body` on a thread of its own against a [`Relay`] while this thread pumps
 /// messages and heartbeats between it and `team` (see the module doc). `watch`: the
-/// ranks this rank talks to; `who` names this rank in the report before a self-abort.
+/// ranks this rank talks to, their silence counted as `clock` says; `who` names this rank
+/// in the report before a self-abort.
 pub fn pumped<R: Send>(
     team: &dyn Team,
     watch: &[usize],
+    clock: Clock,
     who: &str,
     body: impl FnOnce(&dyn Team) -> R + Send,
 ) -> R {
@@ -192,7 +210,12 @@ pub fn pumped<R: Send>(
             }
         };
         let start = Instant::now();
-        let mut heard = vec![start; k];
+        // When each watched rank was last heard from (`None`: not yet, under
+        // `FromFirstMessage`).
+        let mut heard: Vec<Option<Instant>> = match clock {
+            Clock::FromStart => vec![Some(start); k],
+            Clock::FromFirstMessage => vec![None; k],
+        };
         let mut next_beat = start;
         let mut first_loss: Option<Instant> = None;
         let mut pause = PUMP_FIRST;
@@ -220,7 +243,7 @@ pub fn pumped<R: Send>(
                     match team.poll(r) {
                         Ok(Some(m)) => {
                             busy = true;
-                            heard[r] = now;
+                            heard[r] = Some(now);
                             if !m.is_empty()
                                 && let Some(tx) = &inbox_tx[r]
                             {
@@ -237,13 +260,15 @@ pub fn pumped<R: Send>(
                 if relay.released[r].load(Ordering::SeqCst) {
                     continue;
                 }
-                if now.duration_since(heard[r]) > silence {
+                if let Some(last) = heard[r]
+                    && now.duration_since(last) > silence
+                {
                     mark_lost(
                         r,
                         format!(
                             "rank {r} sent nothing, not even a heartbeat, for {:.1} s (stopped, \
                              hung, or its node is gone)",
-                            now.duration_since(heard[r]).as_secs_f64()
+                            now.duration_since(last).as_secs_f64()
                         ),
                     );
                 }

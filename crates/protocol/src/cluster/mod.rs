@@ -78,7 +78,9 @@
 //! silent for [`Team::silence_bound`] (`pgc run --cluster`: its `--timeout`, clamped to
 //! 3 ..= 10 s, [`heartbeat::silence_bound`]); a worker fails the same way when rank 0 is
 //! silent and, if rank 0 cannot report, ends the party itself. A protocol thread that does
-//! not notice (it waits on a network peer) is ended by its own pump one bound later.
+//! not notice (it waits on a network peer) is ended by its own pump one bound later. A
+//! worker counts rank 0's silence from rank 0's first message (rank 0 pumps only once it
+//! has reached its peer), and rank 0 releases a worker once it has sent its summary.
 
 pub mod heartbeat;
 pub mod plan;
@@ -151,12 +153,18 @@ pub fn run_coordinator(
     check_team_size(team.size())?;
     let k = team.size();
     let workers: Vec<usize> = (1..k).collect();
-    heartbeat::pumped(team, &workers, &rank_name(me, 0, k), |team| {
-        coordinate(
-            me, team, peer_host, ch, opener, circuit, owners, visibility, inputs, config, progress,
-            extras,
-        )
-    })
+    heartbeat::pumped(
+        team,
+        &workers,
+        heartbeat::Clock::FromStart,
+        &rank_name(me, 0, k),
+        |team| {
+            coordinate(
+                me, team, peer_host, ch, opener, circuit, owners, visibility, inputs, config,
+                progress, extras,
+            )
+        },
+    )
 }
 
 /// [`run_coordinator`] on the protocol thread, `team` the pump's relay.
@@ -793,9 +801,13 @@ pub fn run_worker(
     }
     check_team_size(team.size())?;
     let who = rank_name(me, rank, team.size());
-    heartbeat::pumped(team, &[0], &who, |team| {
-        serve_rank0(me, team, circuit, links, progress)
-    })
+    heartbeat::pumped(
+        team,
+        &[0],
+        heartbeat::Clock::FromFirstMessage,
+        &who,
+        |team| serve_rank0(me, team, circuit, links, progress),
+    )
 }
 
 /// [`run_worker`] on the protocol thread, `team` the pump's relay.

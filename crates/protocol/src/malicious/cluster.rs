@@ -59,7 +59,7 @@ use pgc_net::Channel;
 use super::cut_and_choose::{
     Cheat, Committed, CopyWork, Encoding, EvalCopy, HashMatrix, Shape, share_of,
 };
-use crate::cluster::heartbeat::pumped;
+use crate::cluster::heartbeat::{Clock, pumped};
 use crate::cluster::plan::{Reader, put_str};
 use crate::cluster::{
     Msg, RankLinks, Summary, Team, WorkerEnd, WorkerSetup, accept_setup, check_team_size, hear,
@@ -126,60 +126,66 @@ pub(crate) fn coordinator_with<S: GateSource>(
     }
     check_team_size(k)?;
     let workers: Vec<usize> = (1..k).collect();
-    pumped(team, &workers, &rank_name(me, 0, k), |team| {
-        let ranks = Ranks {
-            team,
-            me,
-            peer_host: peer_host.to_string(),
-        };
-        let result = super::cut_and_choose::run_with_ranks(
-            ch,
-            circuit,
-            owners,
-            visibility,
-            me,
-            inputs,
-            stat_sec,
-            threads,
-            &mut |n| progress.store(n, Ordering::Relaxed),
-            cheat,
-            Some(&ranks),
-        );
-        // A link of rank 0 that broke usually means the peer's party ended because one of
-        // its ranks failed, which this party's worker paired with it may be reporting: name
-        // that rank if it does so soon.
-        let result = match result {
-            Err(ProtocolError::Net(e)) => match name_failed_worker(me, team) {
-                Some(named) => Err(ProtocolError::Incomplete(format!(
-                    "{named} (rank 0 saw: {e})"
-                ))),
-                None => Err(ProtocolError::Net(e)),
-            },
-            other => other,
-        };
-        let stop = if result.is_ok() {
-            Msg::Finish
-        } else {
-            Msg::Stop
-        };
-        for r in 1..k {
-            // Best effort: a worker that has left needs no stop.
-            let _ = team.send(r, &stop.to_bytes());
-        }
-        let mut outcome = result?;
-        // The workers' rank-pair bytes join the run's.
-        for r in 1..k {
-            match hear(team, me, r)? {
-                Msg::Summary(sum) => {
-                    team.release(r);
-                    outcome.stats.bytes_sent += sum.bytes_sent;
-                    outcome.stats.bytes_received += sum.bytes_received;
-                }
-                m => return Err(unexpected(me, r, k, "a summary", &m)),
+    pumped(
+        team,
+        &workers,
+        Clock::FromStart,
+        &rank_name(me, 0, k),
+        |team| {
+            let ranks = Ranks {
+                team,
+                me,
+                peer_host: peer_host.to_string(),
+            };
+            let result = super::cut_and_choose::run_with_ranks(
+                ch,
+                circuit,
+                owners,
+                visibility,
+                me,
+                inputs,
+                stat_sec,
+                threads,
+                &mut |n| progress.store(n, Ordering::Relaxed),
+                cheat,
+                Some(&ranks),
+            );
+            // A link of rank 0 that broke usually means the peer's party ended because one of
+            // its ranks failed, which this party's worker paired with it may be reporting: name
+            // that rank if it does so soon.
+            let result = match result {
+                Err(ProtocolError::Net(e)) => match name_failed_worker(me, team) {
+                    Some(named) => Err(ProtocolError::Incomplete(format!(
+                        "{named} (rank 0 saw: {e})"
+                    ))),
+                    None => Err(ProtocolError::Net(e)),
+                },
+                other => other,
+            };
+            let stop = if result.is_ok() {
+                Msg::Finish
+            } else {
+                Msg::Stop
+            };
+            for r in 1..k {
+                // Best effort: a worker that has left needs no stop.
+                let _ = team.send(r, &stop.to_bytes());
             }
-        }
-        Ok(outcome)
-    })
+            let mut outcome = result?;
+            // The workers' rank-pair bytes join the run's.
+            for r in 1..k {
+                match hear(team, me, r)? {
+                    Msg::Summary(sum) => {
+                        team.release(r);
+                        outcome.stats.bytes_sent += sum.bytes_sent;
+                        outcome.stats.bytes_received += sum.bytes_received;
+                    }
+                    m => return Err(unexpected(me, r, k, "a summary", &m)),
+                }
+            }
+            Ok(outcome)
+        },
+    )
 }
 
 /// Rank 0's handle on its workers, used by [`super::cut_and_choose`] at each step.
@@ -449,7 +455,7 @@ pub(crate) fn worker_with<S: GateSource>(
     }
     check_team_size(team.size())?;
     let who = rank_name(me, rank, team.size());
-    pumped(team, &[0], &who, |team| {
+    pumped(team, &[0], Clock::FromFirstMessage, &who, |team| {
         let mut w = Worker {
             me,
             team,
