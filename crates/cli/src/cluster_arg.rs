@@ -125,10 +125,12 @@ mod imp {
     }
 
     pub fn run(mut cluster: Cluster, session: &Session, args: &RunArgs) -> Result<()> {
-        // A rank silent (not even heartbeats) for this long is lost: the run fails.
+        // A rank silent (not even heartbeats) for this long is lost: the run fails. A worker
+        // still starting (loading the program) has the network timeout to say its first word.
+        let silence = heartbeat::silence_bound(session.timeout);
         cluster
             .team
-            .set_silence_bound(heartbeat::silence_bound(session.timeout));
+            .set_silence_bound(silence, session.timeout.max(silence));
         let team = &cluster.team;
         let (rank, k) = (team.rank(), team.size());
         let me = session.me;

@@ -17,8 +17,9 @@
 //!
 //! Rank 0 starts pumping only once it has reached its peer (which it waits for up to the
 //! network timeout, then fails and ends the party): a worker counts rank 0's silence from
-//! rank 0's first message ([`Clock::FromFirstMessage`]), rank 0 a worker's from its own
-//! start, as workers pump from theirs.
+//! rank 0's first message ([`Clock::FromFirstMessage`]); rank 0 allows a worker
+//! [`Team::first_contact_bound`] for its first message (it may still be loading the
+//! program), then the silence bound between messages.
 //!
 //! A rank that has finished its part (a worker that sent its summary) is
 //! [released](Team::release): its silence is then expected.
@@ -151,8 +152,8 @@ impl Team for Relay {
 /// When the silence of a watched rank starts to count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Clock {
-    /// From the start of [`pumped`] (rank 0 watching its workers, which pump as soon as
-    /// they start).
+    /// From the start of [`pumped`], the first message allowed [`Team::first_contact_bound`]
+    /// (rank 0 watching its workers, which pump as soon as they have loaded the program).
     FromStart,
     /// From the rank's first message (a worker watching rank 0, which starts pumping only
     /// once it has reached its peer, after waiting for it up to the network timeout).
@@ -212,10 +213,8 @@ pub fn pumped<R: Send>(
         let start = Instant::now();
         // When each watched rank was last heard from (`None`: not yet, under
         // `FromFirstMessage`).
-        let mut heard: Vec<Option<Instant>> = match clock {
-            Clock::FromStart => vec![Some(start); k],
-            Clock::FromFirstMessage => vec![None; k],
-        };
+        let mut heard: Vec<Option<Instant>> = vec![None; k];
+        let first_contact = team.first_contact_bound().max(silence);
         let mut next_beat = start;
         let mut first_loss: Option<Instant> = None;
         let mut pause = PUMP_FIRST;
@@ -260,15 +259,18 @@ pub fn pumped<R: Send>(
                 if relay.released[r].load(Ordering::SeqCst) {
                     continue;
                 }
-                if let Some(last) = heard[r]
-                    && now.duration_since(last) > silence
-                {
+                let (since, bound) = match (heard[r], clock) {
+                    (Some(last), _) => (last, silence),
+                    (None, Clock::FromStart) => (start, first_contact),
+                    (None, Clock::FromFirstMessage) => continue,
+                };
+                if now.duration_since(since) > bound {
                     mark_lost(
                         r,
                         format!(
                             "rank {r} sent nothing, not even a heartbeat, for {:.1} s (stopped, \
                              hung, or its node is gone)",
-                            now.duration_since(last).as_secs_f64()
+                            now.duration_since(since).as_secs_f64()
                         ),
                     );
                 }

@@ -28,6 +28,7 @@ pub struct MpiTeam {
     world: SimpleCommunicator,
     _universe: Universe,
     silence: std::time::Duration,
+    first_contact: std::time::Duration,
 }
 
 impl MpiTeam {
@@ -45,12 +46,15 @@ impl MpiTeam {
             world: universe.world(),
             _universe: universe,
             silence: super::heartbeat::MAX_SILENCE,
+            first_contact: super::heartbeat::MAX_SILENCE,
         })
     }
 
-    /// Sets [`Team::silence_bound`] (default [`super::heartbeat::MAX_SILENCE`]).
-    pub fn set_silence_bound(&mut self, bound: std::time::Duration) {
+    /// Sets [`Team::silence_bound`] and [`Team::first_contact_bound`] (default
+    /// [`super::heartbeat::MAX_SILENCE`] for both).
+    pub fn set_silence_bound(&mut self, bound: std::time::Duration, first: std::time::Duration) {
         self.silence = bound;
+        self.first_contact = first;
     }
 }
 
@@ -63,6 +67,9 @@ impl Team for MpiTeam {
     }
     fn silence_bound(&self) -> std::time::Duration {
         self.silence
+    }
+    fn first_contact_bound(&self) -> std::time::Duration {
+        self.first_contact
     }
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError> {
         let peer = self.world.process_at_rank(to as i32);

@@ -18,6 +18,11 @@ pub trait Team {
     /// How long a rank this one talks to may send nothing, not even a heartbeat, before it
     /// counts as lost ([`crate::cluster::heartbeat`]).
     fn silence_bound(&self) -> Duration;
+    /// How long rank 0 waits for a worker's first message (a worker may still be starting,
+    /// e.g. loading the program); the silence bound by default.
+    fn first_contact_bound(&self) -> Duration {
+        self.silence_bound()
+    }
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError>;
     /// Waits for the next message from `from`.
     fn recv(&self, from: usize) -> Result<Vec<u8>, ProtocolError>;
