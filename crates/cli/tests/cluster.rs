@@ -1,5 +1,6 @@
 //! `pgc run --cluster`: with the `mpi` feature, both parties launched under
-//! `mpirun --oversubscribe -np K` on loopback (K = 2 and 4) give `pgc local`'s outputs, and
+//! `mpirun --oversubscribe -np K` on loopback (K = 2 and 4; semi-honest and malicious) give
+//! `pgc local`'s outputs, a worker rank that stops answering fails both parties naming it, and
 //! parties launched with different K both fail saying so; without the feature, `--cluster`
 //! says how to build it.
 
@@ -80,6 +81,17 @@ mod with_mpi {
 
     /// One party: `mpirun -np k pgc run biomatch … --cluster`.
     fn party(k: usize, party: &str, endpoint: &[&str], input: &str, extra: &[&str]) -> Child {
+        party_env(k, party, endpoint, input, extra, &[])
+    }
+
+    fn party_env(
+        k: usize,
+        party: &str,
+        endpoint: &[&str],
+        input: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Child {
         Command::new("mpirun")
             .args([
                 "--oversubscribe",
@@ -90,17 +102,16 @@ mod with_mpi {
             .arg(env!("CARGO_BIN_EXE_pgc"))
             .args(["run", &example("biomatch.c"), "-D", "BIOMATCH_N=7"])
             .args(["--party", party, "--input", input, "--psk", &test_psk()])
-            .args([
-                "--parallel",
-                "cgp",
-                "--json",
-                "--timeout",
-                "60",
-                "--cluster",
-            ])
+            .args(["--parallel", "cgp", "--json", "--cluster"])
+            .args(if extra.contains(&"--timeout") {
+                &[][..]
+            } else {
+                &["--timeout", "60"][..]
+            })
             .args(endpoint)
             .args(extra)
             .env("XDG_CACHE_HOME", cache("run"))
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -157,6 +168,92 @@ mod with_mpi {
                 err.contains("rank(s) but the peer runs") && err.contains("same count"),
                 "party {name}: {err}"
             );
+        }
+    }
+
+    /// A worker rank that stops answering (the test hook `PGC_TEST_SILENT_RANK` makes A's
+    /// rank 1 sleep instead of running) fails both parties, A's error naming the rank,
+    /// within the silence bound (`--timeout 4` here), instead of hanging.
+    #[test]
+    fn a_silent_worker_rank_fails_both_parties_naming_it() {
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let base = free_base(2);
+        let listen = format!("127.0.0.1:{base}");
+        let extra = ["--threads", "1", "--timeout", "4"];
+        let a = party_env(
+            2,
+            "a",
+            &["--listen", &listen],
+            DB,
+            &extra,
+            &[("PGC_TEST_SILENT_RANK", "1")],
+        );
+        let b = party(2, "b", &["--connect", &listen], SAMPLE, &extra);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let err_a = String::from_utf8_lossy(&a.stderr);
+        assert!(!a.status.success() && !b.status.success(), "{err_a}");
+        assert!(
+            err_a.contains("party A rank 1 (of 2) failed")
+                && err_a.contains("not even a heartbeat"),
+            "{err_a}"
+        );
+    }
+
+    /// One party of `pgc run millionaires.c --security malicious --cluster` under
+    /// `mpirun -np k`.
+    fn malicious_party(k: usize, party: &str, endpoint: &[&str], input: &str) -> Child {
+        Command::new("mpirun")
+            .args([
+                "--oversubscribe",
+                "--allow-run-as-root",
+                "-np",
+                &k.to_string(),
+            ])
+            .arg(env!("CARGO_BIN_EXE_pgc"))
+            .args(["run", &example("millionaires.c")])
+            .args(["--party", party, "--input", input, "--psk", &test_psk()])
+            .args(["--security", "malicious", "--stat-sec", "8"])
+            .args(["--threads", "1", "--json", "--timeout", "60", "--cluster"])
+            .args(endpoint)
+            .env("XDG_CACHE_HOME", cache("run"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mpirun starts (install openmpi-bin)")
+    }
+
+    /// Cut-and-choose with the copies spread over 2 and 4 ranks per party gives
+    /// `pgc local`'s outputs on both sides.
+    #[test]
+    fn malicious_cluster_runs_give_pgc_locals_outputs() {
+        let (ia, ib) = ("income=7000", "income=5000");
+        let local = run_ok(
+            Command::new(env!("CARGO_BIN_EXE_pgc"))
+                .args(["local", &example("millionaires.c")])
+                .args(["--a", ia, "--b", ib, "--json"])
+                .env("XDG_CACHE_HOME", cache("local")),
+        );
+        let expect = outputs_of(&local);
+        assert_eq!(expect["OUTPUT_result"], 1);
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        for k in [2, 4] {
+            let base = free_base(k as u16);
+            let listen = format!("127.0.0.1:{base}");
+            let a = malicious_party(k, "a", &["--listen", &listen], ia);
+            let b = malicious_party(k, "b", &["--connect", &listen], ib);
+            let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+            for (name, out) in [("A", &a), ("B", &b)] {
+                assert!(
+                    out.status.success(),
+                    "party {name}, {k} ranks: {}\nA: {}\nB: {}",
+                    out.status,
+                    String::from_utf8_lossy(&a.stderr),
+                    String::from_utf8_lossy(&b.stderr)
+                );
+                let v = json_of(out);
+                assert_eq!(v["outputs"], expect, "party {name}, {k} ranks");
+                assert_eq!(v["cluster_ranks"], k, "party {name}");
+            }
         }
     }
 }

@@ -376,7 +376,7 @@ pub struct ParallelExtras<'a> {
     /// was read in full and unchanged (see [`GateSource::check_complete`]): an `Err` goes to
     /// the peer in this party's completion message and both parties stop before any output
     /// is revealed. A circuit held in memory is always complete.
-    pub check_complete: &'a dyn Fn() -> Result<(), String>,
+    pub check_complete: &'a (dyn Fn() -> Result<(), String> + Sync),
 }
 
 impl Default for ParallelExtras<'_> {

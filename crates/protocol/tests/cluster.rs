@@ -101,6 +101,21 @@ fn run_cluster_memory(
     threads: usize,
     broken: Option<usize>,
 ) -> (PartyResult, PartyResult) {
+    run_cluster_memory_with(pc, inputs, k, threads, broken, None, TIMEOUT)
+}
+
+/// [`run_cluster_memory`] where A's rank `silent_a` (> 0), if any, never answers (its
+/// team member exists but nothing runs on it, as a stopped process), and every team has
+/// the silence bound `silence`.
+fn run_cluster_memory_with(
+    pc: &ParallelCircuit,
+    inputs: (&[Vec<bool>], &[Vec<bool>]),
+    k: usize,
+    threads: usize,
+    broken: Option<usize>,
+    silent_a: Option<usize>,
+    silence: Duration,
+) -> (PartyResult, PartyResult) {
     let n_in = pc.layout.input_widths.len();
     let owners: Vec<Party> = (0..n_in)
         .map(|i| if i < n_in / 2 { Party::A } else { Party::B })
@@ -111,8 +126,8 @@ fn run_cluster_memory(
         threads,
         tau: 2,
     };
-    let teams_a = MemoryTeam::new(k, TIMEOUT);
-    let teams_b = MemoryTeam::new(k, TIMEOUT);
+    let teams_a = MemoryTeam::new(k, silence);
+    let teams_b = MemoryTeam::new(k, silence);
     // Rank pair r: openers for A's and B's rank r.
     let (mut links_a, mut links_b): (Vec<_>, Vec<_>) = (0..k)
         .map(|r| {
@@ -147,12 +162,17 @@ fn run_cluster_memory(
             let team0 = team.next().unwrap();
             let mut links0 = links.next().unwrap();
             let (owners, vis, config) = (&owners, &vis, &config);
+            let mut held = Vec::new();
             std::thread::scope(|s| {
-                let workers: Vec<_> = team
-                    .zip(links)
-                    .zip(&progress[1..])
-                    .map(|((t, mut l), p)| s.spawn(move || run_worker(me, &t, pc, &mut l, p)))
-                    .collect();
+                let mut workers = Vec::new();
+                for (r, ((t, mut l), p)) in team.zip(links).zip(&progress[1..]).enumerate() {
+                    if me == Party::A && silent_a == Some(r + 1) {
+                        held.push(t);
+                        workers.push(None);
+                        continue;
+                    }
+                    workers.push(Some(s.spawn(move || run_worker(me, &t, pc, &mut l, p))));
+                }
                 let mut ch = ch;
                 let out = run_coordinator(
                     me,
@@ -171,7 +191,13 @@ fn run_cluster_memory(
                 if out.is_err() {
                     team0.abort(1);
                 }
-                let done = workers.into_iter().map(|h| h.join().unwrap()).collect();
+                let done = workers
+                    .into_iter()
+                    .map(|h| match h {
+                        Some(h) => h.join().unwrap(),
+                        None => Err(ProtocolError::Incomplete("held silent".into())),
+                    })
+                    .collect();
                 (out, done)
             })
         };
@@ -311,7 +337,13 @@ fn different_rank_counts_are_refused() {
         let e = e.to_string();
         assert!(e.contains("rank(s)") && e.contains("same count"), "{e}");
     }
-    let worker = Msg::from_bytes(&team_b[1].recv(0).unwrap(), "rank 0").unwrap();
+    // Rank 0's pump sends heartbeats (empty messages) too.
+    let worker = loop {
+        let m = team_b[1].recv(0).unwrap();
+        if !m.is_empty() {
+            break Msg::from_bytes(&m, "rank 0").unwrap();
+        }
+    };
     assert_eq!(worker, Msg::Stop);
 }
 
@@ -474,4 +506,128 @@ fn every_and_keeps_its_flat_tweak_for_any_rank_and_thread_count() {
             assert_eq!(tweaks, sequential, "{k} ranks × {t} threads");
         }
     }
+}
+
+/// A worker of A that stops answering (a stopped process: its team member exists, nothing
+/// runs on it) makes A's rank 0 fail naming it once the silence bound has passed, and B
+/// then fails too, instead of both waiting forever.
+#[test]
+fn a_silent_worker_fails_both_parties_naming_the_rank() {
+    let (n, w) = (4, 8);
+    let pc = mixed_circuit(n, w);
+    let mut rng = SplitMix64::new(21);
+    let a_in = random_inputs(&mut rng, n, w);
+    let b_in = random_inputs(&mut rng, n, w);
+    let bound = Duration::from_millis(1500);
+    let ((ra, _), (rb, wb)) =
+        run_cluster_memory_with(&pc, (&a_in, &b_in), 3, 1, None, Some(2), bound);
+    let ea = ra.unwrap_err().to_string();
+    assert!(
+        ea.contains("party A rank 2 (of 3) failed") && ea.contains("not even a heartbeat"),
+        "{ea}"
+    );
+    assert!(rb.is_err());
+    assert!(wb.iter().all(|w| !matches!(w, Ok(WorkerEnd::Finished(_)))));
+}
+
+/// A rank 0 that computes for longer than the silence bound keeps its worker waiting (its
+/// pump sends heartbeats meanwhile); a rank 0 that falls silent fails the worker once the
+/// bound has passed.
+#[test]
+fn heartbeats_tell_a_busy_rank_from_a_silent_one() {
+    use pgc_protocol::cluster::heartbeat::{Clock, pumped};
+    let bound = Duration::from_millis(1000);
+    let pc = mixed_circuit(2, 4);
+    // Busy: rank 0 "computes" for 3 bounds, then stops the worker.
+    let team = MemoryTeam::new(2, bound);
+    let (busy, worker) = std::thread::scope(|s| {
+        let (t0, t1) = (&team[0], &team[1]);
+        let pc = &pc;
+        let worker = s.spawn(move || {
+            let (opener, _) = MemoryStreams::pair(TIMEOUT);
+            let mut links = MemoryLinks {
+                opener,
+                break_after: None,
+            };
+            run_worker(Party::B, t1, pc, &mut links, &AtomicU64::new(0))
+        });
+        let busy = pumped(t0, &[1], Clock::FromStart, "rank 0", |t| {
+            std::thread::sleep(3 * bound);
+            t.send(1, &Msg::Stop.to_bytes())
+        });
+        (busy, worker.join().unwrap())
+    });
+    busy.unwrap();
+    assert_eq!(worker.unwrap(), WorkerEnd::Stopped);
+    // Silent: rank 0 sends one heartbeat (it has reached its peer and started pumping),
+    // then nothing more, as a process stopped mid-run.
+    let team = MemoryTeam::new(2, bound);
+    team[0].send(1, &[]).unwrap();
+    let (opener, _) = MemoryStreams::pair(TIMEOUT);
+    let mut links = MemoryLinks {
+        opener,
+        break_after: None,
+    };
+    let e = run_worker(Party::B, &team[1], &pc, &mut links, &AtomicU64::new(0)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("rank 0 sent nothing, not even a heartbeat"),
+        "{e}"
+    );
+}
+
+/// A worker that has finished (and sends nothing more) is released by rank 0: rank 0 may
+/// then go on for longer than the silence bound (its completion check and outputs with the
+/// peer) without its pump declaring the worker lost and ending the party.
+#[test]
+fn a_released_worker_may_fall_silent() {
+    use pgc_protocol::cluster::heartbeat::{Clock, pumped};
+    let bound = Duration::from_millis(600);
+    let team = MemoryTeam::new(2, bound);
+    let (t0, t1) = (&team[0], &team[1]);
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            pumped(t1, &[0], Clock::FromFirstMessage, "worker", |t| {
+                t.send(0, b"done").unwrap()
+            })
+        });
+        pumped(t0, &[1], Clock::FromStart, "rank 0", |t| {
+            assert_eq!(t.recv(1).unwrap(), b"done");
+            t.release(1);
+            std::thread::sleep(4 * bound);
+        });
+    });
+    // Without the release the pump would have aborted the party (the team's poll fails).
+    assert!(team[0].poll(1).is_ok());
+}
+
+/// Rank 0 starts pumping only once it has reached its peer, which may take longer than
+/// the silence bound (the peer's cluster starts later): its workers wait for its first
+/// message without counting.
+#[test]
+fn workers_wait_for_rank_0_to_reach_its_peer() {
+    use pgc_protocol::cluster::heartbeat::{Clock, pumped};
+    let bound = Duration::from_millis(500);
+    let pc = mixed_circuit(2, 4);
+    let team = MemoryTeam::new(2, bound);
+    let (t0, t1) = (&team[0], &team[1]);
+    let worker = std::thread::scope(|s| {
+        let pc = &pc;
+        let worker = s.spawn(move || {
+            let (opener, _) = MemoryStreams::pair(TIMEOUT);
+            let mut links = MemoryLinks {
+                opener,
+                break_after: None,
+            };
+            run_worker(Party::A, t1, pc, &mut links, &AtomicU64::new(0))
+        });
+        // "Waiting for the peer" for 4 bounds, then the run (here: stopped at once).
+        std::thread::sleep(4 * bound);
+        pumped(t0, &[1], Clock::FromStart, "rank 0", |t| {
+            t.send(1, &Msg::Stop.to_bytes())
+        })
+        .unwrap();
+        worker.join().unwrap()
+    });
+    assert_eq!(worker.unwrap(), WorkerEnd::Stopped);
 }

@@ -52,7 +52,9 @@
 //!
 //! # Security
 //!
-//! Semi-honest, as [`crate::parallel`]. Δ and A's garbling randomness are known to *all of
+//! Semi-honest, as [`crate::parallel`]. (Malicious security over a cluster spreads the
+//! cut-and-choose copies instead: [`crate::malicious::cluster`], which reuses this module's
+//! rank-pair set-up (`link_workers` and its worker side), heartbeats and failure reports.) Δ and A's garbling randomness are known to *all of
 //! A's ranks* (rank 0 sends Δ to its workers over MPI): party A's ranks are one trust
 //! domain, and so must be the MPI transport between them (a cluster's own network). B's
 //! ranks never see Δ; they receive only A's hash key and active labels. Every rank-pair
@@ -66,7 +68,21 @@
 //! the whole party ([`Team::abort`], `MPI_Abort`), so no rank waits forever. A rank that
 //! dies is ended with its whole party by `mpirun`/`srun`, which closes its connections,
 //! so the other party's matching ranks fail at once and report in turn.
+//!
+//! A rank that stops answering without dying (stopped, hung in MPI, its node gone without
+//! the launcher noticing) is caught by heartbeats ([`heartbeat`]): the thread that calls
+//! [`run_coordinator`] or [`run_worker`] (MPI's thread) only carries messages and sends a
+//! heartbeat every second to the ranks it talks to, while the protocol runs on a thread of
+//! its own, so a rank may compute as long as it needs. Rank 0 fails with "party X rank i
+//! (of K) failed: rank i sent nothing, not even a heartbeat, for … s" once a worker was
+//! silent for [`Team::silence_bound`] (`pgc run --cluster`: its `--timeout`, clamped to
+//! 3 ..= 10 s, [`heartbeat::silence_bound`]); a worker fails the same way when rank 0 is
+//! silent and, if rank 0 cannot report, ends the party itself. A protocol thread that does
+//! not notice (it waits on a network peer) is ended by its own pump one bound later. A
+//! worker counts rank 0's silence from rank 0's first message (rank 0 pumps only once it
+//! has reached its peer), and rank 0 releases a worker once it has sent its summary.
 
+pub mod heartbeat;
 pub mod plan;
 pub mod tcp;
 pub mod team;
@@ -135,6 +151,38 @@ pub fn run_coordinator(
         )));
     }
     check_team_size(team.size())?;
+    let k = team.size();
+    let workers: Vec<usize> = (1..k).collect();
+    heartbeat::pumped(
+        team,
+        &workers,
+        heartbeat::Clock::FromStart,
+        &rank_name(me, 0, k),
+        |team| {
+            coordinate(
+                me, team, peer_host, ch, opener, circuit, owners, visibility, inputs, config,
+                progress, extras,
+            )
+        },
+    )
+}
+
+/// [`run_coordinator`] on the protocol thread, `team` the pump's relay.
+#[allow(clippy::too_many_arguments)]
+fn coordinate(
+    me: Party,
+    team: &dyn Team,
+    peer_host: &str,
+    ch: &mut dyn Channel,
+    opener: &mut dyn StreamOpener,
+    circuit: &ParallelCircuit,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    config: &ParallelConfig,
+    progress: &AtomicU64,
+    extras: &ParallelExtras<'_>,
+) -> Result<Outcome, ProtocolError> {
     let mut driver = Driver {
         team,
         peer_host: peer_host.to_string(),
@@ -178,7 +226,7 @@ const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The first failure a worker reports within [`FAILURE_GRACE`], as "party A rank i (of K)
 /// failed: why".
-fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
+pub(crate) fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
     let k = team.size();
     let deadline = std::time::Instant::now() + FAILURE_GRACE;
     while k > 1 && std::time::Instant::now() < deadline {
@@ -194,7 +242,7 @@ fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
     None
 }
 
-fn check_team_size(k: usize) -> Result<(), ProtocolError> {
+pub(crate) fn check_team_size(k: usize) -> Result<(), ProtocolError> {
     if k == 0 || k > MAX_RANKS {
         return Err(ProtocolError::Input(format!(
             "a cluster run needs 1 ..= {MAX_RANKS} ranks per party, not {k}"
@@ -204,12 +252,88 @@ fn check_team_size(k: usize) -> Result<(), ProtocolError> {
 }
 
 /// Names a rank in errors.
-fn rank_name(me: Party, rank: usize, k: usize) -> String {
+pub(crate) fn rank_name(me: Party, rank: usize, k: usize) -> String {
     format!("party {} rank {rank} (of {k})", me.letter())
 }
 
-fn rank_failed(me: Party, rank: usize, k: usize, why: &str) -> ProtocolError {
+pub(crate) fn rank_failed(me: Party, rank: usize, k: usize, why: &str) -> ProtocolError {
     ProtocolError::Incomplete(format!("{} failed: {why}", rank_name(me, rank, k)))
+}
+
+/// The set-up of a cluster run's workers, on rank 0 after the handshake: both rank 0s
+/// check that they run the same K; each worker gets `setup` ([`Msg::Setup`]) and reports
+/// the address its peer rank should reach (the listening party's); the two rank 0s swap
+/// those lists over `ch` and hand each worker its peer's; the workers open their streams.
+pub(crate) fn link_workers(
+    team: &dyn Team,
+    me: Party,
+    ch: &mut dyn Channel,
+    setup: &Msg,
+) -> Result<(), ProtocolError> {
+    let k = team.size();
+    // Both parties run the same number of ranks.
+    ch.send_frame(&(k as u32).to_le_bytes())?;
+    ch.flush()?;
+    let peer = ch.recv_frame(4)?;
+    let peer_k = u32::from_le_bytes(
+        peer.as_slice()
+            .try_into()
+            .map_err(|_| ProtocolError::Peer("a malformed rank count".into()))?,
+    ) as usize;
+    if peer_k != k {
+        return Err(ProtocolError::Handshake(format!(
+            "this party runs {k} rank(s) but the peer runs {peer_k}; launch both with the \
+             same count (mpirun -np K / srun -n K)"
+        )));
+    }
+    // Workers: parameters, then addresses (the listening party's), swapped between the
+    // two rank 0s, then the rank-pair streams.
+    for r in 1..k {
+        team.send(r, &setup.to_bytes())?;
+    }
+    let mut adverts = Vec::with_capacity(k.saturating_sub(1));
+    for r in 1..k {
+        match hear(team, me, r)? {
+            Msg::Ready { advert } => adverts.push(advert),
+            m => return Err(unexpected(me, r, k, "ready", &m)),
+        }
+    }
+    ch.send_frame(&encode_adverts(&adverts))?;
+    ch.flush()?;
+    let peer_adverts = decode_adverts(&ch.recv_frame(1 << 20)?, k - 1)?;
+    for (r, advert) in (1..k).zip(peer_adverts) {
+        team.send(r, &Msg::Peer { advert }.to_bytes())?;
+    }
+    for r in 1..k {
+        match hear(team, me, r)? {
+            Msg::Opened => {}
+            m => return Err(unexpected(me, r, k, "opened", &m)),
+        }
+    }
+    Ok(())
+}
+
+/// The next message of worker `r` on rank 0; its failure report becomes an error naming
+/// it.
+pub(crate) fn hear(team: &dyn Team, me: Party, r: usize) -> Result<Msg, ProtocolError> {
+    let k = team.size();
+    let bytes = team
+        .recv(r)
+        .map_err(|e| rank_failed(me, r, k, &e.to_string()))?;
+    match Msg::from_bytes(&bytes, &rank_name(me, r, k))? {
+        Msg::Failed(why) => Err(rank_failed(me, r, k, &why)),
+        m => Ok(m),
+    }
+}
+
+/// Worker `r` sent `got` where rank 0 expected `wanted`.
+pub(crate) fn unexpected(me: Party, r: usize, k: usize, wanted: &str, got: &Msg) -> ProtocolError {
+    rank_failed(
+        me,
+        r,
+        k,
+        &format!("sent {} where rank 0 expected {wanted}", got.name()),
+    )
 }
 
 /// Rank 0's circuit phase.
@@ -223,26 +347,12 @@ impl Driver<'_> {
         self.team.send(r, &msg.to_bytes())
     }
 
-    /// The next message of worker `r`; its failure report becomes an error naming it.
     fn hear(&self, me: Party, r: usize) -> Result<Msg, ProtocolError> {
-        let k = self.team.size();
-        let bytes = self
-            .team
-            .recv(r)
-            .map_err(|e| rank_failed(me, r, k, &e.to_string()))?;
-        match Msg::from_bytes(&bytes, &rank_name(me, r, k))? {
-            Msg::Failed(why) => Err(rank_failed(me, r, k, &why)),
-            m => Ok(m),
-        }
+        hear(self.team, me, r)
     }
 
     fn unexpected(me: Party, r: usize, k: usize, wanted: &str, got: &Msg) -> ProtocolError {
-        rank_failed(
-            me,
-            r,
-            k,
-            &format!("sent {} where rank 0 expected {wanted}", got.name()),
-        )
+        unexpected(me, r, k, wanted, got)
     }
 }
 
@@ -250,54 +360,19 @@ impl CircuitDriver for Driver<'_> {
     fn run(&mut self, s: CircuitStart<'_>) -> Result<(Vec<Block>, ByteCounts), ProtocolError> {
         let me = s.me;
         let k = self.team.size();
-        // Both parties run the same number of ranks.
-        s.ch.send_frame(&(k as u32).to_le_bytes())?;
-        s.ch.flush()?;
-        let peer = s.ch.recv_frame(4)?;
-        let peer_k = u32::from_le_bytes(
-            peer.as_slice()
-                .try_into()
-                .map_err(|_| ProtocolError::Peer("a malformed rank count".into()))?,
-        ) as usize;
-        if peer_k != k {
-            return Err(ProtocolError::Handshake(format!(
-                "this party runs {k} rank(s) but the peer runs {peer_k}; launch both with the \
-                 same count (mpirun -np K / srun -n K)"
-            )));
-        }
-
-        // Workers: parameters, then addresses (the listening party's), swapped between the
-        // two rank 0s, then the rank-pair streams.
-        let setup = Msg::Setup {
-            threads: s.threads as u32,
-            token: s.token,
-            fingerprint: pgc_circuit::GateSource::fingerprint(s.circuit),
-            hash_key: s.hash_key,
-            delta: s.delta,
-            peer_host: self.peer_host.clone(),
-        };
-        for r in 1..k {
-            self.tell(r, &setup)?;
-        }
-        let mut adverts = Vec::with_capacity(k.saturating_sub(1));
-        for r in 1..k {
-            match self.hear(me, r)? {
-                Msg::Ready { advert } => adverts.push(advert),
-                m => return Err(Self::unexpected(me, r, k, "ready", &m)),
-            }
-        }
-        s.ch.send_frame(&encode_adverts(&adverts))?;
-        s.ch.flush()?;
-        let peer_adverts = decode_adverts(&s.ch.recv_frame(1 << 20)?, k - 1)?;
-        for (r, advert) in (1..k).zip(peer_adverts) {
-            self.tell(r, &Msg::Peer { advert })?;
-        }
-        for r in 1..k {
-            match self.hear(me, r)? {
-                Msg::Opened => {}
-                m => return Err(Self::unexpected(me, r, k, "opened", &m)),
-            }
-        }
+        link_workers(
+            self.team,
+            me,
+            &mut *s.ch,
+            &Msg::Setup {
+                threads: s.threads as u32,
+                token: s.token,
+                fingerprint: pgc_circuit::GateSource::fingerprint(s.circuit),
+                hash_key: s.hash_key,
+                delta: s.delta,
+                peer_host: self.peer_host.clone(),
+            },
+        )?;
 
         let circuit = s.circuit;
         let n = circuit.layout.num_wires as usize;
@@ -424,6 +499,8 @@ impl CircuitDriver for Driver<'_> {
         for r in 1..k {
             match self.hear(me, r)? {
                 Msg::Summary(sum) => {
+                    // Its part is done: its silence from now on is no failure.
+                    self.team.release(r);
                     Work::add(&s.work.gates, sum.gates);
                     Work::add(&s.work.and_gates, sum.and_gates);
                     Work::add(&s.work.blocks_sent, sum.blocks_sent);
@@ -723,6 +800,24 @@ pub fn run_worker(
         ));
     }
     check_team_size(team.size())?;
+    let who = rank_name(me, rank, team.size());
+    heartbeat::pumped(
+        team,
+        &[0],
+        heartbeat::Clock::FromFirstMessage,
+        &who,
+        |team| serve_rank0(me, team, circuit, links, progress),
+    )
+}
+
+/// [`run_worker`] on the protocol thread, `team` the pump's relay.
+fn serve_rank0(
+    me: Party,
+    team: &dyn Team,
+    circuit: &ParallelCircuit,
+    links: &mut dyn RankLinks,
+    progress: &AtomicU64,
+) -> Result<WorkerEnd, ProtocolError> {
     let mut state = WorkerState {
         me,
         team,
@@ -733,19 +828,32 @@ pub fn run_worker(
         setup: None,
         work: Work::default(),
     };
-    let failure = match state.serve() {
-        Ok(Some(summary)) => return Ok(WorkerEnd::Finished(summary)),
-        Ok(None) => return Ok(WorkerEnd::Stopped),
-        Err(e) => e,
-    };
-    // Tell rank 0, then wait for its stop (answering anything else with the failure).
-    let why = failure.to_string();
-    let failed = Msg::Failed(why).to_bytes();
+    match state.serve() {
+        Ok(Some(summary)) => Ok(WorkerEnd::Finished(summary)),
+        Ok(None) => Ok(WorkerEnd::Stopped),
+        Err(failure) => report_failure(team, failure),
+    }
+}
+
+/// A worker's failure: told to rank 0, which names this rank in its error; then the
+/// worker waits for rank 0's stop (answering anything else with the failure again) and
+/// returns the failure.
+pub(crate) fn report_failure(
+    team: &dyn Team,
+    failure: ProtocolError,
+) -> Result<WorkerEnd, ProtocolError> {
+    let failed = Msg::Failed(failure.to_string()).to_bytes();
     let _ = team.send(0, &failed);
     loop {
         match team.recv(0).map(|b| Msg::from_bytes(&b, "rank 0")) {
             Ok(Ok(Msg::Stop)) | Err(_) => return Err(failure),
-            Ok(Ok(Msg::Setup { .. } | Msg::Peer { .. } | Msg::Region { .. } | Msg::Finish)) => {
+            Ok(Ok(
+                Msg::Setup { .. }
+                | Msg::Peer { .. }
+                | Msg::Region { .. }
+                | Msg::Finish
+                | Msg::Copies(_),
+            )) => {
                 let _ = team.send(0, &failed);
             }
             Ok(_) => return Err(failure),
@@ -753,11 +861,78 @@ pub fn run_worker(
     }
 }
 
-struct WorkerSetup {
-    threads: usize,
-    token: [u8; 16],
-    hash_key: Block,
-    delta: Option<Block>,
+/// What a worker keeps of its [`Msg::Setup`].
+pub(crate) struct WorkerSetup {
+    pub(crate) threads: usize,
+    /// The token of this rank's pair ([`rank_token`]).
+    pub(crate) token: [u8; 16],
+    pub(crate) hash_key: Block,
+    pub(crate) delta: Option<Block>,
+}
+
+/// A worker's answer to [`Msg::Setup`] (`setup`): checks that its circuit is rank 0's
+/// (`fingerprint`) and the thread count, and finds the address its peer rank should
+/// reach ([`Msg::Ready`]).
+pub(crate) fn accept_setup(
+    links: &mut dyn RankLinks,
+    rank: usize,
+    fingerprint: [u8; 32],
+    setup: &Msg,
+) -> Result<(WorkerSetup, Option<String>), ProtocolError> {
+    let Msg::Setup {
+        threads,
+        token,
+        fingerprint: rank0s,
+        hash_key,
+        delta,
+        peer_host,
+    } = setup
+    else {
+        return Err(ProtocolError::Peer(format!(
+            "rank 0 sent {} instead of the set-up",
+            setup.name()
+        )));
+    };
+    if *rank0s != fingerprint {
+        return Err(ProtocolError::Input(
+            "this rank's circuit differs from rank 0's (another program, options or \
+             compiler version): every rank must run the same command"
+                .into(),
+        ));
+    }
+    let threads = *threads as usize;
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(ProtocolError::Peer(format!(
+            "rank 0 asks for {threads} threads (1 ..= {MAX_THREADS})"
+        )));
+    }
+    let advert = links.advertise(peer_host)?;
+    Ok((
+        WorkerSetup {
+            threads,
+            token: rank_token(*token, rank),
+            hash_key: *hash_key,
+            delta: *delta,
+        },
+        advert,
+    ))
+}
+
+/// A worker's answer to [`Msg::Peer`]: its `n` streams to the peer rank.
+pub(crate) fn open_peer(
+    links: &mut dyn RankLinks,
+    setup: &WorkerSetup,
+    advert: Option<&str>,
+    n: usize,
+) -> Result<Vec<Box<dyn Channel>>, ProtocolError> {
+    let streams = links.open(advert, n, setup.token)?;
+    if streams.len() != n {
+        return Err(ProtocolError::Input(format!(
+            "{} streams opened to the peer rank, not {n}",
+            streams.len()
+        )));
+    }
+    Ok(streams)
 }
 
 struct WorkerState<'a> {
@@ -797,47 +972,32 @@ impl WorkerState<'_> {
                     delta,
                     peer_host,
                 } => {
-                    if fingerprint != pgc_circuit::GateSource::fingerprint(self.circuit) {
-                        return Err(ProtocolError::Input(
-                            "this rank's circuit differs from rank 0's (another program, \
-                             options or compiler version): every rank must run the same \
-                             command"
-                                .into(),
-                        ));
-                    }
-                    let threads = threads as usize;
-                    if threads == 0 || threads > MAX_THREADS {
-                        return Err(ProtocolError::Peer(format!(
-                            "rank 0 asks for {threads} threads (1 ..= {MAX_THREADS})"
-                        )));
-                    }
                     if delta.is_some() != (self.me == Party::A) {
                         return Err(ProtocolError::Peer(
                             "rank 0 sent Δ to an evaluating rank (or none to a garbling one)"
                                 .into(),
                         ));
                     }
-                    let advert = self.links.advertise(&peer_host)?;
-                    self.setup = Some(WorkerSetup {
-                        threads,
-                        token: rank_token(token, rank),
-                        hash_key,
-                        delta,
-                    });
+                    let (setup, advert) = accept_setup(
+                        self.links,
+                        rank,
+                        pgc_circuit::GateSource::fingerprint(self.circuit),
+                        &Msg::Setup {
+                            threads,
+                            token,
+                            fingerprint,
+                            hash_key,
+                            delta,
+                            peer_host,
+                        },
+                    )?;
+                    self.setup = Some(setup);
                     self.reply(&Msg::Ready { advert })?;
                 }
                 Msg::Peer { advert } => {
-                    let (threads, token) = {
-                        let s = self.setup("the peer address")?;
-                        (s.threads, s.token)
-                    };
-                    self.streams = self.links.open(advert.as_deref(), threads, token)?;
-                    if self.streams.len() != threads {
-                        return Err(ProtocolError::Input(format!(
-                            "{} streams opened to the peer rank, not {threads}",
-                            self.streams.len()
-                        )));
-                    }
+                    self.setup("the peer address")?;
+                    let setup = self.setup.as_ref().expect("checked");
+                    self.streams = open_peer(self.links, setup, advert.as_deref(), setup.threads)?;
                     self.reply(&Msg::Opened)?;
                 }
                 Msg::Region {

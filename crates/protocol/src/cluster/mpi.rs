@@ -2,7 +2,10 @@
 //! `MPI_COMM_WORLD` are one party's processes, as `mpirun -np K` or `srun -n K` start
 //! them. Only the thread that initialized MPI calls it (`MPI_THREAD_FUNNELED`): rank 0's
 //! and the workers' protocol threads never touch MPI. MPI's default error handler
-//! (errors are fatal) applies: a broken MPI transport ends the whole party.
+//! (errors are fatal) applies: a broken MPI transport ends the whole party. Cluster runs
+//! call only `send`, `poll` and `abort`, from the heartbeat pump
+//! ([`super::heartbeat`]), which bounds how long a rank may stay silent; `recv` itself
+//! waits without a deadline.
 
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
@@ -24,6 +27,8 @@ pub struct MpiTeam {
     // Declared before `_universe` so that the communicator is dropped first.
     world: SimpleCommunicator,
     _universe: Universe,
+    silence: std::time::Duration,
+    first_contact: std::time::Duration,
 }
 
 impl MpiTeam {
@@ -40,7 +45,16 @@ impl MpiTeam {
         Ok(MpiTeam {
             world: universe.world(),
             _universe: universe,
+            silence: super::heartbeat::MAX_SILENCE,
+            first_contact: super::heartbeat::MAX_SILENCE,
         })
+    }
+
+    /// Sets [`Team::silence_bound`] and [`Team::first_contact_bound`] (default
+    /// [`super::heartbeat::MAX_SILENCE`] for both).
+    pub fn set_silence_bound(&mut self, bound: std::time::Duration, first: std::time::Duration) {
+        self.silence = bound;
+        self.first_contact = first;
     }
 }
 
@@ -50,6 +64,12 @@ impl Team for MpiTeam {
     }
     fn size(&self) -> usize {
         self.world.size() as usize
+    }
+    fn silence_bound(&self) -> std::time::Duration {
+        self.silence
+    }
+    fn first_contact_bound(&self) -> std::time::Duration {
+        self.first_contact
     }
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError> {
         let peer = self.world.process_at_rank(to as i32);

@@ -156,6 +156,9 @@ pub enum Msg {
     Failed(String),
     /// Rank 0 → worker: the run ended (with an error rank 0 reports); exit.
     Stop,
+    /// Either way: a job of cut-and-choose copies or its result, encoded by
+    /// [`crate::malicious::cluster`].
+    Copies(Vec<u8>),
 }
 
 /// What a worker did, for rank 0's completion message and stats.
@@ -179,6 +182,7 @@ const T_FINISH: u8 = 7;
 const T_SUMMARY: u8 = 8;
 const T_FAILED: u8 = 9;
 const T_STOP: u8 = 10;
+const T_COPIES: u8 = 11;
 
 impl Msg {
     /// What the message is, for errors (without its contents).
@@ -194,6 +198,7 @@ impl Msg {
             Msg::Summary(_) => "a summary",
             Msg::Failed(_) => "a failure report",
             Msg::Stop => "a stop message",
+            Msg::Copies(_) => "a cut-and-choose job or result",
         }
     }
 
@@ -264,6 +269,10 @@ impl Msg {
                 put_str(&mut b, why);
             }
             Msg::Stop => b.push(T_STOP),
+            Msg::Copies(body) => {
+                b.push(T_COPIES);
+                b.extend_from_slice(body);
+            }
         }
         b
     }
@@ -331,6 +340,7 @@ impl Msg {
             }
             T_FAILED => Msg::Failed(r.string().ok_or_else(|| bad("failure message"))?),
             T_STOP => Msg::Stop,
+            T_COPIES => Msg::Copies(r.take(r.rest.len()).unwrap_or_default().to_vec()),
             t => {
                 return Err(ProtocolError::Peer(format!(
                     "{from} sent unknown message {t}"
@@ -382,7 +392,7 @@ pub fn boundary_len(region: &Region, insts: Range<usize>, outputs: bool) -> usiz
         .sum()
 }
 
-fn put_str(b: &mut Vec<u8>, s: &str) {
+pub(crate) fn put_str(b: &mut Vec<u8>, s: &str) {
     b.extend_from_slice(&(s.len() as u32).to_le_bytes());
     b.extend_from_slice(s.as_bytes());
 }
@@ -397,12 +407,13 @@ fn put_opt_str(b: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
-struct Reader<'a> {
-    rest: &'a [u8],
+/// Reads the fields of a message in order; `None` when it runs short.
+pub(crate) struct Reader<'a> {
+    pub(crate) rest: &'a [u8],
 }
 
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&[u8]> {
         if self.rest.len() < n {
             return None;
         }
@@ -410,24 +421,24 @@ impl Reader<'_> {
         self.rest = b;
         Some(a)
     }
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+    pub(crate) fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
         self.take(N).map(|s| s.try_into().expect("N bytes"))
     }
-    fn byte(&mut self) -> Option<u8> {
+    pub(crate) fn byte(&mut self) -> Option<u8> {
         self.array::<1>().map(|[b]| b)
     }
-    fn string(&mut self) -> Option<String> {
+    pub(crate) fn string(&mut self) -> Option<String> {
         let n = u32::from_le_bytes(self.array()?) as usize;
         String::from_utf8(self.take(n)?.to_vec()).ok()
     }
-    fn opt_string(&mut self) -> Option<Option<String>> {
+    pub(crate) fn opt_string(&mut self) -> Option<Option<String>> {
         match self.byte()? {
             0 => Some(None),
             1 => Some(Some(self.string()?)),
             _ => None,
         }
     }
-    fn blocks(&mut self) -> Option<Vec<Block>> {
+    pub(crate) fn blocks(&mut self) -> Option<Vec<Block>> {
         let all = std::mem::take(&mut self.rest);
         if !all.len().is_multiple_of(16) {
             return None;
@@ -528,6 +539,7 @@ mod tests {
             }),
             Msg::Failed("rank 3: closed".into()),
             Msg::Stop,
+            Msg::Copies(vec![1, 2, 3]),
         ]
     }
 
@@ -537,19 +549,24 @@ mod tests {
             let b = m.to_bytes();
             assert_eq!(Msg::from_bytes(&b, "t").unwrap(), m);
             // Every proper prefix is refused (never a panic), except where a shorter
-            // message is itself valid: a Region/Outputs cut at a block boundary.
+            // message is itself valid: a Region/Outputs cut at a block boundary, and the
+            // opaque body of Copies (whose own decoder refuses a cut body:
+            // `malicious::cluster`'s tests).
             for cut in 0..b.len() {
                 let r = Msg::from_bytes(&b[..cut], "t");
                 if let Ok(short) = r {
                     assert!(
-                        matches!(short, Msg::Region { .. } | Msg::Outputs { .. }),
+                        matches!(
+                            short,
+                            Msg::Region { .. } | Msg::Outputs { .. } | Msg::Copies(_)
+                        ),
                         "{m:?} cut at {cut} parsed as {short:?}"
                     );
                 }
             }
             let mut longer = b.clone();
             longer.push(0);
-            if !matches!(m, Msg::Region { .. } | Msg::Outputs { .. }) {
+            if !matches!(m, Msg::Region { .. } | Msg::Outputs { .. } | Msg::Copies(_)) {
                 assert!(Msg::from_bytes(&longer, "t").is_err(), "{m:?} + 1 byte");
             }
         }

@@ -15,6 +15,14 @@ pub trait Team {
     fn rank(&self) -> usize;
     /// The ranks of this party (K).
     fn size(&self) -> usize;
+    /// How long a rank this one talks to may send nothing, not even a heartbeat, before it
+    /// counts as lost ([`crate::cluster::heartbeat`]).
+    fn silence_bound(&self) -> Duration;
+    /// How long rank 0 waits for a worker's first message (a worker may still be starting,
+    /// e.g. loading the program); the silence bound by default.
+    fn first_contact_bound(&self) -> Duration {
+        self.silence_bound()
+    }
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError>;
     /// Waits for the next message from `from`.
     fn recv(&self, from: usize) -> Result<Vec<u8>, ProtocolError>;
@@ -23,10 +31,13 @@ pub trait Team {
     /// Ends every rank of this party now (MPI_Abort under MPI), after a failure that may
     /// leave a rank waiting: the caller reports the error first.
     fn abort(&self, code: i32);
+    /// This rank expects nothing more from `rank` (it has finished): its silence is no
+    /// longer a failure ([`crate::cluster::heartbeat`]). Nothing to do for a plain team.
+    fn release(&self, _rank: usize) {}
 }
 
 /// A team of threads in one process, for tests: [`MemoryTeam::new`] makes all K members.
-/// `abort` makes every member's waiting `recv` fail.
+/// `abort` makes every member's waiting `recv` and `poll` fail.
 pub struct MemoryTeam {
     rank: usize,
     /// `to[j]`: this member's sender to member j.
@@ -38,7 +49,7 @@ pub struct MemoryTeam {
 }
 
 impl MemoryTeam {
-    /// The `k` members; a `recv` waits at most `timeout`.
+    /// The `k` members; a `recv` waits at most `timeout`, which is also the silence bound.
     pub fn new(k: usize, timeout: Duration) -> Vec<MemoryTeam> {
         let aborted = Arc::new(AtomicBool::new(false));
         // senders[i][j] / receivers[j][i]: the channel from member i to member j.
@@ -79,6 +90,9 @@ impl Team for MemoryTeam {
     fn size(&self) -> usize {
         self.to.len()
     }
+    fn silence_bound(&self) -> Duration {
+        self.timeout
+    }
     fn send(&self, to: usize, msg: &[u8]) -> Result<(), ProtocolError> {
         self.to[to]
             .send(msg.to_vec())
@@ -116,6 +130,11 @@ impl Team for MemoryTeam {
         let rx = self.from[from]
             .lock()
             .map_err(|_| ProtocolError::Incomplete("a poisoned team channel".into()))?;
+        if self.aborted.load(Ordering::SeqCst) {
+            return Err(ProtocolError::Incomplete(
+                "the party's run was aborted".into(),
+            ));
+        }
         Ok(rx.try_recv().ok())
     }
     fn abort(&self, _code: i32) {

@@ -65,6 +65,10 @@
 //! B learns its outputs and the masked, MACed values of A's; A learns its outputs. A
 //! malicious party learns nothing more except with probability 2^-S; it can always make
 //! the run abort (and learns that it did).
+//!
+//! The per-copy work of steps 5, 7 and 8 (`CopyWork`) is the same whether one process
+//! does it for every copy or each rank of a cluster for its share ([`super::cluster`],
+//! KSS12 §6).
 
 use std::time::Instant;
 
@@ -74,6 +78,7 @@ use pgc_garble::{Evaluator, Garbler, and_count, random_delta};
 use pgc_net::Channel;
 
 use crate::malicious::Security;
+use crate::malicious::cluster::Ranks;
 use crate::malicious::input_ot;
 use crate::yao::{
     Outcome, Party, ProtocolError, begin_secured, input_wires_by_owner, outcome, pack_bits, sees,
@@ -240,26 +245,26 @@ const B_LABELS_HASH: &str = "pgc cut-and-choose evaluator OT labels v1";
 
 /// Everything about the run both parties derive from the circuit, the input owners, the
 /// output visibility and S.
-struct Shape {
-    plan: CopyPlan,
-    stat_sec: u32,
+pub(super) struct Shape {
+    pub(super) plan: CopyPlan,
+    pub(super) stat_sec: u32,
     num_wires: usize,
     a_wires: Vec<WireId>,
-    b_wires: Vec<WireId>,
+    pub(super) b_wires: Vec<WireId>,
     /// A's extended input: [its input bits | masks of A-only outputs | Toeplitz key κ |
     /// MAC pad b | padding r]; `*_at` are offsets into it.
-    ext_len: usize,
+    pub(super) ext_len: usize,
     mask_at: usize,
     kappa_at: usize,
     pad_at: usize,
     r_at: usize,
-    rows: usize,
+    pub(super) rows: usize,
     /// Wires of the appended MAC gates' inputs, in extended-input order from `mask_at`.
     tail_inputs: Vec<WireId>,
     tail: Vec<Gate>,
     /// Wires B decodes in every evaluated copy: its visible outputs, then the masked A-only
     /// outputs, then the MAC.
-    decoded: Vec<WireId>,
+    pub(super) decoded: Vec<WireId>,
     /// How many of `decoded` are B's own outputs, and the MAC's length.
     b_out_len: usize,
     mac_len: usize,
@@ -269,7 +274,7 @@ struct Shape {
 }
 
 impl Shape {
-    fn new<S: GateSource>(
+    pub(super) fn new<S: GateSource>(
         circuit: &S,
         owners: &[Party],
         visibility: &[Visibility],
@@ -420,9 +425,9 @@ impl Shape {
 
 /// B's input encoding y = E·y' with E block-diagonal, each block [I | R] for a random R
 /// (probe-resistant: every non-empty sum of a block's rows has weight ≥ S w.h.p.).
-struct Encoding {
+pub(super) struct Encoding {
     blocks: Vec<EncodingBlock>,
-    len: usize,
+    pub(super) len: usize,
 }
 
 struct EncodingBlock {
@@ -437,7 +442,7 @@ struct EncodingBlock {
 }
 
 impl Encoding {
-    fn new(n: usize, stat_sec: u32, seed: Block) -> Encoding {
+    pub(super) fn new(n: usize, stat_sec: u32, seed: Block) -> Encoding {
         let mut prg = Prg::from_seed(seed);
         let mut blocks = Vec::new();
         let (mut row, mut col) = (0, 0);
@@ -596,12 +601,12 @@ fn finish_copy(
 }
 
 /// The hash matrix M (rows × ext_len bits) from B's seed.
-struct HashMatrix {
+pub(super) struct HashMatrix {
     rows: Vec<Vec<u64>>,
 }
 
 impl HashMatrix {
-    fn new(seed: Block, rows: usize, cols: usize) -> HashMatrix {
+    pub(super) fn new(seed: Block, rows: usize, cols: usize) -> HashMatrix {
         let mut prg = Prg::from_seed(seed);
         let words = cols.div_ceil(64);
         HashMatrix {
@@ -727,7 +732,6 @@ fn group_size(shape: &Shape, want: usize) -> Result<usize, ProtocolError> {
 
 /// One copy in a garbling pass.
 struct GarbleSlot {
-    copy: usize,
     garbler: Garbler,
     hasher: blake3::Hasher,
     tables: Vec<Block>,
@@ -847,13 +851,37 @@ pub(crate) fn run_with<S: GateSource>(
     progress: &mut dyn FnMut(u64),
     cheat: Cheat,
 ) -> Result<Outcome, ProtocolError> {
+    run_with_ranks(
+        ch, circuit, owners, visibility, me, inputs, stat_sec, threads, progress, cheat, None,
+    )
+}
+
+/// [`run_with`], with the copies spread over a cluster's ranks when `ranks` is given
+/// (rank 0's side; see [`super::cluster`]).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_with_ranks<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    me: Party,
+    inputs: &[Vec<bool>],
+    stat_sec: u32,
+    threads: usize,
+    progress: &mut dyn FnMut(u64),
+    cheat: Cheat,
+    ranks: Option<&Ranks<'_>>,
+) -> Result<Outcome, ProtocolError> {
     let security = Security::parse("malicious", stat_sec).map_err(ProtocolError::Input)?;
     let (start, counts0) = begin_secured(ch, circuit, owners, visibility, me, inputs, security)?;
     let shape = Shape::new(circuit, owners, visibility, stat_sec);
     let threads = threads.max(1);
+    if let Some(r) = ranks {
+        r.link(ch, circuit, owners, visibility, stat_sec, threads)?;
+    }
     let (out_bits, input_done, circuit_done) = match me {
-        Party::A => garbler(ch, circuit, &shape, inputs, threads, progress, cheat)?,
-        Party::B => evaluator(ch, circuit, &shape, inputs, threads, progress, cheat)?,
+        Party::A => garbler(ch, circuit, &shape, inputs, threads, progress, cheat, ranks)?,
+        Party::B => evaluator(ch, circuit, &shape, inputs, threads, progress, cheat, ranks)?,
     };
     Ok(outcome(
         circuit.layout(),
@@ -871,6 +899,7 @@ pub(crate) fn run_with<S: GateSource>(
 
 type Phases = (Vec<bool>, Instant, Instant);
 
+#[allow(clippy::too_many_arguments)]
 fn garbler<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
@@ -879,7 +908,10 @@ fn garbler<S: GateSource>(
     threads: usize,
     progress: &mut dyn FnMut(u64),
     cheat: Cheat,
+    ranks: Option<&Ranks<'_>>,
 ) -> Result<Phases, ProtocolError> {
+    // Under a cluster, this rank's share of the copies (the workers do the rest).
+    let k = ranks.map_or(1, |r| r.size());
     let plan = shape.plan;
     let n = plan.copies;
     let mut prg = Prg::from_os_entropy();
@@ -967,33 +999,29 @@ fn garbler<S: GateSource>(
     }
     let input_done = Instant::now();
 
-    // A copy ready to garble (both passes start from its seed).
-    let slot = |j: usize| GarbleSlot {
-        copy: j,
-        garbler: keys[j].garbler(shape, &encoding),
-        hasher: copy_hasher(j),
-        tables: Vec::new(),
-        corrupt: cheat.corrupts_table(j),
-    };
-
     // 5. Commitments to every copy: garble all of them, in groups, hashing the tables.
     let mut commitments = vec![[0u8; 32]; n];
     let mut decode_info: Vec<(Vec<bool>, Vec<bool>)> = vec![(Vec::new(), Vec::new()); n];
-    let group = group_size(shape, n)?;
-    let copies: Vec<usize> = (0..n).collect();
-    for part in copies.chunks(group) {
-        let mut slots: Vec<GarbleSlot> = part.iter().map(|&j| slot(j)).collect();
-        garble_pass(circuit, shape, &mut slots, threads, progress, &mut |_| {
-            Ok(())
-        })?;
-        for s in slots {
-            let j = s.copy;
-            let a_zero = keys[j].a_zero_labels(shape.ext_len);
-            let (dec, hdec) =
-                decodings(shape, &s.garbler, &a_zero, &matrix, cheat.flips_decoding(j));
-            commitments[j] = finish_copy(s.hasher, keys[j].hash_key, &dec, &hdec);
-            decode_info[j] = (dec, hdec);
-        }
+    if let Some(r) = ranks {
+        r.send_commit_jobs(&seeds, encoding_seed, matrix_seed)?;
+    }
+    let mine: Vec<(usize, Block)> = share_of(&(0..n).collect::<Vec<_>>(), k, 0)
+        .into_iter()
+        .map(|j| (j, seeds[j]))
+        .collect();
+    let work = CopyWork {
+        circuit,
+        shape,
+        encoding: &encoding,
+        threads,
+        cheat,
+    };
+    for c in work.commit(&mine, &matrix, progress)? {
+        commitments[c.copy] = c.commitment;
+        decode_info[c.copy] = (c.decoding, c.hash_decoding);
+    }
+    if let Some(r) = ranks {
+        r.collect_commits(shape, &mut commitments, &mut decode_info)?;
     }
     ch.send_frame(&commitments.concat())?;
     ch.flush()?;
@@ -1031,19 +1059,19 @@ fn garbler<S: GateSource>(
     }
     ch.flush()?;
 
-    // The evaluated copies' tables, garbled again, group by group.
-    let group = group_size(shape, evaluated.len())?;
-    for part in evaluated.chunks(group) {
-        let mut slots: Vec<GarbleSlot> = part.iter().map(|&j| slot(j)).collect();
-        garble_pass(circuit, shape, &mut slots, threads, progress, &mut |s| {
-            if !s.tables.is_empty() {
-                ch.send_frame(Block::slice_as_bytes(&s.tables))?;
-            }
-            Ok(())
-        })?;
-        ch.send_frame(&[])?;
+    // The evaluated copies' tables, garbled again, group by group (under a cluster, each
+    // rank streams its share to its peer rank).
+    if let Some(r) = ranks {
+        r.send_stream_jobs(&evaluated, &seeds)?;
     }
-    ch.flush()?;
+    let mine: Vec<(usize, Block)> = share_of(&evaluated, k, 0)
+        .into_iter()
+        .map(|j| (j, seeds[j]))
+        .collect();
+    work.stream(ch, &mine, progress)?;
+    if let Some(r) = ranks {
+        r.collect_streamed()?;
+    }
     let circuit_done = Instant::now();
 
     // 9. B's verdict, with the MACed values A may see.
@@ -1084,6 +1112,214 @@ fn garbler<S: GateSource>(
     Ok((out, input_done, circuit_done))
 }
 
+/// One committed copy (step 5): its commitment and decoding bits.
+pub(super) struct Committed {
+    pub(super) copy: usize,
+    pub(super) commitment: [u8; 32],
+    pub(super) decoding: Vec<bool>,
+    pub(super) hash_decoding: Vec<bool>,
+}
+
+/// The per-copy work of either party, for any set of copies: what a single process does
+/// for all of them and a cluster's rank for its share ([`super::cluster`]).
+pub(super) struct CopyWork<'a, S: GateSource> {
+    pub(super) circuit: &'a S,
+    pub(super) shape: &'a Shape,
+    pub(super) encoding: &'a Encoding,
+    pub(super) threads: usize,
+    pub(super) cheat: Cheat,
+}
+
+impl<S: GateSource> CopyWork<'_, S> {
+    /// A copy ready to garble (both of A's passes start from its seed).
+    fn slot(&self, j: usize, seed: Block) -> GarbleSlot {
+        GarbleSlot {
+            garbler: CopyKeys::from_seed(seed).garbler(self.shape, self.encoding),
+            hasher: copy_hasher(j),
+            tables: Vec::new(),
+            corrupt: self.cheat.corrupts_table(j),
+        }
+    }
+
+    /// A, step 5: garbles `copies` (copy, seed) in groups and commits to each.
+    pub(super) fn commit(
+        &self,
+        copies: &[(usize, Block)],
+        matrix: &HashMatrix,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<Committed>, ProtocolError> {
+        let shape = self.shape;
+        let mut out = Vec::with_capacity(copies.len());
+        let group = group_size(shape, copies.len())?;
+        for part in copies.chunks(group) {
+            let mut slots: Vec<GarbleSlot> = part.iter().map(|&(j, s)| self.slot(j, s)).collect();
+            garble_pass(
+                self.circuit,
+                shape,
+                &mut slots,
+                self.threads,
+                progress,
+                &mut |_| Ok(()),
+            )?;
+            for (s, &(j, seed)) in slots.into_iter().zip(part) {
+                let keys = CopyKeys::from_seed(seed);
+                let a_zero = keys.a_zero_labels(shape.ext_len);
+                let (decoding, hash_decoding) = decodings(
+                    shape,
+                    &s.garbler,
+                    &a_zero,
+                    matrix,
+                    self.cheat.flips_decoding(j),
+                );
+                out.push(Committed {
+                    copy: j,
+                    commitment: finish_copy(s.hasher, keys.hash_key, &decoding, &hash_decoding),
+                    decoding,
+                    hash_decoding,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// A, step 7: garbles `copies` again and streams their tables on `ch`, group by
+    /// group in lockstep (one frame per copy and chunk, then an empty frame per group).
+    pub(super) fn stream(
+        &self,
+        ch: &mut impl Channel,
+        copies: &[(usize, Block)],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), ProtocolError> {
+        let group = group_size(self.shape, copies.len())?;
+        for part in copies.chunks(group) {
+            let mut slots: Vec<GarbleSlot> = part.iter().map(|&(j, s)| self.slot(j, s)).collect();
+            garble_pass(
+                self.circuit,
+                self.shape,
+                &mut slots,
+                self.threads,
+                progress,
+                &mut |s| {
+                    if !s.tables.is_empty() {
+                        ch.send_frame(Block::slice_as_bytes(&s.tables))?;
+                    }
+                    Ok(())
+                },
+            )?;
+            ch.send_frame(&[])?;
+        }
+        ch.flush()?;
+        Ok(())
+    }
+
+    /// B, step 8: regenerates the checked `copies` (copy, opened seed) and compares each
+    /// with its commitment. `ch` is not read (the pass has no evaluated copy).
+    pub(super) fn check(
+        &self,
+        ch: &mut impl Channel,
+        copies: &[(usize, Block)],
+        commitment_of: &dyn Fn(usize) -> [u8; 32],
+        matrix: &HashMatrix,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), ProtocolError> {
+        let shape = self.shape;
+        let group = group_size(shape, shape.plan.copies)?;
+        for part in copies.chunks(group) {
+            let mut slots: Vec<BSlot> = part
+                .iter()
+                .map(|&(j, seed)| BSlot::Check {
+                    garbler: CopyKeys::from_seed(seed).garbler(shape, self.encoding),
+                    hasher: copy_hasher(j),
+                    tables: Vec::new(),
+                })
+                .collect();
+            b_pass(ch, self.circuit, shape, &mut slots, self.threads, progress)?;
+            for (s, &(j, seed)) in slots.into_iter().zip(part) {
+                let BSlot::Check {
+                    garbler, hasher, ..
+                } = s
+                else {
+                    unreachable!("a check group")
+                };
+                let keys = CopyKeys::from_seed(seed);
+                let a_zero = keys.a_zero_labels(shape.ext_len);
+                let (dec, hdec) = decodings(shape, &garbler, &a_zero, matrix, false);
+                if finish_copy(hasher, keys.hash_key, &dec, &hdec) != commitment_of(j) {
+                    return Err(ProtocolError::CheatDetected(format!(
+                        "checked copy {j}, regenerated from its seed, does not match the \
+                         garbler's commitment (a wrong garbled table or decoding)"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// B, step 8: evaluates `copies` with their tables from `ch` (as [`Self::stream`]
+    /// sends them), checks each against its commitment, and decodes its outputs.
+    pub(super) fn evaluate<'l>(
+        &self,
+        ch: &mut impl Channel,
+        copies: &[&EvalCopy],
+        enc_labels_of: &dyn Fn(usize) -> &'l [Block],
+        commitment_of: &dyn Fn(usize) -> [u8; 32],
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<(usize, Vec<bool>)>, ProtocolError> {
+        let shape = self.shape;
+        let group = group_size(shape, shape.plan.copies)?;
+        let mut results = Vec::with_capacity(copies.len());
+        for part in copies.chunks(group) {
+            let mut slots: Vec<BSlot> = part
+                .iter()
+                .map(|c| {
+                    let mut ev = Evaluator::new(shape.num_wires, c.hash_key);
+                    set_eval_labels(
+                        &mut ev,
+                        shape,
+                        self.encoding,
+                        enc_labels_of(c.copy),
+                        &c.labels,
+                    );
+                    BSlot::Eval {
+                        copy: c.copy,
+                        evaluator: ev,
+                        hasher: copy_hasher(c.copy),
+                        buffered: Vec::new(),
+                        need: 0,
+                    }
+                })
+                .collect();
+            b_pass(ch, self.circuit, shape, &mut slots, self.threads, progress)?;
+            for (s, c) in slots.into_iter().zip(part) {
+                let BSlot::Eval {
+                    copy: j,
+                    evaluator,
+                    hasher,
+                    ..
+                } = s
+                else {
+                    unreachable!("an evaluation group")
+                };
+                if finish_copy(hasher, c.hash_key, &c.decoding, &c.hash_decoding)
+                    != commitment_of(j)
+                {
+                    return Err(ProtocolError::CheatDetected(format!(
+                        "evaluated copy {j}'s garbled tables or decoding bits do not match the \
+                         garbler's commitment"
+                    )));
+                }
+                results.push((j, evaluator.decode(&shape.decoded, &c.decoding)));
+            }
+        }
+        Ok(results)
+    }
+}
+
+/// The items of `list` rank `r` of `k` handles: every k-th, from the r-th.
+pub(super) fn share_of(list: &[usize], k: usize, r: usize) -> Vec<usize> {
+    list.iter().skip(r).step_by(k).copied().collect()
+}
+
 /// The peer's abort reason, shown only if it is short printable text.
 fn peer_reason(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
@@ -1093,12 +1329,12 @@ fn peer_reason(bytes: &[u8]) -> String {
 }
 
 /// Per evaluated copy: what B learned about it before evaluating.
-struct EvalCopy {
-    copy: usize,
-    hash_key: Block,
-    labels: Vec<Block>,
-    decoding: Vec<bool>,
-    hash_decoding: Vec<bool>,
+pub(super) struct EvalCopy {
+    pub(super) copy: usize,
+    pub(super) hash_key: Block,
+    pub(super) labels: Vec<Block>,
+    pub(super) decoding: Vec<bool>,
+    pub(super) hash_decoding: Vec<bool>,
 }
 
 /// One copy in B's pass: evaluated (with its tables from the channel) or checked.
@@ -1111,13 +1347,13 @@ enum BSlot {
         need: usize,
     },
     Check {
-        copy: usize,
         garbler: Garbler,
         hasher: blake3::Hasher,
         tables: Vec<Block>,
     },
 }
 
+#[allow(clippy::too_many_arguments)]
 fn evaluator<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
@@ -1126,7 +1362,9 @@ fn evaluator<S: GateSource>(
     threads: usize,
     progress: &mut dyn FnMut(u64),
     cheat: Cheat,
+    ranks: Option<&Ranks<'_>>,
 ) -> Result<Phases, ProtocolError> {
+    let k = ranks.map_or(1, |r| r.size());
     let plan = shape.plan;
     let n = plan.copies;
     let mut prg = Prg::from_os_entropy();
@@ -1289,78 +1527,40 @@ fn evaluator<S: GateSource>(
             )));
         }
     }
-    let group = group_size(shape, n)?;
-    let mut results: Vec<(usize, Vec<bool>)> = Vec::with_capacity(evaluated.len());
-    for part in checked_list.chunks(group) {
-        let mut slots: Vec<BSlot> = part
-            .iter()
-            .map(|&j| BSlot::Check {
-                copy: j,
-                garbler: CopyKeys::from_seed(seed_of(j)).garbler(shape, &encoding),
-                hasher: copy_hasher(j),
-                tables: Vec::new(),
-            })
-            .collect();
-        b_pass(ch, circuit, shape, &mut slots, threads, progress)?;
-        for s in slots {
-            let BSlot::Check {
-                copy: j,
-                garbler,
-                hasher,
-                ..
-            } = s
-            else {
-                unreachable!("a check group")
-            };
-            let keys = CopyKeys::from_seed(seed_of(j));
-            let a_zero = keys.a_zero_labels(shape.ext_len);
-            let (dec, hdec) = decodings(shape, &garbler, &a_zero, &matrix, false);
-            if finish_copy(hasher, keys.hash_key, &dec, &hdec)[..]
-                != copy_commits[32 * j..32 * j + 32]
-            {
-                return Err(ProtocolError::CheatDetected(format!(
-                    "checked copy {j}, regenerated from its seed, does not match the \
-                     garbler's commitment (a wrong garbled table or decoding)"
-                )));
-            }
-        }
+    // Under a cluster, the workers check and evaluate their shares meanwhile.
+    if let Some(r) = ranks {
+        r.send_check_jobs(
+            &checked_list,
+            &seeds,
+            &copy_commits,
+            &eval_copies,
+            &enc_labels,
+            encoding_seed,
+            matrix_seed,
+        )?;
     }
-    for part in eval_copies.chunks(group) {
-        let mut slots: Vec<BSlot> = part
-            .iter()
-            .map(|c| {
-                let mut ev = Evaluator::new(shape.num_wires, c.hash_key);
-                set_eval_labels(&mut ev, shape, &encoding, &enc_labels[c.copy], &c.labels);
-                BSlot::Eval {
-                    copy: c.copy,
-                    evaluator: ev,
-                    hasher: copy_hasher(c.copy),
-                    buffered: Vec::new(),
-                    need: 0,
-                }
-            })
-            .collect();
-        b_pass(ch, circuit, shape, &mut slots, threads, progress)?;
-        for (s, c) in slots.into_iter().zip(part) {
-            let BSlot::Eval {
-                copy: j,
-                evaluator,
-                hasher,
-                ..
-            } = s
-            else {
-                unreachable!("an evaluation group")
-            };
-            if finish_copy(hasher, c.hash_key, &c.decoding, &c.hash_decoding)[..]
-                != copy_commits[32 * j..32 * j + 32]
-            {
-                return Err(ProtocolError::CheatDetected(format!(
-                    "evaluated copy {j}'s garbled tables or decoding bits do not match the \
-                     garbler's commitment"
-                )));
-            }
-            results.push((j, evaluator.decode(&shape.decoded, &c.decoding)));
-        }
+    let work = CopyWork {
+        circuit,
+        shape,
+        encoding: &encoding,
+        threads,
+        cheat: Cheat::Honest,
+    };
+    let my_checked: Vec<(usize, Block)> = share_of(&checked_list, k, 0)
+        .into_iter()
+        .map(|j| (j, seed_of(j)))
+        .collect();
+    let commitment_of = |j: usize| -> [u8; 32] {
+        copy_commits[32 * j..32 * j + 32]
+            .try_into()
+            .expect("32 bytes")
+    };
+    work.check(ch, &my_checked, &commitment_of, &matrix, progress)?;
+    let my_evals: Vec<&EvalCopy> = eval_copies.iter().step_by(k).collect();
+    let mut results =
+        work.evaluate(ch, &my_evals, &|j| &enc_labels[j], &commitment_of, progress)?;
+    if let Some(r) = ranks {
+        results.extend(r.collect_checks(shape)?);
     }
     let circuit_done = Instant::now();
 

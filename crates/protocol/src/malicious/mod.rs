@@ -25,11 +25,15 @@ use crate::yao::{Outcome, Party, ProtocolError};
 
 #[cfg(test)]
 mod cheat_tests;
+pub mod cluster;
+#[cfg(test)]
+mod cluster_tests;
 pub mod cut_and_choose;
 pub mod dual;
 mod input_ot;
 pub mod peqt;
 
+pub use cluster::{run_cut_and_choose_coordinator, run_cut_and_choose_worker};
 pub use cut_and_choose::{CopyPlan, run_cut_and_choose};
 pub use dual::run_dual_execution;
 
