@@ -104,14 +104,23 @@ impl Tables {
 
     /// Appends the wire form of these tables to `out` ([`packed_bytes`] of them).
     pub fn pack(&self, out: &mut Vec<u8>) {
-        out.reserve(packed_bytes(self.len()));
-        for h in &self.halves {
+        self.pack_range(0, self.len(), out);
+    }
+
+    /// Appends the wire form of ANDs `start..end` of these tables to `out`.
+    ///
+    /// # Panics
+    /// If the range is not within the tables.
+    pub fn pack_range(&self, start: usize, end: usize, out: &mut Vec<u8>) {
+        let control = &self.control[start..end];
+        out.reserve(packed_bytes(control.len()));
+        for h in &self.halves[HALVES_PER_AND * start..HALVES_PER_AND * end] {
             out.extend_from_slice(&h.to_le_bytes());
         }
-        let start = out.len();
-        out.resize(start + (CONTROL_BITS_PER_AND * self.len()).div_ceil(8), 0);
-        let bits = &mut out[start..];
-        for (k, &z) in self.control.iter().enumerate() {
+        let at = out.len();
+        out.resize(at + (CONTROL_BITS_PER_AND * control.len()).div_ceil(8), 0);
+        let bits = &mut out[at..];
+        for (k, &z) in control.iter().enumerate() {
             for m in 0..CONTROL_BITS_PER_AND {
                 let at = CONTROL_BITS_PER_AND * k + m;
                 bits[at / 8] |= ((z >> m) & 1) << (at % 8);
