@@ -425,6 +425,7 @@ fn protocol_run(
             how.threads,
             pgc_net::LinkShape::default(),
             [how.device; 2],
+            pgc_protocol::Garbling::HalfGates,
             &mut |n| progress.set(n),
         )
     };

@@ -17,7 +17,7 @@ use pgc_circuit::{
 use pgc_net::connect::{PeerChannel, accept_peer, connect_peer};
 use pgc_net::{SharedLink, TcpChannel, TcpListenerHandle};
 use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
-use pgc_protocol::malicious::run_secured;
+use pgc_protocol::malicious::run_secured_with_scheme;
 use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
     GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, RunStats, Security, run_gmw,
@@ -307,6 +307,8 @@ pub struct PartySession {
     pub quiet: bool,
     /// `--device`, resolved per run (the protocol may be chosen at the handshake).
     pub device: DeviceArg,
+    /// `--garbling`: how semi-honest Yao garbles its AND gates.
+    pub garbling: pgc_protocol::Garbling,
 }
 
 impl PartySession {
@@ -398,7 +400,7 @@ impl PartySession {
                 let mut progress = Progress::new(circuit.and_count(), quiet);
                 let circuit = &WithValueFormat::new(circuit, value_format);
                 // Semi-honest: the plain garbler or evaluator.
-                let outcome = run_secured(
+                let outcome = run_secured_with_scheme(
                     &mut ch,
                     circuit,
                     &self.owners,
@@ -408,6 +410,7 @@ impl PartySession {
                     self.level,
                     self.config.threads,
                     device,
+                    self.garbling,
                     &mut |n| {
                         progress.set(n);
                         dog.set_ands(n);
@@ -569,7 +572,8 @@ impl PartySession {
             bit_order: o.circuit.bit_order(),
             timeout,
             quiet,
-            device: o.p.device,
+            device: o.p.device_for_garbling(),
+            garbling: o.p.garbling.garbling(),
         })
     }
 
@@ -592,6 +596,11 @@ impl PartySession {
             eprintln!(
                 "party {me}: protocol: {}",
                 crate::protocol_arg::describe(self.protocol)
+            );
+        }
+        if self.garbling == pgc_protocol::Garbling::ThreeHalves {
+            eprintln!(
+                "party {me}: garbling: three-halves (1.5κ + 5 bits per AND gate, one thread)"
             );
         }
     }
@@ -801,7 +810,9 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
         }
         p => p,
     };
-    let (device, device_note) = o.p.device.resolve(protocol, level, parallel.is_none())?;
+    let (device, device_note) =
+        o.p.device_for_garbling()
+            .resolve(protocol, level, parallel.is_none())?;
     if !quiet && let Some(note) = device_note {
         eprintln!("{note} (both parties)");
     }
@@ -839,6 +850,7 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
                 config.threads,
                 shape,
                 [device; 2],
+                o.p.garbling.garbling(),
                 &mut |n| progress.set(n),
             );
             progress.finish();
