@@ -99,6 +99,9 @@ enum BenchKind {
     /// next to level-wise half gates, and the CPU on --threads threads (needs a build with
     /// `--features gpu` and an NVIDIA GPU).
     Gpu(crate::bench_gpu::GpuBenchArgs),
+    /// Three-halves garbling against half-gates, side by side: in memory, and the whole
+    /// protocol over loopback unshaped and at each --rate-limit (bytes per AND, time).
+    Garbling(crate::bench_garbling::GarblingBenchArgs),
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
@@ -187,10 +190,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         BenchKind::Apps(a) => crate::experiments::apps(a, args.json),
         BenchKind::Ipp(a) => crate::experiments::ipp(a, args.json),
         BenchKind::Gpu(a) => crate::bench_gpu::bench_gpu(a, args.json),
+        BenchKind::Garbling(a) => crate::bench_garbling::bench_garbling(a, args.json),
     }
 }
 
-fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
+pub(crate) fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
     if width == 0 || ands == 0 {
         bail!("--ands and --width must be positive");
     }
@@ -219,7 +223,7 @@ fn thread_cpu_time() -> Option<Duration> {
     }
 }
 
-fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {
+pub(crate) fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {
     (0..n).map(|_| prg.random_bool()).collect()
 }
 
