@@ -392,9 +392,14 @@ fn protocol_run(
     let mut progress = Progress::new(circuit.and_count(), how.quiet);
     let protocol = match how.protocol {
         ProtocolChoice::Auto => {
-            let (pick, why) = pgc_engine::protocol_arg::decide_local(
+            let pgc_protocol::choice::AutoPick {
+                protocol: pick,
+                why,
+                ..
+            } = pgc_engine::protocol_arg::decide_local(
                 pgc_protocol::choice::circuit_shape(circuit),
                 pgc_net::LinkShape::default(),
+                false,
             );
             if !how.quiet {
                 eprintln!("--protocol auto chose {pick}: {why}");

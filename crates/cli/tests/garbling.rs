@@ -149,3 +149,33 @@ fn uncovered_runs_are_refused_before_inputs_are_read() {
         }
     }
 }
+
+#[test]
+fn auto_picks_three_halves_where_the_link_limits_yao() {
+    // A deep circuit over a slow link with latency: Yao beats GMW (one latency per AND
+    // level), and the link, not the CPU, limits Yao's tables.
+    let s = Scratch::new("garbling", "auto");
+    let circuit = "builtin:random:64x64";
+    let want =
+        stdout(&run_ok(s.pgc().args([
+            "eval", circuit, "--input", INPUTS[1], "--input", INPUTS[3],
+        ])));
+    let flags = ["--protocol", "auto", "--rate-limit", "20", "--latency", "2"];
+    let (a, b) = two_parties(
+        &s,
+        circuit,
+        &[&["--input", INPUTS[1]][..], &flags].concat(),
+        &[&["--input", INPUTS[3]][..], &flags].concat(),
+    );
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert!(b.status.success(), "{}", stderr(&b));
+    for o in [&a, &b] {
+        assert_eq!(stdout(o), want);
+        assert!(
+            stderr(o).contains("chose yao") && stderr(o).contains("garbling three-halves"),
+            "{}",
+            stderr(o)
+        );
+    }
+}

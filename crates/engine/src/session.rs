@@ -339,10 +339,13 @@ impl PartySession {
             Some(iface) => ValueFormat::typed(iface),
             None => ValueFormat::Untyped(self.bit_order),
         };
-        let protocol = match self.protocol {
+        let (protocol, garbling) = match self.protocol {
             ProtocolChoice::Auto => {
                 let described = WithValueFormat::new(circuit, value_format.clone());
-                let (pick, why) = dog.explain(
+                // Three-halves runs sequential semi-honest Yao on the CPU (auto is
+                // semi-honest only).
+                let may_three_halves = self.parallel.is_none() && self.device == DeviceArg::Cpu;
+                let pick = dog.explain(
                     agree_on_protocol(
                         &mut ch,
                         &described,
@@ -351,15 +354,21 @@ impl PartySession {
                         me,
                         &self.inputs,
                         &CostModel::default(),
+                        may_three_halves,
                     )
                     .map_err(anyhow::Error::from),
                 )?;
                 if !quiet {
-                    eprintln!("party {}: --protocol auto chose {pick}: {why}", me.letter());
+                    eprintln!(
+                        "party {}: --protocol auto chose {}: {}",
+                        me.letter(),
+                        pick.protocol,
+                        pick.why
+                    );
                 }
-                pick
+                (pick.protocol, pick.garbling)
             }
-            p => p,
+            p => (p, self.garbling),
         };
         let (device, device_note) =
             self.device
@@ -410,7 +419,7 @@ impl PartySession {
                     self.level,
                     self.config.threads,
                     device,
-                    self.garbling,
+                    garbling,
                     &mut |n| {
                         progress.set(n);
                         dog.set_ands(n);
@@ -800,15 +809,17 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
     } else {
         LocalSecurity::Tls
     };
-    let protocol = match protocol {
+    let (protocol, garbling) = match protocol {
         ProtocolChoice::Auto => {
-            let (pick, why) = crate::protocol_arg::decide_local(circuit_shape(circuit), shape);
+            let may_three_halves = parallel.is_none() && o.p.device == DeviceArg::Cpu;
+            let pick =
+                crate::protocol_arg::decide_local(circuit_shape(circuit), shape, may_three_halves);
             if !quiet {
-                eprintln!("--protocol auto chose {pick}: {why}");
+                eprintln!("--protocol auto chose {}: {}", pick.protocol, pick.why);
             }
-            pick
+            (pick.protocol, pick.garbling)
         }
-        p => p,
+        p => (p, o.p.garbling.garbling()),
     };
     let (device, device_note) =
         o.p.device_for_garbling()
@@ -850,7 +861,7 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
                 config.threads,
                 shape,
                 [device; 2],
-                o.p.garbling.garbling(),
+                garbling,
                 &mut |n| progress.set(n),
             );
             progress.finish();
