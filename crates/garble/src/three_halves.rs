@@ -275,9 +275,106 @@ fn from_halves(l: u64, r: u64) -> Block {
     Block(l as u128 | ((r as u128) << 64))
 }
 
+/// The hash calls of one AND, on any CPU or fused into vector registers.
+trait AndHasher {
+    /// `[H(x₀, t), H(x₀ ⊕ Δ, t), H(x₁, t+1), H(x₁ ⊕ Δ, t+1), H(x₂, t+2), H(x₂ ⊕ Δ, t+2)]`.
+    fn garbler(&self, xs: [Block; 3], delta: Block, first_tweak: u64) -> [Block; 6];
+    /// `[H(x₀, t), H(x₁, t+1), H(x₂, t+2)]`.
+    fn evaluator(&self, xs: [Block; 3], first_tweak: u64) -> [Block; 3];
+}
+
+impl AndHasher for TccrHash {
+    #[inline(always)]
+    fn garbler(&self, xs: [Block; 3], delta: Block, first_tweak: u64) -> [Block; 6] {
+        let mut h = [Block::ZERO; 6];
+        self.tccr_batch_seq_pairs(&xs, delta, first_tweak, &mut h);
+        h
+    }
+
+    #[inline(always)]
+    fn evaluator(&self, xs: [Block; 3], first_tweak: u64) -> [Block; 3] {
+        let mut h = [Block::ZERO; 3];
+        self.tccr_batch_seq(&xs, first_tweak, &mut h);
+        h
+    }
+}
+
+/// TMMO on 256-bit VAES registers (two blocks each), the AND's hashes side by side. Its
+/// methods may only run inside functions compiled with AES, AVX2 and VAES (see
+/// [`garble_vaes`]), which is why only those make one.
+#[cfg(target_arch = "x86_64")]
+struct Vaes(pgc_crypto::aes::wide::RoundKeys256);
+
+#[cfg(target_arch = "x86_64")]
+impl AndHasher for Vaes {
+    #[inline(always)]
+    fn garbler(&self, xs: [Block; 3], delta: Block, first_tweak: u64) -> [Block; 6] {
+        use std::arch::x86_64::*;
+        // SAFETY: a `Vaes` exists only inside functions with AES, AVX2 and VAES enabled,
+        // made after checking the CPU (`garble_vaes`, `evaluate_vaes`).
+        unsafe {
+            let pair = |lo: Block, hi: Block| {
+                _mm256_set_epi64x(
+                    (hi.0 >> 64) as i64,
+                    hi.0 as i64,
+                    (lo.0 >> 64) as i64,
+                    lo.0 as i64,
+                )
+            };
+            let tweak = |k: u64| {
+                _mm256_set_epi64x(
+                    0,
+                    first_tweak.wrapping_add(k) as i64,
+                    0,
+                    first_tweak.wrapping_add(k) as i64,
+                )
+            };
+            let out = self.0.tmmo::<3>(
+                [
+                    pair(xs[0], xs[0] ^ delta),
+                    pair(xs[1], xs[1] ^ delta),
+                    pair(xs[2], xs[2] ^ delta),
+                ],
+                [tweak(0), tweak(1), tweak(2)],
+            );
+            let mut h = [Block::ZERO; 6];
+            for (k, v) in out.iter().enumerate() {
+                _mm256_storeu_si256(h.as_mut_ptr().add(2 * k) as *mut __m256i, *v);
+            }
+            h
+        }
+    }
+
+    #[inline(always)]
+    fn evaluator(&self, xs: [Block; 3], first_tweak: u64) -> [Block; 3] {
+        use std::arch::x86_64::*;
+        // SAFETY: as for `garbler`.
+        unsafe {
+            let t = first_tweak as i64;
+            let in0 = _mm256_loadu_si256(xs.as_ptr() as *const __m256i);
+            let x2 = _mm_loadu_si128(xs.as_ptr().add(2) as *const __m128i);
+            let in1 = _mm256_castsi128_si256(x2);
+            let out = self.0.tmmo::<2>(
+                [in0, in1],
+                [
+                    _mm256_set_epi64x(0, t.wrapping_add(1), 0, t),
+                    _mm256_set_epi64x(0, 0, 0, t.wrapping_add(2)),
+                ],
+            );
+            let mut h = [Block::ZERO; 4];
+            _mm256_storeu_si256(h.as_mut_ptr() as *mut __m256i, out[0]);
+            _mm256_storeu_si256(h.as_mut_ptr().add(2) as *mut __m256i, out[1]);
+            [h[0], h[1], h[2]]
+        }
+    }
+}
+
 /// Garbles one AND: zero-labels `a0`, `b0`; pushes its table to `tables`, returns C⁰.
-fn garble_and(
-    hash: &TccrHash,
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn garble_and<H: AndHasher>(
+    hash: &H,
+    dicing: &Dicing,
     delta: Block,
     and_index: u64,
     c: u8,
@@ -285,8 +382,7 @@ fn garble_and(
     b0: Block,
     tables: &mut Tables,
 ) -> Block {
-    let mut h = [Block::ZERO; 6];
-    hash.tccr_batch_seq_pairs(&[a0, b0, a0 ^ b0], delta, 3 * and_index, &mut h);
+    let h = hash.garbler([a0, b0, a0 ^ b0], delta, 3u64.wrapping_mul(and_index));
     let (alpha, beta) = (a0.lsb(), b0.lsb());
     // The colour-0 label of A is A⁰ when α = 0, else A¹; A⁰ ⊕ B⁰ has colour α ⊕ β.
     let (ha0, hb0, hx0) = (
@@ -302,7 +398,7 @@ fn garble_and(
         delta.0 as u64,
         (delta.0 >> 64) as u64,
     ];
-    let rows = Dicing::get().rows(alpha, beta, c);
+    let rows = dicing.rows(alpha, beta, c);
     let c_l = half(ha0) ^ half(hx0) ^ combine(rows[0], &u);
     let c_r = half(hb0) ^ half(hx0) ^ combine(rows[1], &u);
     for k in 0..3 {
@@ -322,9 +418,16 @@ fn garble_and(
 }
 
 /// Evaluates one AND on labels `a`, `b` with its halves `g` and control bits `z`.
-fn evaluate_and(hash: &TccrHash, and_index: u64, a: Block, b: Block, g: &[u64], z: u8) -> Block {
-    let mut h = [Block::ZERO; 3];
-    hash.tccr_batch_seq(&[a, b, a ^ b], 3 * and_index, &mut h);
+#[inline(always)]
+fn evaluate_and<H: AndHasher>(
+    hash: &H,
+    and_index: u64,
+    a: Block,
+    b: Block,
+    g: &[u64],
+    z: u8,
+) -> Block {
+    let h = hash.evaluator([a, b, a ^ b], 3u64.wrapping_mul(and_index));
     let (i, j) = (a.lsb(), b.lsb());
     let pads = (pad_bit(h[0]) ^ pad_bit(h[2])) | ((pad_bit(h[1]) ^ pad_bit(h[2])) << 1);
     let r = dice(i, j, z ^ pads);
@@ -402,23 +505,37 @@ impl Garbler {
         let n = crate::and_count(gates);
         tables.halves.reserve(HALVES_PER_AND * n);
         tables.control.reserve(n);
+        #[cfg(target_arch = "x86_64")]
+        if vaes_available() {
+            // SAFETY: the CPU has AES, AVX2 and VAES (just checked).
+            return unsafe { garble_vaes(self, gates, tables) };
+        }
+        let hash = self.hash.clone();
+        self.garble_with(&hash, gates, tables)
+    }
+
+    #[inline(always)]
+    fn garble_with<H: AndHasher>(&mut self, hash: &H, gates: &[Gate], tables: &mut Tables) {
+        let dicing = Dicing::get();
         let num_wires = self.zero_labels.len();
         for (index, g) in gates.iter().enumerate() {
             if !crate::gate_wires_ok(g, num_wires) {
                 crate::wire_panic(index, g, num_wires);
             }
-            let l = &mut self.zero_labels;
+            let l = &self.zero_labels;
             let value = match g.op {
                 Op::Xor => l[g.a as usize] ^ l[g.b as usize],
                 Op::And => {
+                    let (a0, b0) = (l[g.a as usize], l[g.b as usize]);
                     let c = self.random_control();
                     let out = garble_and(
-                        &self.hash,
+                        hash,
+                        dicing,
                         self.delta,
                         self.and_gates_done,
                         c,
-                        self.zero_labels[g.a as usize],
-                        self.zero_labels[g.b as usize],
+                        a0,
+                        b0,
                         tables,
                     );
                     self.and_gates_done += 1;
@@ -481,6 +598,23 @@ impl Evaluator {
                 got: tables.halves.len(),
             });
         }
+        #[cfg(target_arch = "x86_64")]
+        if vaes_available() {
+            // SAFETY: the CPU has AES, AVX2 and VAES (just checked).
+            return unsafe { evaluate_vaes(self, gates, tables) };
+        }
+        let hash = self.hash.clone();
+        self.evaluate_with(&hash, gates, tables)
+    }
+
+    /// The gate loop; `tables` holds one table per AND (checked by the caller).
+    #[inline(always)]
+    fn evaluate_with<H: AndHasher>(
+        &mut self,
+        hash: &H,
+        gates: &[Gate],
+        tables: TablesRef<'_>,
+    ) -> Result<(), GarbleError> {
         let num_wires = self.labels.len();
         let mut k = 0;
         for (index, g) in gates.iter().enumerate() {
@@ -492,7 +626,7 @@ impl Evaluator {
                 Op::Xor => l[g.a as usize] ^ l[g.b as usize],
                 Op::And => {
                     let out = evaluate_and(
-                        &self.hash,
+                        hash,
                         self.and_gates_done,
                         l[g.a as usize],
                         l[g.b as usize],
@@ -544,6 +678,47 @@ impl<'a> From<&'a Tables> for TablesRef<'a> {
             control: &t.control,
         }
     }
+}
+
+/// Whether this CPU runs the [`Vaes`] hasher (checked once).
+#[cfg(target_arch = "x86_64")]
+fn vaes_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("aes")
+            && std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("vaes")
+    })
+}
+
+/// [`Garbler::garble`]'s loop with the hash on VAES registers.
+///
+/// # Safety
+/// The CPU has AES, AVX2 and VAES.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,avx2,vaes")]
+unsafe fn garble_vaes(garbler: &mut Garbler, gates: &[Gate], tables: &mut Tables) {
+    // SAFETY: per this function's contract.
+    let hash =
+        Vaes(unsafe { pgc_crypto::aes::wide::RoundKeys256::new(garbler.hash.permutation()) });
+    garbler.garble_with(&hash, gates, tables)
+}
+
+/// [`Evaluator::evaluate`]'s loop with the hash on VAES registers.
+///
+/// # Safety
+/// The CPU has AES, AVX2 and VAES; `tables` holds one table per AND of `gates`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "aes,avx2,vaes")]
+unsafe fn evaluate_vaes(
+    evaluator: &mut Evaluator,
+    gates: &[Gate],
+    tables: TablesRef<'_>,
+) -> Result<(), GarbleError> {
+    // SAFETY: per this function's contract.
+    let hash =
+        Vaes(unsafe { pgc_crypto::aes::wide::RoundKeys256::new(evaluator.hash.permutation()) });
+    evaluator.evaluate_with(&hash, gates, tables)
 }
 
 #[cfg(test)]
@@ -620,6 +795,30 @@ mod tests {
                     "trial {trial} a={a} b={b}"
                 );
             }
+        }
+    }
+
+    /// The VAES hasher against the hash's definition, where the CPU has it.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vaes_hashes_match_the_portable_ones() {
+        if !vaes_available() {
+            return;
+        }
+        #[target_feature(enable = "aes,avx2,vaes")]
+        unsafe fn both(hash: &TccrHash, xs: [Block; 3], delta: Block, t: u64) -> bool {
+            // SAFETY: the caller checked the CPU.
+            let v = Vaes(unsafe { pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation()) });
+            v.garbler(xs, delta, t) == hash.garbler(xs, delta, t)
+                && v.evaluator(xs, t) == hash.evaluator(xs, t)
+        }
+        let mut prg = Prg::from_seed(Block(0x7a));
+        for t in [0u64, 1, 3 << 40, u64::MAX - 2] {
+            let hash = TccrHash::new(prg.random_block());
+            let xs = [prg.random_block(), prg.random_block(), prg.random_block()];
+            let delta = crate::random_delta(&mut prg);
+            // SAFETY: the CPU has AES, AVX2 and VAES (checked above).
+            assert!(unsafe { both(&hash, xs, delta, t) }, "tweak {t}");
         }
     }
 
