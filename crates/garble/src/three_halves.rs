@@ -281,6 +281,27 @@ trait AndHasher {
     fn garbler(&self, xs: [Block; 3], delta: Block, first_tweak: u64) -> [Block; 6];
     /// `[H(x₀, t), H(x₁, t+1), H(x₂, t+2)]`.
     fn evaluator(&self, xs: [Block; 3], first_tweak: u64) -> [Block; 3];
+
+    /// [`AndHasher::garbler`] for two ANDs at once (tweaks from `t0` and `t1`), so that
+    /// their AES chains overlap.
+    #[inline(always)]
+    fn garbler2(&self, xs: [Block; 6], delta: Block, t0: u64, t1: u64) -> [Block; 12] {
+        let (a, b) = (
+            self.garbler([xs[0], xs[1], xs[2]], delta, t0),
+            self.garbler([xs[3], xs[4], xs[5]], delta, t1),
+        );
+        std::array::from_fn(|k| if k < 6 { a[k] } else { b[k - 6] })
+    }
+
+    /// [`AndHasher::evaluator`] for two ANDs at once.
+    #[inline(always)]
+    fn evaluator2(&self, xs: [Block; 6], t0: u64, t1: u64) -> [Block; 6] {
+        let (a, b) = (
+            self.evaluator([xs[0], xs[1], xs[2]], t0),
+            self.evaluator([xs[3], xs[4], xs[5]], t1),
+        );
+        std::array::from_fn(|k| if k < 3 { a[k] } else { b[k - 3] })
+    }
 }
 
 impl AndHasher for TccrHash {
@@ -367,6 +388,74 @@ impl AndHasher for Vaes {
             [h[0], h[1], h[2]]
         }
     }
+
+    #[inline(always)]
+    fn garbler2(&self, xs: [Block; 6], delta: Block, t0: u64, t1: u64) -> [Block; 12] {
+        use std::arch::x86_64::*;
+        // SAFETY: as for `garbler`.
+        unsafe {
+            let pair = |x: Block| {
+                let hi = x ^ delta;
+                _mm256_set_epi64x(
+                    (hi.0 >> 64) as i64,
+                    hi.0 as i64,
+                    (x.0 >> 64) as i64,
+                    x.0 as i64,
+                )
+            };
+            let tweak = |t: u64| _mm256_set_epi64x(0, t as i64, 0, t as i64);
+            let out = self.0.tmmo::<6>(
+                [
+                    pair(xs[0]),
+                    pair(xs[1]),
+                    pair(xs[2]),
+                    pair(xs[3]),
+                    pair(xs[4]),
+                    pair(xs[5]),
+                ],
+                [
+                    tweak(t0),
+                    tweak(t0.wrapping_add(1)),
+                    tweak(t0.wrapping_add(2)),
+                    tweak(t1),
+                    tweak(t1.wrapping_add(1)),
+                    tweak(t1.wrapping_add(2)),
+                ],
+            );
+            let mut h = [Block::ZERO; 12];
+            for (k, v) in out.iter().enumerate() {
+                _mm256_storeu_si256(h.as_mut_ptr().add(2 * k) as *mut __m256i, *v);
+            }
+            h
+        }
+    }
+
+    #[inline(always)]
+    fn evaluator2(&self, xs: [Block; 6], t0: u64, t1: u64) -> [Block; 6] {
+        use std::arch::x86_64::*;
+        // SAFETY: as for `garbler`.
+        unsafe {
+            let p = xs.as_ptr() as *const __m256i;
+            let (u0, u1) = (t0 as i64, t1 as i64);
+            let out = self.0.tmmo::<3>(
+                [
+                    _mm256_loadu_si256(p),
+                    _mm256_loadu_si256(p.add(1)),
+                    _mm256_loadu_si256(p.add(2)),
+                ],
+                [
+                    _mm256_set_epi64x(0, u0.wrapping_add(1), 0, u0),
+                    _mm256_set_epi64x(0, u1, 0, u0.wrapping_add(2)),
+                    _mm256_set_epi64x(0, u1.wrapping_add(2), 0, u1.wrapping_add(1)),
+                ],
+            );
+            let mut h = [Block::ZERO; 6];
+            for (k, v) in out.iter().enumerate() {
+                _mm256_storeu_si256(h.as_mut_ptr().add(2 * k) as *mut __m256i, *v);
+            }
+            h
+        }
+    }
 }
 
 /// Garbles one AND: zero-labels `a0`, `b0`; pushes its table to `tables`, returns C⁰.
@@ -383,6 +472,20 @@ fn garble_and<H: AndHasher>(
     tables: &mut Tables,
 ) -> Block {
     let h = hash.garbler([a0, b0, a0 ^ b0], delta, 3u64.wrapping_mul(and_index));
+    garble_hashed(&h, dicing, delta, c, a0, b0, tables)
+}
+
+/// [`garble_and`] after the hashing: `h` holds its six hashes.
+#[inline(always)]
+fn garble_hashed(
+    h: &[Block],
+    dicing: &Dicing,
+    delta: Block,
+    c: u8,
+    a0: Block,
+    b0: Block,
+    tables: &mut Tables,
+) -> Block {
     let (alpha, beta) = (a0.lsb(), b0.lsb());
     // The colour-0 label of A is A⁰ when α = 0, else A¹; A⁰ ⊕ B⁰ has colour α ⊕ β.
     let (ha0, hb0, hx0) = (
@@ -428,6 +531,12 @@ fn evaluate_and<H: AndHasher>(
     z: u8,
 ) -> Block {
     let h = hash.evaluator([a, b, a ^ b], 3u64.wrapping_mul(and_index));
+    evaluate_hashed(&h, a, b, g, z)
+}
+
+/// [`evaluate_and`] after the hashing: `h` holds its three hashes.
+#[inline(always)]
+fn evaluate_hashed(h: &[Block], a: Block, b: Block, g: &[u64], z: u8) -> Block {
     let (i, j) = (a.lsb(), b.lsb());
     let pads = (pad_bit(h[0]) ^ pad_bit(h[2])) | ((pad_bit(h[1]) ^ pad_bit(h[2])) << 1);
     let r = dice(i, j, z ^ pads);
@@ -518,10 +627,42 @@ impl Garbler {
     fn garble_with<H: AndHasher>(&mut self, hash: &H, gates: &[Gate], tables: &mut Tables) {
         let dicing = Dicing::get();
         let num_wires = self.zero_labels.len();
-        for (index, g) in gates.iter().enumerate() {
+        let mut index = 0;
+        while index < gates.len() {
+            let g = &gates[index];
             if !crate::gate_wires_ok(g, num_wires) {
                 crate::wire_panic(index, g, num_wires);
             }
+            // Two consecutive ANDs, the second not reading the first's output: hashed
+            // together (same tweaks, control bits and table order as one by one).
+            if let Some(g2) = gates
+                .get(index + 1)
+                .filter(|g2| g.op == Op::And && g2.op == Op::And && g2.a != g.out && g2.b != g.out)
+            {
+                if !crate::gate_wires_ok(g2, num_wires) {
+                    crate::wire_panic(index + 1, g2, num_wires);
+                }
+                let l = &self.zero_labels;
+                let (a0, b0) = (l[g.a as usize], l[g.b as usize]);
+                let (a1, b1) = (l[g2.a as usize], l[g2.b as usize]);
+                let j = self.and_gates_done;
+                let h = hash.garbler2(
+                    [a0, b0, a0 ^ b0, a1, b1, a1 ^ b1],
+                    self.delta,
+                    3u64.wrapping_mul(j),
+                    3u64.wrapping_mul(j.wrapping_add(1)),
+                );
+                let c = self.random_control();
+                let out = garble_hashed(&h[..6], dicing, self.delta, c, a0, b0, tables);
+                self.zero_labels[g.out as usize] = out;
+                let c = self.random_control();
+                let out = garble_hashed(&h[6..], dicing, self.delta, c, a1, b1, tables);
+                self.zero_labels[g2.out as usize] = out;
+                self.and_gates_done += 2;
+                index += 2;
+                continue;
+            }
+            index += 1;
             let l = &self.zero_labels;
             let value = match g.op {
                 Op::Xor => l[g.a as usize] ^ l[g.b as usize],
@@ -616,11 +757,43 @@ impl Evaluator {
         tables: TablesRef<'_>,
     ) -> Result<(), GarbleError> {
         let num_wires = self.labels.len();
+        let h3 = HALVES_PER_AND;
         let mut k = 0;
-        for (index, g) in gates.iter().enumerate() {
+        let mut index = 0;
+        while index < gates.len() {
+            let g = &gates[index];
             if !crate::gate_wires_ok(g, num_wires) {
                 return Err(crate::wire_error(index, g, num_wires));
             }
+            // As in the garbler: two independent consecutive ANDs hashed together.
+            if let Some(g2) = gates
+                .get(index + 1)
+                .filter(|g2| g.op == Op::And && g2.op == Op::And && g2.a != g.out && g2.b != g.out)
+            {
+                if !crate::gate_wires_ok(g2, num_wires) {
+                    return Err(crate::wire_error(index + 1, g2, num_wires));
+                }
+                let l = &self.labels;
+                let (a0, b0) = (l[g.a as usize], l[g.b as usize]);
+                let (a1, b1) = (l[g2.a as usize], l[g2.b as usize]);
+                let j = self.and_gates_done;
+                let h = hash.evaluator2(
+                    [a0, b0, a0 ^ b0, a1, b1, a1 ^ b1],
+                    3u64.wrapping_mul(j),
+                    3u64.wrapping_mul(j.wrapping_add(1)),
+                );
+                let g_1 = &tables.halves[h3 * k..h3 * (k + 1)];
+                let g_2 = &tables.halves[h3 * (k + 1)..h3 * (k + 2)];
+                let out = evaluate_hashed(&h[..3], a0, b0, g_1, tables.control[k]);
+                self.labels[g.out as usize] = out;
+                let out = evaluate_hashed(&h[3..], a1, b1, g_2, tables.control[k + 1]);
+                self.labels[g2.out as usize] = out;
+                self.and_gates_done += 2;
+                k += 2;
+                index += 2;
+                continue;
+            }
+            index += 1;
             let l = &self.labels;
             let value = match g.op {
                 Op::Xor => l[g.a as usize] ^ l[g.b as usize],
@@ -809,8 +982,12 @@ mod tests {
         unsafe fn both(hash: &TccrHash, xs: [Block; 3], delta: Block, t: u64) -> bool {
             // SAFETY: the caller checked the CPU.
             let v = Vaes(unsafe { pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation()) });
+            let six = [xs[0], xs[1], xs[2], xs[2], xs[0], xs[1] ^ delta];
+            let t1 = t.wrapping_add(5);
             v.garbler(xs, delta, t) == hash.garbler(xs, delta, t)
                 && v.evaluator(xs, t) == hash.evaluator(xs, t)
+                && v.garbler2(six, delta, t, t1) == hash.garbler2(six, delta, t, t1)
+                && v.evaluator2(six, t, t1) == hash.evaluator2(six, t, t1)
         }
         let mut prg = Prg::from_seed(Block(0x7a));
         for t in [0u64, 1, 3 << 40, u64::MAX - 2] {
