@@ -168,9 +168,11 @@ const GMW_ONLINE_BYTES_PER_AND_EACH_WAY: f64 = 0.25;
 
 /// Three-halves' tables: 1.5κ + 5 bits per AND.
 const THREE_HALVES_BYTES_PER_AND: f64 = 197.0 / 8.0;
-/// See [`CostModel::three_halves_compute_factor`]: the in-memory garbling and evaluation
-/// rates of `pgc bench garbling` (BENCHMARKS.md, "Three-halves garbling").
-const THREE_HALVES_COMPUTE_FACTOR: f64 = 1.6;
+/// See [`CostModel::three_halves_compute_factor`]: from the in-memory garbling and
+/// evaluation rates of `pgc bench garbling` (BENCHMARKS.md, "Three-halves garbling": 4–6×
+/// on the reference machine, where half-gates has batched VAES kernels and three-halves a
+/// straightforward one).
+const THREE_HALVES_COMPUTE_FACTOR: f64 = 5.0;
 
 /// Predicted seconds of each protocol for one run.
 #[derive(Clone, Copy, Debug, PartialEq)]
