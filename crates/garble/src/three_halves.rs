@@ -374,7 +374,7 @@ impl AndHasher for Vaes {
             let t = first_tweak as i64;
             let in0 = _mm256_loadu_si256(xs.as_ptr() as *const __m256i);
             let x2 = _mm_loadu_si128(xs.as_ptr().add(2) as *const __m128i);
-            let in1 = _mm256_castsi128_si256(x2);
+            let in1 = _mm256_zextsi128_si256(x2);
             let out = self.0.tmmo::<2>(
                 [in0, in1],
                 [

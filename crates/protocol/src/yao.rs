@@ -1352,6 +1352,55 @@ pub(crate) fn unpack_bits(bytes: &[u8], n: usize) -> Option<Vec<bool>> {
 mod tests {
     use super::*;
 
+    /// A three-halves table frame from a broken peer is an error naming it, never a panic
+    /// or an allocation of what the peer announces.
+    #[test]
+    fn malformed_three_halves_frames_are_errors() {
+        use pgc_net::MemoryChannel;
+        let frame = |ch: &mut MemoryChannel, bytes: &[u8]| {
+            ch.send_frame(bytes).unwrap();
+            ch.flush().unwrap();
+        };
+        let mut good = Vec::new();
+        Tables {
+            halves: vec![7; 9],
+            control: vec![31, 0, 5],
+        }
+        .pack(&mut good);
+        // Good: 3 ANDs, then the end frame; taken in pieces across frames.
+        let (mut a, mut b) = MemoryChannel::pair();
+        frame(&mut a, &good[..]);
+        frame(&mut a, &good[..]);
+        frame(&mut a, &[]);
+        let mut r = ThreeHalvesReader::default();
+        assert_eq!(r.take(&mut b, 2).unwrap().control, &[31, 0]);
+        assert_eq!(r.take(&mut b, 4).unwrap().control, &[5, 31, 0, 5]);
+        assert!(r.take(&mut b, 1).is_err() && r.ended);
+        // A length that is no whole number of ANDs, non-zero padding, too large a frame.
+        let mut padded = good.clone();
+        *padded.last_mut().unwrap() |= 0x80;
+        for bad in [vec![0u8; 26], padded] {
+            let (mut a, mut b) = MemoryChannel::pair();
+            frame(&mut a, &bad);
+            let e = ThreeHalvesReader::default().take(&mut b, 1).unwrap_err();
+            assert!(e.to_string().contains("three-halves table frame"), "{e}");
+        }
+        let (mut a, mut b) = MemoryChannel::pair();
+        a.send(&(MAX_TABLE_FRAME_BYTES as u32 + 25).to_le_bytes())
+            .unwrap();
+        a.flush().unwrap();
+        let e = ThreeHalvesReader::default().take(&mut b, 1).unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
+        // More tables than the circuit has ANDs.
+        let (mut a, mut b) = MemoryChannel::pair();
+        frame(&mut a, &good);
+        frame(&mut a, &[]);
+        let e = ThreeHalvesReader::default()
+            .skip_to_end(&mut b, 2)
+            .unwrap_err();
+        assert!(e.to_string().contains("more garbled tables"), "{e}");
+    }
+
     #[test]
     fn bit_packing_round_trips() {
         for n in [0, 1, 7, 8, 9, 100] {
