@@ -4,11 +4,15 @@
 //! half-gates, free XOR kept. Garbling costs 6 hash calls per AND (half-gates: 4),
 //! evaluating 3 (half-gates: 2), so it pays where the link, not the CPU, is the bottleneck.
 //!
-//! The paper was not at hand when this was written; the construction below follows its
-//! scheme ("slicing and dicing", the garbling scheme and its proof in the ePrint version)
-//! as recalled, and the constant matrices were re-derived here by solving the scheme's
-//! linear constraints (see [`Dicing::derive`]); the tests check every (a, b) and every
-//! permute bit, and whole Bristol circuits through the protocol.
+//! The paper was not at hand when this was written (so no section numbers are cited): the
+//! construction follows its scheme (labels and Δ sliced into halves, the randomised
+//! "dicing" control bits, the evaluator's linear combination of 3 half-ciphertexts) as
+//! recalled, and the constant matrices were re-derived here by solving the scheme's linear
+//! constraints for every permute bit and random choice (see [`Dicing::derive`]; the
+//! lowest-weight solution is the one the public implementation
+//! GarbleCoder/Implementation-of-threehalves uses, which was read to check this
+//! understanding, not copied). The tests check every (a, b) with every permute bit, random
+//! circuits, and the shared Bristol circuits through the protocol.
 //!
 //! # Conventions both parties share (beyond those of the crate root)
 //!
@@ -42,17 +46,19 @@
 //!
 //! # The hash
 //!
-//! H is pgc's [`TccrHash`] (TMMO, tweakable circular-correlation robust; GKWY20 §7.4,
-//! proven in the random-permutation model). RR21 prove their scheme assuming H is a
-//! random oracle-like TCCR hash whose inputs are labels offset by Δ (X and X ⊕ Δ, each pair
-//! under its own tweak, as here: no tweak is used twice), with its output truncated to
-//! κ/2 + 1 bits; truncating a TCCR output keeps it TCCR. What the evaluator sees beyond
-//! half-gates are linear combinations of the halves of Δ (not Δ itself) in the garbled
-//! values, the "circular" part of the assumption with a linear function of Δ in place of
-//! Δ; TMMO's proof in the random-permutation model treats the oracle's answers as uniform
-//! until the adversary queries π at a point that depends on Δ, which does not depend on
-//! which linear function of Δ is added. This argument is ours, not the paper's: see
-//! README "What is protected".
+//! H is pgc's [`TccrHash`] (TMMO, tweakable circular-correlation robust: GKWY20 §7.4,
+//! proven in the random-permutation model), under the garbler's fresh per-run key. RR21's
+//! security rests on a correlation-robustness property of H of this kind: H is called on X
+//! and X ⊕ Δ for X ∈ {A⁰, B⁰, A⁰ ⊕ B⁰}. Here each of those pairs has its own tweak (3j,
+//! 3j + 1, 3j + 2), so no (input, tweak) is used twice, as TCCR requires, and the output is
+//! truncated to the 64 + 1 bits used, which keeps the property (a distinguisher for the
+//! truncation is one for the whole). Beyond half-gates, the garbled values contain linear
+//! functions of Δ's halves (the dicing) rather than Δ itself; TMMO's proof treats the
+//! oracle's answers as uniform until the adversary queries π at a point that depends on Δ,
+//! whichever linear function of Δ is added to them. That last step is our argument from
+//! the paper as recalled, not a quoted theorem: check RR21's security section (where its
+//! hash notion is defined) before relying on it beyond what README "What is protected"
+//! states.
 
 use pgc_circuit::{Gate, Op, WireId};
 use pgc_crypto::{Block, Prg, TccrHash};
