@@ -8,7 +8,7 @@
 //! construction follows its scheme (labels and Δ sliced into halves, the randomised
 //! "dicing" control bits, the evaluator's linear combination of 3 half-ciphertexts) as
 //! recalled, and the constant matrices were re-derived here by solving the scheme's linear
-//! constraints for every permute bit and random choice (see [`Dicing::derive`]; the
+//! constraints for every permute bit and random choice (see `Dicing::derive`; the
 //! lowest-weight solution is the one the public implementation
 //! GarbleCoder/Implementation-of-threehalves uses, which was read to check this
 //! understanding, not copied). The tests check every (a, b) with every permute bit, random
@@ -34,7 +34,7 @@
 //! - The garbler draws two fresh random bits (c₀, c₁) per AND (RR21's randomised control
 //!   bits: without them R would reveal the permute bits) and picks the half-ciphertexts
 //!   G₀, G₁, G₂, the control bits z and C⁰ so that, for all four colour pairs, the
-//!   evaluator gets C⁰ ⊕ ab·Δ; their linear parts come from the table of [`Dicing`].
+//!   evaluator gets C⁰ ⊕ ab·Δ; their linear parts come from the table of `Dicing`.
 //!
 //! # Tables, in memory and on the wire
 //!
