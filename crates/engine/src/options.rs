@@ -100,7 +100,9 @@ pub enum GarblingArg {
     HalfGates,
     /// Three-halves (Rosulek, Roy, CRYPTO 2021): 1.5κ + 5 bits, ≈ 24.6 bytes per AND gate
     /// (23 % less traffic than half-gates) for 1.5× the hashing (6 AES-based hash calls per
-    /// AND garbling, 3 evaluating): faster where the link, not the CPU, is the bottleneck.
+    /// AND garbling, 3 evaluating; pgc's three-halves code runs 4–8× slower than its tuned
+    /// half-gates, see BENCHMARKS.md): faster where the link, not the CPU, is the
+    /// bottleneck (measured: 0.77× the time at 100 Mbit/s and 1 Gbit/s).
     /// The same semi-honest guarantee as half-gates, under the paper's assumption on the
     /// hash (pgc's TMMO hash, as for half-gates). Semi-honest Yao on the sequential gate
     /// stream, on the CPU: --parallel auto then runs sequentially, and other --parallel
