@@ -99,6 +99,9 @@ enum BenchKind {
     /// next to level-wise half gates, and the CPU on --threads threads (needs a build with
     /// `--features gpu` and an NVIDIA GPU).
     Gpu(crate::bench_gpu::GpuBenchArgs),
+    /// Three-halves garbling against half-gates, side by side: in memory, and the whole
+    /// protocol over loopback unshaped and at each --rate-limit (bytes per AND, time).
+    Garbling(crate::bench_garbling::GarblingBenchArgs),
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
@@ -187,10 +190,11 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         BenchKind::Apps(a) => crate::experiments::apps(a, args.json),
         BenchKind::Ipp(a) => crate::experiments::ipp(a, args.json),
         BenchKind::Gpu(a) => crate::bench_gpu::bench_gpu(a, args.json),
+        BenchKind::Garbling(a) => crate::bench_garbling::bench_garbling(a, args.json),
     }
 }
 
-fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
+pub(crate) fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
     if width == 0 || ands == 0 {
         bail!("--ands and --width must be positive");
     }
@@ -200,7 +204,7 @@ fn generated(ands: u64, width: u32) -> Result<RandomLayered> {
     Ok(RandomLayered::new(width, depth, 0x9e37_79b9)?)
 }
 
-fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {
+pub(crate) fn random_bits(prg: &mut Prg, n: usize) -> Vec<bool> {
     (0..n).map(|_| prg.random_bool()).collect()
 }
 
@@ -369,9 +373,14 @@ fn protocol_run(
     let mut progress = Progress::new(circuit.and_count(), how.quiet);
     let protocol = match how.protocol {
         ProtocolChoice::Auto => {
-            let (pick, why) = pgc_engine::protocol_arg::decide_local(
+            let pgc_protocol::choice::AutoPick {
+                protocol: pick,
+                why,
+                ..
+            } = pgc_engine::protocol_arg::decide_local(
                 pgc_protocol::choice::circuit_shape(circuit),
                 pgc_net::LinkShape::default(),
+                false,
             );
             if !how.quiet {
                 eprintln!("--protocol auto chose {pick}: {why}");
@@ -406,6 +415,7 @@ fn protocol_run(
             how.threads,
             pgc_net::LinkShape::default(),
             [how.device; 2],
+            pgc_protocol::Garbling::HalfGates,
             &mut |n| progress.set(n),
         )
     };

@@ -3,6 +3,7 @@
 #[macro_use]
 mod output;
 mod bench;
+mod bench_garbling;
 mod bench_gpu;
 mod commands;
 mod compile;

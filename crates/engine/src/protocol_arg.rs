@@ -7,8 +7,10 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use pgc_net::LinkShape;
-use pgc_protocol::choice::{CircuitShape, CostModel, LinkEstimate, decide};
-use pgc_protocol::{ProtocolChoice, Security};
+use pgc_protocol::choice::{
+    AutoPick, CircuitShape, CostModel, LinkEstimate, decide, decide_garbling,
+};
+use pgc_protocol::{Garbling, ProtocolChoice, Security};
 
 /// `--protocol`: the variants' comments are what `--help` lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -28,7 +30,8 @@ pub enum ProtocolArg {
     Gmw,
     /// Measure the link at the handshake (round trip, bandwidth) and run the protocol
     /// predicted to finish first for this circuit's AND gates and AND depth; both parties
-    /// print which and why.
+    /// print which and why. Where Yao wins, runs sequentially on the CPU and the link rather
+    /// than the CPU limits it, Yao garbles three-halves (see --garbling).
     Auto,
 }
 
@@ -81,8 +84,10 @@ pub fn describe(choice: ProtocolChoice) -> &'static str {
 }
 
 /// `pgc local --protocol auto`: both parties run here, so the link is this machine's
-/// loopback as shaped by --latency and --rate-limit, known without a probe.
-pub fn decide_local(shape: CircuitShape, link: LinkShape) -> (ProtocolChoice, String) {
+/// loopback as shaped by --latency and --rate-limit, known without a probe. Yao may garble
+/// three-halves if `may_three_halves` (as under `pgc run`, see
+/// [`pgc_protocol::choice::decide_garbling`]).
+pub fn decide_local(shape: CircuitShape, link: LinkShape, may_three_halves: bool) -> AutoPick {
     // Loopback TLS measured here: ≈ 50 µs round trip, a few GB/s.
     let estimate = LinkEstimate {
         rtt: 2 * link.latency + Duration::from_micros(50),
@@ -91,6 +96,17 @@ pub fn decide_local(shape: CircuitShape, link: LinkShape) -> (ProtocolChoice, St
             .filter(|&r| r > 0)
             .map_or(2e9, |r| r as f64 / 8.0),
     };
-    let (pick, why) = decide(shape, estimate, &CostModel::default());
-    (pick, format!("{why} (the loopback link as shaped here)"))
+    let model = CostModel::default();
+    let (pick, mut why) = decide(shape, estimate, &model);
+    let mut garbling = Garbling::HalfGates;
+    if pick == ProtocolChoice::Yao && may_three_halves {
+        let (g, reason) = decide_garbling(shape, estimate, &model);
+        garbling = g;
+        why = format!("{why}; {reason}");
+    }
+    AutoPick {
+        protocol: pick,
+        garbling,
+        why: format!("{why} (the loopback link as shaped here)"),
+    }
 }

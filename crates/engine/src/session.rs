@@ -17,7 +17,7 @@ use pgc_circuit::{
 use pgc_net::connect::{PeerChannel, accept_peer, connect_peer};
 use pgc_net::{SharedLink, TcpChannel, TcpListenerHandle};
 use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
-use pgc_protocol::malicious::run_secured;
+use pgc_protocol::malicious::run_secured_with_scheme;
 use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
     GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, RunStats, Security, run_gmw,
@@ -307,6 +307,8 @@ pub struct PartySession {
     pub quiet: bool,
     /// `--device`, resolved per run (the protocol may be chosen at the handshake).
     pub device: DeviceArg,
+    /// `--garbling`: how semi-honest Yao garbles its AND gates.
+    pub garbling: pgc_protocol::Garbling,
 }
 
 impl PartySession {
@@ -337,10 +339,13 @@ impl PartySession {
             Some(iface) => ValueFormat::typed(iface),
             None => ValueFormat::Untyped(self.bit_order),
         };
-        let protocol = match self.protocol {
+        let (protocol, garbling) = match self.protocol {
             ProtocolChoice::Auto => {
                 let described = WithValueFormat::new(circuit, value_format.clone());
-                let (pick, why) = dog.explain(
+                // Three-halves runs sequential semi-honest Yao on the CPU (auto is
+                // semi-honest only).
+                let may_three_halves = self.parallel.is_none() && self.device == DeviceArg::Cpu;
+                let pick = dog.explain(
                     agree_on_protocol(
                         &mut ch,
                         &described,
@@ -349,15 +354,21 @@ impl PartySession {
                         me,
                         &self.inputs,
                         &CostModel::default(),
+                        may_three_halves,
                     )
                     .map_err(anyhow::Error::from),
                 )?;
                 if !quiet {
-                    eprintln!("party {}: --protocol auto chose {pick}: {why}", me.letter());
+                    eprintln!(
+                        "party {}: --protocol auto chose {}: {}",
+                        me.letter(),
+                        pick.protocol,
+                        pick.why
+                    );
                 }
-                pick
+                (pick.protocol, pick.garbling)
             }
-            p => p,
+            p => (p, self.garbling),
         };
         let (device, device_note) =
             self.device
@@ -398,7 +409,7 @@ impl PartySession {
                 let mut progress = Progress::new(circuit.and_count(), quiet);
                 let circuit = &WithValueFormat::new(circuit, value_format);
                 // Semi-honest: the plain garbler or evaluator.
-                let outcome = run_secured(
+                let outcome = run_secured_with_scheme(
                     &mut ch,
                     circuit,
                     &self.owners,
@@ -408,6 +419,7 @@ impl PartySession {
                     self.level,
                     self.config.threads,
                     device,
+                    garbling,
                     &mut |n| {
                         progress.set(n);
                         dog.set_ands(n);
@@ -569,7 +581,8 @@ impl PartySession {
             bit_order: o.circuit.bit_order(),
             timeout,
             quiet,
-            device: o.p.device,
+            device: o.p.device_for_garbling(),
+            garbling: o.p.garbling.garbling(),
         })
     }
 
@@ -592,6 +605,11 @@ impl PartySession {
             eprintln!(
                 "party {me}: protocol: {}",
                 crate::protocol_arg::describe(self.protocol)
+            );
+        }
+        if self.garbling == pgc_protocol::Garbling::ThreeHalves {
+            eprintln!(
+                "party {me}: garbling: three-halves (1.5κ + 5 bits per AND gate, one thread)"
             );
         }
     }
@@ -791,17 +809,21 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
     } else {
         LocalSecurity::Tls
     };
-    let protocol = match protocol {
+    let (protocol, garbling) = match protocol {
         ProtocolChoice::Auto => {
-            let (pick, why) = crate::protocol_arg::decide_local(circuit_shape(circuit), shape);
+            let may_three_halves = parallel.is_none() && o.p.device == DeviceArg::Cpu;
+            let pick =
+                crate::protocol_arg::decide_local(circuit_shape(circuit), shape, may_three_halves);
             if !quiet {
-                eprintln!("--protocol auto chose {pick}: {why}");
+                eprintln!("--protocol auto chose {}: {}", pick.protocol, pick.why);
             }
-            pick
+            (pick.protocol, pick.garbling)
         }
-        p => p,
+        p => (p, o.p.garbling.garbling()),
     };
-    let (device, device_note) = o.p.device.resolve(protocol, level, parallel.is_none())?;
+    let (device, device_note) =
+        o.p.device_for_garbling()
+            .resolve(protocol, level, parallel.is_none())?;
     if !quiet && let Some(note) = device_note {
         eprintln!("{note} (both parties)");
     }
@@ -839,6 +861,7 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
                 config.threads,
                 shape,
                 [device; 2],
+                garbling,
                 &mut |n| progress.set(n),
             );
             progress.finish();

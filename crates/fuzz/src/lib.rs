@@ -371,6 +371,7 @@ pub fn yao_hello(party: Party) -> Hello {
         value_format: pgc_circuit::ValueFormat::Bits,
         security: pgc_protocol::Security::SemiHonest,
         protocol: pgc_protocol::ProtocolChoice::Yao,
+        garbling: Default::default(),
     }
 }
 

@@ -3,6 +3,9 @@
 //! per AND) and the [`Evaluator`] consumes them; moving tables, labels and the hash key
 //! between the parties is the protocol layer's job.
 //!
+//! [`three_halves`] is the alternative scheme of Rosulek–Roy (CRYPTO 2021): 1.5κ + 5 bits
+//! per AND instead of 2κ, for runs the link limits ([`Garbling`] names the two).
+//!
 //! [`parallel`] garbles and evaluates a `ParallelCircuit` on several threads (fine- and
 //! coarse-grained parallelism) with the same tweaks as this sequential order.
 //!
@@ -52,6 +55,7 @@
 
 pub mod compact;
 pub mod parallel;
+pub mod three_halves;
 #[cfg(target_arch = "x86_64")]
 mod wide;
 
@@ -79,6 +83,33 @@ pub enum GarbleError {
     },
     #[error("{got} input labels given, but there are {expected} inputs")]
     LabelCount { expected: usize, got: usize },
+}
+
+/// The garbling scheme of a run (both parties agree on it at the handshake).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Garbling {
+    /// Half-gates (ZRE15): 2κ bits per AND, 4 hash calls garbling and 2 evaluating.
+    #[default]
+    HalfGates,
+    /// Three-halves ([`three_halves`], RR21): 1.5κ + 5 bits per AND, 6 hash calls garbling
+    /// and 3 evaluating.
+    ThreeHalves,
+}
+
+impl Garbling {
+    /// The name used on the command line and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Garbling::HalfGates => "half-gates",
+            Garbling::ThreeHalves => "three-halves",
+        }
+    }
+}
+
+impl std::fmt::Display for Garbling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A fresh global offset Δ with lsb 1 (the point-and-permute convention).

@@ -20,6 +20,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use pgc_circuit::{GateSource, Op, Visibility};
+use pgc_garble::Garbling;
 use pgc_net::Channel;
 
 use crate::malicious::Security;
@@ -141,6 +142,9 @@ pub struct CostModel {
     pub gmw_round_overhead: Duration,
     /// Fixed cost of one set of base OTs (Yao runs one, GMW two: an OT extension each way).
     pub base_ot: Duration,
+    /// Yao's compute per AND gate with three-halves garbling over that with half-gates (6
+    /// hash calls garbling and 3 evaluating against 4 and 2, and the dicing arithmetic).
+    pub three_halves_compute_factor: f64,
 }
 
 impl Default for CostModel {
@@ -151,6 +155,7 @@ impl Default for CostModel {
             gmw_online_sec_per_and: 1.0 / 35e6,
             gmw_round_overhead: Duration::from_micros(15),
             base_ot: Duration::from_millis(6),
+            three_halves_compute_factor: THREE_HALVES_COMPUTE_FACTOR,
         }
     }
 }
@@ -160,6 +165,14 @@ impl Default for CostModel {
 const YAO_BYTES_PER_AND: f64 = 32.0;
 const GMW_SETUP_BYTES_PER_AND_EACH_WAY: f64 = 16.0;
 const GMW_ONLINE_BYTES_PER_AND_EACH_WAY: f64 = 0.25;
+
+/// Three-halves' tables: 1.5κ + 5 bits per AND.
+const THREE_HALVES_BYTES_PER_AND: f64 = 197.0 / 8.0;
+/// See [`CostModel::three_halves_compute_factor`]: from the in-memory garbling and
+/// evaluation rates of `pgc bench garbling` (BENCHMARKS.md, "Three-halves garbling": 4–6×
+/// on the reference machine, where half-gates has batched VAES kernels and three-halves a
+/// straightforward one).
+const THREE_HALVES_COMPUTE_FACTOR: f64 = 5.0;
 
 /// Predicted seconds of each protocol for one run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -227,6 +240,35 @@ pub fn decide(
     (pick, why)
 }
 
+/// The garbling scheme `auto` picks for a run of Yao on this link: three-halves where its
+/// smaller tables are predicted to finish the circuit phase at least 5 % sooner than
+/// half-gates' (the link, not the CPU, is the bottleneck), else half-gates; and why.
+pub fn decide_garbling(
+    shape: CircuitShape,
+    link: LinkEstimate,
+    model: &CostModel,
+) -> (Garbling, String) {
+    let ands = shape.and_gates as f64;
+    let bw = link.bytes_per_sec.max(1.0);
+    let compute = ands * model.yao_sec_per_and;
+    let half = compute.max(ands * YAO_BYTES_PER_AND / bw);
+    let three =
+        (compute * model.three_halves_compute_factor).max(ands * THREE_HALVES_BYTES_PER_AND / bw);
+    let pick = if three < 0.95 * half {
+        Garbling::ThreeHalves
+    } else {
+        Garbling::HalfGates
+    };
+    let why = format!(
+        "garbling {pick}: the tables predicted to take {:.1} ms with half-gates, {:.1} ms \
+         with three-halves over {}",
+        half * 1e3,
+        three * 1e3,
+        rate_text(link.bytes_per_sec)
+    );
+    (pick, why)
+}
+
 fn rate_text(bytes_per_sec: f64) -> String {
     let bits = bytes_per_sec * 8.0;
     if bits >= 1e9 {
@@ -236,9 +278,20 @@ fn rate_text(bytes_per_sec: f64) -> String {
     }
 }
 
+/// What `auto` chose: the protocol, the garbling scheme (half-gates unless the run may
+/// garble three-halves and the link makes it faster) and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoPick {
+    pub protocol: ProtocolChoice,
+    pub garbling: Garbling,
+    pub why: String,
+}
+
 /// `--protocol auto` up to the choice: the hello (stating `auto`; the peer must too), then
 /// the link probe and A's decision. The caller then runs the chosen protocol, which begins
-/// with its own hello.
+/// with its own hello. `may_three_halves`: A may choose three-halves garbling if Yao wins
+/// (the run is semi-honest, sequential and on the CPU).
+#[allow(clippy::too_many_arguments)]
 pub fn agree_on_protocol<C: Channel + ?Sized, S: GateSource>(
     ch: &mut C,
     circuit: &S,
@@ -247,7 +300,8 @@ pub fn agree_on_protocol<C: Channel + ?Sized, S: GateSource>(
     me: Party,
     inputs: &[Vec<bool>],
     model: &CostModel,
-) -> Result<(ProtocolChoice, String), ProtocolError> {
+    may_three_halves: bool,
+) -> Result<AutoPick, ProtocolError> {
     begin_with(
         ch,
         circuit,
@@ -258,7 +312,7 @@ pub fn agree_on_protocol<C: Channel + ?Sized, S: GateSource>(
         Security::SemiHonest,
         ProtocolChoice::Auto,
     )?;
-    negotiate(ch, me, || circuit_shape(circuit), model)
+    negotiate(ch, me, || circuit_shape(circuit), model, may_three_halves)
 }
 
 /// Ping-pong frames of the probe.
@@ -267,14 +321,17 @@ pub const PROBE_PINGS: usize = 5;
 pub const PROBE_BYTES: usize = 1 << 20;
 const DECISION_MAX: usize = 4096;
 
-/// Runs the `auto` probe (after the first hello) and returns the protocol both parties
-/// run, with the reason A gave. A decides from its measurement and `shape`; B follows.
+/// Runs the `auto` probe (after the first hello) and returns the protocol and garbling
+/// scheme both parties run, with the reason A gave. A decides from its measurement and
+/// `shape` (three-halves only if `may_three_halves`); B follows. The decision message is
+/// the protocol's byte, the scheme's byte, then the reason.
 pub fn negotiate(
     ch: &mut (impl Channel + ?Sized),
     me: Party,
     shape: impl FnOnce() -> CircuitShape,
     model: &CostModel,
-) -> Result<(ProtocolChoice, String), ProtocolError> {
+    may_three_halves: bool,
+) -> Result<AutoPick, ProtocolError> {
     let bad = |what: &str| ProtocolError::Peer(format!("a malformed link probe: {what}"));
     match me {
         Party::A => {
@@ -307,12 +364,23 @@ pub fn negotiate(
                 rtt,
                 bytes_per_sec: PROBE_BYTES as f64 / transfer.as_secs_f64(),
             };
-            let (pick, why) = decide(shape(), link, model);
-            let mut msg = vec![pick.to_byte()];
+            let shape = shape();
+            let (pick, mut why) = decide(shape, link, model);
+            let mut garbling = Garbling::HalfGates;
+            if pick == ProtocolChoice::Yao && may_three_halves {
+                let (g, reason) = decide_garbling(shape, link, model);
+                garbling = g;
+                why = format!("{why}; {reason}");
+            }
+            let mut msg = vec![pick.to_byte(), garbling_to_byte(garbling)];
             msg.extend_from_slice(why.as_bytes());
             ch.send_frame(&msg)?;
             ch.flush()?;
-            Ok((pick, why))
+            Ok(AutoPick {
+                protocol: pick,
+                garbling,
+                why,
+            })
         }
         Party::B => {
             for i in 0..PROBE_PINGS {
@@ -335,19 +403,78 @@ pub fn negotiate(
                 .and_then(|&b| ProtocolChoice::from_byte(b))
                 .filter(|&p| p != ProtocolChoice::Auto)
                 .ok_or_else(|| bad("no protocol decision"))?;
+            let garbling = msg
+                .get(1)
+                .and_then(|&b| garbling_from_byte(b))
+                .filter(|&g| g == Garbling::HalfGates || pick == ProtocolChoice::Yao)
+                .ok_or_else(|| bad("no garbling decision"))?;
             // Printed on this party's terminal: keep the text, drop control characters.
-            let why = String::from_utf8_lossy(&msg[1..])
+            let why = String::from_utf8_lossy(&msg[2..])
                 .chars()
                 .map(|c| if c.is_control() { ' ' } else { c })
                 .collect();
-            Ok((pick, why))
+            Ok(AutoPick {
+                protocol: pick,
+                garbling,
+                why,
+            })
         }
+    }
+}
+
+fn garbling_to_byte(g: Garbling) -> u8 {
+    match g {
+        Garbling::HalfGates => 0,
+        Garbling::ThreeHalves => 1,
+    }
+}
+
+fn garbling_from_byte(b: u8) -> Option<Garbling> {
+    match b {
+        0 => Some(Garbling::HalfGates),
+        1 => Some(Garbling::ThreeHalves),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_halves_where_the_link_is_the_bottleneck() {
+        let shape = CircuitShape {
+            and_gates: 10_000_000,
+            and_depth: 100,
+        };
+        let model = CostModel::default();
+        let (slow, why) = decide_garbling(shape, link(1.0, 100.0), &model);
+        assert_eq!(slow, Garbling::ThreeHalves, "{why}");
+        let (fast, why) = decide_garbling(shape, link(0.05, 20_000.0), &model);
+        assert_eq!(fast, Garbling::HalfGates, "{why}");
+    }
+
+    #[test]
+    fn the_decision_carries_the_garbling_scheme() {
+        let (mut ca, mut cb) = pgc_net::MemoryChannel::pair();
+        let shape = || CircuitShape {
+            and_gates: 1_000,
+            and_depth: 900,
+        };
+        let model = CostModel {
+            // As if the CPU were free: any link is the bottleneck.
+            yao_sec_per_and: 0.0,
+            ..CostModel::default()
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let h = s.spawn(|| negotiate(&mut ca, Party::A, shape, &model, true));
+            let b = negotiate(&mut cb, Party::B, shape, &model, false);
+            (h.join().unwrap().unwrap(), b.unwrap())
+        });
+        assert_eq!(a.protocol, ProtocolChoice::Yao);
+        assert_eq!(a.garbling, Garbling::ThreeHalves, "{}", a.why);
+        assert_eq!(a, b);
+    }
 
     fn link(rtt_ms: f64, mbit: f64) -> LinkEstimate {
         LinkEstimate {

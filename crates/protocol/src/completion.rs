@@ -45,7 +45,8 @@ pub struct Done {
     pub gates: u64,
     /// AND gates among them.
     pub and_gates: u64,
-    /// Garbled-table blocks (16 bytes, 2 per AND gate) this party sent.
+    /// Garbled-table blocks (16 bytes, 2 per AND gate) this party sent. Three-halves
+    /// tables count 2 per AND too: the check is on tables, not bytes.
     pub blocks_sent: u64,
     /// Garbled-table blocks this party received and consumed.
     pub blocks_received: u64,

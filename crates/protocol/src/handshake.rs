@@ -5,6 +5,7 @@
 //! is sent.
 
 use pgc_circuit::{BitOrder, ValueFormat, Visibility};
+use pgc_garble::Garbling;
 use pgc_net::Channel;
 
 use crate::choice::ProtocolChoice;
@@ -17,8 +18,8 @@ use crate::yao::{Party, ProtocolError};
 /// completion ("done") messages before any output, see [`crate::completion`]; the value
 /// format in the hello; 5: the security level in the hello, the malicious and
 /// dual-execution protocols; 6: the two-party protocol in the hello, GMW and the `auto`
-/// link probe).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// link probe; 7: the garbling scheme in the hello, three-halves tables).
+pub const PROTOCOL_VERSION: u32 = 7;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
@@ -44,6 +45,24 @@ pub struct Hello {
     /// The two-party protocol this party runs (both must give the same; `auto` is followed
     /// by the link probe of [`crate::choice`] and a second hello naming the one chosen).
     pub protocol: ProtocolChoice,
+    /// The garbling scheme this party runs (both must give the same; half-gates wherever
+    /// no garbled tables move).
+    pub garbling: Garbling,
+}
+
+fn garbling_byte(g: Garbling) -> u8 {
+    match g {
+        Garbling::HalfGates => 0,
+        Garbling::ThreeHalves => 1,
+    }
+}
+
+fn garbling_from_byte(b: u8) -> Option<Garbling> {
+    match b {
+        0 => Some(Garbling::HalfGates),
+        1 => Some(Garbling::ThreeHalves),
+        _ => None,
+    }
 }
 
 fn visibility_byte(v: Visibility) -> u8 {
@@ -79,6 +98,7 @@ impl Hello {
         v.push(self.party as u8);
         v.extend_from_slice(&self.security.to_bytes());
         v.push(self.protocol.to_byte());
+        v.push(garbling_byte(self.garbling));
         v.extend_from_slice(&self.fingerprint);
         v.extend_from_slice(&(self.input_widths.len() as u32).to_le_bytes());
         for (w, o) in self.input_widths.iter().zip(&self.input_owners) {
@@ -136,6 +156,7 @@ impl Hello {
             Security::from_bytes(security_tag, r.u32().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let protocol =
             ProtocolChoice::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
+        let garbling = garbling_from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let fingerprint: [u8; 32] = r.take(32).ok_or_else(garbage)?.try_into().unwrap();
         let n_in = r.u32().ok_or_else(garbage)? as usize;
         if n_in > bytes.len() {
@@ -194,6 +215,7 @@ impl Hello {
             value_format,
             security,
             protocol,
+            garbling,
         })
     }
 
@@ -220,6 +242,13 @@ impl Hello {
                 "the parties run different protocols: --protocol {} here, {} at the peer \
                  (give both the same --protocol)",
                 self.protocol, peer.protocol
+            ));
+        }
+        if peer.garbling != self.garbling {
+            return fail(format!(
+                "the parties garble differently: --garbling {} here, {} at the peer (give \
+                 both the same --garbling)",
+                self.garbling, peer.garbling
             ));
         }
         if peer.input_widths != self.input_widths || peer.output_widths != self.output_widths {
@@ -401,7 +430,26 @@ mod tests {
             ]),
             security: Security::SemiHonest,
             protocol: ProtocolChoice::Yao,
+            garbling: Garbling::HalfGates,
         }
+    }
+
+    #[test]
+    fn garbling_schemes_must_match() {
+        let a = hello(Party::A);
+        let mut b = hello(Party::B);
+        b.garbling = Garbling::ThreeHalves;
+        assert_eq!(Hello::from_bytes(&b.to_bytes()).unwrap(), b);
+        let e = a.check_peer(&b).unwrap_err().to_string();
+        assert!(
+            e.contains("--garbling half-gates here, three-halves at the peer"),
+            "{e}"
+        );
+        let e = b.check_peer(&a).unwrap_err().to_string();
+        assert!(
+            e.contains("--garbling three-halves here, half-gates at the peer"),
+            "{e}"
+        );
     }
 
     #[test]

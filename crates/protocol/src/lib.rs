@@ -30,6 +30,7 @@ pub use local::{
 pub use malicious::Security;
 pub use parallel::{ParallelConfig, ParallelMode};
 pub use pgc_circuit::Visibility;
+pub use pgc_garble::Garbling;
 pub use yao::{
     Outcome, Party, ProtocolError, RunStats, all_visible, check_own_inputs, run_evaluator,
     run_evaluator_with_visibility, run_garbler, run_garbler_with_visibility, sees,

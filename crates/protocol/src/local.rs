@@ -13,9 +13,10 @@ use pgc_net::{ChannelSecurity, LinkShape, NetError, SharedLink, TcpChannel};
 
 use crate::gmw::{GmwConfig, run_gmw};
 use crate::gpu::Device;
-use crate::malicious::{Security, run_secured};
+use crate::malicious::{Security, run_secured_with_scheme};
 use crate::parallel::{ParallelConfig, TcpAcceptStreams, TcpConnectStreams, run_parallel};
 use crate::yao::{Outcome, Party, ProtocolError, all_visible};
+use pgc_garble::Garbling;
 
 /// How the two parties of a local run connect.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -138,13 +139,14 @@ pub fn run_local_tcp_at_level<S: GateSource>(
         threads,
         LinkShape::default(),
         [Device::Cpu; 2],
+        Garbling::HalfGates,
         progress,
     )
 }
 
 /// [`run_local_tcp_at_level`] with each party's sends going through its own simulated link
-/// of `shape` (rate and one-way latency), as if the parties were on a WAN, and A and B on
-/// `devices[0]` and `devices[1]`.
+/// of `shape` (rate and one-way latency), as if the parties were on a WAN, A and B on
+/// `devices[0]` and `devices[1]`, semi-honest Yao garbling with `garbling`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_local_tcp_shaped<S: GateSource>(
     circuit: &S,
@@ -158,6 +160,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
     threads: usize,
     shape: LinkShape,
     devices: [Device; 2],
+    garbling: Garbling,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(Outcome, Outcome), ProtocolError> {
     let (a_security, b_security) = security.settings()?;
@@ -169,7 +172,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
             let mut ch = accept_peer(&listener, &a_security, timeout, &no_notes())?;
             ch.set_timeout(Some(timeout))?;
             let mut ch = ch.shaped(&link())?;
-            run_secured(
+            run_secured_with_scheme(
                 &mut &mut *ch,
                 circuit,
                 owners,
@@ -179,6 +182,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
                 level,
                 threads,
                 devices[0],
+                garbling,
                 &mut |_| {},
             )
         });
@@ -186,7 +190,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
             let mut ch = connect_peer(&addr, &b_security, timeout)?;
             ch.set_timeout(Some(timeout))?;
             let mut ch = ch.shaped(&link())?;
-            run_secured(
+            run_secured_with_scheme(
                 &mut &mut *ch,
                 circuit,
                 owners,
@@ -196,6 +200,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
                 level,
                 threads,
                 devices[1],
+                garbling,
                 progress,
             )
         })();

@@ -30,7 +30,8 @@ use pgc_circuit::compact::{CompactParts, StopPass};
 use pgc_circuit::{GateSource, Layout, Visibility, WireId};
 use pgc_crypto::{Block, Prg};
 use pgc_garble::compact::{CompactEvaluator, CompactGarbler, CompactRunError};
-use pgc_garble::{Evaluator, GarbleError, Garbler, and_count, random_delta};
+use pgc_garble::three_halves::{self, Tables, TablesRef};
+use pgc_garble::{Evaluator, GarbleError, Garbler, Garbling, and_count, random_delta};
 use pgc_net::{Channel, NetError};
 use pgc_ot::{IknpReceiver, IknpSender, OtError};
 use thiserror::Error;
@@ -206,7 +207,46 @@ pub fn run_garbler_on_threads<S: GateSource>(
     device: Device,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    let (start, counts0) = begin(ch, circuit, owners, visibility, Party::A, inputs)?;
+    run_garbler_with_scheme(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        inputs,
+        threads,
+        device,
+        Garbling::HalfGates,
+        progress,
+    )
+}
+
+/// [`run_garbler_on_threads`] with the garbling scheme `garbling` (stated in the hello, so
+/// both parties must give the same). Three-halves runs on the CPU, one thread, the gate
+/// stream in order (`threads` is then not used; [`Device::Gpu`] is an error).
+#[allow(clippy::too_many_arguments)]
+pub fn run_garbler_with_scheme<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    threads: usize,
+    device: Device,
+    garbling: Garbling,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
+    refuse_three_halves_on_gpu(garbling, device)?;
+    let (start, counts0) = begin_full(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        Party::A,
+        inputs,
+        Security::SemiHonest,
+        ProtocolChoice::Yao,
+        garbling,
+    )?;
     let layout = circuit.layout();
 
     let mut prg = Prg::from_os_entropy();
@@ -214,7 +254,16 @@ pub fn run_garbler_on_threads<S: GateSource>(
     // The garbling hash's key: public, but fresh each run, so that no attack work carries
     // over between runs (see pgc_crypto::hash).
     let hash_key = prg.random_block();
-    let mut garbler = Garbler::new(layout.num_wires as usize, delta, hash_key);
+    let num_wires = layout.num_wires as usize;
+    let mut garbler = match garbling {
+        Garbling::HalfGates => AnyGarbler::Half(Garbler::new(num_wires, delta, hash_key)),
+        Garbling::ThreeHalves => AnyGarbler::Three(three_halves::Garbler::new(
+            num_wires,
+            delta,
+            hash_key,
+            Prg::from_seed(prg.random_block()),
+        )),
+    };
 
     // Input labels: A's are sent as they are, B's come out of correlated OT.
     let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
@@ -241,12 +290,15 @@ pub fn run_garbler_on_threads<S: GateSource>(
     let input_done = Instant::now();
 
     // Garbled tables, streamed, then the end-of-tables frame.
-    let (gates_done, blocks_sent) = match circuit.compact_parts().filter(|_| threads > 1) {
-        _ if device == Device::Gpu => {
-            send_tables_gpu(ch, circuit, &mut garbler, hash_key, progress)?
-        }
-        Some(parts) => send_compact_tables(ch, &parts, &mut garbler, hash_key, threads, progress)?,
-        None => send_tables(ch, circuit, &mut garbler, progress, |_| {})?,
+    let (gates_done, blocks_sent) = match &mut garbler {
+        AnyGarbler::Three(garbler) => send_three_halves_tables(ch, circuit, garbler, progress)?,
+        AnyGarbler::Half(garbler) => match circuit.compact_parts().filter(|_| threads > 1) {
+            _ if device == Device::Gpu => {
+                send_tables_gpu(ch, circuit, garbler, hash_key, progress)?
+            }
+            Some(parts) => send_compact_tables(ch, &parts, garbler, hash_key, threads, progress)?,
+            None => send_tables(ch, circuit, garbler, progress, |_| {})?,
+        },
     };
     let circuit_done = Instant::now();
 
@@ -333,13 +385,57 @@ pub fn run_evaluator_on_threads<S: GateSource>(
     device: Device,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    let (start, counts0) = begin(ch, circuit, owners, visibility, Party::B, inputs)?;
+    run_evaluator_with_scheme(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        inputs,
+        threads,
+        device,
+        Garbling::HalfGates,
+        progress,
+    )
+}
+
+/// [`run_evaluator_on_threads`] with the garbling scheme `garbling` (see
+/// [`run_garbler_with_scheme`]).
+#[allow(clippy::too_many_arguments)]
+pub fn run_evaluator_with_scheme<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    inputs: &[Vec<bool>],
+    threads: usize,
+    device: Device,
+    garbling: Garbling,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
+    refuse_three_halves_on_gpu(garbling, device)?;
+    let (start, counts0) = begin_full(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        Party::B,
+        inputs,
+        Security::SemiHonest,
+        ProtocolChoice::Yao,
+        garbling,
+    )?;
     let layout = circuit.layout();
 
     // The garbler's hash key for this run, then its input labels.
     let mut hash_key = [Block::ZERO];
     recv_blocks_exact(ch, &mut hash_key, "the garbling hash key")?;
-    let mut evaluator = Evaluator::new(layout.num_wires as usize, hash_key[0]);
+    let num_wires = layout.num_wires as usize;
+    let mut evaluator = match garbling {
+        Garbling::HalfGates => AnyEvaluator::Half(Evaluator::new(num_wires, hash_key[0])),
+        Garbling::ThreeHalves => {
+            AnyEvaluator::Three(three_halves::Evaluator::new(num_wires, hash_key[0]))
+        }
+    };
     let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
     let mut active = vec![Block::ZERO; a_wires.len()];
     recv_blocks_exact(ch, &mut active, "the garbler's input labels")?;
@@ -358,20 +454,25 @@ pub fn run_evaluator_on_threads<S: GateSource>(
     ch.flush()?;
     let input_done = Instant::now();
 
-    let (gates_done, blocks_received) = match circuit.compact_parts().filter(|_| threads > 1) {
-        _ if device == Device::Gpu => {
-            receive_tables_gpu(ch, circuit, &mut evaluator, hash_key[0], progress)?
+    let (gates_done, blocks_received) = match &mut evaluator {
+        AnyEvaluator::Three(evaluator) => {
+            receive_three_halves_tables(ch, circuit, evaluator, progress)?
         }
-        Some(parts) => receive_compact_tables(
-            ch,
-            circuit,
-            &parts,
-            &mut evaluator,
-            hash_key[0],
-            threads,
-            progress,
-        )?,
-        None => receive_tables(ch, circuit, &mut evaluator, progress)?,
+        AnyEvaluator::Half(evaluator) => match circuit.compact_parts().filter(|_| threads > 1) {
+            _ if device == Device::Gpu => {
+                receive_tables_gpu(ch, circuit, evaluator, hash_key[0], progress)?
+            }
+            Some(parts) => receive_compact_tables(
+                ch,
+                circuit,
+                &parts,
+                evaluator,
+                hash_key[0],
+                threads,
+                progress,
+            )?,
+            None => receive_tables(ch, circuit, evaluator, progress)?,
+        },
     };
     let circuit_done = Instant::now();
 
@@ -472,6 +573,260 @@ pub(crate) fn receive_tables<S: GateSource>(
         Ok(()) => reader.skip_to_end(ch, 2 * circuit.and_count())?,
     }
     Ok((gates_done, reader.consumed() + reader.remaining() as u64))
+}
+
+/// The garbler of either scheme, for the parts of the run both share (input labels,
+/// decoding bits, counts).
+// One per run: the size difference does not matter.
+#[allow(clippy::large_enum_variant)]
+enum AnyGarbler {
+    Half(Garbler),
+    Three(three_halves::Garbler),
+}
+
+impl AnyGarbler {
+    fn set_zero_label(&mut self, wire: WireId, label: Block) {
+        match self {
+            AnyGarbler::Half(g) => g.set_zero_label(wire, label),
+            AnyGarbler::Three(g) => g.set_zero_label(wire, label),
+        }
+    }
+
+    fn decoding_bits(&self, wires: &[WireId]) -> Vec<bool> {
+        match self {
+            AnyGarbler::Half(g) => g.decoding_bits(wires),
+            AnyGarbler::Three(g) => g.decoding_bits(wires),
+        }
+    }
+
+    fn and_gates_done(&self) -> u64 {
+        match self {
+            AnyGarbler::Half(g) => g.and_gates_done(),
+            AnyGarbler::Three(g) => g.and_gates_done(),
+        }
+    }
+}
+
+/// The evaluator of either scheme (see [`AnyGarbler`]).
+enum AnyEvaluator {
+    Half(Evaluator),
+    Three(three_halves::Evaluator),
+}
+
+impl AnyEvaluator {
+    fn set_label(&mut self, wire: WireId, label: Block) {
+        match self {
+            AnyEvaluator::Half(e) => e.set_label(wire, label),
+            AnyEvaluator::Three(e) => e.set_label(wire, label),
+        }
+    }
+
+    fn label(&self, wire: WireId) -> Block {
+        match self {
+            AnyEvaluator::Half(e) => e.label(wire),
+            AnyEvaluator::Three(e) => e.label(wire),
+        }
+    }
+
+    fn decode(&self, wires: &[WireId], decoding_bits: &[bool]) -> Vec<bool> {
+        match self {
+            AnyEvaluator::Half(e) => e.decode(wires, decoding_bits),
+            AnyEvaluator::Three(e) => e.decode(wires, decoding_bits),
+        }
+    }
+
+    fn and_gates_done(&self) -> u64 {
+        match self {
+            AnyEvaluator::Half(e) => e.and_gates_done(),
+            AnyEvaluator::Three(e) => e.and_gates_done(),
+        }
+    }
+}
+
+fn refuse_three_halves_on_gpu(garbling: Garbling, device: Device) -> Result<(), ProtocolError> {
+    if garbling == Garbling::ThreeHalves && device == Device::Gpu {
+        return Err(ProtocolError::Input(
+            "--garbling three-halves runs on the CPU only; the GPU engine garbles half-gates \
+             (--device cpu, or leave --garbling out)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// ANDs per three-halves table frame (about 790 KiB; the last frame may hold fewer).
+pub(crate) const THREE_HALVES_FRAME_ANDS: usize = 1 << 15;
+
+/// [`send_tables`] for three-halves: frames of the packed tables of whole ANDs
+/// ([`three_halves::Tables::pack`], at most [`THREE_HALVES_FRAME_ANDS`] each), then the
+/// empty end-of-tables frame. Returns the gates garbled and, for the completion check, 2
+/// per AND sent (tables counted in half-gates' units, not bytes).
+fn send_three_halves_tables<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    garbler: &mut three_halves::Garbler,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(u64, u64), ProtocolError> {
+    let mut tables = Tables::default();
+    let mut bytes = Vec::with_capacity(three_halves::packed_bytes(THREE_HALVES_FRAME_ANDS));
+    let (mut gates_done, mut ands_sent) = (0u64, 0u64);
+    circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
+        garbler.garble(gates, &mut tables);
+        gates_done += gates.len() as u64;
+        if tables.len() >= THREE_HALVES_FRAME_ANDS {
+            ands_sent += send_three_halves_frames(ch, &mut tables, &mut bytes)?;
+        }
+        progress(garbler.and_gates_done());
+        Ok(())
+    })?;
+    ands_sent += send_three_halves_frames(ch, &mut tables, &mut bytes)?;
+    ch.send_frame(&[])?;
+    Ok((gates_done, 2 * ands_sent))
+}
+
+/// Sends `tables` in frames of at most [`THREE_HALVES_FRAME_ANDS`] ANDs and empties it;
+/// returns the ANDs sent.
+fn send_three_halves_frames(
+    ch: &mut (impl Channel + ?Sized),
+    tables: &mut Tables,
+    bytes: &mut Vec<u8>,
+) -> Result<u64, ProtocolError> {
+    let mut start = 0;
+    while start < tables.len() {
+        let end = tables.len().min(start + THREE_HALVES_FRAME_ANDS);
+        bytes.clear();
+        tables.pack_range(start, end, bytes);
+        ch.send_frame(bytes)?;
+        start = end;
+    }
+    let sent = tables.len() as u64;
+    tables.clear();
+    Ok(sent)
+}
+
+/// [`receive_tables`] for three-halves (frames of [`send_three_halves_tables`]).
+fn receive_three_halves_tables<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    evaluator: &mut three_halves::Evaluator,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(u64, u64), ProtocolError> {
+    let mut reader = ThreeHalvesReader::default();
+    let mut gates_done = 0u64;
+    let pass = circuit.for_each_chunk(&mut |gates| -> Result<(), ProtocolError> {
+        let tables = reader.take(ch, and_count(gates))?;
+        evaluator.evaluate(gates, tables)?;
+        gates_done += gates.len() as u64;
+        progress(evaluator.and_gates_done());
+        Ok(())
+    });
+    match pass {
+        Err(_) if reader.ended => {}
+        Err(e) => return Err(e),
+        Ok(()) => reader.skip_to_end(ch, circuit.and_count())?,
+    }
+    Ok((
+        gates_done,
+        2 * (reader.consumed + reader.remaining() as u64),
+    ))
+}
+
+/// [`TableReader`] for three-halves frames: hands out exactly the tables of each chunk's
+/// ANDs, whatever the frame boundaries.
+#[derive(Default)]
+struct ThreeHalvesReader {
+    tables: Tables,
+    /// ANDs of `tables` handed out already.
+    pos: usize,
+    /// ANDs handed out (or skipped) so far.
+    consumed: u64,
+    ended: bool,
+}
+
+impl ThreeHalvesReader {
+    fn remaining(&self) -> usize {
+        self.tables.len() - self.pos
+    }
+
+    /// Appends one frame's tables; returns its AND count (0: the end frame).
+    fn read_frame(&mut self, ch: &mut (impl Channel + ?Sized)) -> Result<usize, ProtocolError> {
+        let mut len = [0u8; 4];
+        ch.recv(&mut len)?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len == 0 {
+            self.ended = true;
+            return Ok(0);
+        }
+        let bad = || {
+            ProtocolError::Peer(format!(
+                "a three-halves table frame of {len} bytes (must hold whole ANDs' tables, 24 \
+                 bytes and 5 bits each with zero padding, at most {MAX_TABLE_FRAME_BYTES} bytes)"
+            ))
+        };
+        if len > MAX_TABLE_FRAME_BYTES || three_halves::ands_in_packed(len).is_none() {
+            return Err(bad());
+        }
+        let mut bytes = vec![0u8; len];
+        ch.recv(&mut bytes)?;
+        self.tables.unpack_append(&bytes).ok_or_else(bad)
+    }
+
+    fn take(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        n: usize,
+    ) -> Result<TablesRef<'_>, ProtocolError> {
+        if self.remaining() < n {
+            self.tables
+                .halves
+                .drain(..three_halves::HALVES_PER_AND * self.pos);
+            self.tables.control.drain(..self.pos);
+            self.pos = 0;
+            while self.tables.len() < n {
+                if self.ended || self.read_frame(ch)? == 0 {
+                    return Err(ProtocolError::Peer(
+                        "the peer's garbled tables ended before the circuit's gates".into(),
+                    ));
+                }
+            }
+        }
+        let (from, to) = (self.pos, self.pos + n);
+        self.pos = to;
+        self.consumed += n as u64;
+        let h = three_halves::HALVES_PER_AND;
+        Ok(TablesRef {
+            halves: &self.tables.halves[h * from..h * to],
+            control: &self.tables.control[from..to],
+        })
+    }
+
+    /// Reads (and counts, then drops) tables up to the end frame; more than `limit` ANDs'
+    /// tables in all is an error.
+    fn skip_to_end(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        limit: u64,
+    ) -> Result<(), ProtocolError> {
+        let too_many = || {
+            ProtocolError::Peer(
+                "the garbler sent more garbled tables than the circuit has AND gates".into(),
+            )
+        };
+        self.consumed += self.remaining() as u64;
+        self.tables.clear();
+        self.pos = 0;
+        while !self.ended {
+            if self.consumed > limit {
+                return Err(too_many());
+            }
+            self.consumed += self.read_frame(ch)? as u64;
+            self.tables.clear();
+        }
+        if self.consumed > limit {
+            return Err(too_many());
+        }
+        Ok(())
+    }
 }
 
 /// [`send_tables`] for a compact circuit on `threads` threads: the same tables in the same
@@ -740,6 +1095,32 @@ pub(crate) fn begin_with<S: GateSource>(
     security: Security,
     protocol: ProtocolChoice,
 ) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
+    begin_full(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        me,
+        inputs,
+        security,
+        protocol,
+        Garbling::HalfGates,
+    )
+}
+
+/// [`begin_with`] stating the garbling scheme in the hello too.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn begin_full<S: GateSource>(
+    ch: &mut (impl Channel + ?Sized),
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    me: Party,
+    inputs: &[Vec<bool>],
+    security: Security,
+    protocol: ProtocolChoice,
+    garbling: Garbling,
+) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
     let start = Instant::now();
     check_own_inputs(circuit.layout(), owners, me, inputs)?;
     let n_out = circuit.layout().output_widths.len();
@@ -752,7 +1133,9 @@ pub(crate) fn begin_with<S: GateSource>(
     let counts = ch.counts();
     handshake::exchange(
         ch,
-        &hello(circuit, owners, visibility, me, security, protocol),
+        &hello(
+            circuit, owners, visibility, me, security, protocol, garbling,
+        ),
     )?;
     Ok((start, counts))
 }
@@ -764,6 +1147,7 @@ fn hello<S: GateSource>(
     party: Party,
     security: Security,
     protocol: ProtocolChoice,
+    garbling: Garbling,
 ) -> Hello {
     let layout = circuit.layout();
     Hello {
@@ -777,6 +1161,7 @@ fn hello<S: GateSource>(
         value_format: circuit.value_format(),
         security,
         protocol,
+        garbling,
     }
 }
 
@@ -966,6 +1351,55 @@ pub(crate) fn unpack_bits(bytes: &[u8], n: usize) -> Option<Vec<bool>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A three-halves table frame from a broken peer is an error naming it, never a panic
+    /// or an allocation of what the peer announces.
+    #[test]
+    fn malformed_three_halves_frames_are_errors() {
+        use pgc_net::MemoryChannel;
+        let frame = |ch: &mut MemoryChannel, bytes: &[u8]| {
+            ch.send_frame(bytes).unwrap();
+            ch.flush().unwrap();
+        };
+        let mut good = Vec::new();
+        Tables {
+            halves: vec![7; 9],
+            control: vec![31, 0, 5],
+        }
+        .pack(&mut good);
+        // Good: 3 ANDs, then the end frame; taken in pieces across frames.
+        let (mut a, mut b) = MemoryChannel::pair();
+        frame(&mut a, &good[..]);
+        frame(&mut a, &good[..]);
+        frame(&mut a, &[]);
+        let mut r = ThreeHalvesReader::default();
+        assert_eq!(r.take(&mut b, 2).unwrap().control, &[31, 0]);
+        assert_eq!(r.take(&mut b, 4).unwrap().control, &[5, 31, 0, 5]);
+        assert!(r.take(&mut b, 1).is_err() && r.ended);
+        // A length that is no whole number of ANDs, non-zero padding, too large a frame.
+        let mut padded = good.clone();
+        *padded.last_mut().unwrap() |= 0x80;
+        for bad in [vec![0u8; 26], padded] {
+            let (mut a, mut b) = MemoryChannel::pair();
+            frame(&mut a, &bad);
+            let e = ThreeHalvesReader::default().take(&mut b, 1).unwrap_err();
+            assert!(e.to_string().contains("three-halves table frame"), "{e}");
+        }
+        let (mut a, mut b) = MemoryChannel::pair();
+        a.send(&(MAX_TABLE_FRAME_BYTES as u32 + 25).to_le_bytes())
+            .unwrap();
+        a.flush().unwrap();
+        let e = ThreeHalvesReader::default().take(&mut b, 1).unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
+        // More tables than the circuit has ANDs.
+        let (mut a, mut b) = MemoryChannel::pair();
+        frame(&mut a, &good);
+        frame(&mut a, &[]);
+        let e = ThreeHalvesReader::default()
+            .skip_to_end(&mut b, 2)
+            .unwrap_err();
+        assert!(e.to_string().contains("more garbled tables"), "{e}");
+    }
 
     #[test]
     fn bit_packing_round_trips() {

@@ -256,6 +256,7 @@ fn peer_disconnecting_mid_protocol_ends_the_run_quickly() {
             value_format: add.value_format(),
             security: pgc_protocol::Security::SemiHonest,
             protocol: pgc_protocol::ProtocolChoice::Yao,
+            garbling: Default::default(),
         };
         cb.send_frame(&hello.to_bytes()).unwrap();
         cb.flush().unwrap();

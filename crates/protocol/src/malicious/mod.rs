@@ -18,6 +18,7 @@
 use std::fmt;
 
 use pgc_circuit::{GateSource, Visibility};
+use pgc_garble::Garbling;
 use pgc_net::Channel;
 
 use crate::gpu::Device;
@@ -54,6 +55,44 @@ pub fn run_secured<S: GateSource>(
     device: Device,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
+    run_secured_with_scheme(
+        ch,
+        circuit,
+        owners,
+        visibility,
+        me,
+        inputs,
+        security,
+        threads,
+        device,
+        Garbling::HalfGates,
+        progress,
+    )
+}
+
+/// [`run_secured`] with the garbling scheme of semi-honest Yao (the levels against a
+/// cheating peer garble half-gates and refuse [`Garbling::ThreeHalves`]).
+#[allow(clippy::too_many_arguments)]
+pub fn run_secured_with_scheme<S: GateSource>(
+    ch: &mut impl Channel,
+    circuit: &S,
+    owners: &[Party],
+    visibility: &[Visibility],
+    me: Party,
+    inputs: &[Vec<bool>],
+    security: Security,
+    threads: usize,
+    device: Device,
+    garbling: Garbling,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, ProtocolError> {
+    if garbling == Garbling::ThreeHalves && security != Security::SemiHonest {
+        return Err(ProtocolError::Input(format!(
+            "--garbling three-halves is a scheme of semi-honest Yao; --security {} garbles \
+             half-gates (leave --garbling out)",
+            security.name()
+        )));
+    }
     if device == Device::Gpu && security != Security::SemiHonest {
         return Err(ProtocolError::Input(format!(
             "the GPU engine runs semi-honest Yao only; --security {} runs on the CPU \
@@ -62,11 +101,11 @@ pub fn run_secured<S: GateSource>(
         )));
     }
     match (security, me) {
-        (Security::SemiHonest, Party::A) => crate::yao::run_garbler_on_threads(
-            ch, circuit, owners, visibility, inputs, threads, device, progress,
+        (Security::SemiHonest, Party::A) => crate::yao::run_garbler_with_scheme(
+            ch, circuit, owners, visibility, inputs, threads, device, garbling, progress,
         ),
-        (Security::SemiHonest, Party::B) => crate::yao::run_evaluator_on_threads(
-            ch, circuit, owners, visibility, inputs, threads, device, progress,
+        (Security::SemiHonest, Party::B) => crate::yao::run_evaluator_with_scheme(
+            ch, circuit, owners, visibility, inputs, threads, device, garbling, progress,
         ),
         (Security::Malicious { stat_sec }, _) => run_cut_and_choose(
             ch, circuit, owners, visibility, me, inputs, stat_sec, threads, progress,
