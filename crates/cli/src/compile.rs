@@ -38,7 +38,9 @@ pub struct CompileCmdArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "pgc")]
     pub emit: Emit,
-    /// Also show what each optimization removed and how long compiling took.
+    /// Also show what each optimization removed and where the compile time went, phase by
+    /// phase (parsing, running the statements, writing): wall time and the CPU time of the
+    /// thread that ran each phase.
     #[arg(long)]
     pub stats: bool,
     /// Print the summary (and with --stats the pass figures) as JSON.
