@@ -518,20 +518,10 @@ impl<'a> Lowerer<'a> {
     fn constant(&mut self, c: &'a Node<Constant>) -> R<Val> {
         match &c.node {
             Constant::Integer(i) => {
-                let digits: String = i.number.chars().filter(|c| *c != '\'').collect();
-                let radix = match i.base {
-                    IntegerBase::Decimal => 10,
-                    IntegerBase::Octal => 8,
-                    IntegerBase::Hexadecimal => 16,
-                    IntegerBase::Binary => 2,
+                let Some(v) = integer_constant(i) else {
+                    return self.err(c.span, "integer constant is too large for 64 bits");
                 };
-                let v = match u128::from_str_radix(
-                    if digits.is_empty() { "0" } else { &digits },
-                    radix,
-                ) {
-                    Ok(v) if v <= u64::MAX as u128 => v,
-                    _ => return self.err(c.span, "integer constant is too large for 64 bits"),
-                };
+                let v = v as u128;
                 // C11 6.4.4.1: the first type in the list that can represent the value.
                 let decimal = i.base == IntegerBase::Decimal;
                 let min_long = i.suffix.size != IntegerSize::Int;
@@ -991,6 +981,18 @@ fn is_builtin(name: &str) -> bool {
             | "__builtin_parityl"
             | "__builtin_parityll"
     ) || crate::float::math_builtin(name).is_some()
+}
+
+/// The value of an integer literal (digit separators allowed), if it fits 64 bits.
+pub fn integer_constant(i: &Integer) -> Option<u64> {
+    let digits: String = i.number.chars().filter(|c| *c != '\'').collect();
+    let radix = match i.base {
+        IntegerBase::Decimal => 10,
+        IntegerBase::Octal => 8,
+        IntegerBase::Hexadecimal => 16,
+        IntegerBase::Binary => 2,
+    };
+    u64::from_str_radix(if digits.is_empty() { "0" } else { &digits }, radix).ok()
 }
 
 /// The value of constant bits, interpreted per the type's signedness.

@@ -44,7 +44,7 @@ use pgc_circuit::Lit;
 use pgc_circuit::netlist::NetBuilder;
 
 use crate::compact::{MemoEntry, ShapeHasher};
-use crate::expr::const_value;
+use crate::expr::{const_value, integer_constant};
 use crate::lower::{Binding, Lowerer, R, Val, VarId};
 use crate::types::Ty;
 
@@ -588,16 +588,7 @@ impl<'a> Lowerer<'a> {
     fn const_subscript(&self, e: &Node<Expression>) -> Option<i128> {
         match &e.node {
             Expression::Constant(c) => match &c.node {
-                Constant::Integer(i) => {
-                    let radix = match i.base {
-                        IntegerBase::Decimal => 10,
-                        IntegerBase::Octal => 8,
-                        IntegerBase::Hexadecimal => 16,
-                        IntegerBase::Binary => 2,
-                    };
-                    let digits: &str = if i.number.is_empty() { "0" } else { &i.number };
-                    u64::from_str_radix(digits, radix).ok().map(i128::from)
-                }
+                Constant::Integer(i) => integer_constant(i).map(i128::from),
                 _ => None,
             },
             Expression::Identifier(id) => match self.peek(&id.node.name)? {

@@ -372,7 +372,7 @@ pub fn negotiate(
                 garbling = g;
                 why = format!("{why}; {reason}");
             }
-            let mut msg = vec![pick.to_byte(), garbling_to_byte(garbling)];
+            let mut msg = vec![pick.to_byte(), crate::handshake::garbling_byte(garbling)];
             msg.extend_from_slice(why.as_bytes());
             ch.send_frame(&msg)?;
             ch.flush()?;
@@ -405,7 +405,7 @@ pub fn negotiate(
                 .ok_or_else(|| bad("no protocol decision"))?;
             let garbling = msg
                 .get(1)
-                .and_then(|&b| garbling_from_byte(b))
+                .and_then(|&b| crate::handshake::garbling_from_byte(b))
                 .filter(|&g| g == Garbling::HalfGates || pick == ProtocolChoice::Yao)
                 .ok_or_else(|| bad("no garbling decision"))?;
             // Printed on this party's terminal: keep the text, drop control characters.
@@ -419,21 +419,6 @@ pub fn negotiate(
                 why,
             })
         }
-    }
-}
-
-fn garbling_to_byte(g: Garbling) -> u8 {
-    match g {
-        Garbling::HalfGates => 0,
-        Garbling::ThreeHalves => 1,
-    }
-}
-
-fn garbling_from_byte(b: u8) -> Option<Garbling> {
-    match b {
-        0 => Some(Garbling::HalfGates),
-        1 => Some(Garbling::ThreeHalves),
-        _ => None,
     }
 }
 

@@ -50,14 +50,15 @@ pub struct Hello {
     pub garbling: Garbling,
 }
 
-fn garbling_byte(g: Garbling) -> u8 {
+/// The garbling scheme's byte in the hello (and in `auto`'s decision, [`crate::choice`]).
+pub(crate) fn garbling_byte(g: Garbling) -> u8 {
     match g {
         Garbling::HalfGates => 0,
         Garbling::ThreeHalves => 1,
     }
 }
 
-fn garbling_from_byte(b: u8) -> Option<Garbling> {
+pub(crate) fn garbling_from_byte(b: u8) -> Option<Garbling> {
     match b {
         0 => Some(Garbling::HalfGates),
         1 => Some(Garbling::ThreeHalves),
