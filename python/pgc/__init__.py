@@ -30,7 +30,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Union
 
 from . import _native
 from ._native import CompileError, PgcError, ProtocolError
@@ -43,6 +43,8 @@ __all__ = [
     "Port",
     "ProtocolError",
     "compile",
+    "gpu",
+    "gpu_problem",
     "local",
     "new_secret",
     "run",
@@ -261,6 +263,16 @@ def compile(
     return Circuit(native, spec)
 
 
+class _Engine(NamedTuple):
+    """How a run uses this machine and the link (``device``, ``garbling``, ``rate_limit``,
+    ``latency``), passed to the native module as one value."""
+
+    device: str
+    garbling: str
+    rate_limit: Optional[float]
+    latency: Optional[float]
+
+
 def local(
     circuit: Union[Circuit, PathLike],
     a: Inputs = None,
@@ -274,6 +286,10 @@ def local(
     timeout: float = 60.0,
     insecure_plaintext: bool = False,
     inputs_of_a: Optional[Sequence[int]] = None,
+    device: str = "cpu",
+    garbling: str = "half-gates",
+    rate_limit: Optional[float] = None,
+    latency: Optional[float] = None,
     verbose: bool = False,
 ) -> Any:
     """Runs both parties in this process (over loopback TCP, TLS with fresh keys): what
@@ -295,6 +311,20 @@ def local(
         timeout: seconds to wait for each message before giving up.
         insecure_plaintext: plain TCP between the two parties (to compare speeds).
         inputs_of_a: Bristol circuits: which input values (by position) are A's.
+        device: where garbling and evaluation run: ``"cpu"`` (the default), ``"gpu"``
+            (an NVIDIA GPU: needs the package built with the ``gpu`` feature, the
+            driver and NVRTC; semi-honest Yao on the sequential gate stream, so
+            ``parallel="none"``; an error naming what is missing otherwise) or
+            ``"auto"`` (the GPU where it can take the run, else the CPU). The GPU
+            writes the CPU engine's tables bit for bit, so the peer need not know.
+        garbling: ``"half-gates"`` (the default, 32 bytes per AND) or
+            ``"three-halves"`` (≈ 24.6 bytes per AND for 1.5× the hashing: for runs
+            the link limits; semi-honest Yao, sequential, CPU only). Both parties must
+            choose the same; it is checked at the handshake.
+        rate_limit: cap what each party sends at this many megabits per second (to try
+            a WAN on one machine; as ``--rate-limit``).
+        latency: delay what each party sends by this many milliseconds (as
+            ``--latency``).
         verbose: notes, progress and statistics on stderr, as the command prints them.
 
     Returns:
@@ -321,6 +351,7 @@ def local(
         stat_sec,
         insecure_plaintext,
         list(inputs_of_a) if inputs_of_a is not None else None,
+        _Engine(device, garbling, rate_limit, latency),
     )
     return _result(c, out, stats)
 
@@ -343,6 +374,10 @@ def run(
     stat_sec: Optional[int] = None,
     timeout: float = 60.0,
     inputs_of_a: Optional[Sequence[int]] = None,
+    device: str = "cpu",
+    garbling: str = "half-gates",
+    rate_limit: Optional[float] = None,
+    latency: Optional[float] = None,
     verbose: bool = False,
 ) -> Any:
     """Runs one party of a computation with a peer on another machine (``pgc run``).
@@ -396,8 +431,23 @@ def run(
         security,
         stat_sec,
         list(inputs_of_a) if inputs_of_a is not None else None,
+        _Engine(device, garbling, rate_limit, latency),
     )
     return _result(c, out, stats)
+
+
+def gpu() -> Optional[str]:
+    """The GPU that ``device="gpu"`` would use (its name, memory and driver), or ``None``
+    where there is none usable; :func:`gpu_problem` says why."""
+    usable, text = _native.gpu_probe()
+    return text if usable else None
+
+
+def gpu_problem() -> Optional[str]:
+    """Why ``device="gpu"`` cannot run here (no GPU support in this build, no NVIDIA
+    driver, no NVRTC, no GPU), or ``None`` where it can."""
+    usable, text = _native.gpu_probe()
+    return None if usable else text
 
 
 def new_secret(path: PathLike, *, overwrite: bool = False) -> None:

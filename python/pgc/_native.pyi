@@ -51,6 +51,7 @@ def local(
     stat_sec: Optional[int],
     insecure_plaintext: bool,
     inputs_of_a: Optional[List[int]],
+    engine: Any,
 ) -> Tuple[Union[Dict[str, Any], List[str]], Dict[str, Any]]: ...
 def run(
     circuit: NativeCircuit,
@@ -70,6 +71,8 @@ def run(
     security: str,
     stat_sec: Optional[int],
     inputs_of_a: Optional[List[int]],
+    engine: Any,
 ) -> Tuple[Union[Dict[str, Any], List[str]], Dict[str, Any]]: ...
 def new_secret(path: str, overwrite: bool) -> None: ...
 def version() -> str: ...
+def gpu_probe() -> Tuple[bool, str]: ...

@@ -26,7 +26,7 @@ use pgc_engine::circuits::{
     self, CircuitArgs, CompactArg, Loaded, OptimizeArg, Program, VerilogFlowArg,
 };
 use pgc_engine::level::{LevelArg, LevelArgs};
-use pgc_engine::options::{ParallelArg, ProtocolArgs};
+use pgc_engine::options::{DeviceArg, GarblingArg, ParallelArg, ProtocolArgs};
 use pgc_engine::protocol_arg::{ProtocolArg, ProtocolChoiceArgs};
 use pgc_engine::security::SecurityArgs;
 use pgc_engine::session::{
@@ -517,6 +517,23 @@ fn outputs_to_py<'py>(
 // ---------------------------------------------------------------------------------------
 // Runs
 
+/// Why `device="gpu"` cannot run in a package built without the GPU engine (the engine's
+/// own message names the CLI's build).
+const GPU_NOT_BUILT: &str = "this pgc package was built without GPU support; build it with \
+     `MATURIN_PEP517_ARGS=\"--features gpu\" pip install ./python` (no CUDA is needed to build; \
+     at run time an NVIDIA driver and NVRTC)";
+
+/// How a run uses this machine and the link, as Python gives them: `device`, `garbling`,
+/// `rate_limit` and `latency` (the CLI's `--device`, `--garbling`, `--rate-limit`,
+/// `--latency`).
+#[derive(FromPyObject)]
+struct Engine {
+    device: String,
+    garbling: String,
+    rate_limit: Option<f64>,
+    latency: Option<f64>,
+}
+
 /// The options of a run, as Python gives them.
 #[allow(clippy::too_many_arguments)]
 fn protocol_options(
@@ -528,19 +545,41 @@ fn protocol_options(
     security: &str,
     stat_sec: Option<u32>,
     inputs_of_a: Option<Vec<usize>>,
+    engine: Engine,
 ) -> PyResult<(ProtocolArgs, LevelArgs, ProtocolChoiceArgs)> {
     let parallel = choice::<ParallelArg>("parallel", parallel)?;
     let level = choice::<LevelArg>("security", security)?;
     let protocol = choice::<ProtocolArg>("protocol", protocol)?;
+    let device = choice::<DeviceArg>("device", &engine.device)?;
+    let garbling = choice::<GarblingArg>("garbling", &engine.garbling)?;
+    if device == DeviceArg::Gpu && !cfg!(feature = "gpu") {
+        // The engine's own message names the CLI's build; this is the package's.
+        return Err(PgcError::new_err(format!(
+            "device=\"gpu\": {GPU_NOT_BUILT}"
+        )));
+    }
+    let p = ProtocolArgs {
+        inputs_of_a,
+        timeout,
+        quiet,
+        parallel,
+        threads,
+        device,
+        garbling,
+        rate_limit: engine.rate_limit,
+        latency: engine.latency,
+        ..ProtocolArgs::default()
+    };
+    // The engine's own rule for the shaping values, with Python's names in the message.
+    p.link_shape().map_err(|e| {
+        PyValueError::new_err(
+            e.to_string()
+                .replace("--rate-limit", "rate_limit")
+                .replace("--latency", "latency"),
+        )
+    })?;
     Ok((
-        ProtocolArgs {
-            inputs_of_a,
-            timeout,
-            quiet,
-            parallel,
-            threads,
-            ..ProtocolArgs::default()
-        },
+        p,
         LevelArgs { level, stat_sec },
         ProtocolChoiceArgs { protocol },
     ))
@@ -569,7 +608,7 @@ fn check_inputs(
 }
 
 #[pyfunction]
-#[pyo3(signature = (circuit, a, b, parallel, threads, timeout, quiet, protocol, security, stat_sec, insecure_plaintext, inputs_of_a))]
+#[pyo3(signature = (circuit, a, b, parallel, threads, timeout, quiet, protocol, security, stat_sec, insecure_plaintext, inputs_of_a, engine))]
 #[allow(clippy::too_many_arguments)]
 fn local<'py>(
     py: Python<'py>,
@@ -585,6 +624,7 @@ fn local<'py>(
     stat_sec: Option<u32>,
     insecure_plaintext: bool,
     inputs_of_a: Option<Vec<usize>>,
+    engine: Engine,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let a = input_values(a.as_ref())?;
     let b = input_values(b.as_ref())?;
@@ -602,6 +642,7 @@ fn local<'py>(
         security,
         stat_sec,
         inputs_of_a,
+        engine,
     )?;
     let (args, program) = (&circuit.args, &circuit.program);
     let result = interruptible(py, move || {
@@ -631,7 +672,7 @@ fn local<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (circuit, party, listen, connect, inputs, peer_key, key, psk, insecure_plaintext, parallel, threads, timeout, quiet, protocol, security, stat_sec, inputs_of_a))]
+#[pyo3(signature = (circuit, party, listen, connect, inputs, peer_key, key, psk, insecure_plaintext, parallel, threads, timeout, quiet, protocol, security, stat_sec, inputs_of_a, engine))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -652,6 +693,7 @@ fn run<'py>(
     security: &str,
     stat_sec: Option<u32>,
     inputs_of_a: Option<Vec<usize>>,
+    engine: Engine,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let me = match party {
         "a" | "A" => Party::A,
@@ -683,6 +725,7 @@ fn run<'py>(
         security,
         stat_sec,
         inputs_of_a,
+        engine,
     )?;
     let security = SecurityArgs {
         peer_key,
@@ -714,6 +757,18 @@ fn run<'py>(
     Ok((outputs, to_py(py, &stats)?))
 }
 
+/// Whether `device="gpu"` can run here: `(True, the GPU)` or `(False, why not)`.
+#[pyfunction]
+fn gpu_probe() -> (bool, String) {
+    if !cfg!(feature = "gpu") {
+        return (false, GPU_NOT_BUILT.to_string());
+    }
+    match pgc_engine::gpu_probe() {
+        Ok(gpu) => (true, gpu),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
 /// Writes a fresh random shared secret for `run(..., psk=...)` (`pgc keygen --secret`).
 #[pyfunction]
 fn new_secret(py: Python<'_>, path: PathBuf, overwrite: bool) -> PyResult<()> {
@@ -734,6 +789,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(new_secret, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_probe, m)?)?;
     m.add_class::<NativeCircuit>()?;
     m.add("PgcError", m.py().get_type::<PgcError>())?;
     m.add("CompileError", m.py().get_type::<CompileError>())?;

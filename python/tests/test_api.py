@@ -2,6 +2,7 @@
 programs, the shared Bristol circuits' known answers, and the CLI's own error messages."""
 
 import random
+import re
 import subprocess
 
 import numpy as np
@@ -184,3 +185,37 @@ def test_unreachable_peer_is_a_protocol_error(root):
     c = pgc.compile(root / MILLIONAIRES)
     with pytest.raises(pgc.ProtocolError, match="nobody accepted"):
         pgc.run(c, "b", connect="127.0.0.1:1", inputs={"income": 1}, insecure_plaintext=True, timeout=1)
+
+
+def test_engine_options(root):
+    c = pgc.compile(root / MILLIONAIRES)
+    inputs = {"a": {"income": 7}, "b": {"income": 5}}
+    # auto finds no usable GPU here (or uses one): the result is the same either way.
+    assert pgc.local(c, **inputs, device="auto", parallel="none") == {"OUTPUT_result": 1}
+    three = pgc.local(c, **inputs, garbling="three-halves", insecure_plaintext=True)
+    assert three == {"OUTPUT_result": 1}
+    half = pgc.local(c, **inputs, insecure_plaintext=True)
+    assert three.stats["a"]["bytes_sent"] < half.stats["a"]["bytes_sent"]
+    shaped = pgc.local(c, **inputs, rate_limit=1000.0, latency=1.0, insecure_plaintext=True)
+    assert shaped == {"OUTPUT_result": 1}
+
+
+def test_bad_engine_options(root):
+    c = pgc.compile(root / MILLIONAIRES)
+    inputs = {"a": {"income": 7}, "b": {"income": 5}}
+    with pytest.raises(ValueError, match="device="):
+        pgc.local(c, **inputs, device="tpu")
+    with pytest.raises(ValueError, match="garbling="):
+        pgc.local(c, **inputs, garbling="quarter-gates")
+    with pytest.raises(ValueError, match="rate_limit must be a positive number"):
+        pgc.local(c, **inputs, rate_limit=-1.0)
+    with pytest.raises(ValueError, match="latency must be"):
+        pgc.local(c, **inputs, latency=float("nan"))
+    with pytest.raises(pgc.PgcError, match="three-halves|garbling"):
+        pgc.local(c, **inputs, garbling="three-halves", security="malicious")
+    problem = pgc.gpu_problem()
+    assert (problem is None) == (pgc.gpu() is not None)
+    if problem is not None:
+        # The error names what is missing, as gpu_problem() does.
+        with pytest.raises(pgc.PgcError, match=re.escape(problem[:40])):
+            pgc.local(c, **inputs, device="gpu", parallel="none")

@@ -25,6 +25,9 @@ pub mod session;
 pub mod typed_io;
 pub mod watchdog;
 
+/// Whether `--device gpu` can run here: the GPU's description, or what is missing.
+pub use pgc_gpu::{GpuError, probe as gpu_probe};
+
 /// The error and its causes on one line, leaving out a cause whose text the message before
 /// it already contains (many errors quote their source): how the CLI and the Python
 /// exceptions show errors.
