@@ -81,6 +81,22 @@ pub struct RegionInfo {
     pub outputs_per_instance: u64,
 }
 
+impl RegionInfo {
+    /// Runs of equal consecutive regions (the same loop reached again and again, as when a
+    /// function holding it is called in a loop), each with how often it repeats: what a
+    /// listing shows as one line.
+    pub fn runs(info: &[RegionInfo]) -> Vec<(&RegionInfo, usize)> {
+        let mut runs: Vec<(&RegionInfo, usize)> = Vec::new();
+        for r in info {
+            match runs.last_mut() {
+                Some((last, n)) if *last == r => *n += 1,
+                _ => runs.push((r, 1)),
+            }
+        }
+        runs
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParallelError {
     #[error("region at line {line}: its instance bounds are not increasing or leave the circuit")]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
-use pgc_circuit::{GateSource, Interface, ParallelCircuit, validate};
+use pgc_circuit::{GateSource, Interface, ParallelCircuit, RegionInfo, validate};
 use pgc_engine::circuits::{self, CircuitArgs, Loaded};
 use pgc_engine::level::LevelArgs;
 use pgc_engine::options::{PartyArg, ProtocolArgs};
@@ -429,6 +429,25 @@ fn region_json(pc: Option<&ParallelCircuit>) -> Vec<Value> {
         .collect()
 }
 
+/// One line for the regions without AND gates (loops of XORs: nothing to garble in
+/// parallel), naming their source lines; `None` when there are none.
+pub(crate) fn linear_regions_line(linear: &[RegionInfo]) -> Option<String> {
+    if linear.is_empty() {
+        return None;
+    }
+    let distinct: std::collections::BTreeSet<u32> = linear.iter().map(|r| r.line).collect();
+    let mut lines: Vec<String> = distinct.iter().take(8).map(|l| l.to_string()).collect();
+    if distinct.len() > lines.len() {
+        lines.push("…".to_string());
+    }
+    Some(format!(
+        "{} more without AND gates (free XORs only; line{} {})",
+        linear.len(),
+        if distinct.len() > 1 { "s" } else { "" },
+        lines.join(", ")
+    ))
+}
+
 /// The parallel regions, one line each, for `pgc info`.
 fn region_lines(pc: Option<&ParallelCircuit>, and_total: u64) -> Vec<String> {
     let Some(pc) = pc else {
@@ -445,21 +464,33 @@ fn region_lines(pc: Option<&ParallelCircuit>, and_total: u64) -> Vec<String> {
         info.len(),
         share(in_regions)
     )];
-    for r in &info {
+    // As `pgc compile` lists them: regions without ANDs (XOR-only loops) on one line.
+    let (linear, with_ands): (Vec<RegionInfo>, Vec<RegionInfo>) = info
+        .into_iter()
+        .partition(|r| r.and_gates_per_instance == 0);
+    for (r, repeats) in RegionInfo::runs(&with_ands) {
         lines.push(format!(
-            "  line {:<6} {} instances × {} ANDs ({:.1}% of all ANDs), {} in / {} out wires per instance{}",
+            "  line {:<6} {} instances × {} ANDs ({:.1}% of all ANDs), {} in / {} out wires per instance{}{}",
             r.line,
             r.instances,
             report::group(r.and_gates_per_instance),
-            share(r.and_gates),
+            share(r.and_gates * repeats as u64),
             r.inputs_per_instance,
             r.outputs_per_instance,
             if r.templates > 1 {
                 format!(", {} distinct templates", r.templates)
             } else {
                 String::new()
+            },
+            if repeats > 1 {
+                format!("; {repeats} such regions")
+            } else {
+                String::new()
             }
         ));
+    }
+    if let Some(line) = linear_regions_line(&linear) {
+        lines.push(format!("  {line}"));
     }
     lines
 }

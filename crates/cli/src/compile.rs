@@ -159,18 +159,32 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
         report::group(s.inv_gates),
         s.and_depth
     );
-    for r in &regions {
+    // Loops of XORs only (AES's AddRoundKey, say) are regions too, but with nothing to
+    // garble in parallel: one line for all of them instead of one each.
+    let (linear, regions): (Vec<_>, Vec<_>) = regions
+        .into_iter()
+        .partition(|r| r.and_gates_per_instance == 0);
+    // The same loop reached again (a function called in a loop) is one line with a count.
+    for (r, repeats) in pgc_circuit::RegionInfo::runs(&regions) {
         outln!(
-            "region       line {}: {} independent instances × {} ANDs{}",
+            "region       line {}: {} independent instances × {} ANDs{}{}",
             r.line,
             r.instances,
             report::group(r.and_gates_per_instance),
+            if repeats > 1 {
+                format!(", {repeats} such regions")
+            } else {
+                String::new()
+            },
             if args.emit == Emit::Bristol {
                 " (Bristol output is flat)"
             } else {
                 ""
             }
         );
+    }
+    if let Some(line) = crate::commands::linear_regions_line(&linear) {
+        outln!("region       {line}");
     }
     if args.emit == Emit::Bristol {
         outln!("Bristol Fashion keeps no names or types; input and output values in this order:");

@@ -694,3 +694,29 @@ fn examples_readme_proximity_commands() {
         }
     }
 }
+
+/// AES's rounds: a parallel S-box loop per round and XOR-only loops between them. The
+/// listing shows the repeated region once with its count and the AND-free ones on one line,
+/// not a line per region (examples/aes128.c printed 64).
+#[test]
+fn repeated_and_xor_only_regions_are_listed_once() {
+    let s = Scratch::new("regions");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/aes128.c");
+    let src = src.to_str().unwrap();
+    let text = stdout(&run_ok(s.pgc().args([
+        "compile",
+        src,
+        "-o",
+        &s.path("a.pgc"),
+    ])));
+    let region_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("region")).collect();
+    assert_eq!(region_lines.len(), 2, "{text}");
+    assert!(
+        region_lines[0].contains("16 independent instances × 104 ANDs, 8 such regions"),
+        "{text}"
+    );
+    assert!(region_lines[1].contains("without AND gates"), "{text}");
+    let info = stdout(&run_ok(s.pgc().args(["info", &s.path("a.pgc")])));
+    assert!(info.contains("; 8 such regions"), "{info}");
+    assert!(info.contains("without AND gates"), "{info}");
+}
