@@ -1,8 +1,8 @@
 //! `pgc run --cluster`: with the `mpi` feature, both parties launched under
 //! `mpirun --oversubscribe -np K` on loopback (K = 2 and 4; semi-honest and malicious) give
 //! `pgc local`'s outputs, a worker rank that stops answering fails both parties naming it, and
-//! parties launched with different K both fail saying so; without the feature, `--cluster`
-//! says how to build it.
+//! parties launched with different K, or with `--cluster` on one side only, both fail saying
+//! so; without the feature, `--cluster` says how to build it.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -165,9 +165,60 @@ mod with_mpi {
             assert!(!out.status.success(), "party {name} succeeded");
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(
-                err.contains("rank(s) but the peer runs") && err.contains("same count"),
+                err.contains("cluster of 2 ranks") && err.contains("cluster of 1 rank "),
                 "party {name}: {err}"
             );
+        }
+    }
+
+    /// `--cluster` on one side only (A under mpirun, B a plain `pgc run`): both fail at
+    /// the handshake saying which side runs what, for semi-honest and malicious runs.
+    #[test]
+    fn a_cluster_against_a_single_process_both_fail_saying_so() {
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        for malicious in [false, true] {
+            let base = free_base(2);
+            let listen = format!("127.0.0.1:{base}");
+            let (a, program, b_input, b_flags): (_, _, _, &[&str]) = if malicious {
+                (
+                    malicious_party(2, "a", &["--listen", &listen], "income=7000"),
+                    example("millionaires.c"),
+                    "income=5000",
+                    &["--security", "malicious", "--stat-sec", "8"],
+                )
+            } else {
+                (
+                    party(2, "a", &["--listen", &listen], DB, &["--threads", "1"]),
+                    example("biomatch.c"),
+                    SAMPLE,
+                    &["-D", "BIOMATCH_N=7", "--parallel", "cgp"],
+                )
+            };
+            let b = Command::new(env!("CARGO_BIN_EXE_pgc"))
+                .args(["run", &program, "--party", "b", "--input", b_input])
+                .args(["--psk", &test_psk(), "--threads", "1", "--json"])
+                .args(["--timeout", "60", "--connect", &listen])
+                .args(b_flags)
+                .env("XDG_CACHE_HOME", cache("run"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+            for (name, out, mine) in [
+                ("A", &a, "this party runs as a cluster of 2 ranks"),
+                ("B", &b, "this party runs as one process (no --cluster)"),
+            ] {
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    !out.status.success(),
+                    "malicious {malicious}: {name} succeeded"
+                );
+                assert!(
+                    err.contains(mine),
+                    "malicious {malicious}, party {name}: {err}"
+                );
+            }
         }
     }
 

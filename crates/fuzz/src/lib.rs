@@ -372,6 +372,7 @@ pub fn yao_hello(party: Party) -> Hello {
         security: pgc_protocol::Security::SemiHonest,
         protocol: pgc_protocol::ProtocolChoice::Yao,
         garbling: Default::default(),
+        cluster_ranks: 0,
     }
 }
 

@@ -23,8 +23,7 @@ use pgc_circuit::{GateSource, Op, Visibility};
 use pgc_garble::Garbling;
 use pgc_net::Channel;
 
-use crate::malicious::Security;
-use crate::yao::{Party, ProtocolError, begin_with};
+use crate::yao::{HelloTerms, Party, ProtocolError, begin};
 
 /// The protocol a run uses (or `Auto`: chosen at the handshake).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -302,16 +301,11 @@ pub fn agree_on_protocol<C: Channel + ?Sized, S: GateSource>(
     model: &CostModel,
     may_three_halves: bool,
 ) -> Result<AutoPick, ProtocolError> {
-    begin_with(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        me,
-        inputs,
-        Security::SemiHonest,
-        ProtocolChoice::Auto,
-    )?;
+    let terms = HelloTerms {
+        protocol: ProtocolChoice::Auto,
+        ..HelloTerms::default()
+    };
+    begin(ch, circuit, owners, visibility, me, inputs, terms)?;
     negotiate(ch, me, || circuit_shape(circuit), model, may_three_halves)
 }
 

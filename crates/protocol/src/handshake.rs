@@ -19,7 +19,7 @@ use crate::yao::{Party, ProtocolError};
 /// format in the hello; 5: the security level in the hello, the malicious and
 /// dual-execution protocols; 6: the two-party protocol in the hello, GMW and the `auto`
 /// link probe; 7: the garbling scheme in the hello, three-halves tables).
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
@@ -48,6 +48,9 @@ pub struct Hello {
     /// The garbling scheme this party runs (both must give the same; half-gates wherever
     /// no garbled tables move).
     pub garbling: Garbling,
+    /// 0 for one process, K for a cluster of K MPI ranks (`--cluster`): both parties must
+    /// run alike.
+    pub cluster_ranks: u32,
 }
 
 /// The garbling scheme's byte in the hello (and in `auto`'s decision, [`crate::choice`]).
@@ -100,6 +103,7 @@ impl Hello {
         v.extend_from_slice(&self.security.to_bytes());
         v.push(self.protocol.to_byte());
         v.push(garbling_byte(self.garbling));
+        v.extend_from_slice(&self.cluster_ranks.to_le_bytes());
         v.extend_from_slice(&self.fingerprint);
         v.extend_from_slice(&(self.input_widths.len() as u32).to_le_bytes());
         for (w, o) in self.input_widths.iter().zip(&self.input_owners) {
@@ -158,6 +162,7 @@ impl Hello {
         let protocol =
             ProtocolChoice::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let garbling = garbling_from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
+        let cluster_ranks = r.u32().ok_or_else(garbage)?;
         let fingerprint: [u8; 32] = r.take(32).ok_or_else(garbage)?.try_into().unwrap();
         let n_in = r.u32().ok_or_else(garbage)? as usize;
         if n_in > bytes.len() {
@@ -217,6 +222,7 @@ impl Hello {
             security,
             protocol,
             garbling,
+            cluster_ranks,
         })
     }
 
@@ -250,6 +256,19 @@ impl Hello {
                 "the parties garble differently: --garbling {} here, {} at the peer (give \
                  both the same --garbling)",
                 self.garbling, peer.garbling
+            ));
+        }
+        if peer.cluster_ranks != self.cluster_ranks {
+            let runs = |k: u32| match k {
+                0 => "as one process (no --cluster)".to_string(),
+                1 => "as a cluster of 1 rank (--cluster)".to_string(),
+                k => format!("as a cluster of {k} ranks (--cluster)"),
+            };
+            return fail(format!(
+                "this party runs {} but the peer runs {}: start both with --cluster under \
+                 mpirun/srun with the same rank count, or neither",
+                runs(self.cluster_ranks),
+                runs(peer.cluster_ranks)
             ));
         }
         if peer.input_widths != self.input_widths || peer.output_widths != self.output_widths {
@@ -432,7 +451,33 @@ mod tests {
             security: Security::SemiHonest,
             protocol: ProtocolChoice::Yao,
             garbling: Garbling::HalfGates,
+            cluster_ranks: 0,
         }
+    }
+
+    #[test]
+    fn a_cluster_on_one_side_only_is_named() {
+        let a = hello(Party::A);
+        let mut b = hello(Party::B);
+        b.cluster_ranks = 4;
+        assert_eq!(Hello::from_bytes(&b.to_bytes()).unwrap(), b);
+        let e = a.check_peer(&b).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "this party runs as one process (no --cluster) but the peer runs as a \
+                 cluster of 4 ranks"
+            ),
+            "{e}"
+        );
+        let e = b.check_peer(&a).unwrap_err().to_string();
+        assert!(e.contains("this party runs as a cluster of 4 ranks"), "{e}");
+        let mut c = hello(Party::A);
+        c.cluster_ranks = 1;
+        let e = c.check_peer(&b).unwrap_err().to_string();
+        assert!(
+            e.contains("cluster of 1 rank (--cluster) but the peer runs as a cluster of 4"),
+            "{e}"
+        );
     }
 
     #[test]

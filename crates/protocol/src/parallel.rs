@@ -56,7 +56,7 @@ use pgc_ot::{IknpReceiver, IknpSender};
 
 use crate::completion::{self, Done, Expected};
 use crate::yao::{
-    Outcome, Party, ProtocolError, RunStats, TABLE_FRAME_BLOCKS, TableReader, begin,
+    HelloTerms, Outcome, Party, ProtocolError, RunStats, TABLE_FRAME_BLOCKS, TableReader, begin,
     input_wires_by_owner, pack_bits, recv_bits, recv_blocks_exact, sees,
 };
 
@@ -432,6 +432,8 @@ pub(crate) struct CircuitStart<'a> {
 /// cluster coordinator, [`crate::cluster`]); returns this party's output-wire labels and
 /// the bytes its helpers sent and received beyond `ch` and `streams`.
 pub(crate) trait CircuitDriver {
+    /// Processes of this party that run the circuit phase (stated in the hello).
+    fn ranks(&self) -> usize;
     fn run(
         &mut self,
         start: CircuitStart<'_>,
@@ -467,7 +469,11 @@ pub(crate) fn run_parallel_driven(
         )));
     }
     let described = WithValueFormat::new(circuit, extras.value_format.clone());
-    let (start, counts0) = begin(&mut *ch, &described, owners, visibility, me, inputs)?;
+    let terms = HelloTerms {
+        cluster_ranks: driver.as_ref().map_or(0, |d| d.ranks()),
+        ..HelloTerms::default()
+    };
+    let (start, counts0) = begin(&mut *ch, &described, owners, visibility, me, inputs, terms)?;
     let (threads, tau) = agree(&mut *ch, me, config)?;
     let layout = &circuit.layout;
     let mut prg = Prg::from_os_entropy();

@@ -236,17 +236,11 @@ pub fn run_garbler_with_scheme<S: GateSource>(
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
     refuse_three_halves_on_gpu(garbling, device)?;
-    let (start, counts0) = begin_full(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        Party::A,
-        inputs,
-        Security::SemiHonest,
-        ProtocolChoice::Yao,
+    let terms = HelloTerms {
         garbling,
-    )?;
+        ..HelloTerms::default()
+    };
+    let (start, counts0) = begin(ch, circuit, owners, visibility, Party::A, inputs, terms)?;
     let layout = circuit.layout();
 
     let mut prg = Prg::from_os_entropy();
@@ -413,17 +407,11 @@ pub fn run_evaluator_with_scheme<S: GateSource>(
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
     refuse_three_halves_on_gpu(garbling, device)?;
-    let (start, counts0) = begin_full(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        Party::B,
-        inputs,
-        Security::SemiHonest,
-        ProtocolChoice::Yao,
+    let terms = HelloTerms {
         garbling,
-    )?;
+        ..HelloTerms::default()
+    };
+    let (start, counts0) = begin(ch, circuit, owners, visibility, Party::B, inputs, terms)?;
     let layout = circuit.layout();
 
     // The garbler's hash key for this run, then its input labels.
@@ -1039,8 +1027,39 @@ pub(crate) fn outcome<S: GateSource>(
     }
 }
 
+/// What the hello states besides the circuit, which both parties must give alike.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HelloTerms {
+    pub security: Security,
+    pub protocol: ProtocolChoice,
+    pub garbling: Garbling,
+    /// 0 for one process per party, K for a cluster of K ranks (`--cluster`).
+    pub cluster_ranks: usize,
+}
+
+impl Default for HelloTerms {
+    fn default() -> HelloTerms {
+        HelloTerms {
+            security: Security::SemiHonest,
+            protocol: ProtocolChoice::Yao,
+            garbling: Garbling::HalfGates,
+            cluster_ranks: 0,
+        }
+    }
+}
+
+impl HelloTerms {
+    pub fn secured(security: Security) -> HelloTerms {
+        HelloTerms {
+            security,
+            ..HelloTerms::default()
+        }
+    }
+}
+
 /// What both parties do first: check this party's inputs (before anything is sent), then
-/// the handshake. Returns when the run started and the channel's counts at that point.
+/// the handshake, stating `terms`. Returns when the run started and the channel's counts
+/// at that point.
 pub(crate) fn begin<S: GateSource>(
     ch: &mut (impl Channel + ?Sized),
     circuit: &S,
@@ -1048,78 +1067,7 @@ pub(crate) fn begin<S: GateSource>(
     visibility: &[Visibility],
     me: Party,
     inputs: &[Vec<bool>],
-) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
-    begin_secured(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        me,
-        inputs,
-        Security::SemiHonest,
-    )
-}
-
-/// [`begin`] for a run at the given security level (stated in the hello, so both parties
-/// must run the same).
-pub(crate) fn begin_secured<S: GateSource>(
-    ch: &mut (impl Channel + ?Sized),
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    me: Party,
-    inputs: &[Vec<bool>],
-    security: Security,
-) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
-    begin_with(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        me,
-        inputs,
-        security,
-        ProtocolChoice::Yao,
-    )
-}
-
-/// [`begin_secured`] stating the two-party protocol in the hello.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn begin_with<S: GateSource>(
-    ch: &mut (impl Channel + ?Sized),
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    me: Party,
-    inputs: &[Vec<bool>],
-    security: Security,
-    protocol: ProtocolChoice,
-) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
-    begin_full(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        me,
-        inputs,
-        security,
-        protocol,
-        Garbling::HalfGates,
-    )
-}
-
-/// [`begin_with`] stating the garbling scheme in the hello too.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn begin_full<S: GateSource>(
-    ch: &mut (impl Channel + ?Sized),
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    me: Party,
-    inputs: &[Vec<bool>],
-    security: Security,
-    protocol: ProtocolChoice,
-    garbling: Garbling,
+    terms: HelloTerms,
 ) -> Result<(Instant, pgc_net::ByteCounts), ProtocolError> {
     let start = Instant::now();
     check_own_inputs(circuit.layout(), owners, me, inputs)?;
@@ -1131,12 +1079,7 @@ pub(crate) fn begin_full<S: GateSource>(
         )));
     }
     let counts = ch.counts();
-    handshake::exchange(
-        ch,
-        &hello(
-            circuit, owners, visibility, me, security, protocol, garbling,
-        ),
-    )?;
+    handshake::exchange(ch, &hello(circuit, owners, visibility, me, terms))?;
     Ok((start, counts))
 }
 
@@ -1145,9 +1088,7 @@ fn hello<S: GateSource>(
     owners: &[Party],
     visibility: &[Visibility],
     party: Party,
-    security: Security,
-    protocol: ProtocolChoice,
-    garbling: Garbling,
+    terms: HelloTerms,
 ) -> Hello {
     let layout = circuit.layout();
     Hello {
@@ -1159,9 +1100,10 @@ fn hello<S: GateSource>(
         output_widths: layout.output_widths.clone(),
         output_visibility: visibility.to_vec(),
         value_format: circuit.value_format(),
-        security,
-        protocol,
-        garbling,
+        security: terms.security,
+        protocol: terms.protocol,
+        garbling: terms.garbling,
+        cluster_ranks: terms.cluster_ranks as u32,
     }
 }
 

@@ -282,8 +282,8 @@ fn a_broken_rank_pair_fails_both_parties_naming_the_rank() {
 
 #[test]
 fn different_rank_counts_are_refused() {
-    // A runs 1 rank, B 2: both rank 0s refuse at the rank-count exchange, before any
-    // worker is set up, and B's worker is told to stop.
+    // A runs 1 rank, B 2: both rank 0s refuse at the handshake, before any worker is set
+    // up, and B's worker is told to stop.
     let pc = mixed_circuit(2, 4);
     let owners = vec![Party::A, Party::A, Party::B, Party::B];
     let vis = vec![Visibility::Both; 2];
@@ -335,7 +335,10 @@ fn different_rank_counts_are_refused() {
     });
     for e in [ra.unwrap_err(), rb.unwrap_err()] {
         let e = e.to_string();
-        assert!(e.contains("rank(s)") && e.contains("same count"), "{e}");
+        assert!(
+            e.contains("cluster of 1 rank") && e.contains("cluster of 2 ranks"),
+            "{e}"
+        );
     }
     // Rank 0's pump sends heartbeats (empty messages) too.
     let worker = loop {

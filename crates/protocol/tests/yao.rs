@@ -257,6 +257,7 @@ fn peer_disconnecting_mid_protocol_ends_the_run_quickly() {
             security: pgc_protocol::Security::SemiHonest,
             protocol: pgc_protocol::ProtocolChoice::Yao,
             garbling: Default::default(),
+            cluster_ranks: 0,
         };
         cb.send_frame(&hello.to_bytes()).unwrap();
         cb.flush().unwrap();

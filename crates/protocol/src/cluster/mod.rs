@@ -38,9 +38,11 @@
 //!
 //! # Set-up and ports
 //!
-//! After the single-machine handshake, input phase and rank 0's streams, the two rank 0s
-//! agree on K (both parties must run the same number of ranks). Rank 0 sends each worker
-//! the run's parameters ([`plan::Msg::Setup`]); on the listening party each worker
+//! The hello of the single-machine handshake states K (`cluster_ranks`; 0 for a run
+//! without `--cluster`), so a cluster against a single process, or different K, fails
+//! there on both sides, saying which runs what. After the input phase and rank 0's
+//! streams, the two rank 0s check K once more (a guard) and set up the workers: rank 0
+//! sends each worker the run's parameters ([`plan::Msg::Setup`]); on the listening party each worker
 //! listens on the base port + its rank ([`plan::rank_port`]: a firewall in front of the
 //! listening party opens `P ..= P+K-1`) and reports the address its peer rank should
 //! connect to: its bound address, or, when bound to the unspecified address (`0.0.0.0`),
@@ -357,6 +359,10 @@ impl Driver<'_> {
 }
 
 impl CircuitDriver for Driver<'_> {
+    fn ranks(&self) -> usize {
+        self.team.size()
+    }
+
     fn run(&mut self, s: CircuitStart<'_>) -> Result<(Vec<Block>, ByteCounts), ProtocolError> {
         let me = s.me;
         let k = self.team.size();

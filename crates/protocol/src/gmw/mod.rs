@@ -49,10 +49,9 @@ use pgc_net::{Channel, NetError};
 
 use crate::choice::ProtocolChoice;
 use crate::completion::{self, Done, Expected};
-use crate::malicious::Security;
 use crate::yao::{
-    Outcome, Party, ProtocolError, begin_with, input_wires_by_owner, outcome, output_wires_seen_by,
-    pack_bits, recv_bits,
+    HelloTerms, Outcome, Party, ProtocolError, begin, input_wires_by_owner, outcome,
+    output_wires_seen_by, pack_bits, recv_bits,
 };
 use online::Shares;
 use schedule::{AndOp, RoundCounter, Schedule, Scheduler, WindowCounts};
@@ -121,16 +120,11 @@ pub fn run_gmw<C: Channel + ?Sized, S: GateSource>(
     config: &GmwConfig,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    let (start, counts0) = begin_with(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        me,
-        inputs,
-        Security::SemiHonest,
-        ProtocolChoice::Gmw,
-    )?;
+    let terms = HelloTerms {
+        protocol: ProtocolChoice::Gmw,
+        ..HelloTerms::default()
+    };
+    let (start, counts0) = begin(ch, circuit, owners, visibility, me, inputs, terms)?;
     let layout = circuit.layout();
     let window = config.window_gates.max(1);
     let send_ahead = config.send_ahead_bytes.max(ROUND_PIECE_BYTES);

@@ -81,8 +81,8 @@ use crate::malicious::Security;
 use crate::malicious::cluster::Ranks;
 use crate::malicious::input_ot;
 use crate::yao::{
-    Outcome, Party, ProtocolError, begin_secured, input_wires_by_owner, outcome, pack_bits, sees,
-    unpack_bits,
+    HelloTerms, Outcome, Party, ProtocolError, begin, input_wires_by_owner, outcome, pack_bits,
+    sees, unpack_bits,
 };
 
 /// How many circuit copies a run garbles and how many of them the evaluator checks.
@@ -873,7 +873,11 @@ pub(super) fn run_with_ranks<S: GateSource>(
     ranks: Option<&Ranks<'_>>,
 ) -> Result<Outcome, ProtocolError> {
     let security = Security::parse("malicious", stat_sec).map_err(ProtocolError::Input)?;
-    let (start, counts0) = begin_secured(ch, circuit, owners, visibility, me, inputs, security)?;
+    let terms = HelloTerms {
+        cluster_ranks: ranks.map_or(0, |r| r.size()),
+        ..HelloTerms::secured(security)
+    };
+    let (start, counts0) = begin(ch, circuit, owners, visibility, me, inputs, terms)?;
     let shape = Shape::new(circuit, owners, visibility, stat_sec);
     let threads = threads.max(1);
     if let Some(r) = ranks {

@@ -71,7 +71,7 @@ use super::Security;
 use super::peqt;
 use crate::completion::{self, Done, Expected};
 use crate::yao::{
-    Outcome, Party, ProtocolError, begin_secured, input_wires_by_owner, outcome, pack_bits,
+    HelloTerms, Outcome, Party, ProtocolError, begin, input_wires_by_owner, outcome, pack_bits,
     receive_tables, recv_bits, recv_blocks_exact, send_tables,
 };
 
@@ -126,15 +126,8 @@ fn run<S: GateSource>(
     behaviour: Behaviour,
 ) -> Result<Outcome, ProtocolError> {
     check_visibility(visibility)?;
-    let (start, counts0) = begin_secured(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        me,
-        inputs,
-        Security::DualExecution,
-    )?;
+    let terms = HelloTerms::secured(Security::DualExecution);
+    let (start, counts0) = begin(ch, circuit, owners, visibility, me, inputs, terms)?;
     let layout = circuit.layout();
     let ands = circuit.and_count();
     // The handshake counts as input time, as in semi-honest Yao.
@@ -825,14 +818,14 @@ mod tests {
         let e = std::thread::scope(|s| {
             s.spawn(|| {
                 let a_inputs = [word(3, 8)];
-                begin_secured(
+                begin(
                     &mut ca,
                     &add,
                     &AB,
                     &visibility,
                     Party::A,
                     &a_inputs,
-                    Security::DualExecution,
+                    HelloTerms::secured(Security::DualExecution),
                 )
                 .unwrap();
                 ca.send_frame(&[0; 15]).unwrap();
