@@ -622,11 +622,19 @@ pub fn prepare(p: Program, spec: &str) -> Result<Program> {
     Ok(match p.circuit {
         Loaded::Memory(c) => {
             analysis_memory(&c).check()?;
+            // The sequential protocol needs no regions, and each form is dropped as soon as
+            // the next is made: the peak is two copies of the gate list, not four (and
+            // fresh memory costs its page faults: on EDT-255's 13 M gates, more than the
+            // sort itself).
+            drop(p.parallel);
             let leveled = levelize(&c).with_context(|| format!("preparing {spec}"))?;
+            drop(c);
+            let slotted = assign_slots(&leveled);
+            drop(leveled);
             Program {
-                circuit: Loaded::Memory(assign_slots(&leveled)),
+                circuit: Loaded::Memory(slotted),
                 interface: p.interface,
-                parallel: p.parallel,
+                parallel: None,
                 _temp: p._temp,
             }
         }
