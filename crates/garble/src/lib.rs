@@ -290,21 +290,31 @@ trait GarbleAnd {
     /// ANDs the kernel hashes together in [`GarbleAnd::garble_batch`] (0: it has no batches).
     const BATCH: usize = 0;
 
-    /// Whether the [`GarbleAnd::BATCH`] gates at `gates` can be one batch: all ANDs, none
-    /// reading the output of an earlier one.
+    /// Whether the [`GarbleAnd::BATCH`] gates at `gates` can be one batch: all ANDs, every
+    /// wire at most `max_wire`, none reading the output of an earlier one.
     ///
     /// # Safety
     /// As the kernel's other methods; `gates` is valid for `BATCH` gates.
     #[inline(always)]
-    unsafe fn batch_ready(&self, _gates: *const Gate) -> bool {
+    unsafe fn batch_ready(&self, _gates: *const Gate, _max_wire: u32) -> bool {
         false
+    }
+
+    /// Whether every `a`, `b` and `out` field of `gates` is at most `max_wire` (the
+    /// garbler's bounds check of a span of gates).
+    ///
+    /// # Safety
+    /// As the kernel's other methods (its CPU features).
+    #[inline(always)]
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
 
     /// Garbles the [`GarbleAnd::BATCH`] ANDs at `gates` (tables to `rows`, 2 per AND).
     ///
     /// # Safety
-    /// [`GarbleAnd::batch_ready`] said yes; every wire of the gates is below the length of
-    /// `labels`; `rows` has room for the tables.
+    /// [`GarbleAnd::batch_ready`] said yes with a `max_wire` below the length of `labels`;
+    /// `rows` has room for the tables.
     #[inline(always)]
     unsafe fn garble_batch(&mut self, _labels: *mut Block, _gates: *const Gate, _rows: *mut Block) {
         unreachable!("kernel without batches")
@@ -449,8 +459,13 @@ impl GarbleAnd for wide::GarbleZmm {
     const BATCH: usize = wide::GARBLE_BATCH;
 
     #[inline(always)]
-    unsafe fn batch_ready(&self, gates: *const Gate) -> bool {
-        unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates) }
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        unsafe { wide::fields_at_most(gates, max_wire) }
+    }
+
+    #[inline(always)]
+    unsafe fn batch_ready(&self, gates: *const Gate, max_wire: u32) -> bool {
+        unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates, max_wire) }
     }
 
     #[inline(always)]
@@ -779,10 +794,16 @@ impl AndTweaks<'_> {
 /// Garbles `gates` in order on the zero-labels at `labels` with the given AND tweaks;
 /// appends exactly 2 blocks per AND to `tables` and returns the number of ANDs.
 ///
+/// Nothing scans the gates first: wires are checked gate by gate in the gate loop (one
+/// compare of the largest field, a batch's in its vector test) and `tables` grows as ANDs
+/// come. A separate pass over the gates (bounds and AND count) had cost about a quarter of
+/// the garbling time on the Bristol AES-128 circuit, whose 36 Ki gates a call reads from L2.
+///
 /// # Panics
 /// If a gate uses a wire at or above `num_wires`, or `tweaks` is
 /// [`AndTweaks::Each`] with a count other than the number of ANDs (both bugs of the
-/// caller, whose own circuit this is).
+/// caller, whose own circuit this is; the gates before the bad one, or all of them for a
+/// wrong count, have been garbled by then).
 ///
 /// # Safety
 /// `labels` is valid for reads and writes of `num_wires` blocks, and while this runs no
@@ -798,17 +819,6 @@ pub(crate) unsafe fn garble_gates(
     gates: &[Gate],
     tables: &mut Vec<Block>,
 ) -> usize {
-    let scan = GateScan::of(gates);
-    if let AndTweaks::Each(indices) = tweaks {
-        assert_eq!(
-            indices.len(),
-            scan.and_gates,
-            "one AND index per AND of the gates"
-        );
-    }
-    // Room for every row up front, so the loop never checks.
-    tables.reserve(2 * scan.and_gates);
-    let checked = !scan.all_wires_below(num_wires);
     let run = GarbleRun {
         delta,
         labels,
@@ -821,16 +831,16 @@ pub(crate) unsafe fn garble_gates(
     unsafe {
         match kernel {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm => garble_zmm(hash, run, tables, checked),
+            Kernel::Zmm => garble_zmm(hash, run, tables),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Ymm => garble_ymm(hash, run, tables, checked),
+            Kernel::Ymm => garble_ymm(hash, run, tables),
             _ => {
                 let mut kernel = Portable {
                     hash,
                     delta,
                     and_index: tweaks.first(),
                 };
-                run.dispatch(&mut kernel, tables, true)
+                run.dispatch(&mut kernel, tables)
             }
         }
     }
@@ -847,58 +857,127 @@ struct GarbleRun<'a> {
 }
 
 impl GarbleRun<'_> {
-    /// Picks the gate loop for the checks and tweaks this call needs.
+    /// Picks the gate loop for the tweaks this call needs.
     ///
     /// # Safety
-    /// As [`garble_gates`]; `tables` has room for 2 blocks per AND; with `checked` false,
-    /// every wire of the gates is below `num_wires`; an [`AndTweaks::Each`] holds one index
-    /// per AND; the kernel's CPU features are present.
+    /// As [`garble_gates`]; the kernel's CPU features are present.
     #[inline(always)]
-    unsafe fn dispatch<K: GarbleAnd>(
-        self,
-        kernel: &mut K,
-        tables: &mut Vec<Block>,
-        checked: bool,
-    ) -> usize {
+    unsafe fn dispatch<K: GarbleAnd>(self, kernel: &mut K, tables: &mut Vec<Block>) -> usize {
         // SAFETY: per this function's contract.
         unsafe {
-            match (checked, self.tweaks) {
-                (true, AndTweaks::From(_)) => self.garble_loop::<K, true, false>(kernel, tables),
-                (false, AndTweaks::From(_)) => self.garble_loop::<K, false, false>(kernel, tables),
-                (true, AndTweaks::Each(_)) => self.garble_loop::<K, true, true>(kernel, tables),
-                (false, AndTweaks::Each(_)) => self.garble_loop::<K, false, true>(kernel, tables),
+            match self.tweaks {
+                AndTweaks::From(_) => self.garble_loop::<K, false>(kernel, tables),
+                AndTweaks::Each(_) => self.garble_loop::<K, true>(kernel, tables),
             }
         }
     }
 
-    /// The gate loop. Without `CHECKED`, every wire of the gates must be known to be below
-    /// `num_wires`; with `EACH`, the tweaks are [`AndTweaks::Each`] with one index per AND.
+    /// The gate loop; with `EACH`, the tweaks are [`AndTweaks::Each`]. Spans of
+    /// [`CHECK_SPAN`] gates are bounds-checked as a whole (one vector pass while they are
+    /// about to be read anyway) and run without a per-gate test; a span that fails runs with
+    /// the exact test at every gate, which finds the gate at fault.
     ///
     /// # Safety
     /// As [`GarbleRun::dispatch`].
     #[inline(always)]
-    unsafe fn garble_loop<K: GarbleAnd, const CHECKED: bool, const EACH: bool>(
+    unsafe fn garble_loop<K: GarbleAnd, const EACH: bool>(
         self,
         kernel: &mut K,
         tables: &mut Vec<Block>,
+    ) -> usize {
+        let gates = self.gates;
+        let indices: &[u64] = match self.tweaks {
+            AndTweaks::Each(indices) => indices,
+            AndTweaks::From(_) => &[],
+        };
+        let first_row = tables.len();
+        let mut cursor = RowCursor {
+            rows: tables.as_mut_ptr().wrapping_add(first_row),
+            room: tables.capacity() - first_row,
+            first_row,
+            ands: 0,
+        };
+        // A gate's largest field at most this proves all its wires in range (a Const's `a`
+        // is a bit and an INV's `b` is 0, so a valid gate fails it only where `num_wires`
+        // < 2, and then the exact test runs). With no wires every gate is at fault (its
+        // `out`), and `max_wire` 0 would pass some.
+        let max_wire = self.num_wires.saturating_sub(1).min(u32::MAX as usize) as u32;
+        if self.num_wires == 0
+            && let Some(g) = gates.first()
+        {
+            wire_panic(0, g, 0);
+        }
+        let mut index = 0;
+        while index < gates.len() {
+            let end = (index + CHECK_SPAN).min(gates.len());
+            // SAFETY: per this function's contract; the span's wires were just checked (or
+            // are checked gate by gate).
+            index = unsafe {
+                if kernel.fields_at_most(&gates[index..end], max_wire) {
+                    self.garble_span::<K, EACH, false>(
+                        kernel,
+                        tables,
+                        &mut cursor,
+                        indices,
+                        max_wire,
+                        index,
+                        end,
+                    )
+                } else {
+                    self.garble_span::<K, EACH, true>(
+                        kernel,
+                        tables,
+                        &mut cursor,
+                        indices,
+                        max_wire,
+                        index,
+                        end,
+                    )
+                }
+            };
+        }
+        let ands = cursor.ands;
+        // SAFETY: the kernel wrote both rows of each of the `ands` ANDs.
+        unsafe { tables.set_len(first_row + 2 * ands) };
+        if EACH && ands != indices.len() {
+            and_count_panic(indices.len(), ands);
+        }
+        ands
+    }
+
+    /// Garbles the gates from `index` on, at least up to `end` (a batch may run past it);
+    /// returns the index of the next gate. With `CHECKED`, each gate's wires are tested
+    /// (exactly) before it runs; without, the caller proved the gates up to `end` in range.
+    ///
+    /// # Safety
+    /// As [`GarbleRun::dispatch`]; without `CHECKED`, every field of `gates[index..end]` is
+    /// at most `max_wire`, which is below `num_wires`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn garble_span<K: GarbleAnd, const EACH: bool, const CHECKED: bool>(
+        self,
+        kernel: &mut K,
+        tables: &mut Vec<Block>,
+        cursor: &mut RowCursor,
+        indices: &[u64],
+        max_wire: u32,
+        mut index: usize,
+        end: usize,
     ) -> usize {
         let GarbleRun {
             delta,
             labels,
             num_wires,
-            tweaks,
             gates,
+            ..
         } = self;
-        let indices: &[u64] = match tweaks {
-            AndTweaks::Each(indices) => indices,
-            AndTweaks::From(_) => &[],
-        };
-        let first_row = tables.len();
-        // SAFETY: within the capacity reserved by the caller.
-        let mut rows = unsafe { tables.as_mut_ptr().add(first_row) };
-        let mut ands = 0;
-        let mut index = 0;
-        while index < gates.len() {
+        let RowCursor {
+            mut rows,
+            mut room,
+            first_row,
+            mut ands,
+        } = *cursor;
+        while index < end {
             let g = &gates[index];
             let Gate { op, a, b, out } = *g;
             if CHECKED && !gate_wires_ok(g, num_wires) {
@@ -906,38 +985,47 @@ impl GarbleRun<'_> {
             }
             index += 1;
             // SAFETY (all arms): the gate's wires are below num_wires, the length of the
-            // labels: checked just above or, without CHECKED, for all gates by the caller
-            // (so for a whole batch too, which only runs without CHECKED).
-            // `rows` has room for 2 blocks per AND (reserved by the caller), and with EACH
-            // `indices` holds one entry per AND (checked by `garble_gates`).
+            // labels (checked for the span or just above; a batch's gates by `batch_ready`).
+            // `rows` has room for 2 blocks per AND (`room`, grown before each AND or batch).
             unsafe {
                 // If-else rather than `match`: XOR and AND are the common gates, and two
                 // predictable branches are cheaper than the jump a `match` compiles to.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
                 } else if op == Op::And {
+                    if room < 2 * K::BATCH.max(1) {
+                        tables.set_len(first_row + 2 * ands);
+                        grow_tables(tables, 2 * K::BATCH.max(1));
+                        rows = tables.as_mut_ptr().add(tables.len());
+                        room = tables.capacity() - tables.len();
+                    }
                     // A batch (consecutive tweaks) where the next gates allow one; the
                     // scalar look at its last gate skips the vector test in AND-sparse code.
                     let first = index - 1;
                     if K::BATCH > 0
-                        && !CHECKED
                         && !EACH
                         && first + K::BATCH <= gates.len()
                         && gates.get_unchecked(first + K::BATCH - 1).op == Op::And
-                        && kernel.batch_ready(gates.as_ptr().add(first))
+                        && kernel.batch_ready(gates.as_ptr().add(first), max_wire)
                     {
                         kernel.garble_batch(labels, gates.as_ptr().add(first), rows);
                         rows = rows.add(2 * K::BATCH);
+                        room -= 2 * K::BATCH;
                         ands += K::BATCH;
                         index = first + K::BATCH;
                         continue;
                     }
                     if EACH {
-                        kernel.set_and_index(*indices.get_unchecked(ands));
+                        let Some(&and_index) = indices.get(ands) else {
+                            tables.set_len(first_row + 2 * ands);
+                            and_count_panic(indices.len(), ands + 1);
+                        };
+                        kernel.set_and_index(and_index);
                     }
                     let at = |w: WireId| labels.add(w as usize);
                     kernel.garble_and(at(a), at(b), rows, at(out));
                     rows = rows.add(2);
+                    room -= 2;
                     ands += 1;
                 } else {
                     let value = match op {
@@ -948,27 +1036,58 @@ impl GarbleRun<'_> {
                 }
             }
         }
-        // SAFETY: the kernel wrote both rows of each of the `ands` ANDs.
-        unsafe { tables.set_len(first_row + 2 * ands) };
-        ands
+        *cursor = RowCursor {
+            rows,
+            room,
+            first_row,
+            ands,
+        };
+        index
     }
+}
+
+/// Gates bounds-checked at once by the garbler's gate loop: 1 KiB, so they are read from
+/// L1 when the loop runs them right after.
+const CHECK_SPAN: usize = 64;
+
+/// Where the garbler's gate loop writes its next table rows.
+#[derive(Clone, Copy)]
+struct RowCursor {
+    /// The next row, `tables.as_ptr() + first_row + 2 * ands`.
+    rows: *mut Block,
+    /// Blocks of capacity left from `rows` on.
+    room: usize,
+    /// `tables.len()` when the call began.
+    first_row: usize,
+    /// ANDs garbled so far in the call.
+    ands: usize,
+}
+
+/// Room for at least `rows` more blocks in `tables`, growing it by doubling (so a call's
+/// tables cost amortized constant time per AND, as if reserved up front).
+#[cold]
+#[inline(never)]
+fn grow_tables(tables: &mut Vec<Block>, rows: usize) {
+    tables.reserve(rows.max(tables.capacity()));
+}
+
+/// An [`AndTweaks::Each`] whose count is not the number of ANDs: the caller's bug.
+#[cold]
+#[inline(never)]
+fn and_count_panic(indices: usize, ands: usize) -> ! {
+    panic!("one AND index per AND of the gates: {indices} indices for at least {ands} ANDs")
 }
 
 /// # Safety
 /// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX-512F, AVX-512BW and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx512f,avx512bw,vaes")]
-unsafe fn garble_zmm(
-    hash: &TccrHash,
-    run: GarbleRun<'_>,
-    tables: &mut Vec<Block>,
-    checked: bool,
-) -> usize {
+unsafe fn garble_zmm(hash: &TccrHash, run: GarbleRun<'_>, tables: &mut Vec<Block>) -> usize {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let keys = pgc_crypto::aes::wide::RoundKeys512::new(hash.permutation());
         let mut kernel = wide::GarbleZmm::new(keys, run.delta, run.tweaks.first());
-        run.dispatch(&mut kernel, tables, checked)
+        run.dispatch(&mut kernel, tables)
     }
 }
 
@@ -976,17 +1095,12 @@ unsafe fn garble_zmm(
 /// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX2 and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx2,vaes")]
-unsafe fn garble_ymm(
-    hash: &TccrHash,
-    run: GarbleRun<'_>,
-    tables: &mut Vec<Block>,
-    checked: bool,
-) -> usize {
+unsafe fn garble_ymm(hash: &TccrHash, run: GarbleRun<'_>, tables: &mut Vec<Block>) -> usize {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let keys = pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation());
         let mut kernel = wide::GarbleYmm::new(keys, run.delta, run.tweaks.first());
-        run.dispatch(&mut kernel, tables, checked)
+        run.dispatch(&mut kernel, tables)
     }
 }
 
@@ -1467,12 +1581,13 @@ mod tests {
             return;
         }
         #[target_feature(enable = "avx512f,avx512bw")]
-        unsafe fn vector(gates: &[Gate]) -> bool {
+        unsafe fn vector(gates: &[Gate], max_wire: u32) -> bool {
             // SAFETY: the CPU has the features (checked by the caller); 8 gates.
-            unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates.as_ptr()) }
+            unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates.as_ptr(), max_wire) }
         }
-        let reference = |gates: &[Gate]| {
+        let reference = |gates: &[Gate], max_wire: u32| {
             gates.iter().all(|g| g.op == Op::And)
+                && gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
                 && gates.iter().enumerate().all(|(l, g)| {
                     gates[..l]
                         .iter()
@@ -1485,14 +1600,165 @@ mod tests {
             let gates = random_gates_with(&mut prg, num_wires, 20_000, 10);
             let mixed = random_gates_with(&mut prg, num_wires, 2_000, 9);
             for window in gates.windows(wide::GARBLE_BATCH).chain(mixed.windows(8)) {
-                let expected = reference(window);
+                // Mostly a bound every wire meets; now and then one some wire exceeds.
+                let max_wire = match prg.random_u64() % 8 {
+                    0 => (prg.random_u64() % num_wires as u64) as u32,
+                    1 => u32::MAX,
+                    _ => num_wires as u32 - 1,
+                };
+                let expected = reference(window, max_wire);
                 // SAFETY: Kernel::Zmm's features include AVX-512F and AVX-512BW.
-                assert_eq!(unsafe { vector(window) }, expected, "{window:?}");
+                assert_eq!(unsafe { vector(window, max_wire) }, expected, "{window:?}");
                 if expected { yes += 1 } else { no += 1 }
             }
         }
         // Both answers occur often enough for the comparison to mean something.
         assert!(yes > 1000 && no > 1000, "{yes} batches, {no} refusals");
+    }
+
+    /// The garbler's vector bounds check of a span against its definition.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn span_bounds_check_matches_its_definition() {
+        if !Kernel::Zmm.is_available() {
+            return;
+        }
+        #[target_feature(enable = "avx512f")]
+        unsafe fn vector(gates: &[Gate], max_wire: u32) -> bool {
+            // SAFETY: the CPU has AVX-512F (checked by the caller).
+            unsafe { wide::fields_at_most(gates, max_wire) }
+        }
+        let mut prg = Prg::from_seed(Block(0xb0d5));
+        let (mut yes, mut no) = (0, 0);
+        for len in (0..=70).chain([255, 256, 257]) {
+            for _ in 0..40 {
+                let mut gates = random_gates(&mut prg, 1000, len);
+                // A large field now and then, in any of a, b, out of any gate.
+                if len > 0 && prg.random_bool() {
+                    let g = &mut gates[(prg.random_u64() % len as u64) as usize];
+                    let big = u32::MAX - (prg.random_u64() % 3) as u32;
+                    match prg.random_u64() % 3 {
+                        0 => g.a = big,
+                        1 => g.b = big,
+                        _ => g.out = big,
+                    }
+                }
+                let max_wire = match prg.random_u64() % 3 {
+                    0 => (prg.random_u64() % 1000) as u32,
+                    1 => u32::MAX,
+                    _ => 999,
+                };
+                let expected = gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire);
+                // SAFETY: Kernel::Zmm's features include AVX-512F.
+                assert_eq!(unsafe { vector(&gates, max_wire) }, expected, "{len} gates");
+                if expected { yes += 1 } else { no += 1 }
+            }
+        }
+        assert!(yes > 300 && no > 300, "{yes} in range, {no} not");
+    }
+
+    /// A wire out of range anywhere (first gate of a span, inside a batch, at a span's
+    /// end, past the last full span) panics in every kernel, naming its gate.
+    #[test]
+    fn a_bad_wire_anywhere_panics_in_the_garbler() {
+        let mut prg = Prg::from_seed(Block(0xbadd));
+        let key = prg.random_block();
+        let delta = random_delta(&mut prg);
+        // A run of ANDs (batches where independent) on 4096 wires, then mixed gates.
+        let mut gates = random_gates_with(&mut prg, 4096, 200, 10);
+        gates.extend(random_gates_with(&mut prg, 4096, 100, 5));
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            for bad_at in [0usize, 3, 7, 63, 64, 65, 130, 299] {
+                for field in 0..3 {
+                    let op = gates[bad_at].op;
+                    // Only fields that are wires (Const's `a` is its bit).
+                    let is_wire = match field {
+                        0 => op != Op::Const,
+                        1 => matches!(op, Op::And | Op::Xor),
+                        _ => true,
+                    };
+                    if !is_wire {
+                        continue;
+                    }
+                    let mut bad = gates.clone();
+                    let g = &mut bad[bad_at];
+                    *[&mut g.a, &mut g.b, &mut g.out][field] = 4096;
+                    let run = std::panic::catch_unwind(|| {
+                        let mut garbler = Garbler::new(4096, delta, key);
+                        garbler.kernel = kernel;
+                        garbler.garble(&bad, &mut Vec::new());
+                    });
+                    let err = run.expect_err("a bad wire must panic");
+                    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+                    assert!(
+                        text.contains(&format!("gate {bad_at}")) && text.contains("4096"),
+                        "{kernel:?} at {bad_at}: {text}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Tables appended to a vector already holding rows, with little or no spare capacity
+    /// (so it grows during the call), are the same as into a fresh one with room.
+    #[test]
+    fn garbler_tables_grow_as_ands_come() {
+        let mut prg = Prg::from_seed(Block(0x960));
+        let key = prg.random_block();
+        let delta = random_delta(&mut prg);
+        let gates = random_gates_with(&mut prg, 2048, 5000, 9);
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            let garble_into = |tables: &mut Vec<Block>| {
+                let mut garbler = Garbler::new(2048, delta, key);
+                garbler.kernel = kernel;
+                garbler.garble(&gates[..2500], tables);
+                garbler.garble(&gates[2500..], tables);
+                garbler.zero_labels
+            };
+            let mut roomy = Vec::with_capacity(3 + 2 * gates.len());
+            roomy.extend([Block::ONES; 3]);
+            let labels = garble_into(&mut roomy);
+            let mut tight = vec![Block::ONES; 3];
+            tight.shrink_to_fit();
+            assert_eq!(garble_into(&mut tight), labels, "{kernel:?}");
+            assert_eq!(tight, roomy, "{kernel:?}");
+            assert_eq!(tight.len(), 3 + 2 * and_count(&gates), "{kernel:?}");
+        }
+    }
+
+    /// An AND index list of the wrong length panics (the caller's bug), whichever way.
+    #[test]
+    fn wrong_and_index_count_panics_in_the_garbler() {
+        let mut prg = Prg::from_seed(Block(0x1d));
+        let gates = random_gates_with(&mut prg, 64, 100, 5);
+        let ands = and_count(&gates);
+        for count in [0, ands - 1, ands + 1] {
+            let indices: Vec<u64> = (0..count as u64).collect();
+            let run = std::panic::catch_unwind(|| {
+                let mut labels = vec![Block::ZERO; 64];
+                let mut tables = Vec::new();
+                // SAFETY: the labels are this closure's own 64 blocks, the gates' wires.
+                unsafe {
+                    garble_gates(
+                        Kernel::best(),
+                        &TccrHash::new(Block(5)),
+                        Block(1),
+                        labels.as_mut_ptr(),
+                        64,
+                        AndTweaks::Each(&indices),
+                        &gates,
+                        &mut tables,
+                    )
+                }
+            });
+            assert!(run.is_err(), "{count} indices for {ands} ANDs");
+        }
     }
 
     #[test]

@@ -466,10 +466,11 @@ impl EvaluateZmm {
     }
 }
 
-/// Whether the `N` gates at `gates` (2 ≤ `N` ≤ 8) are all ANDs and none reads (as `a` or
-/// `b`) the output of an earlier one: the condition for hashing them as one batch. Writes
-/// to a wire an earlier one reads or writes are fine (a batch loads all inputs before it
-/// stores, and stores in order).
+/// Whether the `N` gates at `gates` (2 ≤ `N` ≤ 8) are all ANDs, all their wires (`a`, `b`,
+/// `out`) are at most `max_wire`, and none reads (as `a` or `b`) the output of an earlier
+/// one: the condition for hashing them as one batch. Writes to a wire an earlier one reads
+/// or writes are fine (a batch loads all inputs before it stores, and stores in order).
+/// The bound makes this the batch's only check: the gate loop checks wires gate by gate.
 ///
 /// One register holds `[a₀ … a₇, b₀ … b₇]`, another the outputs `[o₀ … o₇, o₀ … o₇]`; for
 /// each distance s the outputs move s lanes up, so one compare tests every gate g ≥ s
@@ -478,13 +479,14 @@ impl EvaluateZmm {
 /// # Safety
 /// AVX-512F and AVX-512BW; `gates` is valid for `N` gates.
 #[inline(always)]
-pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate) -> bool {
+pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate, max_wire: u32) -> bool {
     const { assert!(N >= 2 && N <= 8) };
     unsafe {
         let p = gates as *const u8;
         let mut regs = [_mm512_setzero_si512(); 2];
-        let mut all_and = true;
+        let mut ands_in_range = true;
         let and_op = _mm512_set1_epi8(Op::And as i8);
+        let highest = _mm512_set1_epi32(max_wire as i32);
         for (j, reg) in regs.iter_mut().enumerate() {
             let gates_here = N.saturating_sub(4 * j).min(4);
             if gates_here == 0 {
@@ -496,10 +498,11 @@ pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate) -> boo
             let fields = 0xeeeeu16 & (((1u32 << (4 * gates_here)) - 1) as u16);
             let q = p.add(64 * j);
             let ops = _mm512_maskz_loadu_epi8(op_bytes, q as *const i8);
-            all_and &= _mm512_mask_cmpeq_epi8_mask(op_bytes, ops, and_op) == op_bytes;
+            ands_in_range &= _mm512_mask_cmpeq_epi8_mask(op_bytes, ops, and_op) == op_bytes;
             *reg = _mm512_maskz_loadu_epi32(fields, q as *const i32);
+            ands_in_range &= _mm512_mask_cmpgt_epu32_mask(fields, *reg, highest) == 0;
         }
-        if !all_and {
+        if !ands_in_range {
             return false;
         }
         // Dword 4·g + 1 of the two registers is `a` of gate g, + 2 its `b`, + 3 its `out`.
@@ -527,6 +530,28 @@ pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate) -> boo
             clash |= _mm512_mask_cmpeq_epi32_mask(from_s, ab, earlier);
         }
         clash == 0
+    }
+}
+
+/// Whether every `a`, `b` and `out` field of `gates` is at most `max_wire`: the fields of
+/// 4 gates per 512-bit load, one compare at the end (the garbler's bounds check of a span).
+///
+/// # Safety
+/// AVX-512F.
+#[inline(always)]
+pub(crate) unsafe fn fields_at_most(gates: &[Gate], max_wire: u32) -> bool {
+    let chunks = gates.chunks_exact(4);
+    let rest = chunks.remainder();
+    unsafe {
+        let mut highest = _mm512_setzero_si512();
+        for four in chunks {
+            // SAFETY: 64 readable bytes; only the dwords at offsets 4, 8, 12 of each gate
+            // (a, b, out) are read (see `scan_gates`), never the padding after `op`.
+            let fields = _mm512_maskz_loadu_epi32(0xeeee, four.as_ptr() as *const i32);
+            highest = _mm512_max_epu32(highest, fields);
+        }
+        _mm512_cmpgt_epu32_mask(highest, _mm512_set1_epi32(max_wire as i32)) == 0
+            && rest.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
 }
 
