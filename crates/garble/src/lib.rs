@@ -172,65 +172,6 @@ impl Kernel {
     }
 }
 
-/// What one pass over a call's gates finds before the gate loop runs.
-pub(crate) struct GateScan {
-    /// The largest `a`, `b` or `out` field of any gate (0 if none). Below `num_wires`, it
-    /// proves every gate's wires in range, so the loops skip the per-gate test (a Const's
-    /// `a` is a bit, 0 or 1, so this fails for valid gates only when `num_wires < 2`; then
-    /// the loops test each gate, which finds the gate at fault or none).
-    max_field: u64,
-    and_gates: usize,
-    /// ANDs directly followed by an AND in the same aligned group of 4 gates: a cheap
-    /// gauge of how many ANDs the evaluator could hash in pairs.
-    adjacent_ands: usize,
-}
-
-impl GateScan {
-    fn of(gates: &[Gate]) -> GateScan {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: the CPU has AVX-512F, AVX-512BW and POPCNT (just checked).
-            return unsafe { wide::scan_gates(gates) };
-        }
-        GateScan::scalar(gates)
-    }
-
-    fn scalar(gates: &[Gate]) -> GateScan {
-        let mut scan = GateScan {
-            max_field: 0,
-            and_gates: 0,
-            adjacent_ands: 0,
-        };
-        let fours = gates.chunks_exact(4);
-        let rest = fours.remainder();
-        for four in fours {
-            for (g, next) in four.iter().zip(&four[1..]) {
-                scan.adjacent_ands += (g.op == Op::And && next.op == Op::And) as usize;
-            }
-            for g in four {
-                scan.note(g);
-            }
-        }
-        for g in rest {
-            scan.note(g);
-        }
-        scan
-    }
-
-    #[inline(always)]
-    fn note(&mut self, g: &Gate) {
-        self.max_field = self.max_field.max(g.a.max(g.b).max(g.out) as u64);
-        self.and_gates += (g.op == Op::And) as usize;
-    }
-
-    fn all_wires_below(&self, num_wires: usize) -> bool {
-        self.max_field < num_wires as u64
-    }
-}
-
 /// Whether the wires a gate uses are below `num_wires` (Const's `a` is a bit, not a wire).
 #[inline(always)]
 fn gate_wires_ok(g: &Gate, num_wires: usize) -> bool {
@@ -345,6 +286,15 @@ trait EvaluateAnd {
     /// Whether [`EvaluateAnd::evaluate_pair`] is faster than two single ANDs (the gate
     /// loop looks for pairs only then).
     const PAIRS: bool = false;
+
+    /// As [`GarbleAnd::fields_at_most`].
+    ///
+    /// # Safety
+    /// As the kernel's other methods (its CPU features).
+    #[inline(always)]
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
+    }
 
     /// Evaluates the next two ANDs, `(a1, b1) → out1` then `(a2, b2) → out2`, tables at
     /// `rows` (4 blocks).
@@ -547,6 +497,11 @@ impl EvaluateAnd for wide::EvaluateZmm {
     ) {
         unsafe { wide::EvaluateZmm::evaluate_pair(self, a1, b1, out1, a2, b2, out2, rows) }
     }
+
+    #[inline(always)]
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        unsafe { wide::fields_at_most(gates, max_wire) }
+    }
 }
 
 /// The garbler: holds Δ and every wire's zero-label.
@@ -689,9 +644,10 @@ impl Evaluator {
     /// Evaluates `gates` in order with their garbled `tables`, which must hold exactly 2
     /// blocks per AND in `gates`.
     ///
-    /// The table count is checked before any gate runs. A wire out of range is reported
-    /// when its gate is reached: after that error the labels are unspecified and the
-    /// evaluator must be dropped, as the protocol aborts anyway.
+    /// A wire out of range, or tables that run out or are left over, is reported when
+    /// found (the count as the ANDs come, not before the first gate): after such an error
+    /// the labels are unspecified and the evaluator must be dropped, as the protocol aborts
+    /// anyway.
     pub fn evaluate(&mut self, gates: &[Gate], tables: &[Block]) -> Result<(), GarbleError> {
         let num_wires = self.labels.len();
         // SAFETY: the labels are this evaluator's own array of `num_wires` blocks,
@@ -893,9 +849,7 @@ impl GarbleRun<'_> {
         let first_row = tables.len();
         let mut cursor = RowCursor {
             rows: tables.as_mut_ptr().wrapping_add(first_row),
-            room: tables.capacity() - first_row,
-            first_row,
-            ands: 0,
+            rows_end: tables.as_mut_ptr().wrapping_add(tables.capacity()),
         };
         // A gate's largest field at most this proves all its wires in range (a Const's `a`
         // is a bit and an INV's `b` is 0, so a valid gate fails it only where `num_wires`
@@ -919,6 +873,7 @@ impl GarbleRun<'_> {
                         tables,
                         &mut cursor,
                         indices,
+                        first_row,
                         max_wire,
                         index,
                         end,
@@ -929,6 +884,7 @@ impl GarbleRun<'_> {
                         tables,
                         &mut cursor,
                         indices,
+                        first_row,
                         max_wire,
                         index,
                         end,
@@ -936,9 +892,12 @@ impl GarbleRun<'_> {
                 }
             };
         }
-        let ands = cursor.ands;
-        // SAFETY: the kernel wrote both rows of each of the `ands` ANDs.
-        unsafe { tables.set_len(first_row + 2 * ands) };
+        // SAFETY: the kernel wrote both rows of each AND up to `rows`.
+        let ands = unsafe {
+            let len = cursor.rows.offset_from(tables.as_ptr()) as usize;
+            tables.set_len(len);
+            (len - first_row) / 2
+        };
         if EACH && ands != indices.len() {
             and_count_panic(indices.len(), ands);
         }
@@ -960,6 +919,7 @@ impl GarbleRun<'_> {
         tables: &mut Vec<Block>,
         cursor: &mut RowCursor,
         indices: &[u64],
+        first_row: usize,
         max_wire: u32,
         mut index: usize,
         end: usize,
@@ -971,12 +931,17 @@ impl GarbleRun<'_> {
             gates,
             ..
         } = self;
+        // Few live values in this loop: `labels` reloaded from the stack at every XOR gate
+        // (registers spilled) was a hot spot. The rows written so far, and so the ANDs,
+        // follow from `rows`.
         let RowCursor {
             mut rows,
-            mut room,
-            first_row,
-            mut ands,
+            mut rows_end,
         } = *cursor;
+        let rows_done = |tables: &Vec<Block>, rows: *mut Block| {
+            // SAFETY: `rows` points into (or one past) the rows of `tables`' allocation.
+            unsafe { rows.offset_from(tables.as_ptr()) as usize }
+        };
         while index < end {
             let g = &gates[index];
             let Gate { op, a, b, out } = *g;
@@ -993,11 +958,11 @@ impl GarbleRun<'_> {
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
                 } else if op == Op::And {
-                    if room < 2 * K::BATCH.max(1) {
-                        tables.set_len(first_row + 2 * ands);
+                    if (rows_end.offset_from(rows) as usize) < 2 * K::BATCH.max(1) {
+                        tables.set_len(rows_done(tables, rows));
                         grow_tables(tables, 2 * K::BATCH.max(1));
                         rows = tables.as_mut_ptr().add(tables.len());
-                        room = tables.capacity() - tables.len();
+                        rows_end = tables.as_mut_ptr().add(tables.capacity());
                     }
                     // A batch (consecutive tweaks) where the next gates allow one; the
                     // scalar look at its last gate skips the vector test in AND-sparse code.
@@ -1010,14 +975,14 @@ impl GarbleRun<'_> {
                     {
                         kernel.garble_batch(labels, gates.as_ptr().add(first), rows);
                         rows = rows.add(2 * K::BATCH);
-                        room -= 2 * K::BATCH;
-                        ands += K::BATCH;
                         index = first + K::BATCH;
                         continue;
                     }
                     if EACH {
+                        let done = rows_done(tables, rows);
+                        let ands = (done - first_row) / 2;
                         let Some(&and_index) = indices.get(ands) else {
-                            tables.set_len(first_row + 2 * ands);
+                            tables.set_len(done);
                             and_count_panic(indices.len(), ands + 1);
                         };
                         kernel.set_and_index(and_index);
@@ -1025,8 +990,6 @@ impl GarbleRun<'_> {
                     let at = |w: WireId| labels.add(w as usize);
                     kernel.garble_and(at(a), at(b), rows, at(out));
                     rows = rows.add(2);
-                    room -= 2;
-                    ands += 1;
                 } else {
                     let value = match op {
                         Op::Const => delta.select(a != 0),
@@ -1036,12 +999,7 @@ impl GarbleRun<'_> {
                 }
             }
         }
-        *cursor = RowCursor {
-            rows,
-            room,
-            first_row,
-            ands,
-        };
+        *cursor = RowCursor { rows, rows_end };
         index
     }
 }
@@ -1053,14 +1011,10 @@ const CHECK_SPAN: usize = 64;
 /// Where the garbler's gate loop writes its next table rows.
 #[derive(Clone, Copy)]
 struct RowCursor {
-    /// The next row, `tables.as_ptr() + first_row + 2 * ands`.
+    /// The next row (all rows of `tables` before it are written).
     rows: *mut Block,
-    /// Blocks of capacity left from `rows` on.
-    room: usize,
-    /// `tables.len()` when the call began.
-    first_row: usize,
-    /// ANDs garbled so far in the call.
-    ands: usize,
+    /// The end of `tables`' capacity.
+    rows_end: *mut Block,
 }
 
 /// Room for at least `rows` more blocks in `tables`, growing it by doubling (so a call's
@@ -1105,9 +1059,10 @@ unsafe fn garble_ymm(hash: &TccrHash, run: GarbleRun<'_>, tables: &mut Vec<Block
 }
 
 /// Evaluates `gates` in order on the labels at `labels` with their garbled `tables`
-/// (exactly 2 blocks per AND, checked before any gate runs) and the given AND tweaks. A
-/// wire out of range is an error when its gate is reached (the labels are then
-/// unspecified).
+/// (exactly 2 blocks per AND) and the given AND tweaks. A wire out of range, or tables
+/// that run out or are left over, is an error when found (the labels are then
+/// unspecified). As in [`garble_gates`], nothing scans the gates first: wires are checked
+/// a span at a time and each AND checks that its rows are there.
 ///
 /// # Panics
 /// If `tweaks` is [`AndTweaks::Each`] with a count other than the number of ANDs (the
@@ -1124,22 +1079,6 @@ pub(crate) unsafe fn evaluate_gates(
     gates: &[Gate],
     tables: &[Block],
 ) -> Result<(), GarbleError> {
-    let scan = GateScan::of(gates);
-    if tables.len() != 2 * scan.and_gates {
-        return Err(GarbleError::TableCountMismatch {
-            and_gates: scan.and_gates,
-            expected: 2 * scan.and_gates,
-            got: tables.len(),
-        });
-    }
-    if let AndTweaks::Each(indices) = tweaks {
-        assert_eq!(
-            indices.len(),
-            scan.and_gates,
-            "one AND index per AND of the gates"
-        );
-    }
-    let checked = !scan.all_wires_below(num_wires);
     let run = EvaluateRun {
         labels,
         num_wires,
@@ -1148,30 +1087,64 @@ pub(crate) unsafe fn evaluate_gates(
         tables,
     };
     // SAFETY (all arms): the caller's guarantees for `labels`; the kernel was chosen
-    // because the CPU has its features; the table count was checked above.
+    // because the CPU has its features.
     unsafe {
         match kernel {
             // Without enough pairs, the 512-bit path's keys and pair tests only cost (on
             // alternating AND/XOR gates it measured a quarter slower than the 256-bit one);
             // with one index per AND nothing is paired.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm
-                if 4 * scan.adjacent_ands >= scan.and_gates
-                    && matches!(tweaks, AndTweaks::From(_)) =>
-            {
-                evaluate_zmm(hash, run, checked)
+            Kernel::Zmm if matches!(tweaks, AndTweaks::From(_)) && pairs_pay(gates) => {
+                evaluate_zmm(hash, run)
             }
             #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm | Kernel::Ymm => evaluate_ymm(hash, run, checked),
+            Kernel::Zmm | Kernel::Ymm => evaluate_ymm(hash, run),
             _ => {
                 let mut kernel = Portable {
                     hash,
                     delta: Block::ZERO,
                     and_index: tweaks.first(),
                 };
-                run.dispatch(&mut kernel, true)
+                run.dispatch(&mut kernel)
             }
         }
+    }
+}
+
+/// Whether the evaluator's 512-bit pairs pay on these gates: at least a quarter of the
+/// ANDs directly followed by an AND, judged on 16 samples of 16 gates spread over the
+/// call (so the choice costs the same for any length, and no pass over all the gates).
+fn pairs_pay(gates: &[Gate]) -> bool {
+    const SAMPLES: usize = 16;
+    const SAMPLE: usize = 16;
+    let (mut ands, mut adjacent) = (0usize, 0usize);
+    let mut count = |sample: &[Gate]| {
+        for (k, g) in sample.iter().enumerate() {
+            let and = g.op == Op::And;
+            ands += and as usize;
+            adjacent += (and && sample.get(k + 1).is_some_and(|n| n.op == Op::And)) as usize;
+        }
+    };
+    if gates.len() <= SAMPLES * SAMPLE {
+        count(gates);
+    } else {
+        let stride = gates.len() / SAMPLES;
+        for k in 0..SAMPLES {
+            count(&gates[k * stride..k * stride + SAMPLE]);
+        }
+    }
+    4 * adjacent >= ands && ands > 0
+}
+
+/// The table count error for `gates` given `got` table blocks.
+#[cold]
+#[inline(never)]
+fn table_count_error(gates: &[Gate], got: usize) -> GarbleError {
+    let and_gates = and_count(gates);
+    GarbleError::TableCountMismatch {
+        and_gates,
+        expected: 2 * and_gates,
+        got,
     }
 }
 
@@ -1186,53 +1159,99 @@ struct EvaluateRun<'a> {
 }
 
 impl EvaluateRun<'_> {
-    /// Picks the gate loop for the checks and tweaks this call needs.
+    /// Picks the gate loop for the tweaks this call needs.
     ///
     /// # Safety
-    /// As [`evaluate_gates`]; `tables` holds exactly 2 blocks per AND; with `checked`
-    /// false, every wire of the gates is below `num_wires`; an [`AndTweaks::Each`] holds
-    /// one index per AND; the kernel's CPU features are present.
+    /// As [`evaluate_gates`]; the kernel's CPU features are present.
     #[inline(always)]
-    unsafe fn dispatch<K: EvaluateAnd>(
-        self,
-        kernel: &mut K,
-        checked: bool,
-    ) -> Result<(), GarbleError> {
+    unsafe fn dispatch<K: EvaluateAnd>(self, kernel: &mut K) -> Result<(), GarbleError> {
         // SAFETY: per this function's contract.
         unsafe {
-            match (checked, self.tweaks) {
-                (true, AndTweaks::From(_)) => self.evaluate_loop::<K, true, false>(kernel),
-                (false, AndTweaks::From(_)) => self.evaluate_loop::<K, false, false>(kernel),
-                (true, AndTweaks::Each(_)) => self.evaluate_loop::<K, true, true>(kernel),
-                (false, AndTweaks::Each(_)) => self.evaluate_loop::<K, false, true>(kernel),
+            match self.tweaks {
+                AndTweaks::From(_) => self.evaluate_loop::<K, false>(kernel),
+                AndTweaks::Each(_) => self.evaluate_loop::<K, true>(kernel),
             }
         }
     }
 
-    /// The gate loop (see [`GarbleRun::garble_loop`] for `CHECKED` and `EACH`).
+    /// The gate loop (spans as in [`GarbleRun::garble_loop`]).
     ///
     /// # Safety
     /// As [`EvaluateRun::dispatch`].
     #[inline(always)]
-    unsafe fn evaluate_loop<K: EvaluateAnd, const CHECKED: bool, const EACH: bool>(
+    unsafe fn evaluate_loop<K: EvaluateAnd, const EACH: bool>(
         self,
         kernel: &mut K,
     ) -> Result<(), GarbleError> {
         let EvaluateRun {
-            labels,
             num_wires,
             tweaks,
             gates,
             tables,
+            ..
         } = self;
         let indices: &[u64] = match tweaks {
             AndTweaks::Each(indices) => indices,
             AndTweaks::From(_) => &[],
         };
+        // As in `garble_loop`: with no wires every gate is at fault.
+        if num_wires == 0
+            && let Some(g) = gates.first()
+        {
+            return Err(wire_error(0, g, 0));
+        }
+        let max_wire = num_wires.saturating_sub(1).min(u32::MAX as usize) as u32;
         let mut rows = tables.as_ptr();
-        let mut ands = 0;
         let mut index = 0;
         while index < gates.len() {
+            let end = (index + CHECK_SPAN).min(gates.len());
+            // SAFETY: per this function's contract; the span's wires were just checked (or
+            // are checked gate by gate).
+            index = unsafe {
+                if kernel.fields_at_most(&gates[index..end], max_wire) {
+                    self.evaluate_span::<K, EACH, false>(kernel, indices, &mut rows, index, end)?
+                } else {
+                    self.evaluate_span::<K, EACH, true>(kernel, indices, &mut rows, index, end)?
+                }
+            };
+        }
+        // SAFETY: `rows` stays within `tables` (each AND checks its rows are there).
+        let used = unsafe { rows.offset_from(tables.as_ptr()) as usize };
+        if used != tables.len() {
+            return Err(table_count_error(gates, tables.len()));
+        }
+        if EACH && used / 2 != indices.len() {
+            and_count_panic(indices.len(), used / 2);
+        }
+        Ok(())
+    }
+
+    /// Evaluates `gates[index..end]` (see [`GarbleRun::garble_span`]; pairs never cross
+    /// `end`); returns `end`.
+    ///
+    /// # Safety
+    /// As [`EvaluateRun::dispatch`]; without `CHECKED`, every field of `gates[index..end]`
+    /// is below `num_wires`; `rows` points into `tables` at the next AND's rows.
+    #[inline(always)]
+    unsafe fn evaluate_span<K: EvaluateAnd, const EACH: bool, const CHECKED: bool>(
+        self,
+        kernel: &mut K,
+        indices: &[u64],
+        rows_at: &mut *const Block,
+        mut index: usize,
+        end: usize,
+    ) -> Result<usize, GarbleError> {
+        let EvaluateRun {
+            labels,
+            num_wires,
+            gates,
+            tables,
+            ..
+        } = self;
+        let mut rows = *rows_at;
+        // SAFETY: one past the end of `tables`.
+        let rows_end = unsafe { tables.as_ptr().add(tables.len()) };
+        while index < end {
             let g = &gates[index];
             let Gate { op, a, b, out } = *g;
             index += 1;
@@ -1241,31 +1260,40 @@ impl EvaluateRun<'_> {
                 return Err(wire_error(index - 1, g, num_wires));
             }
             // SAFETY (all arms): the gate's wires are below num_wires, the length of the
-            // labels: checked just above or, without CHECKED, for all gates by the caller.
-            // `rows` points at this AND's 2 blocks (and a paired next AND's 2 after them):
-            // the caller checked there are 2 per AND; with EACH, `indices` holds one entry
-            // per AND (checked by `evaluate_gates`). A paired next gate is only read
-            // without CHECKED, where its wires are known in range too, and it does not read
-            // this AND's output (the `evaluate_pair` contract); with EACH nothing is paired,
-            // as a pair's tweaks are consecutive.
+            // labels: checked for the span or just above. `rows` points at this AND's 2
+            // blocks (and a paired next AND's 2 after them): checked against the end of
+            // the tables before each use; with EACH, `indices` is read checked. A paired
+            // next gate is in the same span (so checked too), and it does not read this
+            // AND's output (the `evaluate_pair` contract); with EACH nothing is paired, as
+            // a pair's tweaks are consecutive.
             unsafe {
-                // If-else rather than `match`, as in `GarbleRun::garble_loop`.
+                // If-else rather than `match`, as in `GarbleRun::garble_span`.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
                 } else if op == Op::And {
                     let at = |w: WireId| labels.add(w as usize);
-                    if EACH {
-                        kernel.set_and_index(*indices.get_unchecked(ands));
-                        ands += 1;
+                    let left = rows_end.offset_from(rows) as usize;
+                    if left < 2 {
+                        return Err(table_count_error(gates, tables.len()));
                     }
-                    // Pairs only where every wire is known in range (no per-gate check).
-                    let next = if K::PAIRS && !CHECKED && !EACH {
-                        gates.get(index)
+                    if EACH {
+                        let ands = rows.offset_from(tables.as_ptr()) as usize / 2;
+                        let Some(&and_index) = indices.get(ands) else {
+                            and_count_panic(indices.len(), ands + 1);
+                        };
+                        kernel.set_and_index(and_index);
+                    }
+                    // Pairs only within the span and where the rows are there.
+                    let next = if K::PAIRS && !EACH && index < end && left >= 4 {
+                        Some(gates.get_unchecked(index))
                     } else {
                         None
                     };
                     match next {
                         Some(n) if n.op == Op::And && n.a != out && n.b != out => {
+                            if CHECKED && !gate_wires_ok(n, num_wires) {
+                                return Err(wire_error(index, n, num_wires));
+                            }
                             kernel.evaluate_pair(
                                 at(a),
                                 at(b),
@@ -1293,7 +1321,8 @@ impl EvaluateRun<'_> {
                 }
             }
         }
-        Ok(())
+        *rows_at = rows;
+        Ok(index)
     }
 }
 
@@ -1301,16 +1330,12 @@ impl EvaluateRun<'_> {
 /// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2 and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx2,vaes")]
-unsafe fn evaluate_ymm(
-    hash: &TccrHash,
-    run: EvaluateRun<'_>,
-    checked: bool,
-) -> Result<(), GarbleError> {
+unsafe fn evaluate_ymm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), GarbleError> {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let keys = pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation());
         let mut kernel = wide::EvaluateYmm::new(keys, run.tweaks.first());
-        run.dispatch(&mut kernel, checked)
+        run.dispatch(&mut kernel)
     }
 }
 
@@ -1318,11 +1343,7 @@ unsafe fn evaluate_ymm(
 /// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2, AVX-512F and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx2,avx512f,vaes")]
-unsafe fn evaluate_zmm(
-    hash: &TccrHash,
-    run: EvaluateRun<'_>,
-    checked: bool,
-) -> Result<(), GarbleError> {
+unsafe fn evaluate_zmm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), GarbleError> {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let aes = hash.permutation();
@@ -1331,7 +1352,7 @@ unsafe fn evaluate_zmm(
             pgc_crypto::aes::wide::RoundKeys512::new(aes),
             run.tweaks.first(),
         );
-        run.dispatch(&mut kernel, checked)
+        run.dispatch(&mut kernel)
     }
 }
 
@@ -1732,6 +1753,75 @@ mod tests {
         }
     }
 
+    /// In the evaluator, a wire out of range anywhere (first gate of a span, in a pair, at
+    /// a span's end, after the last full span) is an error naming its gate, and so are
+    /// tables that run out at any AND or are left over, in every kernel.
+    #[test]
+    fn bad_wires_and_table_counts_are_errors_anywhere_in_the_evaluator() {
+        let mut prg = Prg::from_seed(Block(0xe7a1));
+        let key = prg.random_block();
+        let mut gates = random_gates_with(&mut prg, 4096, 200, 10);
+        gates.extend(random_gates_with(&mut prg, 4096, 100, 5));
+        let mut garbler = Garbler::new(4096, random_delta(&mut prg), key);
+        let mut tables = Vec::new();
+        garbler.garble(&gates, &mut tables);
+        let ands = and_count(&gates);
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            let evaluate = |gates: &[Gate], tables: &[Block]| {
+                let mut evaluator = Evaluator::new(4096, key);
+                evaluator.kernel = kernel;
+                evaluator.evaluate(gates, tables)
+            };
+            assert_eq!(evaluate(&gates, &tables), Ok(()), "{kernel:?}");
+            for bad_at in [0usize, 1, 2, 63, 64, 65, 127, 128, 199, 299] {
+                let op = gates[bad_at].op;
+                for field in 0..3 {
+                    let is_wire = match field {
+                        0 => op != Op::Const,
+                        1 => matches!(op, Op::And | Op::Xor),
+                        _ => true,
+                    };
+                    if !is_wire {
+                        continue;
+                    }
+                    let mut bad = gates.clone();
+                    let g = &mut bad[bad_at];
+                    *[&mut g.a, &mut g.b, &mut g.out][field] = 5000;
+                    match evaluate(&bad, &tables) {
+                        Err(GarbleError::WireOutOfRange {
+                            gate_index, wire, ..
+                        }) => assert_eq!((gate_index, wire), (bad_at, 5000), "{kernel:?}"),
+                        other => panic!("{kernel:?} at {bad_at}: {other:?}"),
+                    }
+                }
+            }
+            for got in [
+                0,
+                1,
+                2,
+                2 * ands - 4,
+                2 * ands - 1,
+                2 * ands + 1,
+                2 * ands + 2,
+            ] {
+                let mut wrong = tables.clone();
+                wrong.resize(got, Block::ONES);
+                assert_eq!(
+                    evaluate(&gates, &wrong),
+                    Err(GarbleError::TableCountMismatch {
+                        and_gates: ands,
+                        expected: 2 * ands,
+                        got
+                    }),
+                    "{kernel:?}"
+                );
+            }
+        }
+    }
+
     /// An AND index list of the wrong length panics (the caller's bug), whichever way.
     #[test]
     fn wrong_and_index_count_panics_in_the_garbler() {
@@ -1758,26 +1848,6 @@ mod tests {
                 }
             });
             assert!(run.is_err(), "{count} indices for {ands} ANDs");
-        }
-    }
-
-    #[test]
-    fn the_gate_scan_counts_ands_and_bounds_wires() {
-        let mut prg = Prg::from_seed(Block(0x5ca9));
-        for count in [0usize, 1, 3, 4, 5, 63, 64, 65, 1000] {
-            let gates = random_gates(&mut prg, 1 << 20, count);
-            let highest = gates.iter().map(|g| g.a.max(g.b).max(g.out)).max();
-            // The scan this CPU runs (4 gates at a time with AVX-512BW) and the scalar one.
-            for scan in [GateScan::of(&gates), GateScan::scalar(&gates)] {
-                assert_eq!(scan.and_gates, and_count(&gates), "{count} gates");
-                assert_eq!(scan.max_field, highest.unwrap_or(0) as u64, "{count} gates");
-                let adjacent = gates
-                    .chunks_exact(4)
-                    .flat_map(|four| four.windows(2))
-                    .filter(|pair| pair[0].op == Op::And && pair[1].op == Op::And)
-                    .count();
-                assert_eq!(scan.adjacent_ands, adjacent, "{count} gates");
-            }
         }
     }
 }

@@ -32,7 +32,7 @@
 //!
 //! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
 //! [`GarbleZmm`], `aes,avx2,avx512f,vaes` for [`EvaluateZmm`], `aes,avx2,vaes` for the
-//! others; [`scan_gates`] its own); they are `#[inline(always)]` and only inlined into
+//! others; [`fields_at_most`] AVX-512F); they are `#[inline(always)]` and only inlined into
 //! functions compiled with those features, after run-time detection.
 
 use pgc_circuit::{Gate, Op};
@@ -546,76 +546,11 @@ pub(crate) unsafe fn fields_at_most(gates: &[Gate], max_wire: u32) -> bool {
         let mut highest = _mm512_setzero_si512();
         for four in chunks {
             // SAFETY: 64 readable bytes; only the dwords at offsets 4, 8, 12 of each gate
-            // (a, b, out) are read (see `scan_gates`), never the padding after `op`.
+            // (a, b, out) are read (the mask), never the padding after `op`.
             let fields = _mm512_maskz_loadu_epi32(0xeeee, four.as_ptr() as *const i32);
             highest = _mm512_max_epu32(highest, fields);
         }
         _mm512_cmpgt_epu32_mask(highest, _mm512_set1_epi32(max_wire as i32)) == 0
             && rest.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
-}
-
-/// One pass over the gates, 4 per step: the largest `a`, `b` or `out` field, and the
-/// number of ANDs (see `GateScan`).
-///
-/// # Safety
-/// The CPU has AVX-512F, AVX-512BW and POPCNT (the features the caller detects).
-#[target_feature(enable = "avx512f,avx512bw,popcnt")]
-pub(crate) unsafe fn scan_gates(gates: &[Gate]) -> crate::GateScan {
-    // Bit k of the mask is byte k of the 64 bytes of 4 gates: byte 0 of each, `op`.
-    const OP_BYTES: u64 = 0x0001_0001_0001_0001;
-    const _: () = assert!(
-        size_of::<Gate>() == 16
-            && std::mem::offset_of!(Gate, op) == 0
-            && std::mem::offset_of!(Gate, a) == 4
-            && std::mem::offset_of!(Gate, b) == 8
-            && std::mem::offset_of!(Gate, out) == 12
-    );
-    // Each 32-bit lane counts at most one per 4 gates.
-    if gates.len() as u64 >= 1 << 34 {
-        return crate::GateScan::scalar(gates);
-    }
-    let chunks = gates.chunks_exact(4);
-    let rest = chunks.remainder();
-    let mut highest = _mm512_setzero_si512();
-    // Counts stay in vector lanes (the op's dword of each gate: lanes 0, 4, 8, 12): moving
-    // a compare mask to an integer register every 4 gates was the slow part of this loop.
-    let (mut ands, mut adjacent) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-    let one = _mm512_set1_epi32(1);
-    let and_op = _mm512_set1_epi32(Op::And as i32);
-    for four in chunks {
-        let p = four.as_ptr();
-        // SAFETY: 64 readable bytes. Only the 32-bit words at offsets 4, 8, 12 of each gate
-        // (a, b, out) and the byte at offset 0 (op) are loaded: the masked-out padding
-        // bytes after `op` are never read, and read as 0.
-        let (fields, ops) = unsafe {
-            (
-                _mm512_maskz_loadu_epi32(0xeeee, p as *const i32),
-                _mm512_maskz_loadu_epi8(OP_BYTES, p as *const i8),
-            )
-        };
-        highest = _mm512_max_epu32(highest, fields);
-        // 1 in the op lane of an AND, 0 in every other lane: op ⊕ And is 0 exactly for an
-        // AND, and the lanes without an op hold 0 ⊕ 1.
-        let is_and = _mm512_sub_epi32(one, _mm512_min_epu32(_mm512_xor_si512(ops, and_op), one));
-        ands = _mm512_add_epi32(ands, is_and);
-        // Gate k's lane against gate k + 1's (4 lanes up; gate 3 meets the zeros).
-        let next = _mm512_alignr_epi32::<4>(_mm512_setzero_si512(), is_and);
-        adjacent = _mm512_add_epi32(adjacent, _mm512_and_si512(is_and, next));
-    }
-    // Sum the lanes as 64-bit numbers.
-    let sum = |v: __m512i| {
-        let low = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
-        let high = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(v));
-        _mm512_reduce_add_epi64(_mm512_add_epi64(low, high)) as usize
-    };
-    let mut scan = crate::GateScan {
-        max_field: _mm512_reduce_max_epu32(highest) as u64,
-        and_gates: sum(ands),
-        adjacent_ands: sum(adjacent),
-    };
-    for g in rest {
-        scan.note(g);
-    }
-    scan
 }
