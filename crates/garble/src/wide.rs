@@ -470,7 +470,8 @@ impl EvaluateZmm {
 /// `out`) are at most `max_wire`, and none reads (as `a` or `b`) the output of an earlier
 /// one: the condition for hashing them as one batch. Writes to a wire an earlier one reads
 /// or writes are fine (a batch loads all inputs before it stores, and stores in order).
-/// The bound makes this the batch's only check: the gate loop checks wires gate by gate.
+/// The bound makes this the batch's only check (the gate loop checks wires a span at a
+/// time, and a batch may run past its span).
 ///
 /// One register holds `[a₀ … a₇, b₀ … b₇]`, another the outputs `[o₀ … o₇, o₀ … o₇]`; for
 /// each distance s the outputs move s lanes up, so one compare tests every gate g ≥ s
@@ -534,12 +535,19 @@ pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate, max_wi
 }
 
 /// Whether every `a`, `b` and `out` field of `gates` is at most `max_wire`: the fields of
-/// 4 gates per 512-bit load, one compare at the end (the garbler's bounds check of a span).
+/// 4 gates per 512-bit load, one compare at the end (both parties' bounds check of a span).
 ///
 /// # Safety
 /// AVX-512F.
 #[inline(always)]
 pub(crate) unsafe fn fields_at_most(gates: &[Gate], max_wire: u32) -> bool {
+    // The mask 0xeeee selects dwords 1, 2, 3 of each 16-byte gate: a, b, out.
+    const _: () = assert!(
+        size_of::<Gate>() == 16
+            && std::mem::offset_of!(Gate, a) == 4
+            && std::mem::offset_of!(Gate, b) == 8
+            && std::mem::offset_of!(Gate, out) == 12
+    );
     let chunks = gates.chunks_exact(4);
     let rest = chunks.remainder();
     unsafe {
