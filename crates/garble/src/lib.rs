@@ -172,65 +172,6 @@ impl Kernel {
     }
 }
 
-/// What one pass over a call's gates finds before the gate loop runs.
-pub(crate) struct GateScan {
-    /// The largest `a`, `b` or `out` field of any gate (0 if none). Below `num_wires`, it
-    /// proves every gate's wires in range, so the loops skip the per-gate test (a Const's
-    /// `a` is a bit, 0 or 1, so this fails for valid gates only when `num_wires < 2`; then
-    /// the loops test each gate, which finds the gate at fault or none).
-    max_field: u64,
-    and_gates: usize,
-    /// ANDs directly followed by an AND in the same aligned group of 4 gates: a cheap
-    /// gauge of how many ANDs the evaluator could hash in pairs.
-    adjacent_ands: usize,
-}
-
-impl GateScan {
-    fn of(gates: &[Gate]) -> GateScan {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: the CPU has AVX-512F, AVX-512BW and POPCNT (just checked).
-            return unsafe { wide::scan_gates(gates) };
-        }
-        GateScan::scalar(gates)
-    }
-
-    fn scalar(gates: &[Gate]) -> GateScan {
-        let mut scan = GateScan {
-            max_field: 0,
-            and_gates: 0,
-            adjacent_ands: 0,
-        };
-        let fours = gates.chunks_exact(4);
-        let rest = fours.remainder();
-        for four in fours {
-            for (g, next) in four.iter().zip(&four[1..]) {
-                scan.adjacent_ands += (g.op == Op::And && next.op == Op::And) as usize;
-            }
-            for g in four {
-                scan.note(g);
-            }
-        }
-        for g in rest {
-            scan.note(g);
-        }
-        scan
-    }
-
-    #[inline(always)]
-    fn note(&mut self, g: &Gate) {
-        self.max_field = self.max_field.max(g.a.max(g.b).max(g.out) as u64);
-        self.and_gates += (g.op == Op::And) as usize;
-    }
-
-    fn all_wires_below(&self, num_wires: usize) -> bool {
-        self.max_field < num_wires as u64
-    }
-}
-
 /// Whether the wires a gate uses are below `num_wires` (Const's `a` is a bit, not a wire).
 #[inline(always)]
 fn gate_wires_ok(g: &Gate, num_wires: usize) -> bool {
@@ -290,21 +231,31 @@ trait GarbleAnd {
     /// ANDs the kernel hashes together in [`GarbleAnd::garble_batch`] (0: it has no batches).
     const BATCH: usize = 0;
 
-    /// Whether the [`GarbleAnd::BATCH`] gates at `gates` can be one batch: all ANDs, none
-    /// reading the output of an earlier one.
+    /// Whether the [`GarbleAnd::BATCH`] gates at `gates` can be one batch: all ANDs, every
+    /// wire at most `max_wire`, none reading the output of an earlier one.
     ///
     /// # Safety
     /// As the kernel's other methods; `gates` is valid for `BATCH` gates.
     #[inline(always)]
-    unsafe fn batch_ready(&self, _gates: *const Gate) -> bool {
+    unsafe fn batch_ready(&self, _gates: *const Gate, _max_wire: u32) -> bool {
         false
+    }
+
+    /// Whether every `a`, `b` and `out` field of `gates` is at most `max_wire` (the
+    /// garbler's bounds check of a span of gates).
+    ///
+    /// # Safety
+    /// As the kernel's other methods (its CPU features).
+    #[inline(always)]
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
 
     /// Garbles the [`GarbleAnd::BATCH`] ANDs at `gates` (tables to `rows`, 2 per AND).
     ///
     /// # Safety
-    /// [`GarbleAnd::batch_ready`] said yes; every wire of the gates is below the length of
-    /// `labels`; `rows` has room for the tables.
+    /// [`GarbleAnd::batch_ready`] said yes with a `max_wire` below the length of `labels`;
+    /// `rows` has room for the tables.
     #[inline(always)]
     unsafe fn garble_batch(&mut self, _labels: *mut Block, _gates: *const Gate, _rows: *mut Block) {
         unreachable!("kernel without batches")
@@ -335,6 +286,15 @@ trait EvaluateAnd {
     /// Whether [`EvaluateAnd::evaluate_pair`] is faster than two single ANDs (the gate
     /// loop looks for pairs only then).
     const PAIRS: bool = false;
+
+    /// As [`GarbleAnd::fields_at_most`].
+    ///
+    /// # Safety
+    /// As the kernel's other methods (its CPU features).
+    #[inline(always)]
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
+    }
 
     /// Evaluates the next two ANDs, `(a1, b1) → out1` then `(a2, b2) → out2`, tables at
     /// `rows` (4 blocks).
@@ -449,8 +409,13 @@ impl GarbleAnd for wide::GarbleZmm {
     const BATCH: usize = wide::GARBLE_BATCH;
 
     #[inline(always)]
-    unsafe fn batch_ready(&self, gates: *const Gate) -> bool {
-        unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates) }
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        unsafe { wide::fields_at_most(gates, max_wire) }
+    }
+
+    #[inline(always)]
+    unsafe fn batch_ready(&self, gates: *const Gate, max_wire: u32) -> bool {
+        unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates, max_wire) }
     }
 
     #[inline(always)]
@@ -531,6 +496,11 @@ impl EvaluateAnd for wide::EvaluateZmm {
         rows: *const Block,
     ) {
         unsafe { wide::EvaluateZmm::evaluate_pair(self, a1, b1, out1, a2, b2, out2, rows) }
+    }
+
+    #[inline(always)]
+    unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        unsafe { wide::fields_at_most(gates, max_wire) }
     }
 }
 
@@ -674,9 +644,10 @@ impl Evaluator {
     /// Evaluates `gates` in order with their garbled `tables`, which must hold exactly 2
     /// blocks per AND in `gates`.
     ///
-    /// The table count is checked before any gate runs. A wire out of range is reported
-    /// when its gate is reached: after that error the labels are unspecified and the
-    /// evaluator must be dropped, as the protocol aborts anyway.
+    /// A wire out of range, or tables that run out or are left over, is reported when
+    /// found (the count as the ANDs come, not before the first gate): after such an error
+    /// the labels are unspecified and the evaluator must be dropped, as the protocol aborts
+    /// anyway.
     pub fn evaluate(&mut self, gates: &[Gate], tables: &[Block]) -> Result<(), GarbleError> {
         let num_wires = self.labels.len();
         // SAFETY: the labels are this evaluator's own array of `num_wires` blocks,
@@ -779,10 +750,16 @@ impl AndTweaks<'_> {
 /// Garbles `gates` in order on the zero-labels at `labels` with the given AND tweaks;
 /// appends exactly 2 blocks per AND to `tables` and returns the number of ANDs.
 ///
+/// Nothing scans the gates first: wires are checked gate by gate in the gate loop (one
+/// compare of the largest field, a batch's in its vector test) and `tables` grows as ANDs
+/// come. A separate pass over the gates (bounds and AND count) had cost about a quarter of
+/// the garbling time on the Bristol AES-128 circuit, whose 36 Ki gates a call reads from L2.
+///
 /// # Panics
 /// If a gate uses a wire at or above `num_wires`, or `tweaks` is
 /// [`AndTweaks::Each`] with a count other than the number of ANDs (both bugs of the
-/// caller, whose own circuit this is).
+/// caller, whose own circuit this is; the gates before the bad one, or all of them for a
+/// wrong count, have been garbled by then).
 ///
 /// # Safety
 /// `labels` is valid for reads and writes of `num_wires` blocks, and while this runs no
@@ -798,17 +775,6 @@ pub(crate) unsafe fn garble_gates(
     gates: &[Gate],
     tables: &mut Vec<Block>,
 ) -> usize {
-    let scan = GateScan::of(gates);
-    if let AndTweaks::Each(indices) = tweaks {
-        assert_eq!(
-            indices.len(),
-            scan.and_gates,
-            "one AND index per AND of the gates"
-        );
-    }
-    // Room for every row up front, so the loop never checks.
-    tables.reserve(2 * scan.and_gates);
-    let checked = !scan.all_wires_below(num_wires);
     let run = GarbleRun {
         delta,
         labels,
@@ -821,16 +787,16 @@ pub(crate) unsafe fn garble_gates(
     unsafe {
         match kernel {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm => garble_zmm(hash, run, tables, checked),
+            Kernel::Zmm => garble_zmm(hash, run, tables),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Ymm => garble_ymm(hash, run, tables, checked),
+            Kernel::Ymm => garble_ymm(hash, run, tables),
             _ => {
                 let mut kernel = Portable {
                     hash,
                     delta,
                     and_index: tweaks.first(),
                 };
-                run.dispatch(&mut kernel, tables, true)
+                run.dispatch(&mut kernel, tables)
             }
         }
     }
@@ -847,58 +813,136 @@ struct GarbleRun<'a> {
 }
 
 impl GarbleRun<'_> {
-    /// Picks the gate loop for the checks and tweaks this call needs.
+    /// Picks the gate loop for the tweaks this call needs.
     ///
     /// # Safety
-    /// As [`garble_gates`]; `tables` has room for 2 blocks per AND; with `checked` false,
-    /// every wire of the gates is below `num_wires`; an [`AndTweaks::Each`] holds one index
-    /// per AND; the kernel's CPU features are present.
+    /// As [`garble_gates`]; the kernel's CPU features are present.
     #[inline(always)]
-    unsafe fn dispatch<K: GarbleAnd>(
-        self,
-        kernel: &mut K,
-        tables: &mut Vec<Block>,
-        checked: bool,
-    ) -> usize {
+    unsafe fn dispatch<K: GarbleAnd>(self, kernel: &mut K, tables: &mut Vec<Block>) -> usize {
         // SAFETY: per this function's contract.
         unsafe {
-            match (checked, self.tweaks) {
-                (true, AndTweaks::From(_)) => self.garble_loop::<K, true, false>(kernel, tables),
-                (false, AndTweaks::From(_)) => self.garble_loop::<K, false, false>(kernel, tables),
-                (true, AndTweaks::Each(_)) => self.garble_loop::<K, true, true>(kernel, tables),
-                (false, AndTweaks::Each(_)) => self.garble_loop::<K, false, true>(kernel, tables),
+            match self.tweaks {
+                AndTweaks::From(_) => self.garble_loop::<K, false>(kernel, tables),
+                AndTweaks::Each(_) => self.garble_loop::<K, true>(kernel, tables),
             }
         }
     }
 
-    /// The gate loop. Without `CHECKED`, every wire of the gates must be known to be below
-    /// `num_wires`; with `EACH`, the tweaks are [`AndTweaks::Each`] with one index per AND.
+    /// The gate loop; with `EACH`, the tweaks are [`AndTweaks::Each`]. Spans of
+    /// [`CHECK_SPAN`] gates are bounds-checked as a whole (one vector pass while they are
+    /// about to be read anyway) and run without a per-gate test; a span that fails runs with
+    /// the exact test at every gate, which finds the gate at fault.
     ///
     /// # Safety
     /// As [`GarbleRun::dispatch`].
     #[inline(always)]
-    unsafe fn garble_loop<K: GarbleAnd, const CHECKED: bool, const EACH: bool>(
+    unsafe fn garble_loop<K: GarbleAnd, const EACH: bool>(
         self,
         kernel: &mut K,
         tables: &mut Vec<Block>,
+    ) -> usize {
+        let gates = self.gates;
+        let indices: &[u64] = match self.tweaks {
+            AndTweaks::Each(indices) => indices,
+            AndTweaks::From(_) => &[],
+        };
+        let first_row = tables.len();
+        let mut cursor = RowCursor {
+            rows: tables.as_mut_ptr().wrapping_add(first_row),
+            rows_end: tables.as_mut_ptr().wrapping_add(tables.capacity()),
+        };
+        // A gate's largest field at most this proves all its wires in range (a Const's `a`
+        // is a bit and an INV's `b` is 0, so a valid gate fails it only where `num_wires`
+        // < 2, and then the exact test runs). With no wires every gate is at fault (its
+        // `out`), and `max_wire` 0 would pass some.
+        let max_wire = self.num_wires.saturating_sub(1).min(u32::MAX as usize) as u32;
+        if self.num_wires == 0
+            && let Some(g) = gates.first()
+        {
+            wire_panic(0, g, 0);
+        }
+        let mut index = 0;
+        while index < gates.len() {
+            let end = (index + CHECK_SPAN).min(gates.len());
+            // SAFETY: per this function's contract; the span's wires were just checked (or
+            // are checked gate by gate).
+            index = unsafe {
+                if kernel.fields_at_most(&gates[index..end], max_wire) {
+                    self.garble_span::<K, EACH, false>(
+                        kernel,
+                        tables,
+                        &mut cursor,
+                        indices,
+                        first_row,
+                        max_wire,
+                        index,
+                        end,
+                    )
+                } else {
+                    self.garble_span::<K, EACH, true>(
+                        kernel,
+                        tables,
+                        &mut cursor,
+                        indices,
+                        first_row,
+                        max_wire,
+                        index,
+                        end,
+                    )
+                }
+            };
+        }
+        // SAFETY: the kernel wrote both rows of each AND up to `rows`.
+        let ands = unsafe {
+            let len = cursor.rows.offset_from(tables.as_ptr()) as usize;
+            tables.set_len(len);
+            (len - first_row) / 2
+        };
+        if EACH && ands != indices.len() {
+            and_count_panic(indices.len(), ands);
+        }
+        ands
+    }
+
+    /// Garbles the gates from `index` on, at least up to `end` (a batch may run past it);
+    /// returns the index of the next gate. With `CHECKED`, each gate's wires are tested
+    /// (exactly) before it runs; without, the caller proved the gates up to `end` in range.
+    ///
+    /// # Safety
+    /// As [`GarbleRun::dispatch`]; without `CHECKED`, every field of `gates[index..end]` is
+    /// at most `max_wire`, which is below `num_wires`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn garble_span<K: GarbleAnd, const EACH: bool, const CHECKED: bool>(
+        self,
+        kernel: &mut K,
+        tables: &mut Vec<Block>,
+        cursor: &mut RowCursor,
+        indices: &[u64],
+        first_row: usize,
+        max_wire: u32,
+        mut index: usize,
+        end: usize,
     ) -> usize {
         let GarbleRun {
             delta,
             labels,
             num_wires,
-            tweaks,
             gates,
+            ..
         } = self;
-        let indices: &[u64] = match tweaks {
-            AndTweaks::Each(indices) => indices,
-            AndTweaks::From(_) => &[],
+        // Few live values in this loop: `labels` reloaded from the stack at every XOR gate
+        // (registers spilled) was a hot spot. The rows written so far, and so the ANDs,
+        // follow from `rows`.
+        let RowCursor {
+            mut rows,
+            mut rows_end,
+        } = *cursor;
+        let rows_done = |tables: &Vec<Block>, rows: *mut Block| {
+            // SAFETY: `rows` points into (or one past) the rows of `tables`' allocation.
+            unsafe { rows.offset_from(tables.as_ptr()) as usize }
         };
-        let first_row = tables.len();
-        // SAFETY: within the capacity reserved by the caller.
-        let mut rows = unsafe { tables.as_mut_ptr().add(first_row) };
-        let mut ands = 0;
-        let mut index = 0;
-        while index < gates.len() {
+        while index < end {
             let g = &gates[index];
             let Gate { op, a, b, out } = *g;
             if CHECKED && !gate_wires_ok(g, num_wires) {
@@ -906,39 +950,46 @@ impl GarbleRun<'_> {
             }
             index += 1;
             // SAFETY (all arms): the gate's wires are below num_wires, the length of the
-            // labels: checked just above or, without CHECKED, for all gates by the caller
-            // (so for a whole batch too, which only runs without CHECKED).
-            // `rows` has room for 2 blocks per AND (reserved by the caller), and with EACH
-            // `indices` holds one entry per AND (checked by `garble_gates`).
+            // labels (checked for the span or just above; a batch's gates by `batch_ready`).
+            // `rows` has room for 2 blocks per AND (`room`, grown before each AND or batch).
             unsafe {
                 // If-else rather than `match`: XOR and AND are the common gates, and two
                 // predictable branches are cheaper than the jump a `match` compiles to.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
                 } else if op == Op::And {
+                    if (rows_end.offset_from(rows) as usize) < 2 * K::BATCH.max(1) {
+                        tables.set_len(rows_done(tables, rows));
+                        grow_tables(tables, 2 * K::BATCH.max(1));
+                        rows = tables.as_mut_ptr().add(tables.len());
+                        rows_end = tables.as_mut_ptr().add(tables.capacity());
+                    }
                     // A batch (consecutive tweaks) where the next gates allow one; the
                     // scalar look at its last gate skips the vector test in AND-sparse code.
                     let first = index - 1;
                     if K::BATCH > 0
-                        && !CHECKED
                         && !EACH
                         && first + K::BATCH <= gates.len()
                         && gates.get_unchecked(first + K::BATCH - 1).op == Op::And
-                        && kernel.batch_ready(gates.as_ptr().add(first))
+                        && kernel.batch_ready(gates.as_ptr().add(first), max_wire)
                     {
                         kernel.garble_batch(labels, gates.as_ptr().add(first), rows);
                         rows = rows.add(2 * K::BATCH);
-                        ands += K::BATCH;
                         index = first + K::BATCH;
                         continue;
                     }
                     if EACH {
-                        kernel.set_and_index(*indices.get_unchecked(ands));
+                        let done = rows_done(tables, rows);
+                        let ands = (done - first_row) / 2;
+                        let Some(&and_index) = indices.get(ands) else {
+                            tables.set_len(done);
+                            and_count_panic(indices.len(), ands + 1);
+                        };
+                        kernel.set_and_index(and_index);
                     }
                     let at = |w: WireId| labels.add(w as usize);
                     kernel.garble_and(at(a), at(b), rows, at(out));
                     rows = rows.add(2);
-                    ands += 1;
                 } else {
                     let value = match op {
                         Op::Const => delta.select(a != 0),
@@ -948,27 +999,49 @@ impl GarbleRun<'_> {
                 }
             }
         }
-        // SAFETY: the kernel wrote both rows of each of the `ands` ANDs.
-        unsafe { tables.set_len(first_row + 2 * ands) };
-        ands
+        *cursor = RowCursor { rows, rows_end };
+        index
     }
+}
+
+/// Gates bounds-checked at once by the garbler's gate loop: 1 KiB, so they are read from
+/// L1 when the loop runs them right after.
+const CHECK_SPAN: usize = 64;
+
+/// Where the garbler's gate loop writes its next table rows.
+#[derive(Clone, Copy)]
+struct RowCursor {
+    /// The next row (all rows of `tables` before it are written).
+    rows: *mut Block,
+    /// The end of `tables`' capacity.
+    rows_end: *mut Block,
+}
+
+/// Room for at least `rows` more blocks in `tables`, growing it by doubling (so a call's
+/// tables cost amortized constant time per AND, as if reserved up front).
+#[cold]
+#[inline(never)]
+fn grow_tables(tables: &mut Vec<Block>, rows: usize) {
+    tables.reserve(rows.max(tables.capacity()));
+}
+
+/// An [`AndTweaks::Each`] whose count is not the number of ANDs: the caller's bug.
+#[cold]
+#[inline(never)]
+fn and_count_panic(indices: usize, ands: usize) -> ! {
+    panic!("one AND index per AND of the gates: {indices} indices for at least {ands} ANDs")
 }
 
 /// # Safety
 /// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX-512F, AVX-512BW and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx512f,avx512bw,vaes")]
-unsafe fn garble_zmm(
-    hash: &TccrHash,
-    run: GarbleRun<'_>,
-    tables: &mut Vec<Block>,
-    checked: bool,
-) -> usize {
+unsafe fn garble_zmm(hash: &TccrHash, run: GarbleRun<'_>, tables: &mut Vec<Block>) -> usize {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let keys = pgc_crypto::aes::wide::RoundKeys512::new(hash.permutation());
         let mut kernel = wide::GarbleZmm::new(keys, run.delta, run.tweaks.first());
-        run.dispatch(&mut kernel, tables, checked)
+        run.dispatch(&mut kernel, tables)
     }
 }
 
@@ -976,24 +1049,20 @@ unsafe fn garble_zmm(
 /// As [`GarbleRun::dispatch`]; the CPU has AES-NI, AVX2 and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx2,vaes")]
-unsafe fn garble_ymm(
-    hash: &TccrHash,
-    run: GarbleRun<'_>,
-    tables: &mut Vec<Block>,
-    checked: bool,
-) -> usize {
+unsafe fn garble_ymm(hash: &TccrHash, run: GarbleRun<'_>, tables: &mut Vec<Block>) -> usize {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let keys = pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation());
         let mut kernel = wide::GarbleYmm::new(keys, run.delta, run.tweaks.first());
-        run.dispatch(&mut kernel, tables, checked)
+        run.dispatch(&mut kernel, tables)
     }
 }
 
 /// Evaluates `gates` in order on the labels at `labels` with their garbled `tables`
-/// (exactly 2 blocks per AND, checked before any gate runs) and the given AND tweaks. A
-/// wire out of range is an error when its gate is reached (the labels are then
-/// unspecified).
+/// (exactly 2 blocks per AND) and the given AND tweaks. A wire out of range, or tables
+/// that run out or are left over, is an error when found (the labels are then
+/// unspecified). As in [`garble_gates`], nothing scans the gates first: wires are checked
+/// a span at a time and each AND checks that its rows are there.
 ///
 /// # Panics
 /// If `tweaks` is [`AndTweaks::Each`] with a count other than the number of ANDs (the
@@ -1010,22 +1079,6 @@ pub(crate) unsafe fn evaluate_gates(
     gates: &[Gate],
     tables: &[Block],
 ) -> Result<(), GarbleError> {
-    let scan = GateScan::of(gates);
-    if tables.len() != 2 * scan.and_gates {
-        return Err(GarbleError::TableCountMismatch {
-            and_gates: scan.and_gates,
-            expected: 2 * scan.and_gates,
-            got: tables.len(),
-        });
-    }
-    if let AndTweaks::Each(indices) = tweaks {
-        assert_eq!(
-            indices.len(),
-            scan.and_gates,
-            "one AND index per AND of the gates"
-        );
-    }
-    let checked = !scan.all_wires_below(num_wires);
     let run = EvaluateRun {
         labels,
         num_wires,
@@ -1034,30 +1087,64 @@ pub(crate) unsafe fn evaluate_gates(
         tables,
     };
     // SAFETY (all arms): the caller's guarantees for `labels`; the kernel was chosen
-    // because the CPU has its features; the table count was checked above.
+    // because the CPU has its features.
     unsafe {
         match kernel {
             // Without enough pairs, the 512-bit path's keys and pair tests only cost (on
             // alternating AND/XOR gates it measured a quarter slower than the 256-bit one);
             // with one index per AND nothing is paired.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm
-                if 4 * scan.adjacent_ands >= scan.and_gates
-                    && matches!(tweaks, AndTweaks::From(_)) =>
-            {
-                evaluate_zmm(hash, run, checked)
+            Kernel::Zmm if matches!(tweaks, AndTweaks::From(_)) && pairs_pay(gates) => {
+                evaluate_zmm(hash, run)
             }
             #[cfg(target_arch = "x86_64")]
-            Kernel::Zmm | Kernel::Ymm => evaluate_ymm(hash, run, checked),
+            Kernel::Zmm | Kernel::Ymm => evaluate_ymm(hash, run),
             _ => {
                 let mut kernel = Portable {
                     hash,
                     delta: Block::ZERO,
                     and_index: tweaks.first(),
                 };
-                run.dispatch(&mut kernel, true)
+                run.dispatch(&mut kernel)
             }
         }
+    }
+}
+
+/// Whether the evaluator's 512-bit pairs pay on these gates: at least a quarter of the
+/// ANDs directly followed by an AND, judged on 16 samples of 16 gates spread over the
+/// call (so the choice costs the same for any length, and no pass over all the gates).
+fn pairs_pay(gates: &[Gate]) -> bool {
+    const SAMPLES: usize = 16;
+    const SAMPLE: usize = 16;
+    let (mut ands, mut adjacent) = (0usize, 0usize);
+    let mut count = |sample: &[Gate]| {
+        for (k, g) in sample.iter().enumerate() {
+            let and = g.op == Op::And;
+            ands += and as usize;
+            adjacent += (and && sample.get(k + 1).is_some_and(|n| n.op == Op::And)) as usize;
+        }
+    };
+    if gates.len() <= SAMPLES * SAMPLE {
+        count(gates);
+    } else {
+        let stride = gates.len() / SAMPLES;
+        for k in 0..SAMPLES {
+            count(&gates[k * stride..k * stride + SAMPLE]);
+        }
+    }
+    4 * adjacent >= ands && ands > 0
+}
+
+/// The table count error for `gates` given `got` table blocks.
+#[cold]
+#[inline(never)]
+fn table_count_error(gates: &[Gate], got: usize) -> GarbleError {
+    let and_gates = and_count(gates);
+    GarbleError::TableCountMismatch {
+        and_gates,
+        expected: 2 * and_gates,
+        got,
     }
 }
 
@@ -1072,53 +1159,99 @@ struct EvaluateRun<'a> {
 }
 
 impl EvaluateRun<'_> {
-    /// Picks the gate loop for the checks and tweaks this call needs.
+    /// Picks the gate loop for the tweaks this call needs.
     ///
     /// # Safety
-    /// As [`evaluate_gates`]; `tables` holds exactly 2 blocks per AND; with `checked`
-    /// false, every wire of the gates is below `num_wires`; an [`AndTweaks::Each`] holds
-    /// one index per AND; the kernel's CPU features are present.
+    /// As [`evaluate_gates`]; the kernel's CPU features are present.
     #[inline(always)]
-    unsafe fn dispatch<K: EvaluateAnd>(
-        self,
-        kernel: &mut K,
-        checked: bool,
-    ) -> Result<(), GarbleError> {
+    unsafe fn dispatch<K: EvaluateAnd>(self, kernel: &mut K) -> Result<(), GarbleError> {
         // SAFETY: per this function's contract.
         unsafe {
-            match (checked, self.tweaks) {
-                (true, AndTweaks::From(_)) => self.evaluate_loop::<K, true, false>(kernel),
-                (false, AndTweaks::From(_)) => self.evaluate_loop::<K, false, false>(kernel),
-                (true, AndTweaks::Each(_)) => self.evaluate_loop::<K, true, true>(kernel),
-                (false, AndTweaks::Each(_)) => self.evaluate_loop::<K, false, true>(kernel),
+            match self.tweaks {
+                AndTweaks::From(_) => self.evaluate_loop::<K, false>(kernel),
+                AndTweaks::Each(_) => self.evaluate_loop::<K, true>(kernel),
             }
         }
     }
 
-    /// The gate loop (see [`GarbleRun::garble_loop`] for `CHECKED` and `EACH`).
+    /// The gate loop (spans as in [`GarbleRun::garble_loop`]).
     ///
     /// # Safety
     /// As [`EvaluateRun::dispatch`].
     #[inline(always)]
-    unsafe fn evaluate_loop<K: EvaluateAnd, const CHECKED: bool, const EACH: bool>(
+    unsafe fn evaluate_loop<K: EvaluateAnd, const EACH: bool>(
         self,
         kernel: &mut K,
     ) -> Result<(), GarbleError> {
         let EvaluateRun {
-            labels,
             num_wires,
             tweaks,
             gates,
             tables,
+            ..
         } = self;
         let indices: &[u64] = match tweaks {
             AndTweaks::Each(indices) => indices,
             AndTweaks::From(_) => &[],
         };
+        // As in `garble_loop`: with no wires every gate is at fault.
+        if num_wires == 0
+            && let Some(g) = gates.first()
+        {
+            return Err(wire_error(0, g, 0));
+        }
+        let max_wire = num_wires.saturating_sub(1).min(u32::MAX as usize) as u32;
         let mut rows = tables.as_ptr();
-        let mut ands = 0;
         let mut index = 0;
         while index < gates.len() {
+            let end = (index + CHECK_SPAN).min(gates.len());
+            // SAFETY: per this function's contract; the span's wires were just checked (or
+            // are checked gate by gate).
+            index = unsafe {
+                if kernel.fields_at_most(&gates[index..end], max_wire) {
+                    self.evaluate_span::<K, EACH, false>(kernel, indices, &mut rows, index, end)?
+                } else {
+                    self.evaluate_span::<K, EACH, true>(kernel, indices, &mut rows, index, end)?
+                }
+            };
+        }
+        // SAFETY: `rows` stays within `tables` (each AND checks its rows are there).
+        let used = unsafe { rows.offset_from(tables.as_ptr()) as usize };
+        if used != tables.len() {
+            return Err(table_count_error(gates, tables.len()));
+        }
+        if EACH && used / 2 != indices.len() {
+            and_count_panic(indices.len(), used / 2);
+        }
+        Ok(())
+    }
+
+    /// Evaluates `gates[index..end]` (see [`GarbleRun::garble_span`]; pairs never cross
+    /// `end`); returns `end`.
+    ///
+    /// # Safety
+    /// As [`EvaluateRun::dispatch`]; without `CHECKED`, every field of `gates[index..end]`
+    /// is below `num_wires`; `rows` points into `tables` at the next AND's rows.
+    #[inline(always)]
+    unsafe fn evaluate_span<K: EvaluateAnd, const EACH: bool, const CHECKED: bool>(
+        self,
+        kernel: &mut K,
+        indices: &[u64],
+        rows_at: &mut *const Block,
+        mut index: usize,
+        end: usize,
+    ) -> Result<usize, GarbleError> {
+        let EvaluateRun {
+            labels,
+            num_wires,
+            gates,
+            tables,
+            ..
+        } = self;
+        let mut rows = *rows_at;
+        // SAFETY: one past the end of `tables`.
+        let rows_end = unsafe { tables.as_ptr().add(tables.len()) };
+        while index < end {
             let g = &gates[index];
             let Gate { op, a, b, out } = *g;
             index += 1;
@@ -1127,31 +1260,40 @@ impl EvaluateRun<'_> {
                 return Err(wire_error(index - 1, g, num_wires));
             }
             // SAFETY (all arms): the gate's wires are below num_wires, the length of the
-            // labels: checked just above or, without CHECKED, for all gates by the caller.
-            // `rows` points at this AND's 2 blocks (and a paired next AND's 2 after them):
-            // the caller checked there are 2 per AND; with EACH, `indices` holds one entry
-            // per AND (checked by `evaluate_gates`). A paired next gate is only read
-            // without CHECKED, where its wires are known in range too, and it does not read
-            // this AND's output (the `evaluate_pair` contract); with EACH nothing is paired,
-            // as a pair's tweaks are consecutive.
+            // labels: checked for the span or just above. `rows` points at this AND's 2
+            // blocks (and a paired next AND's 2 after them): checked against the end of
+            // the tables before each use; with EACH, `indices` is read checked. A paired
+            // next gate is in the same span (so checked too), and it does not read this
+            // AND's output (the `evaluate_pair` contract); with EACH nothing is paired, as
+            // a pair's tweaks are consecutive.
             unsafe {
-                // If-else rather than `match`, as in `GarbleRun::garble_loop`.
+                // If-else rather than `match`, as in `GarbleRun::garble_span`.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
                 } else if op == Op::And {
                     let at = |w: WireId| labels.add(w as usize);
-                    if EACH {
-                        kernel.set_and_index(*indices.get_unchecked(ands));
-                        ands += 1;
+                    let left = rows_end.offset_from(rows) as usize;
+                    if left < 2 {
+                        return Err(table_count_error(gates, tables.len()));
                     }
-                    // Pairs only where every wire is known in range (no per-gate check).
-                    let next = if K::PAIRS && !CHECKED && !EACH {
-                        gates.get(index)
+                    if EACH {
+                        let ands = rows.offset_from(tables.as_ptr()) as usize / 2;
+                        let Some(&and_index) = indices.get(ands) else {
+                            and_count_panic(indices.len(), ands + 1);
+                        };
+                        kernel.set_and_index(and_index);
+                    }
+                    // Pairs only within the span and where the rows are there.
+                    let next = if K::PAIRS && !EACH && index < end && left >= 4 {
+                        Some(gates.get_unchecked(index))
                     } else {
                         None
                     };
                     match next {
                         Some(n) if n.op == Op::And && n.a != out && n.b != out => {
+                            if CHECKED && !gate_wires_ok(n, num_wires) {
+                                return Err(wire_error(index, n, num_wires));
+                            }
                             kernel.evaluate_pair(
                                 at(a),
                                 at(b),
@@ -1179,7 +1321,8 @@ impl EvaluateRun<'_> {
                 }
             }
         }
-        Ok(())
+        *rows_at = rows;
+        Ok(index)
     }
 }
 
@@ -1187,16 +1330,12 @@ impl EvaluateRun<'_> {
 /// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2 and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx2,vaes")]
-unsafe fn evaluate_ymm(
-    hash: &TccrHash,
-    run: EvaluateRun<'_>,
-    checked: bool,
-) -> Result<(), GarbleError> {
+unsafe fn evaluate_ymm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), GarbleError> {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let keys = pgc_crypto::aes::wide::RoundKeys256::new(hash.permutation());
         let mut kernel = wide::EvaluateYmm::new(keys, run.tweaks.first());
-        run.dispatch(&mut kernel, checked)
+        run.dispatch(&mut kernel)
     }
 }
 
@@ -1204,11 +1343,7 @@ unsafe fn evaluate_ymm(
 /// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2, AVX-512F and VAES.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "aes,avx2,avx512f,vaes")]
-unsafe fn evaluate_zmm(
-    hash: &TccrHash,
-    run: EvaluateRun<'_>,
-    checked: bool,
-) -> Result<(), GarbleError> {
+unsafe fn evaluate_zmm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), GarbleError> {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let aes = hash.permutation();
@@ -1217,7 +1352,7 @@ unsafe fn evaluate_zmm(
             pgc_crypto::aes::wide::RoundKeys512::new(aes),
             run.tweaks.first(),
         );
-        run.dispatch(&mut kernel, checked)
+        run.dispatch(&mut kernel)
     }
 }
 
@@ -1467,12 +1602,13 @@ mod tests {
             return;
         }
         #[target_feature(enable = "avx512f,avx512bw")]
-        unsafe fn vector(gates: &[Gate]) -> bool {
+        unsafe fn vector(gates: &[Gate], max_wire: u32) -> bool {
             // SAFETY: the CPU has the features (checked by the caller); 8 gates.
-            unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates.as_ptr()) }
+            unsafe { wide::independent_ands::<{ wide::GARBLE_BATCH }>(gates.as_ptr(), max_wire) }
         }
-        let reference = |gates: &[Gate]| {
+        let reference = |gates: &[Gate], max_wire: u32| {
             gates.iter().all(|g| g.op == Op::And)
+                && gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
                 && gates.iter().enumerate().all(|(l, g)| {
                     gates[..l]
                         .iter()
@@ -1485,9 +1621,15 @@ mod tests {
             let gates = random_gates_with(&mut prg, num_wires, 20_000, 10);
             let mixed = random_gates_with(&mut prg, num_wires, 2_000, 9);
             for window in gates.windows(wide::GARBLE_BATCH).chain(mixed.windows(8)) {
-                let expected = reference(window);
+                // Mostly a bound every wire meets; now and then one some wire exceeds.
+                let max_wire = match prg.random_u64() % 8 {
+                    0 => (prg.random_u64() % num_wires as u64) as u32,
+                    1 => u32::MAX,
+                    _ => num_wires as u32 - 1,
+                };
+                let expected = reference(window, max_wire);
                 // SAFETY: Kernel::Zmm's features include AVX-512F and AVX-512BW.
-                assert_eq!(unsafe { vector(window) }, expected, "{window:?}");
+                assert_eq!(unsafe { vector(window, max_wire) }, expected, "{window:?}");
                 if expected { yes += 1 } else { no += 1 }
             }
         }
@@ -1495,23 +1637,217 @@ mod tests {
         assert!(yes > 1000 && no > 1000, "{yes} batches, {no} refusals");
     }
 
+    /// The garbler's vector bounds check of a span against its definition.
+    #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_gate_scan_counts_ands_and_bounds_wires() {
-        let mut prg = Prg::from_seed(Block(0x5ca9));
-        for count in [0usize, 1, 3, 4, 5, 63, 64, 65, 1000] {
-            let gates = random_gates(&mut prg, 1 << 20, count);
-            let highest = gates.iter().map(|g| g.a.max(g.b).max(g.out)).max();
-            // The scan this CPU runs (4 gates at a time with AVX-512BW) and the scalar one.
-            for scan in [GateScan::of(&gates), GateScan::scalar(&gates)] {
-                assert_eq!(scan.and_gates, and_count(&gates), "{count} gates");
-                assert_eq!(scan.max_field, highest.unwrap_or(0) as u64, "{count} gates");
-                let adjacent = gates
-                    .chunks_exact(4)
-                    .flat_map(|four| four.windows(2))
-                    .filter(|pair| pair[0].op == Op::And && pair[1].op == Op::And)
-                    .count();
-                assert_eq!(scan.adjacent_ands, adjacent, "{count} gates");
+    fn span_bounds_check_matches_its_definition() {
+        if !Kernel::Zmm.is_available() {
+            return;
+        }
+        #[target_feature(enable = "avx512f")]
+        unsafe fn vector(gates: &[Gate], max_wire: u32) -> bool {
+            // SAFETY: the CPU has AVX-512F (checked by the caller).
+            unsafe { wide::fields_at_most(gates, max_wire) }
+        }
+        let mut prg = Prg::from_seed(Block(0xb0d5));
+        let (mut yes, mut no) = (0, 0);
+        for len in (0..=70).chain([255, 256, 257]) {
+            for _ in 0..40 {
+                let mut gates = random_gates(&mut prg, 1000, len);
+                // A large field now and then, in any of a, b, out of any gate.
+                if len > 0 && prg.random_bool() {
+                    let g = &mut gates[(prg.random_u64() % len as u64) as usize];
+                    let big = u32::MAX - (prg.random_u64() % 3) as u32;
+                    match prg.random_u64() % 3 {
+                        0 => g.a = big,
+                        1 => g.b = big,
+                        _ => g.out = big,
+                    }
+                }
+                let max_wire = match prg.random_u64() % 3 {
+                    0 => (prg.random_u64() % 1000) as u32,
+                    1 => u32::MAX,
+                    _ => 999,
+                };
+                let expected = gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire);
+                // SAFETY: Kernel::Zmm's features include AVX-512F.
+                assert_eq!(unsafe { vector(&gates, max_wire) }, expected, "{len} gates");
+                if expected { yes += 1 } else { no += 1 }
             }
+        }
+        assert!(yes > 300 && no > 300, "{yes} in range, {no} not");
+    }
+
+    /// A wire out of range anywhere (first gate of a span, inside a batch, at a span's
+    /// end, past the last full span) panics in every kernel, naming its gate.
+    #[test]
+    fn a_bad_wire_anywhere_panics_in_the_garbler() {
+        let mut prg = Prg::from_seed(Block(0xbadd));
+        let key = prg.random_block();
+        let delta = random_delta(&mut prg);
+        // A run of ANDs (batches where independent) on 4096 wires, then mixed gates.
+        let mut gates = random_gates_with(&mut prg, 4096, 200, 10);
+        gates.extend(random_gates_with(&mut prg, 4096, 100, 5));
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            for bad_at in [0usize, 3, 7, 63, 64, 65, 130, 299] {
+                for field in 0..3 {
+                    let op = gates[bad_at].op;
+                    // Only fields that are wires (Const's `a` is its bit).
+                    let is_wire = match field {
+                        0 => op != Op::Const,
+                        1 => matches!(op, Op::And | Op::Xor),
+                        _ => true,
+                    };
+                    if !is_wire {
+                        continue;
+                    }
+                    let mut bad = gates.clone();
+                    let g = &mut bad[bad_at];
+                    *[&mut g.a, &mut g.b, &mut g.out][field] = 4096;
+                    let run = std::panic::catch_unwind(|| {
+                        let mut garbler = Garbler::new(4096, delta, key);
+                        garbler.kernel = kernel;
+                        garbler.garble(&bad, &mut Vec::new());
+                    });
+                    let err = run.expect_err("a bad wire must panic");
+                    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+                    assert!(
+                        text.contains(&format!("gate {bad_at}")) && text.contains("4096"),
+                        "{kernel:?} at {bad_at}: {text}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Tables appended to a vector already holding rows, with little or no spare capacity
+    /// (so it grows during the call), are the same as into a fresh one with room.
+    #[test]
+    fn garbler_tables_grow_as_ands_come() {
+        let mut prg = Prg::from_seed(Block(0x960));
+        let key = prg.random_block();
+        let delta = random_delta(&mut prg);
+        let gates = random_gates_with(&mut prg, 2048, 5000, 9);
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            let garble_into = |tables: &mut Vec<Block>| {
+                let mut garbler = Garbler::new(2048, delta, key);
+                garbler.kernel = kernel;
+                garbler.garble(&gates[..2500], tables);
+                garbler.garble(&gates[2500..], tables);
+                garbler.zero_labels
+            };
+            let mut roomy = Vec::with_capacity(3 + 2 * gates.len());
+            roomy.extend([Block::ONES; 3]);
+            let labels = garble_into(&mut roomy);
+            let mut tight = vec![Block::ONES; 3];
+            tight.shrink_to_fit();
+            assert_eq!(garble_into(&mut tight), labels, "{kernel:?}");
+            assert_eq!(tight, roomy, "{kernel:?}");
+            assert_eq!(tight.len(), 3 + 2 * and_count(&gates), "{kernel:?}");
+        }
+    }
+
+    /// In the evaluator, a wire out of range anywhere (first gate of a span, in a pair, at
+    /// a span's end, after the last full span) is an error naming its gate, and so are
+    /// tables that run out at any AND or are left over, in every kernel.
+    #[test]
+    fn bad_wires_and_table_counts_are_errors_anywhere_in_the_evaluator() {
+        let mut prg = Prg::from_seed(Block(0xe7a1));
+        let key = prg.random_block();
+        let mut gates = random_gates_with(&mut prg, 4096, 200, 10);
+        gates.extend(random_gates_with(&mut prg, 4096, 100, 5));
+        let mut garbler = Garbler::new(4096, random_delta(&mut prg), key);
+        let mut tables = Vec::new();
+        garbler.garble(&gates, &mut tables);
+        let ands = and_count(&gates);
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            let evaluate = |gates: &[Gate], tables: &[Block]| {
+                let mut evaluator = Evaluator::new(4096, key);
+                evaluator.kernel = kernel;
+                evaluator.evaluate(gates, tables)
+            };
+            assert_eq!(evaluate(&gates, &tables), Ok(()), "{kernel:?}");
+            for bad_at in [0usize, 1, 2, 63, 64, 65, 127, 128, 199, 299] {
+                let op = gates[bad_at].op;
+                for field in 0..3 {
+                    let is_wire = match field {
+                        0 => op != Op::Const,
+                        1 => matches!(op, Op::And | Op::Xor),
+                        _ => true,
+                    };
+                    if !is_wire {
+                        continue;
+                    }
+                    let mut bad = gates.clone();
+                    let g = &mut bad[bad_at];
+                    *[&mut g.a, &mut g.b, &mut g.out][field] = 5000;
+                    match evaluate(&bad, &tables) {
+                        Err(GarbleError::WireOutOfRange {
+                            gate_index, wire, ..
+                        }) => assert_eq!((gate_index, wire), (bad_at, 5000), "{kernel:?}"),
+                        other => panic!("{kernel:?} at {bad_at}: {other:?}"),
+                    }
+                }
+            }
+            for got in [
+                0,
+                1,
+                2,
+                2 * ands - 4,
+                2 * ands - 1,
+                2 * ands + 1,
+                2 * ands + 2,
+            ] {
+                let mut wrong = tables.clone();
+                wrong.resize(got, Block::ONES);
+                assert_eq!(
+                    evaluate(&gates, &wrong),
+                    Err(GarbleError::TableCountMismatch {
+                        and_gates: ands,
+                        expected: 2 * ands,
+                        got
+                    }),
+                    "{kernel:?}"
+                );
+            }
+        }
+    }
+
+    /// An AND index list of the wrong length panics (the caller's bug), whichever way.
+    #[test]
+    fn wrong_and_index_count_panics_in_the_garbler() {
+        let mut prg = Prg::from_seed(Block(0x1d));
+        let gates = random_gates_with(&mut prg, 64, 100, 5);
+        let ands = and_count(&gates);
+        for count in [0, ands - 1, ands + 1] {
+            let indices: Vec<u64> = (0..count as u64).collect();
+            let run = std::panic::catch_unwind(|| {
+                let mut labels = vec![Block::ZERO; 64];
+                let mut tables = Vec::new();
+                // SAFETY: the labels are this closure's own 64 blocks, the gates' wires.
+                unsafe {
+                    garble_gates(
+                        Kernel::best(),
+                        &TccrHash::new(Block(5)),
+                        Block(1),
+                        labels.as_mut_ptr(),
+                        64,
+                        AndTweaks::Each(&indices),
+                        &gates,
+                        &mut tables,
+                    )
+                }
+            });
+            assert!(run.is_err(), "{count} indices for {ands} ANDs");
         }
     }
 }

@@ -32,7 +32,7 @@
 //!
 //! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
 //! [`GarbleZmm`], `aes,avx2,avx512f,vaes` for [`EvaluateZmm`], `aes,avx2,vaes` for the
-//! others; [`scan_gates`] its own); they are `#[inline(always)]` and only inlined into
+//! others; [`fields_at_most`] AVX-512F); they are `#[inline(always)]` and only inlined into
 //! functions compiled with those features, after run-time detection.
 
 use pgc_circuit::{Gate, Op};
@@ -466,10 +466,12 @@ impl EvaluateZmm {
     }
 }
 
-/// Whether the `N` gates at `gates` (2 ≤ `N` ≤ 8) are all ANDs and none reads (as `a` or
-/// `b`) the output of an earlier one: the condition for hashing them as one batch. Writes
-/// to a wire an earlier one reads or writes are fine (a batch loads all inputs before it
-/// stores, and stores in order).
+/// Whether the `N` gates at `gates` (2 ≤ `N` ≤ 8) are all ANDs, all their wires (`a`, `b`,
+/// `out`) are at most `max_wire`, and none reads (as `a` or `b`) the output of an earlier
+/// one: the condition for hashing them as one batch. Writes to a wire an earlier one reads
+/// or writes are fine (a batch loads all inputs before it stores, and stores in order).
+/// The bound makes this the batch's only check (the gate loop checks wires a span at a
+/// time, and a batch may run past its span).
 ///
 /// One register holds `[a₀ … a₇, b₀ … b₇]`, another the outputs `[o₀ … o₇, o₀ … o₇]`; for
 /// each distance s the outputs move s lanes up, so one compare tests every gate g ≥ s
@@ -478,13 +480,14 @@ impl EvaluateZmm {
 /// # Safety
 /// AVX-512F and AVX-512BW; `gates` is valid for `N` gates.
 #[inline(always)]
-pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate) -> bool {
+pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate, max_wire: u32) -> bool {
     const { assert!(N >= 2 && N <= 8) };
     unsafe {
         let p = gates as *const u8;
         let mut regs = [_mm512_setzero_si512(); 2];
-        let mut all_and = true;
+        let mut ands_in_range = true;
         let and_op = _mm512_set1_epi8(Op::And as i8);
+        let highest = _mm512_set1_epi32(max_wire as i32);
         for (j, reg) in regs.iter_mut().enumerate() {
             let gates_here = N.saturating_sub(4 * j).min(4);
             if gates_here == 0 {
@@ -496,10 +499,11 @@ pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate) -> boo
             let fields = 0xeeeeu16 & (((1u32 << (4 * gates_here)) - 1) as u16);
             let q = p.add(64 * j);
             let ops = _mm512_maskz_loadu_epi8(op_bytes, q as *const i8);
-            all_and &= _mm512_mask_cmpeq_epi8_mask(op_bytes, ops, and_op) == op_bytes;
+            ands_in_range &= _mm512_mask_cmpeq_epi8_mask(op_bytes, ops, and_op) == op_bytes;
             *reg = _mm512_maskz_loadu_epi32(fields, q as *const i32);
+            ands_in_range &= _mm512_mask_cmpgt_epu32_mask(fields, *reg, highest) == 0;
         }
-        if !all_and {
+        if !ands_in_range {
             return false;
         }
         // Dword 4·g + 1 of the two registers is `a` of gate g, + 2 its `b`, + 3 its `out`.
@@ -530,67 +534,31 @@ pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate) -> boo
     }
 }
 
-/// One pass over the gates, 4 per step: the largest `a`, `b` or `out` field, and the
-/// number of ANDs (see `GateScan`).
+/// Whether every `a`, `b` and `out` field of `gates` is at most `max_wire`: the fields of
+/// 4 gates per 512-bit load, one compare at the end (both parties' bounds check of a span).
 ///
 /// # Safety
-/// The CPU has AVX-512F, AVX-512BW and POPCNT (the features the caller detects).
-#[target_feature(enable = "avx512f,avx512bw,popcnt")]
-pub(crate) unsafe fn scan_gates(gates: &[Gate]) -> crate::GateScan {
-    // Bit k of the mask is byte k of the 64 bytes of 4 gates: byte 0 of each, `op`.
-    const OP_BYTES: u64 = 0x0001_0001_0001_0001;
+/// AVX-512F.
+#[inline(always)]
+pub(crate) unsafe fn fields_at_most(gates: &[Gate], max_wire: u32) -> bool {
+    // The mask 0xeeee selects dwords 1, 2, 3 of each 16-byte gate: a, b, out.
     const _: () = assert!(
         size_of::<Gate>() == 16
-            && std::mem::offset_of!(Gate, op) == 0
             && std::mem::offset_of!(Gate, a) == 4
             && std::mem::offset_of!(Gate, b) == 8
             && std::mem::offset_of!(Gate, out) == 12
     );
-    // Each 32-bit lane counts at most one per 4 gates.
-    if gates.len() as u64 >= 1 << 34 {
-        return crate::GateScan::scalar(gates);
-    }
     let chunks = gates.chunks_exact(4);
     let rest = chunks.remainder();
-    let mut highest = _mm512_setzero_si512();
-    // Counts stay in vector lanes (the op's dword of each gate: lanes 0, 4, 8, 12): moving
-    // a compare mask to an integer register every 4 gates was the slow part of this loop.
-    let (mut ands, mut adjacent) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-    let one = _mm512_set1_epi32(1);
-    let and_op = _mm512_set1_epi32(Op::And as i32);
-    for four in chunks {
-        let p = four.as_ptr();
-        // SAFETY: 64 readable bytes. Only the 32-bit words at offsets 4, 8, 12 of each gate
-        // (a, b, out) and the byte at offset 0 (op) are loaded: the masked-out padding
-        // bytes after `op` are never read, and read as 0.
-        let (fields, ops) = unsafe {
-            (
-                _mm512_maskz_loadu_epi32(0xeeee, p as *const i32),
-                _mm512_maskz_loadu_epi8(OP_BYTES, p as *const i8),
-            )
-        };
-        highest = _mm512_max_epu32(highest, fields);
-        // 1 in the op lane of an AND, 0 in every other lane: op ⊕ And is 0 exactly for an
-        // AND, and the lanes without an op hold 0 ⊕ 1.
-        let is_and = _mm512_sub_epi32(one, _mm512_min_epu32(_mm512_xor_si512(ops, and_op), one));
-        ands = _mm512_add_epi32(ands, is_and);
-        // Gate k's lane against gate k + 1's (4 lanes up; gate 3 meets the zeros).
-        let next = _mm512_alignr_epi32::<4>(_mm512_setzero_si512(), is_and);
-        adjacent = _mm512_add_epi32(adjacent, _mm512_and_si512(is_and, next));
+    unsafe {
+        let mut highest = _mm512_setzero_si512();
+        for four in chunks {
+            // SAFETY: 64 readable bytes; only the dwords at offsets 4, 8, 12 of each gate
+            // (a, b, out) are read (the mask), never the padding after `op`.
+            let fields = _mm512_maskz_loadu_epi32(0xeeee, four.as_ptr() as *const i32);
+            highest = _mm512_max_epu32(highest, fields);
+        }
+        _mm512_cmpgt_epu32_mask(highest, _mm512_set1_epi32(max_wire as i32)) == 0
+            && rest.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
-    // Sum the lanes as 64-bit numbers.
-    let sum = |v: __m512i| {
-        let low = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
-        let high = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(v));
-        _mm512_reduce_add_epi64(_mm512_add_epi64(low, high)) as usize
-    };
-    let mut scan = crate::GateScan {
-        max_field: _mm512_reduce_max_epu32(highest) as u64,
-        and_gates: sum(ands),
-        adjacent_ands: sum(adjacent),
-    };
-    for g in rest {
-        scan.note(g);
-    }
-    scan
 }
