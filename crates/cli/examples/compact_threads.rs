@@ -21,15 +21,14 @@ use pgc_garble::{Evaluator, Garbler};
 
 /// CPU seconds of this process so far (user + system, all threads).
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which ends with the last ')'): utime is the 12th,
-    // stime the 13th, in clock ticks (100 per second on Linux).
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) as f64 / 100.0
+    // SAFETY: getrusage writes the struct it is given, zeroed here first.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 fn main() {
@@ -73,7 +72,7 @@ fn main() {
     let c = cpu_seconds() - cpu;
     let want = h;
     println!(
-        "sequential garbler: {t:.3} s ({c:.2} s CPU), {:.1} M AND/s",
+        "sequential garbler: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
         ands as f64 / t / 1e6
     );
     for &th in &threads {
@@ -101,7 +100,7 @@ fn main() {
         assert_eq!(h, want, "tables differ at {th} threads");
 
         println!(
-            "garble::compact, {th} thread(s): {t:.3} s ({c:.2} s CPU), {:.1} M AND/s (same tables)",
+            "garble::compact, {th} thread(s): {t:.3} s ({c:.3} s CPU), {:.1} M AND/s (same tables)",
             ands as f64 / t / 1e6
         );
     }
@@ -135,7 +134,7 @@ fn main() {
     let c = cpu_seconds() - cpu;
     let want: Vec<Block> = outputs.iter().map(|&w| e.label(w)).collect();
     println!(
-        "sequential evaluator: {t:.3} s ({c:.2} s CPU), {:.1} M AND/s",
+        "sequential evaluator: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
         ands as f64 / t / 1e6
     );
     for &th in &threads {
@@ -163,7 +162,7 @@ fn main() {
         let got: Vec<Block> = outputs.iter().map(|&w| ce.label(w)).collect();
         assert_eq!(got, want, "output labels differ at {th} threads");
         println!(
-            "evaluate::compact, {th} thread(s): {t:.3} s ({c:.2} s CPU), {:.1} M AND/s (same labels)",
+            "evaluate::compact, {th} thread(s): {t:.3} s ({c:.3} s CPU), {:.1} M AND/s (same labels)",
             ands as f64 / t / 1e6
         );
     }
