@@ -179,14 +179,9 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
         .collect();
     assert_eq!(cached.len(), 1, "one cache entry: {cached:?}");
 
-    // Two processes over TCP: A streams the compact file and garbles on 3 threads, B
-    // compiles the source itself and evaluates on one.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    // Two processes over TCP: A streams the compact file, B compiles the source itself;
+    // one garbles on 3 threads and the other evaluates on 1, then the other way round (the
+    // tables do not depend on either count).
     let psk = support::test_psk();
     let spawn = |cmd: &mut Command| {
         cmd.stdout(Stdio::piped())
@@ -194,48 +189,56 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
             .spawn()
             .unwrap()
     };
-    let pa = spawn(s.pgc().args([
-        "run",
-        &out,
-        "--party",
-        "a",
-        "--listen",
-        &addr,
-        "--input",
-        &ta,
-        "--json",
-        "--psk",
-        &psk,
-        "--threads",
-        "3",
-    ]));
-    let pb = spawn(s.pgc().args([
-        "run",
-        &example("edit_distance_large.c"),
-        "-D",
-        "EDIT_LEN=24",
-        "--compact",
-        "always",
-        "--party",
-        "b",
-        "--connect",
-        &addr,
-        "--input",
-        &tb,
-        "--json",
-        "--psk",
-        &psk,
-        "--threads",
-        "1",
-    ]));
-    for (who, p) in [("a", pa), ("b", pb)] {
-        let o = p.wait_with_output().unwrap();
-        assert!(
-            o.status.success(),
-            "party {who}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert_eq!(json_of(&o)["outputs"], json!({"OUTPUT_distance": want}));
+    for (threads_a, threads_b) in [("3", "1"), ("1", "3")] {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let pa = spawn(s.pgc().args([
+            "run",
+            &out,
+            "--party",
+            "a",
+            "--listen",
+            &addr,
+            "--input",
+            &ta,
+            "--json",
+            "--psk",
+            &psk,
+            "--threads",
+            threads_a,
+        ]));
+        let pb = spawn(s.pgc().args([
+            "run",
+            &example("edit_distance_large.c"),
+            "-D",
+            "EDIT_LEN=24",
+            "--compact",
+            "always",
+            "--party",
+            "b",
+            "--connect",
+            &addr,
+            "--input",
+            &tb,
+            "--json",
+            "--psk",
+            &psk,
+            "--threads",
+            threads_b,
+        ]));
+        for (who, p) in [("a", pa), ("b", pb)] {
+            let o = p.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "party {who} (threads {threads_a} / {threads_b}): {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_eq!(json_of(&o)["outputs"], json!({"OUTPUT_distance": want}));
+        }
     }
 }
 

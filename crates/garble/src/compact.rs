@@ -10,21 +10,34 @@
 //! [`WINDOW_ANDS_PER_THREAD`] × threads AND gates, [`WINDOW_MAX_ITEMS`] items). Within a
 //! window, item j depends on an earlier item i when they touch one main wire and at least one
 //! of them writes it (read after write, write after read, write after write: main wires are
-//! reused slots). Items whose predecessors are done are *ready*; each thread takes the ready
-//! item of lowest index, runs it, and releases its successors. A window ends when all its
-//! items are done; the next one then starts (the window is the memory bound: its tables).
+//! reused slots). Items whose predecessors are done are *ready*; each thread takes a *group*
+//! of ready items (up to [`GROUP_ITEMS`], in the order they became ready: one lock per
+//! group), runs them,
+//! and releases their successors. A window ends when all its items are done; the next one
+//! then starts (the window is the memory bound: its tables).
 //!
-//! Each thread expands a call into its own wire space (the call's inputs, outputs and the
-//! callee's scratch; an [`Expander`] and a [`Garbler`]/[`Evaluator`] per thread), copying the
-//! input labels in from the shared main labels and the output labels back. Every AND uses
-//! the tweaks of its position in the sequential expansion (its call's first AND plus its
-//! place in the call), so the garbled tables are exactly those the sequential garbler
-//! produces, for any thread count, and they are sent in that same order: the evaluator may
-//! run with any thread count, or sequentially, whatever the garbler used. Memory: main
-//! labels, per thread one call's wire space, and one window of tables.
+//! Each thread runs an item in its own wire space (the call's inputs, outputs and the
+//! callee's scratch, as the [`Expander`] lays out one call; each template's expansion is
+//! cached after its first call, so a call costs no expansion), copying the input labels in
+//! from the shared main labels and the output labels back. Every AND uses the tweak of its
+//! position in the sequential expansion (its call's first AND plus its place in the call),
+//! and its tables go to that position of the window's buffer, so the garbled tables are
+//! exactly those the sequential garbler produces, for any thread count and group size, and
+//! they are sent in that same order: the evaluator may run with any thread count, or
+//! sequentially, whatever the garbler used. Memory: main labels, per thread one call's
+//! wire space, and one window of tables.
+//!
+//! One thread needs no dependency graph: it runs the items in order, in windows of
+//! [`SEQUENTIAL_WINDOW_ANDS`] (their tables stay in cache), and so costs less than the
+//! sequential garbler, which renames every gate of every call on its way.
+//!
+//! Garbling a group's calls with their gates interleaved (round robin, one AND of each call
+//! per turn, so that consecutive ANDs are independent) was measured too: on an AMD EPYC
+//! (Zen 5) the half-gates kernel took the same time per AND as on one call at a time (the
+//! out-of-order core already overlaps what the calls' chains allow), and the interleaving
+//! cost more than it saved, so calls run one after the other (see BENCHMARKS.md).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::{Condvar, Mutex};
 
@@ -38,32 +51,137 @@ use crate::{Evaluator, GarbleError, Garbler};
 /// rows of a wavefront (edit distance at n = 4095 has ≈ 400 k ANDs per row) for its
 /// anti-diagonals to be wide.
 pub const WINDOW_ANDS_PER_THREAD: u64 = 1 << 20;
+/// AND gates in one window on one thread (2 MiB of tables, which stay in cache): items
+/// run in order, so the window needs no width.
+pub const SEQUENTIAL_WINDOW_ANDS: u64 = 1 << 16;
 /// The most items in one window.
 pub const WINDOW_MAX_ITEMS: usize = 1 << 20;
+/// The most ready items a thread takes at once (one lock per group).
+pub const GROUP_ITEMS: usize = 16;
 
 const NONE: u32 = u32::MAX;
 
-/// The most ready items a thread takes at once.
-const MAX_BATCH: usize = 16;
-
-/// The dependency graph of one window.
+/// One window of items and, on several threads, their dependency graph.
 #[derive(Default)]
 struct Window {
+    /// The window's items are `items[..len]`; the slots above keep their buffers for reuse.
     items: Vec<Item>,
+    len: usize,
     /// First AND (flat index) and AND count of each item.
     first_and: Vec<u64>,
     ands: Vec<u64>,
-    /// Unfinished predecessors of each item, and each item's successors.
-    pending: Vec<u32>,
-    successors: Vec<Vec<u32>>,
+    /// Each item's predecessors: `preds[pred_end[j - 1]..pred_end[j]]` (several threads).
+    preds: Vec<u32>,
+    pred_end: Vec<u32>,
+    /// `marked[p] == j + 1` while item j's predecessors are gathered and p is one of them.
+    marked: Vec<u32>,
+    /// On several threads, each item's wires renamed (see [`Planner`]): its inputs then its
+    /// outputs, `wires[wires_end[j - 1]..wires_end[j]]`.
+    wires: Vec<WireId>,
+    wires_end: Vec<u32>,
     window_ands: u64,
     window_gates: u64,
 }
 
-/// Builds windows: item counts and the main-wire hazards.
+impl Window {
+    /// Stores `item` as the next one, reusing a dropped item's buffers.
+    fn store(&mut self, item: &Item) {
+        match (self.items.get_mut(self.len), item) {
+            (Some(Item::Call(slot)), Item::Call(c)) => {
+                slot.template = c.template;
+                slot.inputs.clone_from(&c.inputs);
+                slot.outputs.clone_from(&c.outputs);
+            }
+            (Some(slot), _) => *slot = item.clone(),
+            (None, _) => self.items.push(item.clone()),
+        }
+        self.len += 1;
+    }
+
+    /// The (label) wires item `i` reads and writes: its renamed ones on several threads,
+    /// its main wires on one.
+    fn wires(&self, i: usize) -> (&[WireId], &[WireId]) {
+        let item = &self.items[i];
+        let (reads, writes): (&[WireId], &[WireId]) = match item {
+            Item::Gate(g) => (g.inputs(), std::slice::from_ref(&g.out)),
+            Item::Call(c) => (&c.inputs, &c.outputs),
+        };
+        if self.wires_end.is_empty() {
+            return (reads, writes);
+        }
+        let from = if i == 0 {
+            0
+        } else {
+            self.wires_end[i - 1] as usize
+        };
+        let to = self.wires_end[i] as usize;
+        self.wires[from..to].split_at(reads.len())
+    }
+}
+
+/// The successors of each item of a window and their unfinished predecessors, built from
+/// the window's predecessor lists when it runs (several threads).
+#[derive(Default)]
+struct Graph {
+    /// `successors[start[i]..start[i + 1]]`.
+    start: Vec<u32>,
+    successors: Vec<u32>,
+    pending: Vec<u32>,
+}
+
+impl Graph {
+    fn build(&mut self, win: &Window) {
+        let n = win.len;
+        self.start.clear();
+        self.start.resize(n + 1, 0);
+        self.pending.clear();
+        let mut from = 0;
+        for j in 0..n {
+            let to = win.pred_end[j] as usize;
+            self.pending.push((to - from) as u32);
+            for &p in &win.preds[from..to] {
+                self.start[p as usize + 1] += 1;
+            }
+            from = to;
+        }
+        for i in 0..n {
+            self.start[i + 1] += self.start[i];
+        }
+        self.successors.clear();
+        self.successors.resize(win.preds.len(), 0);
+        // Filled in item order, so each item's successors come lowest first.
+        let mut next: Vec<u32> = self.start[..n].to_vec();
+        let mut from = 0;
+        for j in 0..n {
+            let to = win.pred_end[j] as usize;
+            for &p in &win.preds[from..to] {
+                self.successors[next[p as usize] as usize] = j as u32;
+                next[p as usize] += 1;
+            }
+            from = to;
+        }
+    }
+
+    fn successors(&self, i: u32) -> &[u32] {
+        &self.successors[self.start[i as usize] as usize..self.start[i as usize + 1] as usize]
+    }
+}
+
+/// Builds windows: item counts and, on several threads, the dependencies.
+///
+/// Main wires are reused slots (edit distance keeps one row and one `diagonal` that every
+/// cell rewrites), so ordering items by the slots they share would chain every cell to
+/// the next. Instead each write in a window gets a fresh label wire above the main ones
+/// (renaming, as an out-of-order CPU renames registers) and reads go to the newest one:
+/// only true dependencies (an item reads what another wrote) remain. When the window is
+/// done, each main wire takes its newest label ([`settle`](Planner::settle)).
 struct Planner {
-    last_writer: Vec<u32>,
-    readers: Vec<Vec<u32>>,
+    main_num_wires: u32,
+    /// Each main wire's newest label wire in this window (`NONE`: its own).
+    current: Vec<WireId>,
+    /// The item that writes each renamed wire (`main_num_wires + k` is `producer[k]`'s).
+    producer: Vec<u32>,
+    /// Main wires written in this window.
     touched: Vec<WireId>,
     /// (gates, ANDs) of one call of each template.
     counts: Vec<(u64, u64)>,
@@ -71,17 +189,21 @@ struct Planner {
     threads: usize,
     /// The most items of one window.
     max_items: usize,
-    /// A buffer for one item's predecessors.
-    preds: Vec<u32>,
 }
 
 impl Planner {
     /// A planner for a main body over `main_num_wires` wires calling `templates` templates
     /// (their sizes read from `space`), on `threads` threads.
     fn new(space: &Space, templates: usize, main_num_wires: u32, threads: usize) -> Planner {
+        let renamed = if threads > 1 {
+            main_num_wires as usize
+        } else {
+            0
+        };
         Planner {
-            last_writer: vec![NONE; main_num_wires as usize],
-            readers: vec![Vec::new(); main_num_wires as usize],
+            main_num_wires,
+            current: vec![NONE; renamed],
+            producer: Vec::new(),
             touched: Vec::new(),
             counts: (0..templates as u32)
                 .map(|t| space.expander.template_counts(t).unwrap_or((0, 0)))
@@ -89,7 +211,6 @@ impl Planner {
             next_and: 0,
             threads,
             max_items: WINDOW_MAX_ITEMS,
-            preds: Vec::new(),
         }
     }
 
@@ -106,82 +227,109 @@ impl Planner {
         }
     }
 
-    fn touch(&mut self, w: WireId) -> Result<usize, CompactError> {
-        let i = w as usize;
-        if i >= self.last_writer.len() {
-            return Err(CompactError::TooManyWires {
-                what: "a main-body item's wire",
-                needed: w as u64 + 1,
-                max: self.last_writer.len() as u64,
-            });
+    /// Notes `p` as a predecessor of the item being added (`me`), once.
+    fn precede(win: &mut Window, p: u32, me: u32) {
+        if win.marked[p as usize] != me + 1 {
+            win.marked[p as usize] = me + 1;
+            win.preds.push(p);
         }
-        if self.last_writer[i] == NONE && self.readers[i].is_empty() {
-            self.touched.push(w);
-        }
-        Ok(i)
     }
 
-    /// Adds `item` to `win` with its hazards.
-    fn add(&mut self, win: &mut Window, item: Item) -> Result<(), CompactError> {
-        let me = win.items.len() as u32;
-        let mut preds = std::mem::take(&mut self.preds);
-        preds.clear();
-        let (reads, writes): (&[WireId], &[WireId]) = match &item {
+    /// Adds `item` to `win` (with its renamed wires and dependencies on several threads).
+    fn add(&mut self, win: &mut Window, item: &Item) -> Result<(), CompactError> {
+        let num_wires = self.main_num_wires;
+        let (reads, writes): (&[WireId], &[WireId]) = match item {
             Item::Gate(g) => (g.inputs(), std::slice::from_ref(&g.out)),
             Item::Call(c) => (&c.inputs, &c.outputs),
         };
-        for &r in reads {
-            let i = self.touch(r)?;
-            if self.last_writer[i] != NONE {
-                preds.push(self.last_writer[i]);
+        if let Some(&w) = reads.iter().chain(writes).find(|&&w| w >= num_wires) {
+            return Err(CompactError::TooManyWires {
+                what: "a main-body item's wire",
+                needed: w as u64 + 1,
+                max: num_wires as u64,
+            });
+        }
+        let me = win.len as u32;
+        if self.threads > 1 {
+            let needed = num_wires as u64 + self.producer.len() as u64 + writes.len() as u64;
+            if needed > u32::MAX as u64 {
+                return Err(CompactError::TooManyWires {
+                    what: "the main wires renamed in one window",
+                    needed,
+                    max: u32::MAX as u64,
+                });
             }
-            self.readers[i].push(me);
-        }
-        for &w in writes {
-            let i = self.touch(w)?;
-            if self.last_writer[i] != NONE {
-                preds.push(self.last_writer[i]);
+            win.marked.push(0);
+            for &r in reads {
+                let wire = match self.current[r as usize] {
+                    NONE => r,
+                    renamed => {
+                        Self::precede(win, self.producer[(renamed - num_wires) as usize], me);
+                        renamed
+                    }
+                };
+                win.wires.push(wire);
             }
-            preds.extend(self.readers[i].iter().copied().filter(|&r| r != me));
-            self.readers[i].clear();
-            self.last_writer[i] = me;
+            for &w in writes {
+                let renamed = num_wires + self.producer.len() as u32;
+                self.producer.push(me);
+                if self.current[w as usize] == NONE {
+                    self.touched.push(w);
+                }
+                self.current[w as usize] = renamed;
+                win.wires.push(renamed);
+            }
+            win.pred_end.push(win.preds.len() as u32);
+            win.wires_end.push(win.wires.len() as u32);
         }
-        preds.sort_unstable();
-        preds.dedup();
-        for &p in &preds {
-            win.successors[p as usize].push(me);
-        }
-        let n_preds = preds.len() as u32;
-        self.preds = preds;
-        let (gates, ands) = self.item_counts(&item);
+        let (gates, ands) = self.item_counts(item);
+        win.store(item);
         win.window_gates += gates;
-        win.pending.push(n_preds);
-        win.successors.push(Vec::new());
         win.first_and.push(self.next_and);
         win.ands.push(ands);
-        win.items.push(item);
         self.next_and += ands;
         win.window_ands += ands;
         Ok(())
     }
 
     fn full(&self, win: &Window) -> bool {
-        win.items.len() >= self.max_items
-            || win.window_ands >= WINDOW_ANDS_PER_THREAD * self.threads as u64
+        let ands = if self.threads > 1 {
+            WINDOW_ANDS_PER_THREAD * self.threads as u64
+        } else {
+            SEQUENTIAL_WINDOW_ANDS
+        };
+        win.len >= self.max_items || win.window_ands >= ands || self.producer.len() as u64 >= ands
+    }
+
+    /// Label wires the window needs: the main ones and the renamed ones.
+    fn label_wires(&self) -> usize {
+        self.main_num_wires as usize + self.producer.len()
+    }
+
+    /// After the window ran: each main wire written in it takes its newest label, and the
+    /// renamed ones are dropped.
+    fn settle(&self, labels: &mut Vec<Block>) {
+        for &w in &self.touched {
+            labels[w as usize] = labels[self.current[w as usize] as usize];
+        }
+        labels.truncate(self.main_num_wires as usize);
     }
 
     /// Forgets the window's hazards (the next window starts after all of it is done).
     fn reset(&mut self, win: &mut Window) {
         for &w in &self.touched {
-            self.last_writer[w as usize] = NONE;
-            self.readers[w as usize].clear();
+            self.current[w as usize] = NONE;
         }
         self.touched.clear();
-        win.items.clear();
+        self.producer.clear();
+        win.wires.clear();
+        win.wires_end.clear();
+        win.len = 0;
         win.first_and.clear();
         win.ands.clear();
-        win.pending.clear();
-        win.successors.clear();
+        win.preds.clear();
+        win.pred_end.clear();
+        win.marked.clear();
         win.window_ands = 0;
         win.window_gates = 0;
     }
@@ -216,13 +364,13 @@ impl SharedLabels {
         unsafe { *self.ptr.add(w as usize) = label }
     }
 }
-
 /// Templates whose expansion has at most this many gates keep it (per thread) after
 /// their first call: every call of a template expands to the same gates in this space.
 const CACHED_TEMPLATE_GATES: usize = 1 << 16;
 
-/// One thread's wire space: a call's inputs at `0..n_in`, outputs at `n_in..n_in + n_out`,
-/// the callee's scratch above (the [`Expander`]'s "main" is this call alone).
+/// One call's wire space (the [`Expander`]'s "main" is this call alone): the call's inputs
+/// at `0..n_in`, outputs at `n_in..n_in + n_out`, the callee's scratch above. A group lays
+/// several such spaces side by side.
 struct Space<'t> {
     templates: &'t [Template],
     expander: Expander<'t>,
@@ -230,6 +378,15 @@ struct Space<'t> {
     /// Each template's expansion in this space, once expanded (if small enough).
     cached: Vec<Option<Vec<Gate>>>,
     call: Item,
+}
+
+/// Where an item's gates (in its own space) are.
+#[derive(Clone, Copy)]
+enum Source {
+    /// The cached expansion of this template.
+    Cached(u32),
+    /// `Group::own[from..to]`.
+    Own(usize, usize),
 }
 
 impl<'t> Space<'t> {
@@ -253,16 +410,13 @@ impl<'t> Space<'t> {
         })
     }
 
-    fn num_wires(&self) -> usize {
-        self.expander.num_wires() as usize
+    fn num_wires(&self) -> u32 {
+        self.expander.num_wires()
     }
 
-    /// The item's gates in this space (a main gate reads wires 0 and 1 and writes 2); the
-    /// main wires whose labels go in, and those that come back, in local order.
-    fn expand<'s, 'i>(
-        &'s mut self,
-        item: &'i Item,
-    ) -> Result<(&'s [Gate], &'i [WireId], Local<'i>), CompactError> {
+    /// Expands `item` into this space (a main gate reads wires 0 and 1 and writes 2):
+    /// a cached expansion, or gates appended to `own`.
+    fn expand(&mut self, item: &Item, own: &mut Vec<Gate>) -> Result<Source, CompactError> {
         match item {
             Item::Gate(g) => {
                 let local = match g.op {
@@ -280,9 +434,8 @@ impl<'t> Space<'t> {
                         out: 2,
                     },
                 };
-                self.gates.clear();
-                self.gates.push(local);
-                Ok((&self.gates, g.inputs(), Local::Gate(g.out)))
+                own.push(local);
+                Ok(Source::Own(own.len() - 1, own.len()))
             }
             Item::Call(c) => {
                 let n_in = c.inputs.len() as u32;
@@ -294,10 +447,8 @@ impl<'t> Space<'t> {
                     .templates
                     .get(t)
                     .is_some_and(|tpl| tpl.num_inputs == n_in && tpl.num_outputs == n_out);
-                let local = Local::Call(n_in, &c.outputs);
                 if fits && self.cached[t].is_some() {
-                    let gates = self.cached[t].as_deref().unwrap_or_default();
-                    return Ok((gates, &c.inputs, local));
+                    return Ok(Source::Cached(c.template));
                 }
                 if let Item::Call(call) = &mut self.call {
                     call.template = c.template;
@@ -320,49 +471,53 @@ impl<'t> Space<'t> {
                     Ok(())
                 })?;
                 if fits && self.gates.len() <= CACHED_TEMPLATE_GATES {
-                    self.cached[t] = Some(self.gates.clone());
+                    self.cached[t] = Some(std::mem::take(&mut self.gates));
+                    return Ok(Source::Cached(c.template));
                 }
-                Ok((&self.gates, &c.inputs, local))
+                let from = own.len();
+                own.extend_from_slice(&self.gates);
+                Ok(Source::Own(from, own.len()))
             }
         }
     }
 }
 
-/// Where an item's results are in its thread's space, and the main wires they go to.
-enum Local<'i> {
-    Gate(WireId),
-    Call(u32, &'i [WireId]),
-}
-
-impl Local<'_> {
-    fn each(&self, mut f: impl FnMut(WireId, WireId)) {
-        match *self {
-            Local::Gate(out) => f(2, out),
-            Local::Call(n_in, outs) => {
-                for (j, &w) in outs.iter().enumerate() {
-                    f(n_in + j as u32, w);
-                }
-            }
-        }
+/// Calls `f(local, wire)` for each result of window item `i`: its local wire and the
+/// label wire it goes to.
+fn each_output(win: &Window, i: usize, mut f: impl FnMut(WireId, WireId)) {
+    let (reads, writes) = win.wires(i);
+    let first = match win.items[i] {
+        Item::Gate(_) => 2,
+        Item::Call(_) => reads.len() as u32,
+    };
+    for (j, &w) in writes.iter().enumerate() {
+        f(first + j as u32, w);
     }
 }
 
-/// Runs every item of `win` on `workers.len()` threads (item order with one), each by
-/// `run(worker, item)`; the first error stops the window.
+/// What a thread does with a group of window items.
+type RunGroup<'a, W, E> = dyn Fn(&mut W, &[u32]) -> Result<(), E> + Sync + 'a;
+
+/// Runs the items of `win` on `workers.len()` threads in groups of at most `group` ready
+/// items (first ready, first taken), each by `run(worker, items)`; the first error stops the
+/// window. `graph` is the window's dependency graph, built here.
+///
+/// First ready, first taken: taking the lowest-numbered ready item instead (as this did
+/// before) runs a wavefront row by row, and edit distance's ready set then stayed at one
+/// or two items, so every group held one item; in order of readiness the ready set grows
+/// to the anti-diagonal of the window's rows.
 fn run_window<W: Send, E: Send>(
     win: &Window,
+    graph: &mut Graph,
     workers: &mut [W],
-    run: &(dyn Fn(&mut W, usize) -> Result<(), E> + Sync),
+    group: usize,
+    run: &RunGroup<'_, W, E>,
 ) -> Result<(), E> {
-    let n = win.items.len();
-    if workers.len() == 1 || n < 2 {
-        for i in 0..n {
-            run(&mut workers[0], i)?;
-        }
-        return Ok(());
-    }
+    let n = win.len;
+    graph.build(win);
+    let graph = &*graph;
     struct State<E> {
-        ready: BinaryHeap<Reverse<u32>>,
+        ready: VecDeque<u32>,
         pending: Vec<u32>,
         done: usize,
         failed: Option<E>,
@@ -371,10 +526,9 @@ fn run_window<W: Send, E: Send>(
     }
     let state = Mutex::new(State {
         ready: (0..n as u32)
-            .filter(|&i| win.pending[i as usize] == 0)
-            .map(Reverse)
+            .filter(|&i| graph.pending[i as usize] == 0)
             .collect(),
-        pending: win.pending.clone(),
+        pending: graph.pending.clone(),
         done: 0,
         failed: None,
         idle: 0,
@@ -382,19 +536,19 @@ fn run_window<W: Send, E: Send>(
     let wake = Condvar::new();
     let threads = workers.len();
     let work = |worker: &mut W| {
-        let mut batch: Vec<u32> = Vec::with_capacity(MAX_BATCH);
+        let mut batch: Vec<u32> = Vec::with_capacity(group);
         let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if guard.done == n || guard.failed.is_some() {
                 return;
             }
-            // A share of the ready items (at most MAX_BATCH), lowest first: one lock per
-            // batch, and no thread takes what another could run meanwhile.
-            let take = (guard.ready.len() / threads).clamp(1, MAX_BATCH);
+            // A share of the ready items (at most one group), first ready first: one lock per
+            // group, and no thread takes what another could run meanwhile.
+            let take = (guard.ready.len() / threads).clamp(1, group);
             batch.clear();
             while batch.len() < take {
-                match guard.ready.pop() {
-                    Some(Reverse(i)) => batch.push(i),
+                match guard.ready.pop_front() {
+                    Some(i) => batch.push(i),
                     None => break,
                 }
             }
@@ -405,32 +559,26 @@ fn run_window<W: Send, E: Send>(
                 continue;
             }
             drop(guard);
-            let mut outcome = Ok(());
-            let mut ran = 0;
-            for &i in &batch {
-                outcome = run(worker, i as usize);
-                if outcome.is_err() {
-                    break;
-                }
-                ran += 1;
-            }
+            let outcome = run(worker, &batch);
             guard = state.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = outcome {
+                guard.failed.get_or_insert(e);
+                wake.notify_all();
+                continue;
+            }
             let mut released = 0;
-            for &i in &batch[..ran] {
+            for &i in &batch {
                 guard.done += 1;
-                for &s in &win.successors[i as usize] {
+                for &s in graph.successors(i) {
                     let p = &mut guard.pending[s as usize];
                     *p -= 1;
                     if *p == 0 {
-                        guard.ready.push(Reverse(s));
+                        guard.ready.push_back(s);
                         released += 1;
                     }
                 }
             }
-            if let Err(e) = outcome {
-                guard.failed.get_or_insert(e);
-                wake.notify_all();
-            } else if guard.idle > 0 {
+            if guard.idle > 0 {
                 if guard.done == n || released > 1 {
                     wake.notify_all();
                 } else if released == 1 {
@@ -440,7 +588,7 @@ fn run_window<W: Send, E: Send>(
         }
     };
     std::thread::scope(|scope| {
-        let (first, rest) = workers.split_first_mut().expect("at least 2 workers");
+        let (first, rest) = workers.split_first_mut().expect("at least 1 worker");
         for w in rest {
             let work = &work;
             scope.spawn(move || work(w));
@@ -465,9 +613,65 @@ pub enum CompactRunError<E> {
     Io(E),
 }
 
-struct GarbleWorker<'t> {
+/// One thread's wire space and gate buffers (the engine is the garbler's or evaluator's).
+struct Worker<'t, G> {
     space: Space<'t>,
-    garbler: Garbler,
+    engine: G,
+    /// Gates of an item with no cached expansion.
+    own: Vec<Gate>,
+    /// One item's tables (garbler on several threads).
+    rows: Vec<Block>,
+}
+
+impl<'t, G> Worker<'t, G> {
+    /// Expands window item `i` into this worker's space; calls `input(local, main)` for
+    /// each input label to copy in, and returns the item's gates.
+    fn prepare(
+        &mut self,
+        win: &Window,
+        i: usize,
+        mut input: impl FnMut(&mut G, WireId, WireId),
+    ) -> Result<(&[Gate], &mut G), CompactError> {
+        let item = &win.items[i];
+        self.own.clear();
+        let source = self.space.expand(item, &mut self.own)?;
+        for (k, &src) in win.wires(i).0.iter().enumerate() {
+            input(&mut self.engine, k as u32, src);
+        }
+        let gates = match source {
+            Source::Cached(t) => self.space.cached[t as usize].as_deref().unwrap_or_default(),
+            Source::Own(from, to) => &self.own[from..to],
+        };
+        Ok((gates, &mut self.engine))
+    }
+}
+
+type GarbleWorker<'t> = Worker<'t, Garbler>;
+
+impl GarbleWorker<'_> {
+    /// Garbles window item `i`, appending its tables to `tables`.
+    ///
+    /// # Safety
+    /// No other thread writes a main wire item `i` reads, or touches one it writes.
+    unsafe fn garble_item(
+        &mut self,
+        win: &Window,
+        i: usize,
+        labels: SharedLabels,
+        tables: &mut Vec<Block>,
+    ) -> Result<(), CompactError> {
+        let (gates, garbler) = self.prepare(win, i, |g, local, main| {
+            // SAFETY: the caller's guarantee.
+            g.set_zero_label(local, unsafe { labels.read(main) })
+        })?;
+        garbler.set_and_index(win.first_and[i]);
+        garbler.garble(gates, tables);
+        each_output(win, i, |local, main| {
+            // SAFETY: the caller's guarantee.
+            unsafe { labels.write(main, garbler.zero_label(local)) }
+        });
+        Ok(())
+    }
 }
 
 /// Garbles a compact circuit's main body on several threads; tables come out in the
@@ -478,7 +682,9 @@ pub struct CompactGarbler<'t> {
     labels: Vec<Block>,
     planner: Planner,
     window: Window,
-    tables: Vec<Vec<Block>>,
+    graph: Graph,
+    group: usize,
+    tables: Vec<Block>,
     and_gates: u64,
     gates: u64,
 }
@@ -497,8 +703,13 @@ impl<'t> CompactGarbler<'t> {
         let mut workers = Vec::with_capacity(threads);
         for _ in 0..threads {
             let space = Space::new(templates)?;
-            let garbler = Garbler::new(space.num_wires(), delta, hash_key);
-            workers.push(GarbleWorker { space, garbler });
+            let engine = Garbler::new(space.num_wires() as usize, delta, hash_key);
+            workers.push(Worker {
+                space,
+                engine,
+                own: Vec::new(),
+                rows: Vec::new(),
+            });
         }
         let planner = Planner::new(&workers[0].space, templates.len(), main_num_wires, threads);
         Ok(CompactGarbler {
@@ -506,6 +717,8 @@ impl<'t> CompactGarbler<'t> {
             labels: vec![Block::ZERO; main_num_wires as usize],
             planner,
             window: Window::default(),
+            graph: Graph::default(),
+            group: GROUP_ITEMS,
             tables: Vec::new(),
             and_gates: 0,
             gates: 0,
@@ -516,6 +729,12 @@ impl<'t> CompactGarbler<'t> {
     /// smaller windows hold fewer tables but wait at their end more often.
     pub fn set_window_items(&mut self, items: usize) {
         self.planner.max_items = items.max(1);
+    }
+
+    /// Caps the ready items a thread takes at once at `items` (at least 1; default
+    /// [`GROUP_ITEMS`]). The tables do not depend on it.
+    pub fn set_group_items(&mut self, items: usize) {
+        self.group = items.max(1);
     }
 
     pub fn set_zero_label(&mut self, wire: WireId, label: Block) {
@@ -543,7 +762,7 @@ impl<'t> CompactGarbler<'t> {
         emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
         for item in items {
-            self.planner.add(&mut self.window, item.clone())?;
+            self.planner.add(&mut self.window, item)?;
             if self.planner.full(&self.window) {
                 self.run(emit)?;
             }
@@ -564,37 +783,49 @@ impl<'t> CompactGarbler<'t> {
         emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
         let win = &self.window;
-        let n = win.items.len();
-        self.tables.resize_with(n.max(self.tables.len()), Vec::new);
+        self.labels.resize(self.planner.label_wires(), Block::ZERO);
         let shared = SharedLabels {
             ptr: self.labels.as_mut_ptr(),
             len: self.labels.len(),
         };
-        let out = SharedTables(self.tables.as_mut_ptr());
-        let run = |w: &mut GarbleWorker<'t>, i: usize| -> Result<(), CompactError> {
-            let GarbleWorker { space, garbler } = w;
-            let (gates, inputs, local) = space.expand(&win.items[i])?;
-            for (k, &src) in inputs.iter().enumerate() {
-                // SAFETY: every writer of `src` in this window precedes item i in the
-                // dependency graph and every later writer follows it.
-                garbler.set_zero_label(k as u32, unsafe { shared.read(src) });
+        if let [worker] = &mut self.workers[..] {
+            // One thread: the items in order, their tables appended.
+            self.tables.clear();
+            for i in 0..win.len {
+                // SAFETY: one thread.
+                unsafe { worker.garble_item(win, i, shared, &mut self.tables)? };
             }
-            garbler.set_and_index(win.first_and[i]);
-            // SAFETY: item i's table buffer is touched by the thread running item i only.
-            let tables = unsafe { out.get(i) };
-            tables.clear();
-            garbler.garble(gates, tables);
-            local.each(|from, to| {
-                // SAFETY: readers and writers of `to` are ordered with item i.
-                unsafe { shared.write(to, garbler.zero_label(from)) }
-            });
-            Ok(())
-        };
-        run_window(win, &mut self.workers, &run)?;
-        for t in &self.tables[..n] {
-            if !t.is_empty() {
-                emit(t).map_err(CompactRunError::Io)?;
-            }
+        } else {
+            let base = win.first_and.first().copied().unwrap_or(0);
+            // Every block is written before it is sent: only growth needs filling.
+            self.tables
+                .resize(2 * win.window_ands as usize, Block::ZERO);
+            let out = SharedRows {
+                ptr: self.tables.as_mut_ptr(),
+                len: self.tables.len(),
+            };
+            let run = |w: &mut GarbleWorker<'t>, group: &[u32]| -> Result<(), CompactError> {
+                for &i in group {
+                    let i = i as usize;
+                    let mut rows = std::mem::take(&mut w.rows);
+                    rows.clear();
+                    // SAFETY: every writer of a wire item i reads precedes it in the
+                    // window's graph, and every reader or writer of a wire it writes is
+                    // ordered with it.
+                    let done = unsafe { w.garble_item(win, i, shared, &mut rows) };
+                    // SAFETY: item i's ANDs are its own, and it runs once.
+                    unsafe { out.write_rows(2 * (win.first_and[i] - base) as usize, &rows) };
+                    w.rows = rows;
+                    done?;
+                }
+                Ok(())
+            };
+            let ran = run_window(win, &mut self.graph, &mut self.workers, self.group, &run);
+            self.planner.settle(&mut self.labels);
+            ran?;
+        }
+        if !self.tables.is_empty() {
+            emit(&self.tables).map_err(CompactRunError::Io)?;
         }
         self.and_gates += win.window_ands;
         self.gates += win.window_gates;
@@ -603,27 +834,57 @@ impl<'t> CompactGarbler<'t> {
     }
 }
 
-/// The per-item table buffers of a window, each used by one thread at a time.
+/// A window's tables, written by the threads at the places of their ANDs.
 #[derive(Clone, Copy)]
-struct SharedTables(*mut Vec<Block>);
+struct SharedRows {
+    ptr: *mut Block,
+    len: usize,
+}
 
-// SAFETY: each item's buffer is used only by the thread running that item.
-unsafe impl Send for SharedTables {}
-unsafe impl Sync for SharedTables {}
+// SAFETY: used only through `write_rows`, whose callers write disjoint places (an item's
+// own tables, from the one thread that runs it).
+unsafe impl Send for SharedRows {}
+unsafe impl Sync for SharedRows {}
 
-impl SharedTables {
+impl SharedRows {
     /// # Safety
-    /// `i` is in range and no other thread uses buffer `i` meanwhile.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn get(&self, i: usize) -> &mut Vec<Block> {
-        // SAFETY: the caller's guarantee.
-        unsafe { &mut *self.0.add(i) }
+    /// No other thread reads or writes blocks `at..at + rows.len()` during this call.
+    unsafe fn write_rows(self, at: usize, rows: &[Block]) {
+        assert!(
+            at + rows.len() <= self.len,
+            "tables {at}.. outside the window"
+        );
+        // SAFETY: in range (checked); exclusive access (the caller's guarantee).
+        unsafe { std::ptr::copy_nonoverlapping(rows.as_ptr(), self.ptr.add(at), rows.len()) }
     }
 }
 
-struct EvalWorker<'t> {
-    space: Space<'t>,
-    evaluator: Evaluator,
+type EvalWorker<'t> = Worker<'t, Evaluator>;
+
+impl EvalWorker<'_> {
+    /// Evaluates window item `i` with its tables.
+    ///
+    /// # Safety
+    /// As [`GarbleWorker::garble_item`].
+    unsafe fn evaluate_item(
+        &mut self,
+        win: &Window,
+        i: usize,
+        labels: SharedLabels,
+        tables: &[Block],
+    ) -> Result<(), CompactRunError<Infallible>> {
+        let (gates, evaluator) = self.prepare(win, i, |e, local, main| {
+            // SAFETY: the caller's guarantee.
+            e.set_label(local, unsafe { labels.read(main) })
+        })?;
+        evaluator.set_and_index(win.first_and[i]);
+        evaluator.evaluate(gates, tables)?;
+        each_output(win, i, |local, main| {
+            // SAFETY: the caller's guarantee.
+            unsafe { labels.write(main, evaluator.label(local)) }
+        });
+        Ok(())
+    }
 }
 
 /// Evaluates a compact circuit's main body on several threads, reading the tables in the
@@ -633,6 +894,8 @@ pub struct CompactEvaluator<'t> {
     labels: Vec<Block>,
     planner: Planner,
     window: Window,
+    graph: Graph,
+    group: usize,
     tables: Vec<Block>,
     and_gates: u64,
     gates: u64,
@@ -651,8 +914,13 @@ impl<'t> CompactEvaluator<'t> {
         let mut workers = Vec::with_capacity(threads);
         for _ in 0..threads {
             let space = Space::new(templates)?;
-            let evaluator = Evaluator::new(space.num_wires(), hash_key);
-            workers.push(EvalWorker { space, evaluator });
+            let engine = Evaluator::new(space.num_wires() as usize, hash_key);
+            workers.push(Worker {
+                space,
+                engine,
+                own: Vec::new(),
+                rows: Vec::new(),
+            });
         }
         let planner = Planner::new(&workers[0].space, templates.len(), main_num_wires, threads);
         Ok(CompactEvaluator {
@@ -660,6 +928,8 @@ impl<'t> CompactEvaluator<'t> {
             labels: vec![Block::ZERO; main_num_wires as usize],
             planner,
             window: Window::default(),
+            graph: Graph::default(),
+            group: GROUP_ITEMS,
             tables: Vec::new(),
             and_gates: 0,
             gates: 0,
@@ -669,6 +939,11 @@ impl<'t> CompactEvaluator<'t> {
     /// As [`CompactGarbler::set_window_items`] (the parties need not agree on it).
     pub fn set_window_items(&mut self, items: usize) {
         self.planner.max_items = items.max(1);
+    }
+
+    /// As [`CompactGarbler::set_group_items`] (the parties need not agree on it).
+    pub fn set_group_items(&mut self, items: usize) {
+        self.group = items.max(1);
     }
 
     pub fn set_label(&mut self, wire: WireId, label: Block) {
@@ -697,7 +972,7 @@ impl<'t> CompactEvaluator<'t> {
         read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
         for item in items {
-            self.planner.add(&mut self.window, item.clone())?;
+            self.planner.add(&mut self.window, item)?;
             if self.planner.full(&self.window) {
                 self.run(read)?;
             }
@@ -718,35 +993,42 @@ impl<'t> CompactEvaluator<'t> {
         read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
         let win = &self.window;
-        self.tables.clear();
+        // `read` fills every block: only growth needs filling.
         self.tables
             .resize(2 * win.window_ands as usize, Block::ZERO);
         read(&mut self.tables).map_err(CompactRunError::Io)?;
         let base = win.first_and.first().copied().unwrap_or(0);
+        self.labels.resize(self.planner.label_wires(), Block::ZERO);
         let shared = SharedLabels {
             ptr: self.labels.as_mut_ptr(),
             len: self.labels.len(),
         };
         let tables = &self.tables;
-        let run = |w: &mut EvalWorker<'t>, i: usize| -> Result<(), CompactRunError<Infallible>> {
-            let EvalWorker { space, evaluator } = w;
-            let (gates, inputs, local) = space.expand(&win.items[i])?;
-            for (k, &src) in inputs.iter().enumerate() {
-                // SAFETY: as in the garbler: the window's graph orders item i with every
-                // writer of `src`.
-                evaluator.set_label(k as u32, unsafe { shared.read(src) });
-            }
-            evaluator.set_and_index(win.first_and[i]);
+        let item_tables = |i: usize| {
             let from = 2 * (win.first_and[i] - base) as usize;
-            let to = from + 2 * win.ands[i] as usize;
-            evaluator.evaluate(gates, &tables[from..to])?;
-            local.each(|from, to| {
-                // SAFETY: readers and writers of `to` are ordered with item i.
-                unsafe { shared.write(to, evaluator.label(from)) }
-            });
-            Ok(())
+            &tables[from..from + 2 * win.ands[i] as usize]
         };
-        run_window(win, &mut self.workers, &run).map_err(widen)?;
+        if let [worker] = &mut self.workers[..] {
+            for i in 0..win.len {
+                // SAFETY: one thread.
+                unsafe { worker.evaluate_item(win, i, shared, item_tables(i)) }.map_err(widen)?;
+            }
+        } else {
+            let run = |w: &mut EvalWorker<'t>,
+                       group: &[u32]|
+             -> Result<(), CompactRunError<Infallible>> {
+                for &i in group {
+                    let i = i as usize;
+                    // SAFETY: as in the garbler: the window's graph orders item i with
+                    // every reader and writer of its wires.
+                    unsafe { w.evaluate_item(win, i, shared, item_tables(i))? };
+                }
+                Ok(())
+            };
+            let ran = run_window(win, &mut self.graph, &mut self.workers, self.group, &run);
+            self.planner.settle(&mut self.labels);
+            ran.map_err(widen)?;
+        }
         self.and_gates += win.window_ands;
         self.gates += win.window_gates;
         self.planner.reset(&mut self.window);
@@ -772,7 +1054,8 @@ mod tests {
     /// An n × n wavefront like edit distance: cell (i, j) = cell(up, left, a[i] ⊕ b[j])
     /// over two row arrays used in turn and two temporaries (so rows and temporaries are
     /// reused slots: every kind of hazard occurs), cells alternating between a template
-    /// and one that calls it twice.
+    /// and one that calls it twice, each cell's result then inverted in place (a main gate
+    /// that reads and writes one wire, as compiled edit distance has).
     fn wavefront(n: u32) -> CompactCircuit {
         // Template 0: o = maj(x, y, z) (2 ANDs), slot 4 reused.
         let maj = Template {
@@ -823,6 +1106,7 @@ mod tests {
                     inputs: vec![row(prev, j), row(cur, j - 1), temp(j)],
                     outputs: vec![row(cur, j)],
                 }));
+                main.push(Item::Gate(Gate::inv(row(cur, j), row(cur, j))));
             }
         }
         let layout = Layout {
@@ -868,11 +1152,22 @@ mod tests {
         assert_eq!(seq_tables.len() as u64, 2 * src.and_count());
         let outs = &c.layout.output_wires;
 
-        for (threads, window) in [(1, 1000), (2, 1000), (3, 1000), (8, 1000), (2, 5), (3, 1)] {
+        // (threads, window items, group items).
+        for (threads, window, group) in [
+            (1, 1000, GROUP_ITEMS),
+            (1, 7, GROUP_ITEMS),
+            (2, 1000, GROUP_ITEMS),
+            (3, 1000, 1),
+            (4, 1000, 3),
+            (8, 1000, GROUP_ITEMS),
+            (2, 5, GROUP_ITEMS),
+            (3, 1, 2),
+        ] {
             let mut g =
                 CompactGarbler::new(&c.templates, c.layout.num_wires, threads, delta, hash_key)
                     .unwrap();
             g.set_window_items(window);
+            g.set_group_items(group);
             for (w, &z) in zero.iter().enumerate() {
                 g.set_zero_label(w as u32, z);
             }
@@ -886,7 +1181,10 @@ mod tests {
                 g.push(piece, &mut emit).unwrap();
             }
             g.finish(&mut emit).unwrap();
-            assert_eq!(tables, seq_tables, "{threads} threads, windows of {window}");
+            assert_eq!(
+                tables, seq_tables,
+                "{threads} threads, windows of {window}, groups of {group}"
+            );
             assert_eq!(g.and_gates_done(), src.and_count());
             assert_eq!(g.gates_done(), src.gate_count());
             for &w in outs {
@@ -897,12 +1195,13 @@ mod tests {
                 );
             }
 
-            // Evaluation on any thread count decodes the cleartext result.
-            for eval_threads in [1, threads] {
+            // Evaluation on any thread count and group size decodes the cleartext result.
+            for (eval_threads, eval_group) in [(1, GROUP_ITEMS), (threads, group), (2, 5)] {
                 let mut e =
                     CompactEvaluator::new(&c.templates, c.layout.num_wires, eval_threads, hash_key)
                         .unwrap();
                 e.set_window_items(window + 2);
+                e.set_group_items(eval_group);
                 for (w, (&z, &b)) in zero.iter().zip(&bits).enumerate() {
                     e.set_label(w as u32, z ^ delta.select(b));
                 }
@@ -923,6 +1222,49 @@ mod tests {
                 assert_eq!(got, expect_bits, "{threads} → {eval_threads} threads");
             }
         }
+    }
+
+    /// Renaming leaves only true dependencies: the longest chain of the wavefront's items
+    /// follows its anti-diagonals (about 3 items per cell along one), not its ≈ 3n² items
+    /// in slot order, although every cell rewrites the same row and temporary slots.
+    #[test]
+    fn reused_main_slots_do_not_chain_independent_calls() {
+        let n = 12;
+        let c = wavefront(n);
+        let space = Space::new(&c.templates).unwrap();
+        let mut planner = Planner::new(&space, c.templates.len(), c.layout.num_wires, 2);
+        let mut win = Window::default();
+        for item in &c.main {
+            planner.add(&mut win, item).unwrap();
+        }
+        let mut depth = vec![0usize; win.len];
+        let mut from = 0;
+        for j in 0..win.len {
+            let to = win.pred_end[j] as usize;
+            depth[j] = 1 + win.preds[from..to]
+                .iter()
+                .map(|&p| depth[p as usize])
+                .max()
+                .unwrap_or(0);
+            from = to;
+        }
+        let longest = depth.iter().copied().max().unwrap_or(0);
+        let n = n as usize;
+        assert!(win.len > 3 * n * n, "{} items", win.len);
+        assert!(
+            longest <= 3 * (2 * n - 1) + 2,
+            "longest chain {longest} of {} items",
+            win.len
+        );
+        // And the graph's successor lists are the predecessor lists turned around.
+        let mut graph = Graph::default();
+        graph.build(&win);
+        let edges: usize = (0..win.len as u32).map(|i| graph.successors(i).len()).sum();
+        assert_eq!(edges, win.preds.len());
+        assert_eq!(
+            graph.pending.iter().map(|&p| p as usize).sum::<usize>(),
+            edges
+        );
     }
 
     #[test]

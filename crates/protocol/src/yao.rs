@@ -283,10 +283,12 @@ pub fn run_garbler_with_scheme<S: GateSource>(
     ch.flush()?;
     let input_done = Instant::now();
 
-    // Garbled tables, streamed, then the end-of-tables frame.
+    // Garbled tables, streamed, then the end-of-tables frame. A compact circuit's calls run
+    // through `pgc_garble::compact` on any thread count: on one thread, in order, each
+    // template's expansion cached, which costs less than expanding the gate stream.
     let (gates_done, blocks_sent) = match &mut garbler {
         AnyGarbler::Three(garbler) => send_three_halves_tables(ch, circuit, garbler, progress)?,
-        AnyGarbler::Half(garbler) => match circuit.compact_parts().filter(|_| threads > 1) {
+        AnyGarbler::Half(garbler) => match circuit.compact_parts() {
             _ if device == Device::Gpu => {
                 send_tables_gpu(ch, circuit, garbler, hash_key, progress)?
             }
@@ -446,7 +448,8 @@ pub fn run_evaluator_with_scheme<S: GateSource>(
         AnyEvaluator::Three(evaluator) => {
             receive_three_halves_tables(ch, circuit, evaluator, progress)?
         }
-        AnyEvaluator::Half(evaluator) => match circuit.compact_parts().filter(|_| threads > 1) {
+        // As the garbler: compact circuits through `pgc_garble::compact`, any thread count.
+        AnyEvaluator::Half(evaluator) => match circuit.compact_parts() {
             _ if device == Device::Gpu => {
                 receive_tables_gpu(ch, circuit, evaluator, hash_key[0], progress)?
             }
