@@ -241,6 +241,17 @@ impl Packed {
     }
 }
 
+/// The code of `lits` (at most 32 of them, padded with constant false) if it is constants
+/// or a run (see [`encode_direct`]); with the length, it identifies `lits`.
+pub(crate) fn pack_word(lits: &[Lit]) -> Option<u64> {
+    if lits.len() > CHUNK {
+        return None;
+    }
+    let mut chunk = [Lit::FALSE; CHUNK];
+    chunk[..lits.len()].copy_from_slice(lits);
+    encode_direct(&chunk)
+}
+
 /// The code of a chunk of constants, or of a run of wires `base + t·stride` (the first
 /// [`RUN_NEGATED_BITS`] possibly complemented) then constants all equal; `None` for
 /// anything else. Outputs of a template call are consecutive wires; a complemented low
