@@ -387,6 +387,9 @@ impl<'a> Lowerer<'a> {
             })
             .sum();
         self.compact.template_gates.push(gates);
+        // Kept until the file is written: thousands of them where a loop has many shapes.
+        let mut template = template;
+        template.items.shrink_to_fit();
         self.compact.templates.push(template);
         Ok(MemoEntry {
             template: Some(self.compact.templates.len() as u32 - 1),
