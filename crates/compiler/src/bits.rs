@@ -162,7 +162,7 @@ impl Packed {
                 let k = (code >> 32 & 0x3f) as usize;
                 let fill = Lit::constant(code >> 38 & 1 == 1);
                 let stride = (code >> 39 & 7) as u32;
-                let negated = (code >> 42) as u32 & (1 << RUN_NEGATED_BITS) - 1;
+                let negated = (code >> 42) as u32 & ((1 << RUN_NEGATED_BITS) - 1);
                 std::array::from_fn(|t| {
                     if t < k {
                         let w = Lit::wire(payload + t as u32 * stride);
