@@ -15,6 +15,8 @@ use crate::types::{FloatTy, IntTy, Ty, make_struct};
 /// their bits are constants or runs of consecutive wires (see [`crate::bits`]): 256 MiB at
 /// most; what does not pack is bounded separately.
 const MAX_OBJECT_BITS: u64 = 1 << 30;
+/// The largest struct, in bits: a struct is read and written whole, literal by literal.
+const MAX_STRUCT_BITS: u64 = 1 << 27;
 
 /// (name, type, span) of a parameter.
 pub type Param = (Option<String>, Ty, Span);
@@ -177,6 +179,15 @@ impl<'a> Lowerer<'a> {
             .clone()
             .unwrap_or_else(|| format!("<anonymous at {}>", self.map.pos(st.span.start).line));
         let def = Rc::new(make_struct(name, fields));
+        if def.bits > MAX_STRUCT_BITS {
+            return self.err(
+                st.span,
+                format!(
+                    "struct `{}` of {} bits is too large: a struct is copied whole on assignment, so it may have up to 2^27 bits",
+                    def.name, def.bits
+                ),
+            );
+        }
         if let Some(tag) = tag {
             self.struct_tags.insert(tag, Ok(def.clone()));
         }
