@@ -187,8 +187,12 @@ impl<'a> Lowerer<'a> {
                 };
                 let start = p.off as usize;
                 let len = (p.count * p.elem.bits()) as usize;
+                if len > crate::bits::ARG_MAX_BITS {
+                    // Held literal by literal as an argument: inline the call instead.
+                    return Ok(None);
+                }
                 let bits = self.vars[p.var].bits.get(start..start + len);
-                let Some(bits) = bits else {
+                let Some(bits) = bits.map(std::borrow::Cow::into_owned) else {
                     return Ok(None);
                 };
                 if self.vars[p.var].active.is_some() {
@@ -196,7 +200,7 @@ impl<'a> Lowerer<'a> {
                     return Ok(None);
                 }
                 prepared.push(Arg {
-                    bits: bits.to_vec(),
+                    bits,
                     ptr: Some(p.clone()),
                     ty: pty,
                 });
@@ -383,6 +387,9 @@ impl<'a> Lowerer<'a> {
             })
             .sum();
         self.compact.template_gates.push(gates);
+        // Kept until the file is written: thousands of them where a loop has many shapes.
+        let mut template = template;
+        template.items.shrink_to_fit();
         self.compact.templates.push(template);
         Ok(MemoEntry {
             template: Some(self.compact.templates.len() as u32 - 1),
@@ -475,7 +482,7 @@ impl<'a> Lowerer<'a> {
             _ => Vec::new(),
         };
         for v in region_vars {
-            results.extend_from_slice(self.var_bits(v));
+            results.extend_from_slice(&self.var_bits(v));
         }
         Ok((results, num_inputs as u32))
     }

@@ -11,8 +11,12 @@ use crate::lower::{
 };
 use crate::types::{FloatTy, IntTy, Ty, make_struct};
 
-/// The largest variable, in bits (each bit is a wire literal of 8 bytes while compiling).
-const MAX_OBJECT_BITS: u64 = 1 << 27;
+/// The largest variable, in bits. Large variables are stored in 8 bytes per 32 bits while
+/// their bits are constants or runs of consecutive wires (see [`crate::bits`]): 256 MiB at
+/// most; what does not pack is bounded separately.
+const MAX_OBJECT_BITS: u64 = 1 << 30;
+/// The largest struct, in bits: a struct is read and written whole, literal by literal.
+const MAX_STRUCT_BITS: u64 = 1 << 27;
 
 /// (name, type, span) of a parameter.
 pub type Param = (Option<String>, Ty, Span);
@@ -175,6 +179,15 @@ impl<'a> Lowerer<'a> {
             .clone()
             .unwrap_or_else(|| format!("<anonymous at {}>", self.map.pos(st.span.start).line));
         let def = Rc::new(make_struct(name, fields));
+        if def.bits > MAX_STRUCT_BITS {
+            return self.err(
+                st.span,
+                format!(
+                    "struct `{}` of {} bits is too large: a struct is copied whole on assignment, so it may have up to 2^27 bits",
+                    def.name, def.bits
+                ),
+            );
+        }
         if let Some(tag) = tag {
             self.struct_tags.insert(tag, Ok(def.clone()));
         }
@@ -237,10 +250,15 @@ impl<'a> Lowerer<'a> {
                     };
                     ty = Ty::Array(Box::new(ty), n);
                     if ty.bits() > MAX_OBJECT_BITS {
+                        let what = match &d.node.kind.node {
+                            DeclaratorKind::Identifier(id) => format!("`{}`", id.node.name),
+                            _ => "an array".to_string(),
+                        };
                         return self.err(
                             x.span,
                             format!(
-                                "array of {} bits is too large: pgc keeps one circuit wire per bit, up to 2^27 bits per object",
+                                "{what} ({}) of {} bits is too large: pgc keeps one circuit wire per bit, up to 2^30 bits per object",
+                                ty.name(),
                                 ty.bits()
                             ),
                         );
@@ -442,6 +460,7 @@ impl<'a> Lowerer<'a> {
             if self.outputs.iter().any(|o| o.name == name) {
                 return self.err(span, format!("output `{name}` is declared twice"));
             }
+            self.check_port_bits(&name, &ty, span)?;
             self.pin_var(var);
             self.outputs.push(PendingOutput {
                 name: name.clone(),

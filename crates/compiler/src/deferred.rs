@@ -31,6 +31,7 @@
 //! size mode (circuits stay as they were) and in compact compilation (whose templates are
 //! built in builders of their own).
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use lang_c::ast::{
@@ -641,13 +642,13 @@ impl<'a> Lowerer<'a> {
             return None;
         }
         let end = off + value.len();
-        let seen = self.var_bits(var)[off..end].to_vec();
-        let old = self.vars[var].bits[off..end].to_vec();
+        let seen = self.var_slice(var, off..end).into_owned();
+        let old = self.vars[var].bits.slice(off..end).into_owned();
         if let Some(merged) = self.defer_guarded(value, &seen, &old, guard) {
             return Some(merged);
         }
         self.settle_locations(var, off, value.len(), false);
-        let old = self.vars[var].bits[off..end].to_vec();
+        let old = self.vars[var].bits.slice(off..end).into_owned();
         let value = self.settle_bits(value.to_vec());
         Some(blocks::mux_word(&mut self.g, guard, &value, &old))
     }
@@ -717,11 +718,13 @@ impl<'a> Lowerer<'a> {
             return;
         }
         let v = &self.vars[var];
-        let holds = |bits: &[Lit]| {
-            bits.get(off..off + len)
-                .is_some_and(|s| self.deferred.entries.contains_key(s))
-        };
-        if holds(&v.bits) || v.active.as_ref().is_some_and(|(_, a)| holds(a)) {
+        let holds =
+            |bits: Option<&[Lit]>| bits.is_some_and(|s| self.deferred.entries.contains_key(s));
+        if holds(v.bits.get(off..off + len).as_deref())
+            || v.active
+                .as_ref()
+                .is_some_and(|(_, a)| holds(a.get(off..off + len)))
+        {
             let (set, widest) = self.deferred.locations.entry(var).or_default();
             set.insert((off, len));
             *widest = (*widest).max(len);
@@ -814,11 +817,11 @@ impl<'a> Lowerer<'a> {
 
     fn settle_in_var(&mut self, var: VarId, off: usize, len: usize) {
         let end = off + len;
-        if let Some(s) = self.vars[var].bits.get(off..end).map(<[Lit]>::to_vec)
+        if let Some(s) = self.vars[var].bits.get(off..end).map(Cow::into_owned)
             && self.deferred.entries.contains_key(&s)
         {
             let t = self.materialize(&s);
-            self.vars[var].bits[off..end].copy_from_slice(&t);
+            self.vars[var].bits.write(off, &t);
         }
         let active = self.vars[var]
             .active

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod bits;
 pub mod compact;
 mod decl;
 mod deferred;
@@ -318,6 +319,8 @@ fn front_end_on_this_thread(
     low.collect_globals(&parsed.unit)?;
     let entry = pick_entry(&low, opts, name)?;
     let (entry_name, entry_params) = low.run_entry(entry)?;
+    // A write cut short because the storage of large variables is full is an error here.
+    low.check_storage()?;
     let outputs = low.finish_outputs();
     if outputs.is_empty() {
         return Err(CompileError::Source {

@@ -43,6 +43,7 @@ use lang_c::visit::{self, Visit};
 use pgc_circuit::Lit;
 use pgc_circuit::netlist::NetBuilder;
 
+use crate::bits::Bits;
 use crate::compact::{MemoEntry, ShapeHasher};
 use crate::expr::{const_value, integer_constant};
 use crate::lower::{Binding, Lowerer, R, Val, VarId};
@@ -240,7 +241,7 @@ impl<'a> Visit<'a> for BodyScan<'a> {
 }
 
 /// A variable's own bits and active value, while a template sees others.
-type SavedVar = (VarId, Vec<Lit>, Option<(Lit, Vec<Lit>)>);
+type SavedVar = (VarId, Bits, Option<(Lit, Vec<Lit>)>);
 
 /// One place of an iteration: bits `off..off + len` of `var`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -346,7 +347,10 @@ impl<'a> Lowerer<'a> {
         self.check_budget()?;
         let values: Vec<Vec<Lit>> = places
             .iter()
-            .map(|p| self.var_bits(p.var)[p.off as usize..(p.off + p.len) as usize].to_vec())
+            .map(|p| {
+                self.var_slice(p.var, p.off as usize..(p.off + p.len) as usize)
+                    .into_owned()
+            })
             .collect();
         // The upper bounds of the integers used, which the template assumes of its inputs
         // (lower bounds would make nearly every iteration of a table its own shape).
@@ -435,7 +439,7 @@ impl<'a> Lowerer<'a> {
         for p in &places {
             let bits = &results[at..at + p.len as usize];
             at += p.len as usize;
-            if bits != &self.var_bits(p.var)[p.off as usize..(p.off + p.len) as usize] {
+            if *bits != *self.var_slice(p.var, p.off as usize..(p.off + p.len) as usize) {
                 self.write_bits(p.var, p.off, bits, guard);
             }
         }
@@ -594,7 +598,7 @@ impl<'a> Lowerer<'a> {
             Expression::Identifier(id) => match self.peek(&id.node.name)? {
                 Binding::Var(v) => match &self.vars[v].ty {
                     Ty::Int(t) if self.vars[v].ptr.is_none() && !self.deferring() => {
-                        const_value(*t, self.var_bits(v))
+                        const_value(*t, &self.var_bits(v))
                     }
                     _ => None,
                 },
@@ -685,7 +689,7 @@ impl<'a> Lowerer<'a> {
         let saved_index: Vec<SavedVar> = index_vars
             .iter()
             .map(|&v| {
-                let seen = self.var_bits(v).to_vec();
+                let seen = Bits::from_vec(self.var_bits(v).to_vec());
                 let var = &mut self.vars[v];
                 let active = var.active.take();
                 (v, std::mem::replace(&mut var.bits, seen), active)
@@ -704,23 +708,27 @@ impl<'a> Lowerer<'a> {
                 saved_active.push((p.var, a));
             }
             let range = p.off as usize..(p.off + p.len) as usize;
-            saved_bits.push(var.bits[range.clone()].to_vec());
-            for (slot, l) in var.bits[range].iter_mut().zip(bits) {
-                *slot = if is_input(l) {
-                    fresh.next().expect("one input per input bit")
-                } else {
-                    *l
-                };
-            }
+            saved_bits.push(var.bits.slice(range.clone()).into_owned());
+            let swapped: Vec<Lit> = bits
+                .iter()
+                .map(|l| {
+                    if is_input(l) {
+                        fresh.next().expect("one input per input bit")
+                    } else {
+                        *l
+                    }
+                })
+                .collect();
+            var.bits.write(range.start, &swapped);
         }
         // The bounds the shape fixes, as facts about the template's inputs.
         for (u, hi) in uses.iter().zip(his) {
             if let Some(hi) = *hi {
                 let p = places[u.place];
                 let at = (p.off + u.off) as usize..(p.off + u.off + u.len) as usize;
-                let bits = self.vars[p.var].bits[at.clone()].to_vec();
+                let bits = self.vars[p.var].bits.slice(at.clone()).into_owned();
                 let noted = self.note_range(bits, 0, hi);
-                self.vars[p.var].bits[at].copy_from_slice(&noted);
+                self.vars[p.var].bits.write(at.start, &noted);
             }
         }
         self.compact.building += 1;
@@ -731,14 +739,14 @@ impl<'a> Lowerer<'a> {
         if r.is_ok() {
             for p in places {
                 results.extend_from_slice(
-                    &self.var_bits(p.var)[p.off as usize..(p.off + p.len) as usize],
+                    &self.var_slice(p.var, p.off as usize..(p.off + p.len) as usize),
                 );
             }
             for u in uses {
                 let p = places[u.place];
                 let at = (p.off + u.off) as usize..(p.off + u.off + u.len) as usize;
                 let r = if u.int && self.opts.value_ranges {
-                    let bits = self.var_bits(p.var)[at].to_vec();
+                    let bits = self.var_slice(p.var, at).into_owned();
                     self.range_of(&bits)
                 } else {
                     None
@@ -750,7 +758,7 @@ impl<'a> Lowerer<'a> {
         for (p, bits) in places.iter().zip(saved_bits) {
             let var = &mut self.vars[p.var];
             var.active = None;
-            var.bits[p.off as usize..(p.off + p.len) as usize].copy_from_slice(&bits);
+            var.bits.write(p.off as usize, &bits);
         }
         for (v, a) in saved_active {
             self.vars[v].active = Some(a);

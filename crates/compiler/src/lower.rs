@@ -13,6 +13,7 @@
 //! whose path condition implies that condition (it is on the stack of conditions implied by
 //! `cur`) uses it instead of the merged multiplexer.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use lang_c::ast::*;
@@ -20,6 +21,7 @@ use lang_c::span::{Node, Span};
 use pgc_circuit::netlist::NetBuilder;
 use pgc_circuit::{Gates, InputPort, Lit, OutputPort, Owner, Visibility, blocks};
 
+use crate::bits::Bits;
 use crate::parallel::{OmpPragma, RedOp, ReductionUse, find_reductions};
 use crate::source::LineMap;
 use crate::types::{FloatTy, IntTy, StructDef, Ty};
@@ -27,6 +29,9 @@ use crate::{CompileError, Options};
 
 pub type R<T> = Result<T, CompileError>;
 pub type VarId = usize;
+
+/// The largest input or output, in bits.
+const PORT_MAX_BITS: u64 = 1 << 27;
 
 /// Variables larger than this keep no active value (copying them per write would be costly).
 const ACTIVE_VALUE_MAX_BITS: usize = 1 << 12;
@@ -84,7 +89,8 @@ pub struct Place {
 
 pub struct Var {
     pub ty: Ty,
-    pub bits: Vec<Lit>,
+    /// Its bits (stored compactly when large, see [`crate::bits`]).
+    pub bits: Bits,
     pub ptr: Option<Ptr>,
     pub active: Option<(Lit, Vec<Lit>)>,
 }
@@ -166,6 +172,9 @@ pub struct Lowerer<'a> {
     /// Variables whose scope ended, for reuse by new ones (compact mode only, where
     /// unrolled loops would otherwise grow the table by every iteration's locals).
     free_vars: Vec<VarId>,
+    /// Variables ever given packed storage (large ones, see [`crate::bits`]): their pools
+    /// are bounded together.
+    packed_vars: Vec<VarId>,
     /// Variables that outlive their scope: ports and static locals.
     pinned_vars: HashSet<VarId>,
     /// Associative chains kept for balanced evaluation (`--optimize depth`).
@@ -229,6 +238,7 @@ impl<'a> Lowerer<'a> {
             minmax_checks: HashMap::new(),
             compact: Default::default(),
             free_vars: Vec::new(),
+            packed_vars: Vec::new(),
             pinned_vars: HashSet::new(),
             deferred: Default::default(),
             ranges: Default::default(),
@@ -267,7 +277,7 @@ impl<'a> Lowerer<'a> {
             if let Binding::Var(v) = b
                 && !self.pinned_vars.contains(&v)
             {
-                self.vars[v].bits = Vec::new();
+                self.vars[v].bits = Bits::default();
                 self.vars[v].ptr = None;
                 self.vars[v].active = None;
                 self.free_vars.push(v);
@@ -347,13 +357,21 @@ impl<'a> Lowerer<'a> {
     // ---- variables --------------------------------------------------------------------
 
     pub fn new_var(&mut self, ty: Ty, bits: Vec<Lit>) -> VarId {
+        self.new_var_from(ty, Bits::from_vec(bits))
+    }
+
+    fn new_var_from(&mut self, ty: Ty, bits: Bits) -> VarId {
         debug_assert_eq!(bits.len() as u64, ty.bits());
+        let packed = matches!(bits, Bits::Packed(_));
         let v = self.new_var_unnoted(ty, bits);
+        if packed && !self.packed_vars.contains(&v) {
+            self.packed_vars.push(v);
+        }
         self.note_stored(v, 0, self.vars[v].bits.len());
         v
     }
 
-    fn new_var_unnoted(&mut self, ty: Ty, bits: Vec<Lit>) -> VarId {
+    fn new_var_unnoted(&mut self, ty: Ty, bits: Bits) -> VarId {
         if let Some(v) = self.free_vars.pop() {
             self.vars[v] = Var {
                 ty,
@@ -374,15 +392,36 @@ impl<'a> Lowerer<'a> {
 
     pub fn zero_var(&mut self, ty: Ty) -> VarId {
         let n = ty.bits() as usize;
-        self.new_var(ty, vec![Lit::FALSE; n])
+        self.new_var_from(ty, Bits::zeros(n))
+    }
+
+    /// The packed variable with the largest pool, if the pools together hold more than
+    /// [`crate::bits::POOL_MAX_LITS`] literals.
+    fn pool_overflow(&self) -> Option<VarId> {
+        let pooled = |v: &VarId| self.vars[*v].bits.pooled_lits();
+        let total: usize = self.packed_vars.iter().map(pooled).sum();
+        if total <= crate::bits::POOL_MAX_LITS {
+            return None;
+        }
+        self.packed_vars.iter().copied().max_by_key(pooled)
     }
 
     /// The bits of `var` as seen on the current paths.
-    pub(crate) fn var_bits(&self, var: VarId) -> &[Lit] {
+    pub(crate) fn var_bits(&self, var: VarId) -> Cow<'_, [Lit]> {
         let v = &self.vars[var];
         match &v.active {
-            Some((g, bits)) if self.is_implied(*g) => bits,
-            _ => &v.bits,
+            Some((g, bits)) if self.is_implied(*g) => Cow::Borrowed(bits),
+            _ => v.bits.all(),
+        }
+    }
+
+    /// Bits `r` of `var` as seen on the current paths (decoding only those of a large
+    /// variable).
+    pub(crate) fn var_slice(&self, var: VarId, r: std::ops::Range<usize>) -> Cow<'_, [Lit]> {
+        let v = &self.vars[var];
+        match &v.active {
+            Some((g, bits)) if self.is_implied(*g) => Cow::Borrowed(&bits[r]),
+            _ => v.bits.slice(r),
         }
     }
 
@@ -404,18 +443,21 @@ impl<'a> Lowerer<'a> {
             None
         };
         if guard == Lit::TRUE {
-            self.vars[var].bits[off..off + value.len()].copy_from_slice(value);
+            self.vars[var].bits.write(off, value);
         } else if let Some(merged) = self.deferred_write(var, off, value, guard) {
-            self.vars[var].bits[off..off + value.len()].copy_from_slice(&merged);
+            self.vars[var].bits.write(off, &merged);
         } else {
-            let old = self.vars[var].bits[off..off + value.len()].to_vec();
+            let old = self.vars[var]
+                .bits
+                .slice(off..off + value.len())
+                .into_owned();
             let merged: Vec<Lit> = value
                 .iter()
                 .zip(&old)
                 .map(|(&v, &o)| self.g.mux(guard, v, o))
                 .collect();
             let merged = self.note_mux(merged, &[value, &old]);
-            self.vars[var].bits[off..off + value.len()].copy_from_slice(&merged);
+            self.vars[var].bits.write(off, &merged);
         }
         self.vars[var].active = seen.map(|s| (guard, s));
         self.note_stored(var, off, value.len());
@@ -435,8 +477,8 @@ impl<'a> Lowerer<'a> {
                 if self.deferring() {
                     self.settle_locations(var, off as usize, w as usize, true);
                 }
-                let bits = self.var_bits(var);
-                bits[off as usize..(off + w) as usize].to_vec()
+                self.var_slice(var, off as usize..(off + w) as usize)
+                    .into_owned()
             }
             Some((d, rest)) => {
                 if self.deferring() {
@@ -478,6 +520,9 @@ impl<'a> Lowerer<'a> {
             Some((d, rest)) => {
                 let sel = blocks::decoder(&mut self.g, &d.index, d.count as usize);
                 for (k, s) in sel.into_iter().enumerate() {
+                    if self.pool_overflow().is_some() {
+                        break; // reported by the next check of the budget
+                    }
                     let gk = self.g.and(guard, s);
                     self.write_region(var, off + k as u64 * d.stride, rest, value, gk);
                 }
@@ -638,6 +683,11 @@ impl<'a> Lowerer<'a> {
             return Ok(());
         }
         if let Some(vis) = output_visibility(name) {
+            let pointee = match &ty {
+                Ty::Pointer(inner) => (**inner).clone(),
+                t => t.clone(),
+            };
+            self.check_port_bits(name, &pointee, span)?;
             // `T *OUTPUT_x` and `T OUTPUT_x[n]` (which C adjusts to a pointer): the pointee.
             let (target, ptr_var) = match ty {
                 Ty::Pointer(inner) => {
@@ -701,6 +751,21 @@ impl<'a> Lowerer<'a> {
         )
     }
 
+    /// Ports are held literal by literal (an input's bits are its wires, an output's are
+    /// read whole at the end), so they keep the limit of flat storage.
+    pub(crate) fn check_port_bits(&self, name: &str, ty: &Ty, span: Span) -> R<()> {
+        if ty.bits() > PORT_MAX_BITS {
+            return self.err(
+                span,
+                format!(
+                    "port `{name}` of {} bits is too large: inputs and outputs are up to 2^27 bits",
+                    ty.bits()
+                ),
+            );
+        }
+        Ok(())
+    }
+
     pub fn new_input(&mut self, name: &str, owner: Owner, ty: Ty, span: Span) -> R<VarId> {
         let Some(ctype) = ty.ctype() else {
             return self.err(
@@ -714,6 +779,7 @@ impl<'a> Lowerer<'a> {
         if self.inputs.iter().any(|p| p.name == name) {
             return self.err(span, format!("input `{name}` is declared twice"));
         }
+        self.check_port_bits(name, &ty, span)?;
         let w = u32::try_from(ty.bits())
             .map_err(|_| self.error(span, format!("input `{name}` is too large")))?;
         let bits = self.g.input(w);
@@ -735,7 +801,7 @@ impl<'a> Lowerer<'a> {
             if self.deferring() {
                 self.settle_locations(o.var, 0, usize::MAX, false);
             }
-            let bits = self.vars[o.var].bits.clone();
+            let bits = self.vars[o.var].bits.to_vec();
             self.g.output(&bits);
             ports.push(OutputPort {
                 name: o.name,
@@ -751,6 +817,7 @@ impl<'a> Lowerer<'a> {
     /// Reports progress and stops a compilation over its gate budget (not while a template
     /// is built: its gates count at each call).
     pub(crate) fn check_budget(&self) -> R<()> {
+        self.check_storage()?;
         if !self.compact.is_building() {
             let made = self.compact.expanded_so_far(self.g.gates_emitted());
             if let Some(p) = &self.opts.progress {
@@ -761,6 +828,24 @@ impl<'a> Lowerer<'a> {
             {
                 return Err(CompileError::OverBudget { budget });
             }
+        }
+        Ok(())
+    }
+
+    /// Fails when the large variables' storage is full (see [`crate::bits`]).
+    pub(crate) fn check_storage(&self) -> R<()> {
+        if let Some(v) = self.pool_overflow() {
+            return Err(CompileError::Source {
+                pos: None,
+                message: format!(
+                    "a variable of type {} ({} bits) holds too many bits that are neither \
+                     constants nor consecutive wires: pgc stores large variables compactly, \
+                     with at most {} such bits in all",
+                    self.vars[v].ty.name(),
+                    self.vars[v].bits.len(),
+                    crate::bits::POOL_MAX_LITS
+                ),
+            });
         }
         Ok(())
     }
@@ -921,7 +1006,7 @@ impl<'a> Lowerer<'a> {
             }
             // While the variable still holds the identity (the first update of an
             // iteration), min(e, identity) = e: assign without comparing.
-            if self.var_bits(var) == identity(op, vt).as_slice() {
+            if *self.var_bits(var) == *identity(op, vt).as_slice() {
                 return self.exec_stmt(&i.then_statement);
             }
         }
@@ -998,7 +1083,7 @@ impl<'a> Lowerer<'a> {
                     ty,
                     // The merged value (valid on every path), not the active value seen on
                     // the current one: the combined result replaces it on all paths.
-                    init: self.vars[var].bits.clone(),
+                    init: self.vars[var].bits.to_vec(),
                     partials: Vec::new(),
                     started: false,
                 });
@@ -1062,14 +1147,14 @@ impl<'a> Lowerer<'a> {
                 self.g.next_instance();
             }
             for red in reductions.iter_mut() {
-                red.partials.push(self.vars[red.var].bits.clone());
+                red.partials.push(self.vars[red.var].bits.to_vec());
             }
         }
         for red in reductions.iter_mut() {
             red.started = true;
             let id = identity(red.op, red.ty);
             let v = &mut self.vars[red.var];
-            v.bits = id;
+            v.bits = Bits::from_vec(id);
             v.active = None;
         }
     }
@@ -1080,7 +1165,7 @@ impl<'a> Lowerer<'a> {
         if !red.started {
             return;
         }
-        red.partials.push(self.vars[red.var].bits.clone());
+        red.partials.push(self.vars[red.var].bits.to_vec());
         let mut level = red.partials;
         while level.len() > 1 {
             let mut next = Vec::with_capacity(level.len().div_ceil(2));
@@ -1102,7 +1187,7 @@ impl<'a> Lowerer<'a> {
         };
         let n = value.len();
         let v = &mut self.vars[red.var];
-        v.bits = value;
+        v.bits = Bits::from_vec(value);
         v.active = None;
         self.note_stored(red.var, 0, n);
     }

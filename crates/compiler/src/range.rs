@@ -50,7 +50,48 @@ const MAX_BITS: usize = 64;
 /// stays bounded (a dropped interval only costs precision).
 const GENERATION: usize = 1 << 19;
 
-type Table = HashMap<Box<[Lit]>, (u64, u64), RangeHasher>;
+/// One generation. A key of at most 32 literals that [`crate::bits::pack_word`] encodes
+/// (constants, or a run of wires then zeros: nearly all narrowed values) is kept as that
+/// code and its length, in the table itself; any other key as a boxed copy.
+#[derive(Default)]
+pub(crate) struct Table {
+    packed: HashMap<(u64, u8), (u64, u64), RangeHasher>,
+    lits: HashMap<Box<[Lit]>, (u64, u64), RangeHasher>,
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        self.packed.len() + self.lits.len()
+    }
+
+    fn clear(&mut self) {
+        self.packed.clear();
+        self.lits.clear();
+    }
+
+    fn get(&self, key: &[Lit], packed: Option<(u64, u8)>) -> Option<(u64, u64)> {
+        match packed {
+            Some(p) => self.packed.get(&p).copied(),
+            None => self.lits.get(key).copied(),
+        }
+    }
+
+    fn insert(&mut self, key: &[Lit], packed: Option<(u64, u8)>, r: (u64, u64)) {
+        match packed {
+            Some(p) => {
+                self.packed.insert(p, r);
+            }
+            None => {
+                self.lits.insert(key.into(), r);
+            }
+        }
+    }
+}
+
+/// The packed form of a key, if it has one.
+fn packed_key(key: &[Lit]) -> Option<(u64, u8)> {
+    Some((crate::bits::pack_word(key)?, key.len() as u8))
+}
 
 type RangeHasher = std::hash::BuildHasherDefault<ShapeHasher>;
 
@@ -80,22 +121,27 @@ impl Ranges {
     }
 
     fn get(&mut self, key: &[Lit]) -> Option<(u64, u64)> {
-        if let Some(&r) = self.young.get(key) {
+        let packed = packed_key(key);
+        if let Some(r) = self.young.get(key, packed) {
             return Some(r);
         }
-        let r = *self.old.get(key)?;
-        self.insert(key, r);
+        let r = self.old.get(key, packed)?;
+        self.insert_packed(key, packed, r);
         Some(r)
     }
 
     fn insert(&mut self, key: &[Lit], r: (u64, u64)) {
+        self.insert_packed(key, packed_key(key), r);
+    }
+
+    fn insert_packed(&mut self, key: &[Lit], packed: Option<(u64, u8)>, r: (u64, u64)) {
         if self.young.len() >= GENERATION {
             // The old generation's table, emptied, is the new young one: its allocation is
             // kept instead of growing a fresh table again.
             std::mem::swap(&mut self.young, &mut self.old);
             self.young.clear();
         }
-        self.young.insert(key.to_vec().into_boxed_slice(), r);
+        self.young.insert(key, packed, r);
     }
 }
 

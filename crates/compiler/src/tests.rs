@@ -204,3 +204,45 @@ fn huge_arrays_are_refused_not_allocated() {
     assert_eq!(e.pos().map(|p| p.line), Some(2), "{e}");
     assert!(e.to_string().contains("too large"), "{e}");
 }
+
+#[test]
+fn large_arrays_are_stored_packed_and_read_back_exactly() {
+    // 4096 ints are 131,072 bits: stored packed (crate::bits). Cells hold constants, runs
+    // of wires (products of a secret), a secretly indexed write (multiplexers, pooled)
+    // and reads at constant and secret indices.
+    let src = "int mpc_main(int INPUT_A_x, int INPUT_B_y) {
+  int t[4096];
+  for (int i = 0; i < 4096; i++)
+    t[i] = i < 2048 ? i : i * INPUT_A_x + (i & 7);
+  t[INPUT_B_y & 15] = 77;
+  return t[5] + t[INPUT_B_y & 15] + t[4095] + t[100] + t[3000 + (INPUT_B_y & 1)];
+}";
+    let expect = |x: i64, y: i64| {
+        let mut t: Vec<i64> = (0..4096)
+            .map(|i| if i < 2048 { i } else { i * x + (i & 7) })
+            .collect();
+        t[(y & 15) as usize] = 77;
+        t[5] + t[(y & 15) as usize] + t[4095] + t[100] + t[3000 + (y & 1) as usize]
+    };
+    for (x, y) in [(3, 5), (0, 0), (-7, 14), (1000, 3)] {
+        assert_eq!(run(src, &[x, y]), vec![expect(x, y)], "x = {x}, y = {y}");
+    }
+}
+
+#[test]
+fn huge_ports_are_refused_by_name() {
+    let e = compile_err(
+        "void mpc_main(int INPUT_A_x[1 << 23], int *OUTPUT_y) {\n  *OUTPUT_y = INPUT_A_x[0];\n}",
+    );
+    assert!(e.to_string().contains("INPUT_A_x"), "{e}");
+    assert!(e.to_string().contains("too large"), "{e}");
+}
+
+#[test]
+fn huge_structs_are_refused_not_copied() {
+    let e = compile_err(
+        "struct big { int t[4096][4096]; };\nint mpc_main(int INPUT_A_x) {\n  struct big a, b;\n  a = b;\n  return a.t[0][0] + INPUT_A_x;\n}",
+    );
+    assert!(e.to_string().contains("struct `big`"), "{e}");
+    assert!(e.to_string().contains("too large"), "{e}");
+}
