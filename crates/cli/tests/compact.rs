@@ -190,12 +190,7 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
             .unwrap()
     };
     for (threads_a, threads_b) in [("3", "1"), ("1", "3")] {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+        let addr = support::loopback_addr();
         let pa = spawn(s.pgc().args([
             "run",
             &out,
@@ -317,12 +312,7 @@ fn a_compact_file_cut_while_a_party_waits_fails_both_runs_and_prints_no_output()
     let (file_a, file_b) = (s.path("a.pgc"), s.path("b.pgc"));
     std::fs::copy(&out, &file_a).unwrap();
     std::fs::copy(&out, &file_b).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = support::loopback_addr();
     let text = format!("text={}", list(b"abcdefgh"));
     let mut pa = s
         .pgc()

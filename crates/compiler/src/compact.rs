@@ -432,27 +432,16 @@ impl<'a> Lowerer<'a> {
         ret_ty: &Ty,
         generic: bool,
     ) -> R<(Vec<Lit>, u32)> {
-        let is_input = |l: &Lit| generic || l.as_const().is_none();
         let num_inputs = args
             .iter()
             .flat_map(|a| &a.bits)
-            .filter(|l| is_input(l))
+            .filter(|l| is_template_input(l, generic))
             .count();
         let mut fresh = self.g.input(num_inputs as u32).into_iter();
         let mut region_vars = Vec::new();
         let mut param_vars = Vec::new();
         for a in args {
-            let bits: Vec<Lit> = a
-                .bits
-                .iter()
-                .map(|l| {
-                    if is_input(l) {
-                        fresh.next().expect("one input per input bit")
-                    } else {
-                        *l
-                    }
-                })
-                .collect();
+            let bits = as_template_inputs(&a.bits, generic, &mut fresh);
             let var = match &a.ptr {
                 Some(p) => {
                     let ty = Ty::Array(Box::new(p.elem.clone()), p.count);
@@ -586,4 +575,28 @@ impl ItemSpill {
         }
         Ok(())
     }
+}
+
+/// Whether a bit given to a template becomes one of its inputs: every bit of a generic
+/// template, else every bit that is not a constant (constants are folded into the body).
+pub(crate) fn is_template_input(l: &Lit, generic: bool) -> bool {
+    generic || l.as_const().is_none()
+}
+
+/// `bits` as the template body sees them: each input bit (see [`is_template_input`]) the
+/// next of the template's `fresh` input wires, constants as they are.
+pub(crate) fn as_template_inputs(
+    bits: &[Lit],
+    generic: bool,
+    fresh: &mut impl Iterator<Item = Lit>,
+) -> Vec<Lit> {
+    bits.iter()
+        .map(|l| {
+            if is_template_input(l, generic) {
+                fresh.next().expect("one input per input bit")
+            } else {
+                *l
+            }
+        })
+        .collect()
 }

@@ -44,7 +44,7 @@ use pgc_circuit::Lit;
 use pgc_circuit::netlist::NetBuilder;
 
 use crate::bits::Bits;
-use crate::compact::{MemoEntry, ShapeHasher};
+use crate::compact::{MemoEntry, ShapeHasher, as_template_inputs, is_template_input};
 use crate::expr::{const_value, integer_constant};
 use crate::lower::{Binding, Lowerer, R, Val, VarId};
 use crate::types::Ty;
@@ -681,8 +681,11 @@ impl<'a> Lowerer<'a> {
         index_vars: &[VarId],
         generic: bool,
     ) -> R<LoopEntry> {
-        let is_input = |l: &Lit| generic || l.as_const().is_none();
-        let num_inputs = values.iter().flatten().filter(|l| is_input(l)).count() as u32;
+        let num_inputs = values
+            .iter()
+            .flatten()
+            .filter(|l| is_template_input(l, generic))
+            .count() as u32;
         // Variables in subscripts hold constants on the current paths (checked), but their
         // merged bits may be multiplexers of the outer builder (a counter stepped under a
         // secret condition): the template sees the constants.
@@ -709,16 +712,7 @@ impl<'a> Lowerer<'a> {
             }
             let range = p.off as usize..(p.off + p.len) as usize;
             saved_bits.push(var.bits.slice(range.clone()).into_owned());
-            let swapped: Vec<Lit> = bits
-                .iter()
-                .map(|l| {
-                    if is_input(l) {
-                        fresh.next().expect("one input per input bit")
-                    } else {
-                        *l
-                    }
-                })
-                .collect();
+            let swapped = as_template_inputs(bits, generic, &mut fresh);
             var.bits.write(range.start, &swapped);
         }
         // The bounds the shape fixes, as facts about the template's inputs.

@@ -73,15 +73,20 @@ impl Drop for Scratch {
     }
 }
 
-/// Party A (listening) and party B (connecting) of `pgc run` on `src`, as two processes in
-/// `s`, each with its own extra arguments.
-pub fn two_parties(s: &Scratch, src: &str, a_args: &[&str], b_args: &[&str]) -> (Child, Child) {
+/// A loopback address with a port that was free just now, for a listening party.
+pub fn loopback_addr() -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let addr = format!("127.0.0.1:{port}");
+    format!("127.0.0.1:{port}")
+}
+
+/// Party A (listening) and party B (connecting) of `pgc run` on `src`, as two processes in
+/// `s`, each with its own extra arguments.
+pub fn two_parties(s: &Scratch, src: &str, a_args: &[&str], b_args: &[&str]) -> (Child, Child) {
+    let addr = loopback_addr();
     let spawn = |party: &str, endpoint: &str, extra: &[&str]| {
         s.pgc()
             .args(["run", src, "--party", party, endpoint, &addr])
