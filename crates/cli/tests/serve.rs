@@ -134,7 +134,14 @@ fn one_party_serves_many_runs_without_growing() {
         }
         if run == RUNS - 1 {
             let (fds5, rss5) = sample_after_5.unwrap();
-            let (fds, rss) = fds_and_rss(server.id());
+            // The server may still be closing the connection of the run that just ended
+            // (seen once under CI load: one descriptor more): a leak stays, that goes.
+            let settled = Instant::now();
+            let (mut fds, mut rss) = fds_and_rss(server.id());
+            while fds > fds5 && settled.elapsed() < Duration::from_secs(3) {
+                std::thread::sleep(Duration::from_millis(50));
+                (fds, rss) = fds_and_rss(server.id());
+            }
             assert!(fds <= fds5, "file descriptors grew from {fds5} to {fds}");
             // Allocator noise only: a leak of even a few KiB per run would show over 34 runs.
             assert!(
