@@ -79,6 +79,25 @@ mod with_mpi {
         std::env::temp_dir().join(format!("pgc-cluster-{name}-{}", std::process::id()))
     }
 
+    /// `mpirun -np k` for one party, with a session directory of its own: two mpiruns
+    /// started at once race to create the shared default (`/tmp/ompi.HOST.UID`, "File
+    /// exists"; seen in CI).
+    fn mpirun(k: usize, party: &str) -> Command {
+        static LAUNCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let session = cache("ompi").join(format!("{party}-{n}"));
+        std::fs::create_dir_all(&session).unwrap();
+        let mut cmd = Command::new("mpirun");
+        cmd.args([
+            "--oversubscribe",
+            "--allow-run-as-root",
+            "-np",
+            &k.to_string(),
+        ])
+        .env("OMPI_MCA_orte_tmpdir_base", &session);
+        cmd
+    }
+
     /// One party: `mpirun -np k pgc run biomatch … --cluster`.
     fn party(k: usize, party: &str, endpoint: &[&str], input: &str, extra: &[&str]) -> Child {
         party_env(k, party, endpoint, input, extra, &[])
@@ -92,13 +111,7 @@ mod with_mpi {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Child {
-        Command::new("mpirun")
-            .args([
-                "--oversubscribe",
-                "--allow-run-as-root",
-                "-np",
-                &k.to_string(),
-            ])
+        mpirun(k, party)
             .arg(env!("CARGO_BIN_EXE_pgc"))
             .args(["run", &example("biomatch.c"), "-D", "BIOMATCH_N=7"])
             .args(["--party", party, "--input", input, "--psk", &test_psk()])
@@ -253,13 +266,7 @@ mod with_mpi {
     /// One party of `pgc run millionaires.c --security malicious --cluster` under
     /// `mpirun -np k`.
     fn malicious_party(k: usize, party: &str, endpoint: &[&str], input: &str) -> Child {
-        Command::new("mpirun")
-            .args([
-                "--oversubscribe",
-                "--allow-run-as-root",
-                "-np",
-                &k.to_string(),
-            ])
+        mpirun(k, party)
             .arg(env!("CARGO_BIN_EXE_pgc"))
             .args(["run", &example("millionaires.c")])
             .args(["--party", party, "--input", input, "--psk", &test_psk()])
