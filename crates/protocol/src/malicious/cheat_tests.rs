@@ -49,6 +49,7 @@ fn run_cc(
                 2,
                 &mut |_| {},
                 cheat_a,
+                None,
             );
             drop(ca);
             r
@@ -64,6 +65,7 @@ fn run_cc(
             2,
             &mut |_| {},
             cheat_b,
+            None,
         );
         drop(cb);
         (ha.join().unwrap(), rb)

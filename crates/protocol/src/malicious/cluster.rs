@@ -137,7 +137,7 @@ pub(crate) fn coordinator_with<S: GateSource>(
                 me,
                 peer_host: peer_host.to_string(),
             };
-            let result = super::cut_and_choose::run_with_ranks(
+            let result = super::cut_and_choose::run_with(
                 ch,
                 circuit,
                 owners,

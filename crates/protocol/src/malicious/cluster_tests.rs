@@ -212,6 +212,7 @@ fn run_single(
                 2,
                 &mut |_| {},
                 Cheat::Honest,
+                None,
             );
             drop(ca);
             r
@@ -227,6 +228,7 @@ fn run_single(
             2,
             &mut |_| {},
             Cheat::Honest,
+            None,
         );
         drop(cb);
         (ha.join().unwrap(), rb)

@@ -835,31 +835,14 @@ pub fn run_cut_and_choose<S: GateSource>(
         threads,
         progress,
         Cheat::Honest,
+        None,
     )
 }
 
+/// [`run_cut_and_choose`] with a cheating party for tests (`cheat`), and with the copies spread over a
+/// cluster's ranks when `ranks` is given (rank 0's side; see [`super::cluster`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_with<S: GateSource>(
-    ch: &mut impl Channel,
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    me: Party,
-    inputs: &[Vec<bool>],
-    stat_sec: u32,
-    threads: usize,
-    progress: &mut dyn FnMut(u64),
-    cheat: Cheat,
-) -> Result<Outcome, ProtocolError> {
-    run_with_ranks(
-        ch, circuit, owners, visibility, me, inputs, stat_sec, threads, progress, cheat, None,
-    )
-}
-
-/// [`run_with`], with the copies spread over a cluster's ranks when `ranks` is given
-/// (rank 0's side; see [`super::cluster`]).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn run_with_ranks<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
     owners: &[Party],
