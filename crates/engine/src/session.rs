@@ -17,11 +17,11 @@ use pgc_circuit::{
 use pgc_net::connect::{PeerChannel, accept_peer, connect_peer};
 use pgc_net::{SharedLink, TcpChannel, TcpListenerHandle};
 use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
-use pgc_protocol::malicious::run_secured_with_scheme;
+use pgc_protocol::malicious::run_secured;
 use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
-    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, RunStats, Security, run_gmw,
-    run_local_gmw, run_local_parallel_secured, run_local_tcp_shaped,
+    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, RunOptions, RunStats, Security,
+    run_gmw, run_local_gmw, run_local_parallel_secured, run_local_tcp_shaped,
 };
 use serde_json::Value;
 
@@ -409,7 +409,7 @@ impl PartySession {
                 let mut progress = Progress::new(circuit.and_count(), quiet);
                 let circuit = &WithValueFormat::new(circuit, value_format);
                 // Semi-honest: the plain garbler or evaluator.
-                let outcome = run_secured_with_scheme(
+                let outcome = run_secured(
                     &mut ch,
                     circuit,
                     &self.owners,
@@ -417,9 +417,11 @@ impl PartySession {
                     me,
                     &self.inputs,
                     self.level,
-                    self.config.threads,
-                    device,
-                    garbling,
+                    RunOptions {
+                        threads: self.config.threads,
+                        device,
+                        garbling,
+                    },
                     &mut |n| {
                         progress.set(n);
                         dog.set_ands(n);

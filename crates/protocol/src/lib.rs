@@ -32,6 +32,7 @@ pub use parallel::{ParallelConfig, ParallelMode};
 pub use pgc_circuit::Visibility;
 pub use pgc_garble::Garbling;
 pub use yao::{
-    Outcome, Party, ProtocolError, RunStats, all_visible, check_own_inputs, run_evaluator,
-    run_evaluator_with_visibility, run_garbler, run_garbler_with_visibility, sees,
+    Outcome, Party, ProtocolError, RunOptions, RunStats, all_visible, check_own_inputs,
+    run_evaluator, run_evaluator_with, run_evaluator_with_visibility, run_garbler,
+    run_garbler_with, run_garbler_with_visibility, sees,
 };

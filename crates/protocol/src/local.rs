@@ -13,9 +13,9 @@ use pgc_net::{ChannelSecurity, LinkShape, NetError, SharedLink, TcpChannel};
 
 use crate::gmw::{GmwConfig, run_gmw};
 use crate::gpu::Device;
-use crate::malicious::{Security, run_secured_with_scheme};
+use crate::malicious::{Security, run_secured};
 use crate::parallel::{ParallelConfig, TcpAcceptStreams, TcpConnectStreams, run_parallel};
-use crate::yao::{Outcome, Party, ProtocolError, all_visible};
+use crate::yao::{Outcome, Party, ProtocolError, RunOptions, all_visible};
 use pgc_garble::Garbling;
 
 /// How the two parties of a local run connect.
@@ -172,7 +172,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
             let mut ch = accept_peer(&listener, &a_security, timeout, &no_notes())?;
             ch.set_timeout(Some(timeout))?;
             let mut ch = ch.shaped(&link())?;
-            run_secured_with_scheme(
+            run_secured(
                 &mut &mut *ch,
                 circuit,
                 owners,
@@ -180,9 +180,11 @@ pub fn run_local_tcp_shaped<S: GateSource>(
                 Party::A,
                 a_inputs,
                 level,
-                threads,
-                devices[0],
-                garbling,
+                RunOptions {
+                    threads,
+                    device: devices[0],
+                    garbling,
+                },
                 &mut |_| {},
             )
         });
@@ -190,7 +192,7 @@ pub fn run_local_tcp_shaped<S: GateSource>(
             let mut ch = connect_peer(&addr, &b_security, timeout)?;
             ch.set_timeout(Some(timeout))?;
             let mut ch = ch.shaped(&link())?;
-            run_secured_with_scheme(
+            run_secured(
                 &mut &mut *ch,
                 circuit,
                 owners,
@@ -198,9 +200,11 @@ pub fn run_local_tcp_shaped<S: GateSource>(
                 Party::B,
                 b_inputs,
                 level,
-                threads,
-                devices[1],
-                garbling,
+                RunOptions {
+                    threads,
+                    device: devices[1],
+                    garbling,
+                },
                 progress,
             )
         })();

@@ -180,61 +180,55 @@ pub fn run_garbler_with_visibility<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    run_garbler_on_threads(
+    run_garbler_with(
         ch,
         circuit,
         owners,
         visibility,
         inputs,
-        1,
-        Device::Cpu,
+        RunOptions::default(),
         progress,
     )
 }
 
-/// [`run_garbler_with_visibility`] garbling a compact circuit's independent calls on
-/// `threads` threads ([`pgc_garble::compact`]; other circuits run on one), or the whole
-/// gate stream on the GPU ([`Device::Gpu`], [`crate::gpu`]). The tables and their order are
-/// those of one CPU thread, so the evaluator may use any thread count or device.
-#[allow(clippy::too_many_arguments)]
-pub fn run_garbler_on_threads<S: GateSource>(
+/// How one party runs its side of semi-honest Yao: on how many threads a compact circuit's
+/// independent calls run ([`pgc_garble::compact`]; other circuits run on one), on which
+/// device the gate stream runs ([`Device::Gpu`]: [`crate::gpu`]) and with which garbling
+/// scheme (stated in the hello, so both parties must give the same; three-halves runs on the
+/// CPU, one thread, the gate stream in order). Threads and device are each party's own
+/// business: the tables and their order are those of one CPU thread either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    pub threads: usize,
+    pub device: Device,
+    pub garbling: Garbling,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            threads: 1,
+            device: Device::Cpu,
+            garbling: Garbling::HalfGates,
+        }
+    }
+}
+
+/// [`run_garbler_with_visibility`] run as `options` say (threads, device, garbling scheme).
+pub fn run_garbler_with<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
     owners: &[Party],
     visibility: &[Visibility],
     inputs: &[Vec<bool>],
-    threads: usize,
-    device: Device,
+    options: RunOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    run_garbler_with_scheme(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        inputs,
+    let RunOptions {
         threads,
         device,
-        Garbling::HalfGates,
-        progress,
-    )
-}
-
-/// [`run_garbler_on_threads`] with the garbling scheme `garbling` (stated in the hello, so
-/// both parties must give the same). Three-halves runs on the CPU, one thread, the gate
-/// stream in order (`threads` is then not used; [`Device::Gpu`] is an error).
-#[allow(clippy::too_many_arguments)]
-pub fn run_garbler_with_scheme<S: GateSource>(
-    ch: &mut impl Channel,
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    inputs: &[Vec<bool>],
-    threads: usize,
-    device: Device,
-    garbling: Garbling,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Outcome, ProtocolError> {
+        garbling,
+    } = options;
     refuse_three_halves_on_gpu(garbling, device)?;
     let terms = HelloTerms {
         garbling,
@@ -356,58 +350,32 @@ pub fn run_evaluator_with_visibility<S: GateSource>(
     inputs: &[Vec<bool>],
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    run_evaluator_on_threads(
+    run_evaluator_with(
         ch,
         circuit,
         owners,
         visibility,
         inputs,
-        1,
-        Device::Cpu,
+        RunOptions::default(),
         progress,
     )
 }
 
-/// [`run_evaluator_with_visibility`] evaluating a compact circuit's independent calls on
-/// `threads` threads, or on the GPU (see [`run_garbler_on_threads`]).
-#[allow(clippy::too_many_arguments)]
-pub fn run_evaluator_on_threads<S: GateSource>(
+/// [`run_evaluator_with_visibility`] run as `options` say (see [`run_garbler_with`]).
+pub fn run_evaluator_with<S: GateSource>(
     ch: &mut impl Channel,
     circuit: &S,
     owners: &[Party],
     visibility: &[Visibility],
     inputs: &[Vec<bool>],
-    threads: usize,
-    device: Device,
+    options: RunOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    run_evaluator_with_scheme(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        inputs,
+    let RunOptions {
         threads,
         device,
-        Garbling::HalfGates,
-        progress,
-    )
-}
-
-/// [`run_evaluator_on_threads`] with the garbling scheme `garbling` (see
-/// [`run_garbler_with_scheme`]).
-#[allow(clippy::too_many_arguments)]
-pub fn run_evaluator_with_scheme<S: GateSource>(
-    ch: &mut impl Channel,
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    inputs: &[Vec<bool>],
-    threads: usize,
-    device: Device,
-    garbling: Garbling,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Outcome, ProtocolError> {
+        garbling,
+    } = options;
     refuse_three_halves_on_gpu(garbling, device)?;
     let terms = HelloTerms {
         garbling,

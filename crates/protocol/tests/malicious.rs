@@ -12,7 +12,9 @@ use pgc_circuit::value::{format_value, parse_value};
 use pgc_circuit::{GateSource, MemoryLimit};
 use pgc_net::MemoryChannel;
 use pgc_protocol::malicious::run_secured;
-use pgc_protocol::{Device, Outcome, Party, ProtocolError, Security, all_visible, split_inputs};
+use pgc_protocol::{
+    Outcome, Party, ProtocolError, RunOptions, Security, all_visible, split_inputs,
+};
 
 fn run_both<S: GateSource>(
     c: &S,
@@ -43,8 +45,10 @@ fn run_both<S: GateSource>(
                     Party::A,
                     &a,
                     security,
-                    2,
-                    Device::Cpu,
+                    RunOptions {
+                        threads: 2,
+                        ..RunOptions::default()
+                    },
                     &mut |_| {},
                 )
             });
@@ -60,8 +64,10 @@ fn run_both<S: GateSource>(
                 Party::B,
                 &b,
                 security,
-                2,
-                Device::Cpu,
+                RunOptions {
+                    threads: 2,
+                    ..RunOptions::default()
+                },
                 &mut |_| {},
             )
         });

@@ -8,8 +8,8 @@ use pgc_circuit::testdata::{load_vectors, vector_file};
 use pgc_circuit::value::{format_value, parse_value};
 use pgc_circuit::{Circuit, GateSource};
 use pgc_net::MemoryChannel;
-use pgc_protocol::malicious::run_secured_with_scheme;
-use pgc_protocol::{Device, Garbling, Outcome, Party, ProtocolError, Security};
+use pgc_protocol::malicious::run_secured;
+use pgc_protocol::{Device, Garbling, Outcome, Party, ProtocolError, RunOptions, Security};
 
 fn prepared(c: &Circuit) -> Circuit {
     assign_slots(&levelize(c).unwrap())
@@ -42,7 +42,7 @@ fn run<S: GateSource>(
     let (mut ca, mut cb) = MemoryChannel::pair();
     std::thread::scope(|s| {
         let h = s.spawn(|| {
-            run_secured_with_scheme(
+            run_secured(
                 &mut ca,
                 circuit,
                 owners,
@@ -50,13 +50,15 @@ fn run<S: GateSource>(
                 Party::A,
                 &a_in,
                 Security::SemiHonest,
-                1,
-                Device::Cpu,
-                schemes[0],
+                RunOptions {
+                    threads: 1,
+                    device: Device::Cpu,
+                    garbling: schemes[0],
+                },
                 &mut |_| {},
             )
         });
-        let rb = run_secured_with_scheme(
+        let rb = run_secured(
             &mut cb,
             circuit,
             owners,
@@ -64,9 +66,11 @@ fn run<S: GateSource>(
             Party::B,
             &b_in,
             Security::SemiHonest,
-            1,
-            Device::Cpu,
-            schemes[1],
+            RunOptions {
+                threads: 1,
+                device: Device::Cpu,
+                garbling: schemes[1],
+            },
             &mut |_| {},
         );
         (h.join().unwrap(), rb)
@@ -167,7 +171,7 @@ fn three_halves_is_refused_against_cheaters_and_on_the_gpu() {
     let owners = [Party::A, Party::B];
     let all = pgc_protocol::all_visible(c.layout());
     let (mut ca, _cb) = MemoryChannel::pair();
-    let e = run_secured_with_scheme(
+    let e = run_secured(
         &mut ca,
         &c,
         &owners,
@@ -175,9 +179,11 @@ fn three_halves_is_refused_against_cheaters_and_on_the_gpu() {
         Party::A,
         &[vec![false; 64]],
         Security::DualExecution,
-        1,
-        Device::Cpu,
-        Garbling::ThreeHalves,
+        RunOptions {
+            threads: 1,
+            device: Device::Cpu,
+            garbling: Garbling::ThreeHalves,
+        },
         &mut |_| {},
     )
     .unwrap_err()
@@ -186,7 +192,7 @@ fn three_halves_is_refused_against_cheaters_and_on_the_gpu() {
         e.contains("semi-honest Yao") && e.contains("dual-execution"),
         "{e}"
     );
-    let e = run_secured_with_scheme(
+    let e = run_secured(
         &mut ca,
         &c,
         &owners,
@@ -194,9 +200,11 @@ fn three_halves_is_refused_against_cheaters_and_on_the_gpu() {
         Party::A,
         &[vec![false; 64]],
         Security::SemiHonest,
-        1,
-        Device::Gpu,
-        Garbling::ThreeHalves,
+        RunOptions {
+            threads: 1,
+            device: Device::Gpu,
+            garbling: Garbling::ThreeHalves,
+        },
         &mut |_| {},
     )
     .unwrap_err()

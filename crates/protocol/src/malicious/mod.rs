@@ -22,7 +22,7 @@ use pgc_garble::Garbling;
 use pgc_net::Channel;
 
 use crate::gpu::Device;
-use crate::yao::{Outcome, Party, ProtocolError};
+use crate::yao::{Outcome, Party, ProtocolError, RunOptions, run_evaluator_with, run_garbler_with};
 
 #[cfg(test)]
 mod cheat_tests;
@@ -39,9 +39,10 @@ pub use cut_and_choose::{CopyPlan, run_cut_and_choose};
 pub use dual::run_dual_execution;
 
 /// Runs one party's side of `circuit` at the given security level: semi-honest Yao,
-/// cut-and-choose Yao or dual execution. `threads` bounds the worker threads the
-/// malicious protocols use for their circuit copies (1: none beyond this one); `device`
-/// where semi-honest Yao garbles or evaluates (the others refuse [`Device::Gpu`]).
+/// cut-and-choose Yao or dual execution. `options.threads` also bounds the worker threads
+/// the malicious protocols use for their circuit copies (1: none beyond this one); the
+/// levels against a cheating peer run on the CPU and garble half-gates, and refuse
+/// [`Device::Gpu`] and [`Garbling::ThreeHalves`].
 #[allow(clippy::too_many_arguments)]
 pub fn run_secured<S: GateSource>(
     ch: &mut impl Channel,
@@ -51,41 +52,14 @@ pub fn run_secured<S: GateSource>(
     me: Party,
     inputs: &[Vec<bool>],
     security: Security,
-    threads: usize,
-    device: Device,
+    options: RunOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, ProtocolError> {
-    run_secured_with_scheme(
-        ch,
-        circuit,
-        owners,
-        visibility,
-        me,
-        inputs,
-        security,
+    let RunOptions {
         threads,
         device,
-        Garbling::HalfGates,
-        progress,
-    )
-}
-
-/// [`run_secured`] with the garbling scheme of semi-honest Yao (the levels against a
-/// cheating peer garble half-gates and refuse [`Garbling::ThreeHalves`]).
-#[allow(clippy::too_many_arguments)]
-pub fn run_secured_with_scheme<S: GateSource>(
-    ch: &mut impl Channel,
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    me: Party,
-    inputs: &[Vec<bool>],
-    security: Security,
-    threads: usize,
-    device: Device,
-    garbling: Garbling,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Outcome, ProtocolError> {
+        garbling,
+    } = options;
     if garbling == Garbling::ThreeHalves && security != Security::SemiHonest {
         return Err(ProtocolError::Input(format!(
             "--garbling three-halves is a scheme of semi-honest Yao; --security {} garbles \
@@ -101,12 +75,12 @@ pub fn run_secured_with_scheme<S: GateSource>(
         )));
     }
     match (security, me) {
-        (Security::SemiHonest, Party::A) => crate::yao::run_garbler_with_scheme(
-            ch, circuit, owners, visibility, inputs, threads, device, garbling, progress,
-        ),
-        (Security::SemiHonest, Party::B) => crate::yao::run_evaluator_with_scheme(
-            ch, circuit, owners, visibility, inputs, threads, device, garbling, progress,
-        ),
+        (Security::SemiHonest, Party::A) => {
+            run_garbler_with(ch, circuit, owners, visibility, inputs, options, progress)
+        }
+        (Security::SemiHonest, Party::B) => {
+            run_evaluator_with(ch, circuit, owners, visibility, inputs, options, progress)
+        }
         (Security::Malicious { stat_sec }, _) => run_cut_and_choose(
             ch, circuit, owners, visibility, me, inputs, stat_sec, threads, progress,
         ),
