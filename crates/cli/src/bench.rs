@@ -13,8 +13,8 @@ use pgc_garble::{Evaluator, Garbler, random_delta};
 use pgc_net::TcpChannel;
 use pgc_ot::{IknpReceiver, IknpSender};
 use pgc_protocol::{
-    Device, GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, Security, all_visible,
-    run_local_gmw, run_local_tcp_shaped,
+    Device, GmwConfig, LocalSecurity, LocalTcpOptions, Outcome, Party, ProtocolChoice, Security,
+    all_visible, run_local_gmw, run_local_tcp_with,
 };
 use serde_json::json;
 
@@ -403,19 +403,20 @@ fn protocol_run(
             &mut |n| progress.set(n),
         )
     } else {
-        run_local_tcp_shaped(
+        let options = LocalTcpOptions {
+            channel: security,
+            level: how.level,
+            threads: how.threads,
+            devices: [how.device; 2],
+            ..LocalTcpOptions::default()
+        };
+        run_local_tcp_with(
             circuit,
             &owners,
             &all_visible(&layout),
             &a,
             &b,
-            Duration::from_secs(60),
-            security,
-            how.level,
-            how.threads,
-            pgc_net::LinkShape::default(),
-            [how.device; 2],
-            pgc_protocol::Garbling::HalfGates,
+            options,
             &mut |n| progress.set(n),
         )
     };

@@ -14,7 +14,7 @@ use pgc_circuit::generate::RandomLayered;
 use pgc_crypto::{Block, Prg};
 use pgc_garble::{Garbling, random_delta, three_halves};
 use pgc_net::LinkShape;
-use pgc_protocol::{Device, LocalSecurity, Party, Security, all_visible, run_local_tcp_shaped};
+use pgc_protocol::{LocalSecurity, LocalTcpOptions, Party, all_visible, run_local_tcp_with};
 use serde_json::json;
 
 use pgc_engine::report::{self, per_sec};
@@ -123,19 +123,20 @@ fn protocol(circuit: &RandomLayered, scheme: Garbling, shape: LinkShape) -> Resu
     let mut prg = Prg::from_os_entropy();
     let a = vec![random_bits(&mut prg, layout.input_widths[0] as usize)];
     let b = vec![random_bits(&mut prg, layout.input_widths[1] as usize)];
-    let (oa, ob) = run_local_tcp_shaped(
+    let options = LocalTcpOptions {
+        timeout: Duration::from_secs(600),
+        channel: LocalSecurity::Plaintext,
+        garbling: scheme,
+        shape,
+        ..LocalTcpOptions::default()
+    };
+    let (oa, ob) = run_local_tcp_with(
         circuit,
         &[Party::A, Party::B],
         &all_visible(&layout),
         &a,
         &b,
-        Duration::from_secs(600),
-        LocalSecurity::Plaintext,
-        Security::SemiHonest,
-        1,
-        shape,
-        [Device::Cpu; 2],
-        scheme,
+        options,
         &mut |_| {},
     )?;
     let all: Vec<bool> = a.iter().chain(&b).flatten().copied().collect();

@@ -10,12 +10,20 @@ use pgc_circuit::builder;
 use pgc_circuit::generate::RandomLayered;
 use pgc_circuit::value::{BitOrder, format_value, parse_value};
 use pgc_crypto::Prg;
-use pgc_protocol::{Outcome, Party, RunStats, run_local_tcp, run_local_tcp_with_visibility};
+use pgc_protocol::{LocalTcpOptions, Outcome, Party, RunStats, run_local_tcp, run_local_tcp_with};
 use serde_json::{Value, json};
 
 use pgc_engine::report::{self, per_sec};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The demos' loopback runs: TLS, semi-honest, one thread, [`TIMEOUT`].
+fn demo_options() -> LocalTcpOptions {
+    LocalTcpOptions {
+        timeout: TIMEOUT,
+        ..LocalTcpOptions::default()
+    }
+}
 
 /// A run with test-only cheating parties, recorded by the protocol's tests (which check
 /// that it still matches what the protocol does).
@@ -175,16 +183,18 @@ pub fn demo(json: bool) -> Result<()> {
     let a = vec![parse_value(&wealth_a.to_string(), 32, BitOrder::Lsb0)?];
     let b = vec![parse_value(&wealth_b.to_string(), 32, BitOrder::Lsb0)?];
     let owners = [Party::A, Party::B];
-    let (oa, ob) = pgc_protocol::run_local_tcp_at_level(
+    let options = LocalTcpOptions {
+        level: pgc_protocol::Security::Malicious { stat_sec: 40 },
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ..demo_options()
+    };
+    let (oa, ob) = run_local_tcp_with(
         &c,
         &owners,
         &pgc_protocol::all_visible(c.layout()),
         &a,
         &b,
-        TIMEOUT,
-        pgc_protocol::LocalSecurity::Tls,
-        pgc_protocol::Security::Malicious { stat_sec: 40 },
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        options,
         &mut |_| {},
     )?;
     let richer = visible(&ob)?[0][0];
@@ -337,13 +347,13 @@ fn compact_edit_distance() -> Result<(String, u64, RunStats)> {
             .collect()
     };
     let iface = &compiled.interface;
-    let (oa, ob) = run_local_tcp_with_visibility(
+    let (oa, ob) = run_local_tcp_with(
         &source,
         &pgc_engine::typed_io::owners(iface),
         &pgc_engine::typed_io::visibility(iface),
         &[bits(&ta)],
         &[bits(&tb)],
-        TIMEOUT,
+        demo_options(),
         &mut |_| {},
     )?;
     let out = &visible(&ob)?[0];
@@ -397,13 +407,13 @@ fn c_millionaires(income_a: i32, income_b: i32) -> Result<(i64, RunStats)> {
     let b = parse_port_value(&income_b.to_string(), &pb.ctype, &pb.name)?;
     let owners = pgc_engine::typed_io::owners(iface);
     let visibility = pgc_engine::typed_io::visibility(iface);
-    let (oa, ob) = run_local_tcp_with_visibility(
+    let (oa, ob) = run_local_tcp_with(
         &circuit,
         &owners,
         &visibility,
         &[a],
         &[b],
-        TIMEOUT,
+        demo_options(),
         &mut |_| {},
     )?;
     let out = &iface.outputs[0];

@@ -20,8 +20,8 @@ use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
 use pgc_protocol::malicious::run_secured;
 use pgc_protocol::parallel::{ParallelConfig, ParallelExtras, ParallelMode, run_parallel_with};
 use pgc_protocol::{
-    GmwConfig, LocalSecurity, Outcome, Party, ProtocolChoice, RunOptions, RunStats, Security,
-    run_gmw, run_local_gmw, run_local_parallel_secured, run_local_tcp_shaped,
+    GmwConfig, LocalSecurity, LocalTcpOptions, Outcome, Party, ProtocolChoice, RunOptions,
+    RunStats, Security, run_gmw, run_local_gmw, run_local_parallel_secured, run_local_tcp_with,
 };
 use serde_json::Value;
 
@@ -851,21 +851,18 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
         }
         None => {
             let mut progress = Progress::new(circuit.and_count(), quiet);
-            let r = run_local_tcp_shaped(
-                circuit,
-                &owners,
-                &visibility,
-                &a,
-                &b,
+            let options = LocalTcpOptions {
                 timeout,
-                security,
+                channel: security,
                 level,
-                config.threads,
-                shape,
-                [device; 2],
+                threads: config.threads,
                 garbling,
-                &mut |n| progress.set(n),
-            );
+                devices: [device; 2],
+                shape,
+            };
+            let r = run_local_tcp_with(circuit, &owners, &visibility, &a, &b, options, &mut |n| {
+                progress.set(n)
+            });
             progress.finish();
             r
         }

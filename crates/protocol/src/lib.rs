@@ -23,9 +23,8 @@ pub use gmw::{GmwConfig, GmwStats, run_gmw};
 pub use gpu::Device;
 pub use handshake::{Hello, PROTOCOL_VERSION};
 pub use local::{
-    LocalSecurity, run_local_gmw, run_local_parallel, run_local_parallel_secured, run_local_tcp,
-    run_local_tcp_at_level, run_local_tcp_secured, run_local_tcp_shaped,
-    run_local_tcp_with_visibility, split_inputs,
+    LocalSecurity, LocalTcpOptions, run_local_gmw, run_local_parallel, run_local_parallel_secured,
+    run_local_tcp, run_local_tcp_with, split_inputs,
 };
 pub use malicious::Security;
 pub use parallel::{ParallelConfig, ParallelMode};

@@ -1,7 +1,7 @@
 //! Both parties in one process, talking over a real loopback TCP connection: for `pgc local`,
 //! `pgc demo`, benchmarks and tests. The connection is TLS with fresh keys by default, as
 //! between two machines ([`LocalSecurity`]); plaintext on request, to compare. The
-//! sequential protocol runs at any [`Security`] level ([`run_local_tcp_at_level`]); the
+//! sequential protocol runs at any [`Security`] level ([`run_local_tcp_with`]); the
 //! parallel one is semi-honest only.
 
 use std::sync::atomic::AtomicU64;
@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pgc_circuit::{GateSource, ParallelCircuit, Visibility};
 use pgc_net::connect::{accept_peer, connect_peer, no_notes};
+use pgc_net::tcp::DEFAULT_TCP_TIMEOUT;
 use pgc_net::{ChannelSecurity, LinkShape, NetError, SharedLink, TcpChannel};
 
 use crate::gmw::{GmwConfig, run_gmw};
@@ -51,119 +52,80 @@ pub fn run_local_tcp<S: GateSource>(
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(Outcome, Outcome), ProtocolError> {
     let visibility = all_visible(circuit.layout());
-    run_local_tcp_with_visibility(
+    let options = LocalTcpOptions {
+        timeout,
+        ..LocalTcpOptions::default()
+    };
+    run_local_tcp_with(
         circuit,
         owners,
         &visibility,
         a_inputs,
         b_inputs,
-        timeout,
+        options,
         progress,
     )
+}
+
+/// How [`run_local_tcp_with`] connects and runs the two parties; the default is
+/// [`run_local_tcp`]'s: TLS, semi-honest Yao, one thread, half-gates, both on the CPU, an
+/// unshaped link, [`DEFAULT_TCP_TIMEOUT`].
+#[derive(Clone, Copy, Debug)]
+pub struct LocalTcpOptions {
+    /// Each connection's timeout per operation.
+    pub timeout: Duration,
+    /// TLS or plaintext on the loopback connection.
+    pub channel: LocalSecurity,
+    /// Security against a cheating peer: each side runs [`run_secured`].
+    pub level: Security,
+    /// Worker threads per party (a compact circuit's calls, the malicious protocols'
+    /// circuit copies).
+    pub threads: usize,
+    /// Semi-honest Yao's garbling scheme.
+    pub garbling: Garbling,
+    /// A's device and B's.
+    pub devices: [Device; 2],
+    /// Each party's sends go through its own simulated link of this rate and one-way
+    /// latency, as if the parties were on a WAN.
+    pub shape: LinkShape,
+}
+
+impl Default for LocalTcpOptions {
+    fn default() -> Self {
+        LocalTcpOptions {
+            timeout: DEFAULT_TCP_TIMEOUT,
+            channel: LocalSecurity::Tls,
+            level: Security::SemiHonest,
+            threads: 1,
+            garbling: Garbling::HalfGates,
+            devices: [Device::Cpu; 2],
+            shape: LinkShape::default(),
+        }
+    }
 }
 
 /// [`run_local_tcp`] with per-output visibility (see
-/// [`run_garbler_with_visibility`](crate::yao::run_garbler_with_visibility)).
-pub fn run_local_tcp_with_visibility<S: GateSource>(
+/// [`run_garbler_with_visibility`](crate::yao::run_garbler_with_visibility)), run as
+/// `options` say.
+pub fn run_local_tcp_with<S: GateSource>(
     circuit: &S,
     owners: &[Party],
     visibility: &[Visibility],
     a_inputs: &[Vec<bool>],
     b_inputs: &[Vec<bool>],
-    timeout: Duration,
+    options: LocalTcpOptions,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<(Outcome, Outcome), ProtocolError> {
-    run_local_tcp_secured(
-        circuit,
-        owners,
-        visibility,
-        a_inputs,
-        b_inputs,
+    let LocalTcpOptions {
         timeout,
-        LocalSecurity::Tls,
-        progress,
-    )
-}
-
-/// [`run_local_tcp_with_visibility`] with the connection's security chosen.
-#[allow(clippy::too_many_arguments)]
-pub fn run_local_tcp_secured<S: GateSource>(
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    a_inputs: &[Vec<bool>],
-    b_inputs: &[Vec<bool>],
-    timeout: Duration,
-    security: LocalSecurity,
-    progress: &mut (dyn FnMut(u64) + Send),
-) -> Result<(Outcome, Outcome), ProtocolError> {
-    run_local_tcp_at_level(
-        circuit,
-        owners,
-        visibility,
-        a_inputs,
-        b_inputs,
-        timeout,
-        security,
-        Security::SemiHonest,
-        1,
-        progress,
-    )
-}
-
-/// [`run_local_tcp_secured`] at the security level `level`: each side runs
-/// [`run_secured`] (semi-honest: the plain garbler and evaluator), with `threads` worker
-/// threads for the malicious protocols' circuit copies.
-#[allow(clippy::too_many_arguments)]
-pub fn run_local_tcp_at_level<S: GateSource>(
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    a_inputs: &[Vec<bool>],
-    b_inputs: &[Vec<bool>],
-    timeout: Duration,
-    security: LocalSecurity,
-    level: Security,
-    threads: usize,
-    progress: &mut (dyn FnMut(u64) + Send),
-) -> Result<(Outcome, Outcome), ProtocolError> {
-    run_local_tcp_shaped(
-        circuit,
-        owners,
-        visibility,
-        a_inputs,
-        b_inputs,
-        timeout,
-        security,
+        channel,
         level,
         threads,
-        LinkShape::default(),
-        [Device::Cpu; 2],
-        Garbling::HalfGates,
-        progress,
-    )
-}
-
-/// [`run_local_tcp_at_level`] with each party's sends going through its own simulated link
-/// of `shape` (rate and one-way latency), as if the parties were on a WAN, A and B on
-/// `devices[0]` and `devices[1]`, semi-honest Yao garbling with `garbling`.
-#[allow(clippy::too_many_arguments)]
-pub fn run_local_tcp_shaped<S: GateSource>(
-    circuit: &S,
-    owners: &[Party],
-    visibility: &[Visibility],
-    a_inputs: &[Vec<bool>],
-    b_inputs: &[Vec<bool>],
-    timeout: Duration,
-    security: LocalSecurity,
-    level: Security,
-    threads: usize,
-    shape: LinkShape,
-    devices: [Device; 2],
-    garbling: Garbling,
-    progress: &mut (dyn FnMut(u64) + Send),
-) -> Result<(Outcome, Outcome), ProtocolError> {
-    let (a_security, b_security) = security.settings()?;
+        garbling,
+        devices,
+        shape,
+    } = options;
+    let (a_security, b_security) = channel.settings()?;
     let listener = TcpChannel::listen("127.0.0.1:0")?;
     let addr = listener.local_addr().to_string();
     let link = || (!shape.is_none()).then(|| SharedLink::new(shape));

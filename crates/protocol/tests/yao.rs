@@ -14,9 +14,9 @@ use pgc_circuit::value::{format_value, parse_value};
 use pgc_circuit::{Circuit, GateSource};
 use pgc_net::{Channel, MemoryChannel, TcpChannel};
 use pgc_protocol::{
-    Outcome, Party, ProtocolError, Visibility, run_evaluator, run_evaluator_with_visibility,
-    run_garbler, run_garbler_with_visibility, run_local_tcp, run_local_tcp_with_visibility,
-    split_inputs,
+    LocalTcpOptions, Outcome, Party, ProtocolError, Visibility, run_evaluator,
+    run_evaluator_with_visibility, run_garbler, run_garbler_with_visibility, run_local_tcp,
+    run_local_tcp_with, split_inputs,
 };
 
 /// Runs both parties over an in-memory channel on two threads, every output to both.
@@ -442,13 +442,13 @@ fn visibility_over_loopback_tcp() {
     use Visibility::{A, B, Both};
     let c = four_outputs();
     let owners = [Party::A, Party::B];
-    let (oa, ob) = run_local_tcp_with_visibility(
+    let (oa, ob) = run_local_tcp_with(
         &c,
         &owners,
         &[A, B, Both, A],
         &[byte(3)],
         &[byte(5)],
-        Duration::from_secs(30),
+        LocalTcpOptions::default(),
         &mut |_| {},
     )
     .unwrap();
@@ -463,20 +463,23 @@ fn visibility_over_loopback_tcp() {
 /// available to compare: both compute the adder.
 #[test]
 fn sequential_protocol_over_tls_and_plaintext() {
-    use pgc_protocol::{LocalSecurity, all_visible, run_local_tcp_secured};
+    use pgc_protocol::{LocalSecurity, all_visible};
     let c = adder();
     let owners = default_owners(c.layout.input_widths.len());
     let vis = all_visible(&c.layout);
     let bits = |v: u64| (0..64).map(|i| (v >> i) & 1 == 1).collect::<Vec<bool>>();
     for security in [LocalSecurity::Tls, LocalSecurity::Plaintext] {
-        let (oa, ob) = run_local_tcp_secured(
+        let options = LocalTcpOptions {
+            channel: security,
+            ..LocalTcpOptions::default()
+        };
+        let (oa, ob) = run_local_tcp_with(
             &c,
             &owners,
             &vis,
             &[bits(40_000_000_000)],
             &[bits(2_000_000_001)],
-            Duration::from_secs(20),
-            security,
+            options,
             &mut |_| {},
         )
         .unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use pgc_circuit::{CType, Owner, Visibility, eval_bitsliced};
 use pgc_compiler::{CompileError, Compiled, Options, compile_file, compile_source};
-use pgc_protocol::{Party, run_local_tcp_with_visibility};
+use pgc_protocol::{Party, run_local_tcp_with};
 
 use super::harness::{Source, UNIT_PRELUDE, driver_c, preprocess, render_unit};
 use super::values::{
@@ -485,13 +485,16 @@ pub fn run_protocol_with(
             pgc_protocol::LocalSecurity::Tls,
             &mut |_| {},
         ),
-        ProtocolVariant::Sequential => run_local_tcp_with_visibility(
+        ProtocolVariant::Sequential => run_local_tcp_with(
             &c.circuit,
             &owners,
             &visibility,
             &a,
             &b,
-            Duration::from_secs(120),
+            pgc_protocol::LocalTcpOptions {
+                timeout: Duration::from_secs(120),
+                ..Default::default()
+            },
             &mut |_| {},
         ),
         ProtocolVariant::Parallel(config) => {
