@@ -183,6 +183,29 @@ fn gate_wires_ok(g: &Gate, num_wires: usize) -> bool {
     (highest as usize) < num_wires
 }
 
+/// Runs the XOR gates from `index` on, up to the first other gate or `end`; returns the
+/// index of the gate after them. XOR runs are common (a level's linear layer), and this loop
+/// tests one thing per gate where the gate loop's dispatch tested up to four.
+///
+/// # Safety
+/// `end` ≤ `gates.len()`, and every wire of `gates[index..end]` is below the length of
+/// `labels`.
+#[inline(always)]
+unsafe fn xor_run(labels: *mut Block, gates: &[Gate], mut index: usize, end: usize) -> usize {
+    while index < end {
+        // SAFETY: index < end ≤ gates.len(); the wires per the caller.
+        unsafe {
+            let g = gates.get_unchecked(index);
+            if g.op != Op::Xor {
+                break;
+            }
+            xor_labels(labels, g.a, g.b, g.out);
+        }
+        index += 1;
+    }
+    index
+}
+
 /// `labels[out] = labels[a] ⊕ labels[b]` through a vector register (the compiler would
 /// move each label through two general registers).
 ///
@@ -957,6 +980,9 @@ impl GarbleRun<'_> {
                 // predictable branches are cheaper than the jump a `match` compiles to.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
+                    if !CHECKED {
+                        index = xor_run(labels, gates, index, end);
+                    }
                 } else if op == Op::And {
                     if (rows_end.offset_from(rows) as usize) < 2 * K::BATCH.max(1) {
                         tables.set_len(rows_done(tables, rows));
@@ -1270,6 +1296,9 @@ impl EvaluateRun<'_> {
                 // If-else rather than `match`, as in `GarbleRun::garble_span`.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
+                    if !CHECKED {
+                        index = xor_run(labels, gates, index, end);
+                    }
                 } else if op == Op::And {
                     let at = |w: WireId| labels.add(w as usize);
                     let left = rows_end.offset_from(rows) as usize;
