@@ -192,16 +192,32 @@ fn gate_wires_ok(g: &Gate, num_wires: usize) -> bool {
 /// `labels`.
 #[inline(always)]
 unsafe fn xor_run(labels: *mut Block, gates: &[Gate], mut index: usize, end: usize) -> usize {
-    while index < end {
-        // SAFETY: index < end ≤ gates.len(); the wires per the caller.
+    // Two gates per turn: one test of the count for both. In order, as the second may read
+    // the first's output.
+    while index + 2 <= end {
+        // SAFETY: index + 1 < end ≤ gates.len(); the wires per the caller.
+        unsafe {
+            let (first, second) = (gates.get_unchecked(index), gates.get_unchecked(index + 1));
+            if first.op != Op::Xor {
+                return index;
+            }
+            xor_labels(labels, first.a, first.b, first.out);
+            if second.op != Op::Xor {
+                return index + 1;
+            }
+            xor_labels(labels, second.a, second.b, second.out);
+        }
+        index += 2;
+    }
+    if index < end {
+        // SAFETY: as above.
         unsafe {
             let g = gates.get_unchecked(index);
-            if g.op != Op::Xor {
-                break;
+            if g.op == Op::Xor {
+                xor_labels(labels, g.a, g.b, g.out);
+                index += 1;
             }
-            xor_labels(labels, g.a, g.b, g.out);
         }
-        index += 1;
     }
     index
 }
