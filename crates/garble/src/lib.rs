@@ -1018,6 +1018,18 @@ impl GarbleRun<'_> {
                         kernel.garble_batch(labels, gates.as_ptr().add(first), rows);
                         rows = rows.add(2 * K::BATCH);
                         index = first + K::BATCH;
+                        // The next batches straight away while the gates make them and
+                        // their rows fit: a level's ANDs are a run of batches, and going
+                        // back through the gate dispatch cost a dozen instructions each.
+                        while index + K::BATCH <= gates.len()
+                            && rows_end.offset_from(rows) as usize >= 2 * K::BATCH
+                            && gates.get_unchecked(index + K::BATCH - 1).op == Op::And
+                            && kernel.batch_ready(gates.as_ptr().add(index), max_wire)
+                        {
+                            kernel.garble_batch(labels, gates.as_ptr().add(index), rows);
+                            rows = rows.add(2 * K::BATCH);
+                            index += K::BATCH;
+                        }
                         continue;
                     }
                     if EACH {
