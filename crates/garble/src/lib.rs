@@ -183,6 +183,45 @@ fn gate_wires_ok(g: &Gate, num_wires: usize) -> bool {
     (highest as usize) < num_wires
 }
 
+/// Runs the XOR gates from `index` on, up to the first other gate or `end`; returns the
+/// index of the gate after them. XOR runs are common (a level's linear layer), and this loop
+/// tests one thing per gate where the gate loop's dispatch tested up to four.
+///
+/// # Safety
+/// `end` ≤ `gates.len()`, and every wire of `gates[index..end]` is below the length of
+/// `labels`.
+#[inline(always)]
+unsafe fn xor_run(labels: *mut Block, gates: &[Gate], mut index: usize, end: usize) -> usize {
+    // Two gates per turn: one test of the count for both. In order, as the second may read
+    // the first's output.
+    while index + 2 <= end {
+        // SAFETY: index + 1 < end ≤ gates.len(); the wires per the caller.
+        unsafe {
+            let (first, second) = (gates.get_unchecked(index), gates.get_unchecked(index + 1));
+            if first.op != Op::Xor {
+                return index;
+            }
+            xor_labels(labels, first.a, first.b, first.out);
+            if second.op != Op::Xor {
+                return index + 1;
+            }
+            xor_labels(labels, second.a, second.b, second.out);
+        }
+        index += 2;
+    }
+    if index < end {
+        // SAFETY: as above.
+        unsafe {
+            let g = gates.get_unchecked(index);
+            if g.op == Op::Xor {
+                xor_labels(labels, g.a, g.b, g.out);
+                index += 1;
+            }
+        }
+    }
+    index
+}
+
 /// `labels[out] = labels[a] ⊕ labels[b]` through a vector register (the compiler would
 /// move each label through two general registers).
 ///
@@ -957,6 +996,9 @@ impl GarbleRun<'_> {
                 // predictable branches are cheaper than the jump a `match` compiles to.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
+                    if !CHECKED {
+                        index = xor_run(labels, gates, index, end);
+                    }
                 } else if op == Op::And {
                     if (rows_end.offset_from(rows) as usize) < 2 * K::BATCH.max(1) {
                         tables.set_len(rows_done(tables, rows));
@@ -976,6 +1018,18 @@ impl GarbleRun<'_> {
                         kernel.garble_batch(labels, gates.as_ptr().add(first), rows);
                         rows = rows.add(2 * K::BATCH);
                         index = first + K::BATCH;
+                        // The next batches straight away while the gates make them and
+                        // their rows fit: a level's ANDs are a run of batches, and going
+                        // back through the gate dispatch cost a dozen instructions each.
+                        while index + K::BATCH <= gates.len()
+                            && rows_end.offset_from(rows) as usize >= 2 * K::BATCH
+                            && gates.get_unchecked(index + K::BATCH - 1).op == Op::And
+                            && kernel.batch_ready(gates.as_ptr().add(index), max_wire)
+                        {
+                            kernel.garble_batch(labels, gates.as_ptr().add(index), rows);
+                            rows = rows.add(2 * K::BATCH);
+                            index += K::BATCH;
+                        }
                         continue;
                     }
                     if EACH {
@@ -1270,6 +1324,9 @@ impl EvaluateRun<'_> {
                 // If-else rather than `match`, as in `GarbleRun::garble_span`.
                 if op == Op::Xor {
                     xor_labels(labels, a, b, out);
+                    if !CHECKED {
+                        index = xor_run(labels, gates, index, end);
+                    }
                 } else if op == Op::And {
                     let at = |w: WireId| labels.add(w as usize);
                     let left = rows_end.offset_from(rows) as usize;

@@ -15,7 +15,10 @@
 //!   registers hashed together, rounds outermost ([`independent_ands`] finds them; on the
 //!   random layered circuit of `pgc bench garble` this measured ≈ 20 % faster on an AMD EPYC
 //!   (Zen 5); hashing the evaluator's pairs in batches of 4 or 8 registers measured 10–40 %
-//!   slower than its pairs alone, so the evaluator has no batches).
+//!   slower than its pairs alone, so the evaluator has no batches). A batch's tables and
+//!   outputs come from its registers by three lane permutes and one XOR per AND
+//!   ([`batch_outputs`]). Measured and dropped (`hot_loop`, random layered garbling):
+//!   batches of 16 (−9 %: spills), prefetching the next batch's labels (−6 %).
 //! - Garbler, [`GarbleYmm`]: two 256-bit registers `[A⁰, A¹]`, `[B⁰, B¹]` per AND, for CPUs
 //!   with VAES but without AVX-512 (on this crate's test machine it is a quarter slower).
 //! - Evaluator, [`EvaluateYmm`]: one 256-bit register `[A, B]` per AND. 256-bit VAES runs
@@ -67,8 +70,8 @@ unsafe fn lsb(p: *const Block) -> usize {
 #[repr(C, align(64))]
 struct Lanes([Block; 4]);
 
-/// The garbler's half-gate arithmetic from the four hashes `H(A⁰), H(A¹), H(B⁰), H(B¹)`
-/// stored in `lanes` (`g` = `H(A⁰) ⊕ H(A¹)`, `e` = `H(B⁰) ⊕ H(B¹)`): writes
+/// The garbler's half-gate arithmetic for a lone AND (a batch's ANDs take
+/// [`batch_outputs`]) from the four hashes `H(A⁰), H(A¹), H(B⁰), H(B¹)` stored in `lanes` (`g` = `H(A⁰) ⊕ H(A¹)`, `e` = `H(B⁰) ⊕ H(B¹)`): writes
 /// `T_G = g ⊕ p_b·Δ`, `T_E = e ⊕ A⁰` to `rows[0..2]` and
 /// `C⁰ = H(A^{p_a}) ⊕ H(B^{p_b}) ⊕ p_a·p_b·Δ` to `out`. The selections by p_a, p_b are
 /// loads at computed addresses (forwarded from the stores of the hashes), which leaves the
@@ -212,35 +215,78 @@ impl GarbleZmm {
                 self.tweaks = _mm512_add_epi64(self.tweaks, step);
             }
             let hs = self.keys.tmmo(xs, tweaks);
-            let mut lanes = [const { Lanes([Block::ZERO; 4]) }; N];
-            for k in 0..N {
-                _mm512_store_si512(lanes[k].0.as_mut_ptr() as *mut __m512i, hs[k]);
-            }
             let ones = _mm512_set1_epi64(1);
             for k in 0..N {
-                let h = hs[k];
-                let folded = _mm512_xor_si512(h, _mm512_shuffle_i64x2::<0b10_11_00_01>(h, h));
-                let g = _mm512_castsi512_si128(folded);
-                let e = _mm512_extracti32x4_epi32::<2>(folded);
                 // Block 0 of xs[k] is A⁰ and block 2 is B⁰ (Δ went to blocks 1, 3): their
-                // lsbs are bits 0 and 4 of the mask of 64-bit lanes.
-                let bits = _mm512_test_epi64_mask(xs[k], ones) as usize;
-                let (p_a, p_b) = (bits & 1, (bits >> 4) & 1);
-                let a0 = _mm512_castsi512_si128(xs[k]);
-                let out = labels.add((*gates.add(k)).out as usize);
-                garbler_outputs(
-                    &lanes[k],
-                    g,
-                    e,
-                    a0,
-                    &self.zero_delta,
-                    p_a,
-                    p_b,
-                    rows.add(2 * k),
-                    out,
+                // lsbs are bits 0 and 4 of the mask (the tables take it as it is: folding
+                // the two bits into p_a + 2·p_b, the compiler vectorized it across the
+                // batch, 7 instructions per AND where this takes 3).
+                let bits = _mm512_mask_test_epi64_mask(0x11, xs[k], ones) as usize;
+                let rows_out = batch_outputs(hs[k], xs[k], self.odd_delta, bits);
+                _mm256_storeu_si256(
+                    rows.add(2 * k) as *mut __m256i,
+                    _mm512_castsi512_si256(rows_out),
                 );
+                let out = labels.add((*gates.add(k)).out as usize);
+                store(out, _mm512_extracti32x4_epi32::<2>(rows_out));
             }
         }
+    }
+}
+
+/// 512 bits of 64-bit lane indices, loaded whole, one set per value of the lsb mask
+/// `bits` = p_a + 16·p_b (0, 1, 16 or 17; the entries between are never read).
+#[repr(C, align(64))]
+struct LaneIndices([[i64; 8]; 18]);
+
+impl LaneIndices {
+    /// Indices picking the blocks `blocks[sel]`, `sel` = p_a + 2·p_b (block 4 and up: the
+    /// second source).
+    const fn new(blocks: [[i64; 4]; 4]) -> LaneIndices {
+        let mut out = [[0i64; 8]; 18];
+        let mut bits = 0;
+        while bits < 18 {
+            let sel = (bits & 1) | ((bits >> 3) & 2);
+            let mut j = 0;
+            while j < 4 {
+                out[bits][2 * j] = 2 * blocks[sel][j];
+                out[bits][2 * j + 1] = 2 * blocks[sel][j] + 1;
+                j += 1;
+            }
+            bits += 1;
+        }
+        LaneIndices(out)
+    }
+}
+
+/// From h = `[H(A⁰), H(A¹), H(B⁰), H(B¹)]`: `[H(A⁰), H(B⁰), H(A^{p_a}), ·]`.
+static FIRST_HASHES: LaneIndices =
+    LaneIndices::new([[0, 2, 0, 0], [0, 2, 1, 0], [0, 2, 0, 0], [0, 2, 1, 0]]);
+/// From h: `[H(A¹), H(B¹), H(B^{p_b}), ·]`.
+static SECOND_HASHES: LaneIndices =
+    LaneIndices::new([[1, 3, 2, 1], [1, 3, 2, 1], [1, 3, 3, 1], [1, 3, 3, 1]]);
+/// From x = `[A⁰, A¹, B⁰, B¹]` and `[0, Δ, 0, Δ]` (blocks 4–7):
+/// `[p_b·Δ, A⁰, p_a·p_b·Δ, 0]`.
+static CORRECTIONS: LaneIndices =
+    LaneIndices::new([[4, 0, 4, 4], [4, 0, 4, 4], [5, 0, 4, 4], [5, 0, 5, 4]]);
+
+/// The garbler's half-gate arithmetic for one AND of a batch, in one register:
+/// `[T_G, T_E, C⁰, ·]` with `T_G = H(A⁰) ⊕ H(A¹) ⊕ p_b·Δ`, `T_E = H(B⁰) ⊕ H(B¹) ⊕ A⁰`,
+/// `C⁰ = H(A^{p_a}) ⊕ H(B^{p_b}) ⊕ p_a·p_b·Δ`, from the hashes `h`, the hashed blocks `x`
+/// = `[A⁰, A¹, B⁰, B¹]` and `odd_delta` = `[0, Δ, 0, Δ]`: three lane permutes picked by
+/// `bits` = p_a + 16·p_b and one three-way XOR, where [`garbler_outputs`] selects by loads
+/// from the stored hashes (a dozen scalar and vector instructions more per AND).
+///
+/// # Safety
+/// AVX-512F; `bits` < 18.
+#[inline(always)]
+unsafe fn batch_outputs(h: Zmm, x: Zmm, odd_delta: Zmm, bits: usize) -> Zmm {
+    unsafe {
+        let idx = |t: &LaneIndices| _mm512_load_si512(t.0.get_unchecked(bits).as_ptr() as *const _);
+        let first = _mm512_permutexvar_epi64(idx(&FIRST_HASHES), h);
+        let second = _mm512_permutexvar_epi64(idx(&SECOND_HASHES), h);
+        let corrections = _mm512_permutex2var_epi64(x, idx(&CORRECTIONS), odd_delta);
+        _mm512_ternarylogic_epi64::<0x96>(first, second, corrections)
     }
 }
 
@@ -484,28 +530,34 @@ pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate, max_wi
     const { assert!(N >= 2 && N <= 8) };
     unsafe {
         let p = gates as *const u8;
-        let mut regs = [_mm512_setzero_si512(); 2];
-        let mut ands_in_range = true;
         let and_op = _mm512_set1_epi8(Op::And as i8);
         let highest = _mm512_set1_epi32(max_wire as i32);
-        for (j, reg) in regs.iter_mut().enumerate() {
+        // Gates 4j..4j + 4 (fewer past the N-th): whether all are ANDs in range, and their
+        // fields. Written out for j = 0, 1 rather than as a loop, which the compiler had
+        // kept (with the registers going through the stack).
+        let four = |j: usize| {
             let gates_here = N.saturating_sub(4 * j).min(4);
-            if gates_here == 0 {
-                continue;
-            }
             // Byte 0 (`op`) and dwords 1..4 (a, b, out) of each gate here: never the padding
             // after `op`, nor past the N-th gate.
             let op_bytes = 0x0001_0001_0001_0001u64 & (u64::MAX >> (64 - 16 * gates_here));
             let fields = 0xeeeeu16 & (((1u32 << (4 * gates_here)) - 1) as u16);
             let q = p.add(64 * j);
             let ops = _mm512_maskz_loadu_epi8(op_bytes, q as *const i8);
-            ands_in_range &= _mm512_mask_cmpeq_epi8_mask(op_bytes, ops, and_op) == op_bytes;
-            *reg = _mm512_maskz_loadu_epi32(fields, q as *const i32);
-            ands_in_range &= _mm512_mask_cmpgt_epu32_mask(fields, *reg, highest) == 0;
-        }
-        if !ands_in_range {
+            let reg = _mm512_maskz_loadu_epi32(fields, q as *const i32);
+            let ok = _mm512_mask_cmpeq_epi8_mask(op_bytes, ops, and_op) == op_bytes
+                && _mm512_mask_cmpgt_epu32_mask(fields, reg, highest) == 0;
+            (ok, reg)
+        };
+        let (low_ok, low) = four(0);
+        let (high_ok, high) = if N > 4 {
+            four(1)
+        } else {
+            (true, _mm512_setzero_si512())
+        };
+        if !(low_ok && high_ok) {
             return false;
         }
+        let regs = [low, high];
         // Dword 4·g + 1 of the two registers is `a` of gate g, + 2 its `b`, + 3 its `out`.
         let ab = _mm512_permutex2var_epi32(
             regs[0],
