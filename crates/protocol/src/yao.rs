@@ -743,9 +743,7 @@ impl ThreeHalvesReader {
             self.pos = 0;
             while self.tables.len() < n {
                 if self.ended || self.read_frame(ch)? == 0 {
-                    return Err(ProtocolError::Peer(
-                        "the peer's garbled tables ended before the circuit's gates".into(),
-                    ));
+                    return Err(tables_ended_early());
                 }
             }
         }
@@ -886,10 +884,7 @@ fn receive_compact_tables<S: GateSource>(
     let mut reader = TableReader::default();
     let mut failure: Option<ProtocolError> = None;
     let pass = {
-        let mut read = |buf: &mut [Block]| -> Result<(), ProtocolError> {
-            buf.copy_from_slice(reader.take(&mut *ch, buf.len())?);
-            Ok(())
-        };
+        let mut read = |buf: &mut [Block]| reader.fill(&mut *ch, buf);
         let mut fail = |e: CompactRunError<ProtocolError>| {
             failure = Some(match e {
                 CompactRunError::Io(e) => e,
@@ -1202,8 +1197,8 @@ impl TableReader {
         Ok(())
     }
 
-    /// Appends one table frame to `buf`; returns its block count (0: the end frame).
-    fn read_frame(&mut self, ch: &mut (impl Channel + ?Sized)) -> Result<usize, ProtocolError> {
+    /// Reads a table frame's header; returns its block count (0: the end frame).
+    fn frame_header(&mut self, ch: &mut (impl Channel + ?Sized)) -> Result<usize, ProtocolError> {
         let mut len = [0u8; 4];
         ch.recv(&mut len)?;
         let len = u32::from_le_bytes(len) as usize;
@@ -1217,10 +1212,55 @@ impl TableReader {
                  16, at most {MAX_TABLE_FRAME_BYTES})"
             )));
         }
-        let old = self.buf.len();
-        self.buf.resize(old + len / 16, Block::ZERO);
-        ch.recv(Block::slice_as_bytes_mut(&mut self.buf[old..]))?;
         Ok(len / 16)
+    }
+
+    /// Appends one table frame to `buf`; returns its block count (0: the end frame).
+    fn read_frame(&mut self, ch: &mut (impl Channel + ?Sized)) -> Result<usize, ProtocolError> {
+        let blocks = self.frame_header(ch)?;
+        let old = self.buf.len();
+        self.buf.resize(old + blocks, Block::ZERO);
+        ch.recv(Block::slice_as_bytes_mut(&mut self.buf[old..]))?;
+        Ok(blocks)
+    }
+
+    /// Fills `out` with the next tables, as [`take`](TableReader::take) would hand them
+    /// out: what is buffered first, then frames read straight into `out`. Only a frame
+    /// running past `out`'s end goes through the buffer, so filling a large window (the
+    /// compact evaluator's, 32 MiB per thread) holds no second copy of it.
+    pub(crate) fn fill(
+        &mut self,
+        ch: &mut (impl Channel + ?Sized),
+        out: &mut [Block],
+    ) -> Result<(), ProtocolError> {
+        let buffered = self.remaining().min(out.len());
+        out[..buffered].copy_from_slice(&self.buf[self.pos..self.pos + buffered]);
+        self.pos += buffered;
+        let mut filled = buffered;
+        while filled < out.len() {
+            let blocks = if self.ended {
+                0
+            } else {
+                self.frame_header(ch)?
+            };
+            if blocks == 0 {
+                return Err(tables_ended_early());
+            }
+            let room = out.len() - filled;
+            if blocks <= room {
+                ch.recv(Block::slice_as_bytes_mut(&mut out[filled..filled + blocks]))?;
+                filled += blocks;
+            } else {
+                self.buf.clear();
+                self.buf.resize(blocks, Block::ZERO);
+                ch.recv(Block::slice_as_bytes_mut(&mut self.buf))?;
+                out[filled..].copy_from_slice(&self.buf[..room]);
+                self.pos = room;
+                filled = out.len();
+            }
+        }
+        self.consumed += out.len() as u64;
+        Ok(())
     }
 
     pub(crate) fn take(
@@ -1233,9 +1273,7 @@ impl TableReader {
             self.pos = 0;
             while self.buf.len() < n {
                 if self.ended || self.read_frame(ch)? == 0 {
-                    return Err(ProtocolError::Peer(
-                        "the peer's garbled tables ended before the circuit's gates".into(),
-                    ));
+                    return Err(tables_ended_early());
                 }
             }
         }
@@ -1244,6 +1282,10 @@ impl TableReader {
         self.consumed += n as u64;
         Ok(s)
     }
+}
+
+fn tables_ended_early() -> ProtocolError {
+    ProtocolError::Peer("the peer's garbled tables ended before the circuit's gates".into())
 }
 
 pub(crate) fn pack_bits(bits: &[bool]) -> Vec<u8> {
@@ -1312,6 +1354,48 @@ mod tests {
             .skip_to_end(&mut b, 2)
             .unwrap_err();
         assert!(e.to_string().contains("more garbled tables"), "{e}");
+    }
+
+    /// `fill` hands out exactly what `take` would, whether a window starts or ends inside
+    /// a frame, spans several or comes after a `take`; tables that end early are an error.
+    #[test]
+    fn table_fill_reads_across_frames_as_take_does() {
+        use pgc_net::MemoryChannel;
+        let blocks: Vec<Block> = (0..200u128).map(Block::new).collect();
+        let send_all = |ch: &mut MemoryChannel| {
+            let mut at = 0;
+            for n in [7, 1, 30, 62, 5, 64, 31] {
+                ch.send_frame(Block::slice_as_bytes(&blocks[at..at + n]))
+                    .unwrap();
+                at += n;
+            }
+            ch.send_frame(&[]).unwrap();
+            ch.flush().unwrap();
+        };
+        for pieces in [vec![200], vec![3, 40, 1, 100, 56], vec![8, 30, 62, 100]] {
+            let (mut a, mut b) = MemoryChannel::pair();
+            send_all(&mut a);
+            let mut r = TableReader::default();
+            let mut got = Vec::new();
+            for (i, &n) in pieces.iter().enumerate() {
+                if i % 2 == 1 {
+                    got.extend_from_slice(r.take(&mut b, n).unwrap());
+                } else {
+                    let mut out = vec![Block::ZERO; n];
+                    r.fill(&mut b, &mut out).unwrap();
+                    got.extend(out);
+                }
+            }
+            assert_eq!(got, blocks, "{pieces:?}");
+            assert_eq!(r.consumed(), 200);
+            r.skip_to_end(&mut b, 200).unwrap();
+        }
+        let (mut a, mut b) = MemoryChannel::pair();
+        send_all(&mut a);
+        let mut r = TableReader::default();
+        let e = r.fill(&mut b, &mut [Block::ZERO; 201]).unwrap_err();
+        assert!(e.to_string().contains("ended before"), "{e}");
+        assert!(r.ended());
     }
 
     #[test]
