@@ -98,7 +98,8 @@ fn base_random_ot_on_threads_gives_the_same_keys() {
             },
             |ch| {
                 let mut r =
-                    IknpReceiver::setup_threads(ch, &mut Prg::from_seed(Block(74)), threads).unwrap();
+                    IknpReceiver::setup_threads(ch, &mut Prg::from_seed(Block(74)), threads)
+                        .unwrap();
                 r.receive_correlated(ch, &choices[..100].repeat(3)).unwrap()
             },
         )
