@@ -769,12 +769,21 @@ impl GateSource for ParallelCircuit {
                     h.update(&[1]);
                     h.update(&r.line.to_le_bytes());
                     h.update(&(r.instances.len() as u64).to_le_bytes());
+                    // The same bytes as one update per field, gathered first: an update
+                    // of 4 bytes costs as much as one of kilobytes (BioMatch's 131,072
+                    // instance wires took 4.8 ms one by one).
+                    let mut bytes = Vec::with_capacity(1 << 16);
                     for i in &r.instances {
-                        h.update(&i.template.to_le_bytes());
+                        bytes.extend_from_slice(&i.template.to_le_bytes());
                         for w in i.inputs.iter().chain(&i.outputs) {
-                            h.update(&w.to_le_bytes());
+                            bytes.extend_from_slice(&w.to_le_bytes());
+                        }
+                        if bytes.len() >= 1 << 16 {
+                            h.update(&bytes);
+                            bytes.clear();
                         }
                     }
+                    h.update(&bytes);
                 }
             }
         }

@@ -144,3 +144,59 @@ fn gates_shared_by_strash_are_not_shared_across_instances() {
     let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
     assert_eq!(pc.region_info()[0].instances, 3);
 }
+
+/// The fingerprint as first defined: one hash update per field. Gathering the instance
+/// wires into larger updates must not change it (both parties compare it at the handshake,
+/// also across pgc versions of one protocol version).
+fn fingerprint_field_by_field(pc: &ParallelCircuit) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"pgc parallel circuit v1\0");
+    h.update(&pc.layout.to_bytes());
+    h.update(&(pc.templates.len() as u64).to_le_bytes());
+    for t in &pc.templates {
+        h.update(&t.num_inputs.to_le_bytes());
+        h.update(&(t.gates.len() as u64).to_le_bytes());
+        pgc_circuit::ir::hash_gates(&mut h, &t.gates);
+        h.update(&(t.outputs.len() as u64).to_le_bytes());
+        for w in &t.outputs {
+            h.update(&w.to_le_bytes());
+        }
+    }
+    h.update(&(pc.phases.len() as u64).to_le_bytes());
+    for p in &pc.phases {
+        match p {
+            Phase::Sequential(gates) => {
+                h.update(&[0]);
+                h.update(&(gates.len() as u64).to_le_bytes());
+                pgc_circuit::ir::hash_gates(&mut h, gates);
+            }
+            Phase::Region(r) => {
+                h.update(&[1]);
+                h.update(&r.line.to_le_bytes());
+                h.update(&(r.instances.len() as u64).to_le_bytes());
+                for i in &r.instances {
+                    h.update(&i.template.to_le_bytes());
+                    for w in i.inputs.iter().chain(&i.outputs) {
+                        h.update(&w.to_le_bytes());
+                    }
+                }
+            }
+        }
+    }
+    *h.finalize().as_bytes()
+}
+
+#[test]
+fn the_fingerprint_is_the_field_by_field_hash() {
+    // 400 instances of 32 input and 16 output wires (4 bytes each, 76.8 KB): more than
+    // one 64 KiB gathering buffer.
+    for n in [1, 6, 400] {
+        let (c, spans, _) = build(n, 16, false);
+        let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+        assert_eq!(
+            pc.fingerprint(),
+            fingerprint_field_by_field(&pc),
+            "{n} instances"
+        );
+    }
+}

@@ -1026,7 +1026,13 @@ pub fn apps(args: AppsArgs, json: bool) -> Result<()> {
         "Fig. 8: protocol speed-up with CGP over Table 3's time, by threads",
         &[],
     );
-    f8.headers = head;
+    f8.headers = head.clone();
+    let mut f8_phases = Table::new(
+        "Fig. 8 by phase: CGP's input phase / circuit phase in seconds (the evaluator's \
+         clocks), by threads",
+        &[],
+    );
+    f8_phases.headers = head;
 
     let mut apps_json = Vec::new();
     let mut f6_series = Vec::new();
@@ -1065,9 +1071,12 @@ pub fn apps(args: AppsArgs, json: bool) -> Result<()> {
             report::per_sec(base.and_per_sec, "AND/s"),
         ]);
 
-        // Fig. 6: FGP and CGP against the single-thread time.
+        // Fig. 6: FGP and CGP against the single-thread time. CGP first: dropping an FGP
+        // plan (BioMatch's holds its 15 M flattened gates) leaves the allocator purging and
+        // re-faulting memory during the next runs, which made CGP on one thread (the very
+        // plan of the single-thread run) look 0.7× as fast when it followed FGP.
         let mut offline_json = Vec::new();
-        for mode in [Mode::Fgp, Mode::Cgp] {
+        for mode in [Mode::Cgp, Mode::Fgp] {
             let mut row = vec![format!("{} {}", app.name, mode_name(mode).to_uppercase())];
             let mut points = Vec::new();
             for &t in &threads {
@@ -1136,6 +1145,7 @@ pub fn apps(args: AppsArgs, json: bool) -> Result<()> {
                 report::bytes(seq.bytes_a_sent),
             ]);
             let mut row = vec![format!("{} CGP", app.name)];
+            let mut phase_row = vec![format!("{} CGP", app.name)];
             let mut points = Vec::new();
             let mut cgp_json = Vec::new();
             for &t in &threads {
@@ -1149,6 +1159,11 @@ pub fn apps(args: AppsArgs, json: bool) -> Result<()> {
                 )?;
                 let s = seq.seconds / r.seconds.max(1e-12);
                 row.push(format!("{s:.2}"));
+                phase_row.push(format!(
+                    "{} / {}",
+                    secs(r.input_seconds),
+                    secs(r.circuit_seconds)
+                ));
                 points.push((t as f64, s));
                 let mut j = r.to_json();
                 j["threads"] = json!(t);
@@ -1157,6 +1172,7 @@ pub fn apps(args: AppsArgs, json: bool) -> Result<()> {
                 cgp_json.push(j);
             }
             f8.rows.push(row);
+            f8_phases.rows.push(phase_row);
             f8_series.push(Series::new(format!("{} - CGP", app.name), points));
             online_json = json!({ "sequential": seq.to_json(), "cgp": cgp_json });
         }
@@ -1180,6 +1196,15 @@ pub fn apps(args: AppsArgs, json: bool) -> Result<()> {
         }));
     }
 
+    f8_phases.notes.push(format!(
+        "input phase: handshake, the garbler's input labels, the OT set-up (its base OTs on \
+         the run's threads) and extension; circuit phase: the gates. Table 3's `none`: {}",
+        t3.rows
+            .iter()
+            .map(|r| format!("{} {} / {}", r[0], r[4], r[5]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     let note = oversubscription_note(&threads);
     for t in [&mut f6, &mut f8] {
         t.notes.extend(note.clone());
@@ -1261,6 +1286,7 @@ pub fn apps(args: AppsArgs, json: bool) -> Result<()> {
     tables.push(f7);
     if !args.offline_only {
         tables.push(f8);
+        tables.push(f8_phases);
     }
     let doc = json!({
         "experiment": "apps", "cores": cores(), "threads": threads, "repeat": args.repeat,

@@ -153,7 +153,14 @@ fn apps_reports_tables_and_figures_for_the_seed_applications() {
         assert!(num(&seq["bandwidth_gbit_per_sec"]) > 0.0);
         // A sends at least the half-gates tables: two blocks per AND.
         assert!(seq["bytes_a_to_b"].as_u64().unwrap() >= 32 * ands);
-        assert_eq!(a["online"]["cgp"].as_array().unwrap().len(), 2);
+        let cgp = a["online"]["cgp"].as_array().unwrap();
+        assert_eq!(cgp.len(), 2);
+        // The phases of every thread count, within the run's time.
+        for r in cgp {
+            let (input, circuit) = (num(&r["input_seconds"]), num(&r["circuit_seconds"]));
+            assert!(input > 0.0 && circuit > 0.0, "{r}");
+            assert!(input + circuit <= num(&r["seconds"]) + 1e-6, "{r}");
+        }
     }
     assert_svg(
         &out.join("fig6_offline_speedup.svg"),
@@ -186,6 +193,33 @@ fn apps_prints_readable_tables() {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }
     assert!(!text.contains("Table 3"), "--offline-only runs no protocol");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn apps_prints_the_phases_of_each_thread_count() {
+    let dir = scratch("apps-phases");
+    let o = run_ok(pgc(&dir).args([
+        "bench",
+        "apps",
+        "--small",
+        "--apps",
+        "mexp",
+        "--threads",
+        "1,2",
+    ]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let table = text
+        .split("Fig. 8 by phase")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no phase table in:\n{text}"));
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("MExp CGP"))
+        .unwrap_or_else(|| panic!("no MExp row in:\n{table}"));
+    // "input / circuit" for threads 1 and 2.
+    assert_eq!(row.matches(" / ").count(), 2, "{row}");
+    assert!(table.contains("Table 3's `none`: MExp"), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -13,6 +13,12 @@
 //! bits. Both parties refuse a point that is not a canonical encoding or is the identity.
 //! Chosen-message OT adds one message: the sender encrypts m0_i and m1_i under k0_i and k1_i
 //! with a one-time pad.
+//!
+//! The group operations of the n transfers are independent, so [`send_random_threads`] and
+//! [`receive_random_threads`] spread them over threads (the scalars are still drawn from the
+//! caller's Prg in order, so the messages and keys are exactly those of one thread). The
+//! receiver sends its points before it computes its own keys, so that its n
+//! variable-base multiplications overlap the sender's instead of preceding them.
 
 use crate::{OtError, recv_exact_frame};
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
@@ -58,12 +64,51 @@ fn derive_key(index: usize, sender: &[u8; 32], receiver: &[u8], shared: &Ristret
     Block::from_bytes(key)
 }
 
+/// Fewer transfers than this per thread are not worth a thread (one transfer costs tens of
+/// microseconds, starting a thread a few).
+const MIN_PER_THREAD: usize = 8;
+
+/// `f(i)` for i in 0..n, in order, computed on up to `threads` scoped threads in contiguous
+/// runs (on the caller's thread alone when that is all there is work for).
+fn map_indices<T: Send>(n: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = threads.clamp(1, n.div_ceil(MIN_PER_THREAD).max(1));
+    if threads == 1 {
+        return (0..n).map(f).collect();
+    }
+    let per = n.div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let rest: Vec<_> = (1..threads)
+            .map(|t| scope.spawn(move || (t * per..((t + 1) * per).min(n)).map(f).collect()))
+            .collect();
+        let mut out: Vec<T> = (0..per.min(n)).map(f).collect();
+        for handle in rest {
+            let part: Vec<T> = handle
+                .join()
+                .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+            out.extend(part);
+        }
+        out
+    })
+}
+
 /// Sender side of `n` random OTs: returns the key pairs (k0_i, k1_i); the receiver learns
 /// exactly one key of each pair, the sender does not learn which.
 pub fn send_random<C: Channel + ?Sized>(
     ch: &mut C,
     n: usize,
     prg: &mut Prg,
+) -> Result<Vec<(Block, Block)>, OtError> {
+    send_random_threads(ch, n, prg, 1)
+}
+
+/// [`send_random`] with the group operations on up to `threads` threads (same messages,
+/// same keys).
+pub fn send_random_threads<C: Channel + ?Sized>(
+    ch: &mut C,
+    n: usize,
+    prg: &mut Prg,
+    threads: usize,
 ) -> Result<Vec<(Block, Block)>, OtError> {
     let a = random_scalar(prg);
     let big_a = RistrettoPoint::mul_base(&a);
@@ -77,19 +122,18 @@ pub fn send_random<C: Channel + ?Sized>(
     let mut points = Vec::new();
     recv_exact_frame(ch, &mut points, expected, "base OT: receiver's points")?;
     let a_times_a = a * big_a;
-    points
-        .chunks_exact(POINT_BYTES)
-        .enumerate()
-        .map(|(i, bytes)| {
-            let big_b = decode_point(bytes, i)?;
-            let shared0 = a * big_b;
-            let shared1 = shared0 - a_times_a;
-            Ok((
-                derive_key(i, &a_bytes, bytes, &shared0),
-                derive_key(i, &a_bytes, bytes, &shared1),
-            ))
-        })
-        .collect()
+    map_indices(n, threads, |i| {
+        let bytes = &points[i * POINT_BYTES..(i + 1) * POINT_BYTES];
+        let big_b = decode_point(bytes, i)?;
+        let shared0 = a * big_b;
+        let shared1 = shared0 - a_times_a;
+        Ok((
+            derive_key(i, &a_bytes, bytes, &shared0),
+            derive_key(i, &a_bytes, bytes, &shared1),
+        ))
+    })
+    .into_iter()
+    .collect()
 }
 
 /// Receiver side of random OTs: returns k_{c_i} for every choice bit c_i.
@@ -98,32 +142,42 @@ pub fn receive_random<C: Channel + ?Sized>(
     choices: &[bool],
     prg: &mut Prg,
 ) -> Result<Vec<Block>, OtError> {
+    receive_random_threads(ch, choices, prg, 1)
+}
+
+/// [`receive_random`] with the group operations on up to `threads` threads (same messages,
+/// same keys).
+pub fn receive_random_threads<C: Channel + ?Sized>(
+    ch: &mut C,
+    choices: &[bool],
+    prg: &mut Prg,
+    threads: usize,
+) -> Result<Vec<Block>, OtError> {
     let mut frame = Vec::new();
     recv_exact_frame(ch, &mut frame, POINT_BYTES, "base OT: sender's point")?;
     let a_bytes: [u8; 32] = frame[..].try_into().expect("length checked above");
     let big_a = decode_point(&a_bytes, 0)?;
 
+    // The scalars in the order one thread draws them, whatever the thread count.
+    let scalars: Vec<Scalar> = choices.iter().map(|_| random_scalar(prg)).collect();
     let identity = RistrettoPoint::identity();
-    let mut points = Vec::with_capacity(choices.len() * POINT_BYTES);
-    let mut shared = Vec::with_capacity(choices.len());
-    for &choice in choices {
-        let b = random_scalar(prg);
+    let encoded = map_indices(choices.len(), threads, |i| {
         // B = bG + cA, selecting A or the identity without a secret-dependent branch.
         let chosen =
-            RistrettoPoint::conditional_select(&identity, &big_a, Choice::from(choice as u8));
-        let big_b = RistrettoPoint::mul_base(&b) + chosen;
-        points.extend_from_slice(big_b.compress().as_bytes());
-        shared.push(b * big_a);
-    }
+            RistrettoPoint::conditional_select(&identity, &big_a, Choice::from(choices[i] as u8));
+        (RistrettoPoint::mul_base(&scalars[i]) + chosen)
+            .compress()
+            .to_bytes()
+    });
+    let points: Vec<u8> = encoded.concat();
     ch.send_frame(&points)?;
     ch.flush()?;
 
-    Ok(shared
-        .iter()
-        .zip(points.chunks_exact(POINT_BYTES))
-        .enumerate()
-        .map(|(i, (s, b_bytes))| derive_key(i, &a_bytes, b_bytes, s))
-        .collect())
+    // b·A after sending: the sender works on the points meanwhile.
+    Ok(map_indices(choices.len(), threads, |i| {
+        let b_bytes = &points[i * POINT_BYTES..(i + 1) * POINT_BYTES];
+        derive_key(i, &a_bytes, b_bytes, &(scalars[i] * big_a))
+    }))
 }
 
 /// Sender side of chosen-message OT: the receiver learns `messages[i].c_i` and nothing

@@ -103,8 +103,19 @@ impl IknpSender {
         delta: Block,
         prg: &mut Prg,
     ) -> Result<IknpSender, OtError> {
+        IknpSender::setup_threads(ch, delta, prg, 1)
+    }
+
+    /// [`setup`](Self::setup) with the base OTs' group operations on up to `threads`
+    /// threads: the same messages, so the peer may use any thread count.
+    pub fn setup_threads<C: Channel + ?Sized>(
+        ch: &mut C,
+        delta: Block,
+        prg: &mut Prg,
+        threads: usize,
+    ) -> Result<IknpSender, OtError> {
         let choices: Vec<bool> = (0..KAPPA).map(|i| (delta.0 >> i) & 1 == 1).collect();
-        let seeds = base::receive_random(ch, &choices, prg)?;
+        let seeds = base::receive_random_threads(ch, &choices, prg, threads)?;
         Ok(IknpSender {
             delta,
             columns: seeds.into_iter().map(Prg::from_seed).collect(),
@@ -240,7 +251,17 @@ impl IknpSender {
 impl IknpReceiver {
     /// Runs 128 base OTs as their sender.
     pub fn setup<C: Channel + ?Sized>(ch: &mut C, prg: &mut Prg) -> Result<IknpReceiver, OtError> {
-        let seeds = base::send_random(ch, KAPPA, prg)?;
+        IknpReceiver::setup_threads(ch, prg, 1)
+    }
+
+    /// [`setup`](Self::setup) with the base OTs' group operations on up to `threads`
+    /// threads: the same messages, so the peer may use any thread count.
+    pub fn setup_threads<C: Channel + ?Sized>(
+        ch: &mut C,
+        prg: &mut Prg,
+        threads: usize,
+    ) -> Result<IknpReceiver, OtError> {
+        let seeds = base::send_random_threads(ch, KAPPA, prg, threads)?;
         Ok(IknpReceiver {
             columns: seeds
                 .into_iter()

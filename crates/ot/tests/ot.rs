@@ -61,6 +61,53 @@ fn base_random_ot_delivers_the_chosen_keys() {
 }
 
 #[test]
+fn base_random_ot_on_threads_gives_the_same_keys() {
+    // Same seeds, any thread count on either side: the same keys (which hash both parties'
+    // points, so the messages were the same too).
+    let choices = random_choices(128, 7);
+    let run = |send_threads: usize, receive_threads: usize| {
+        run_pair(
+            |ch| {
+                base::send_random_threads(ch, 128, &mut Prg::from_seed(Block(70)), send_threads)
+                    .unwrap()
+            },
+            |ch| {
+                base::receive_random_threads(
+                    ch,
+                    &choices,
+                    &mut Prg::from_seed(Block(71)),
+                    receive_threads,
+                )
+                .unwrap()
+            },
+        )
+    };
+    let one = run(1, 1);
+    for (s, r) in [(4, 1), (1, 3), (16, 16), (200, 5)] {
+        assert_eq!(run(s, r), one, "{s} sending and {r} receiving threads");
+    }
+    // And the IKNP set-up on threads extends to the same correlated OTs.
+    let delta = test_delta(72);
+    let iknp = |threads: usize| {
+        run_pair(
+            |ch| {
+                let mut s =
+                    IknpSender::setup_threads(ch, delta, &mut Prg::from_seed(Block(73)), threads)
+                        .unwrap();
+                s.send_correlated(ch, 300).unwrap()
+            },
+            |ch| {
+                let mut r =
+                    IknpReceiver::setup_threads(ch, &mut Prg::from_seed(Block(74)), threads)
+                        .unwrap();
+                r.receive_correlated(ch, &choices[..100].repeat(3)).unwrap()
+            },
+        )
+    };
+    assert_eq!(iknp(1), iknp(8));
+}
+
+#[test]
 fn base_chosen_ot_delivers_the_chosen_messages() {
     let choices = random_choices(64, 2);
     let messages = random_pairs(64, 3);

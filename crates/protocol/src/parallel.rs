@@ -479,7 +479,8 @@ pub(crate) fn run_parallel_driven(
     let mut prg = Prg::from_os_entropy();
     let ipp = config.mode == ParallelMode::Ipp;
 
-    // Input phase (A's labels; under IPP both OT directions are set up).
+    // Input phase (A's labels; under IPP both OT directions are set up). The base OTs'
+    // group operations run on the agreed threads (the same messages for any count).
     let mut keys = Keys::default();
     let mut world = match me {
         Party::A => {
@@ -499,7 +500,7 @@ pub(crate) fn run_parallel_driven(
             ch.flush()?;
             let mut ot = None;
             if !b_wires.is_empty() || ipp {
-                let mut sender = IknpSender::setup(&mut *ch, delta, &mut prg)?;
+                let mut sender = IknpSender::setup_threads(&mut *ch, delta, &mut prg, threads)?;
                 let x0 = sender.send_correlated(&mut *ch, b_wires.len())?;
                 for (&w, &z) in b_wires.iter().zip(&x0) {
                     zero[w as usize] = z;
@@ -528,7 +529,7 @@ pub(crate) fn run_parallel_driven(
             let mut ot = None;
             if !b_wires.is_empty() || ipp {
                 let choices: Vec<bool> = inputs.iter().flatten().copied().collect();
-                let mut receiver = IknpReceiver::setup(&mut *ch, &mut prg)?;
+                let mut receiver = IknpReceiver::setup_threads(&mut *ch, &mut prg, threads)?;
                 let got = receiver.receive_correlated(&mut *ch, &choices)?;
                 for (&w, &l) in b_wires.iter().zip(&got) {
                     labels[w as usize] = l;
@@ -543,7 +544,7 @@ pub(crate) fn run_parallel_driven(
         }
     };
     if ipp {
-        setup_reverse(&mut *ch, me, &mut world, &mut keys, &mut prg)?;
+        setup_reverse(&mut *ch, me, &mut world, &mut keys, &mut prg, threads)?;
     }
     ch.flush()?;
     let input_done = Instant::now();
@@ -771,13 +772,14 @@ fn setup_reverse(
     world: &mut World,
     keys: &mut Keys,
     prg: &mut Prg,
+    threads: usize,
 ) -> Result<(), ProtocolError> {
     match (me, world) {
         (Party::A, World::A { ot_receiver, .. }) => {
             let mut key = [Block::ZERO];
             recv_blocks_exact(&mut *ch, &mut key, "the peer's garbling hash key")?;
             keys.peer_hash = Some(key[0]);
-            *ot_receiver = Some(IknpReceiver::setup(&mut *ch, prg)?);
+            *ot_receiver = Some(IknpReceiver::setup_threads(&mut *ch, prg, threads)?);
         }
         (Party::B, World::B { ot_sender, .. }) => {
             let delta = random_delta(prg);
@@ -785,7 +787,7 @@ fn setup_reverse(
             ch.send_frame(Block::slice_as_bytes(&[hash_key]))?;
             ch.flush()?;
             keys.own = Some((delta, hash_key));
-            *ot_sender = Some(IknpSender::setup(&mut *ch, delta, prg)?);
+            *ot_sender = Some(IknpSender::setup_threads(&mut *ch, delta, prg, threads)?);
         }
         _ => unreachable!("the world matches the party"),
     }

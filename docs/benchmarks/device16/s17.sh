@@ -15,6 +15,14 @@ timeout 120 $P bench width $WARGS --out $O/width > $O/width.txt 2>$O/width.err; 
 cat $XDG_CACHE_HOME/pgc/fgp-tau > $O/tau.txt 2>&1
 stamp "bench apps"
 timeout 200 $P bench apps $AARGS --out $O/apps > $O/apps.txt 2>$O/apps.err; echo "rc $?" >> $O/apps.txt
+# What limits CGP (BENCHMARKS.md, "What limits CGP"): CPU seconds of none/cgp per thread
+# count, garbler alone, and the input phase's parts with the base OTs on t threads. Built
+# with `cargo build --release -p pgc-cli --example cgp_one_thread --example input_phase`,
+# copied into $S.
+for t in $TH; do
+  [ -x $S/cgp_one_thread ] && MIMALLOC_ALLOW_THP=0 timeout 60 $S/cgp_one_thread examples/biomatch.c 10 $t > $O/cgp_cpu_$t.txt 2>&1
+  [ -x $S/input_phase ] && timeout 60 $S/input_phase examples/biomatch.c 5 $t > $O/input_phase_$t.txt 2>&1
+done
 stamp "edt offline"
 [ "${SMALL:-0}" = 1 ] || gunzip -c $S/edt1023c.pgc.gz > $EDT
 timeout 120 $S/compact_threads $EDT $TH > $O/edt_offline.txt 2>&1; echo "rc $?" >> $O/edt_offline.txt
