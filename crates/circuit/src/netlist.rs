@@ -1602,11 +1602,11 @@ impl PreparedNetlist {
                         let outputs: Vec<WireId> = (0..rec.num_outputs as usize)
                             .map(|j| num.gate_wire(v + j))
                             .collect();
-                        out.push(Item::Call(Call {
+                        out.push(Item::Call(Box::new(Call {
                             template: rec.template,
                             inputs: rec.inputs.iter().map(|&l| num.wire_of(l)).collect(),
                             outputs: outputs.clone(),
-                        }));
+                        })));
                         for (j, &w) in outputs.iter().enumerate() {
                             if num.gates.second.get(v + j) {
                                 out.push(Item::Gate(Gate::inv(w, w + 1)));

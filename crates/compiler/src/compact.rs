@@ -550,11 +550,11 @@ impl ItemSpill {
             if words[i] == u32::MAX {
                 let (n_in, n_out) = (words[i + 2] as usize, words[i + 3] as usize);
                 let ins = i + 4;
-                out.push(Item::Call(pgc_circuit::compact::Call {
+                out.push(Item::Call(Box::new(pgc_circuit::compact::Call {
                     template: words[i + 1],
                     inputs: words[ins..ins + n_in].to_vec(),
                     outputs: words[ins + n_in..ins + n_in + n_out].to_vec(),
-                }));
+                })));
                 i = ins + n_in + n_out;
             } else {
                 let op = match words[i] {
