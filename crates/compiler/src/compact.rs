@@ -600,3 +600,65 @@ pub(crate) fn as_template_inputs(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgc_circuit::Gate;
+    use pgc_circuit::compact::Call;
+
+    /// Items of every kind, wires near 0, near `u32::MAX` and jumping between the two, go
+    /// through the spill unchanged, chunk by chunk and in any order of reading.
+    #[test]
+    fn item_spill_round_trip() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut wire = |r: u64| match r % 3 {
+            0 => (r >> 8) as u32 % 64,
+            1 => u32::MAX - (r >> 8) as u32 % 64,
+            _ => (r >> 8) as u32,
+        };
+        let mut chunks = Vec::new();
+        for _ in 0..8 {
+            let mut items = Vec::new();
+            for _ in 0..200 {
+                let r = next();
+                if r % 4 == 0 {
+                    let n_in = (r >> 4) as usize % 20;
+                    let n_out = (r >> 12) as usize % 20;
+                    items.push(Item::Call(Box::new(Call {
+                        template: (r >> 20) as u32,
+                        inputs: (0..n_in).map(|_| wire(next())).collect(),
+                        outputs: (0..n_out).map(|_| wire(next())).collect(),
+                    })));
+                } else {
+                    let (a, b, out) = (wire(next()), wire(next()), wire(next()));
+                    items.push(Item::Gate(match r % 5 {
+                        0 => Gate::xor(a, b, out),
+                        1 => Gate::and(a, b, out),
+                        2 => Gate::inv(a, out),
+                        3 => Gate::copy(a, out),
+                        _ => Gate::constant(r & 8 != 0, out),
+                    }));
+                }
+            }
+            chunks.push(items);
+        }
+        let dir = std::env::temp_dir();
+        let mut spill = ItemSpill::create(&dir).unwrap();
+        for c in &chunks {
+            spill.push_chunk(c).unwrap();
+        }
+        assert_eq!(spill.chunk_count(), chunks.len());
+        let mut got = Vec::new();
+        for k in (0..chunks.len()).rev().chain(0..chunks.len()) {
+            spill.read_chunk(k, &mut got).unwrap();
+            assert_eq!(got, chunks[k], "chunk {k}");
+        }
+    }
+}
