@@ -310,14 +310,15 @@ enum Tier {
 /// Compact-compilation state of loop bodies.
 #[derive(Default)]
 pub struct LoopState<'a> {
-    scans: HashMap<usize, BodyScan<'a>, BuildHasherDefault<ShapeHasher>>,
+    /// Shared so that an iteration can hold its body's scan while it changes `self`.
+    scans: HashMap<usize, Rc<BodyScan<'a>>, BuildHasherDefault<ShapeHasher>>,
     /// Shared: every iteration of a shape takes its entry (a clone would copy its vectors).
     memo: HashMap<(usize, Vec<u8>), Rc<LoopEntry>, BuildHasherDefault<ShapeHasher>>,
     shapes: HashMap<usize, usize, BuildHasherDefault<ShapeHasher>>,
     /// Bodies whose template could not be built (run inline from then on).
-    refused: HashSet<usize>,
+    refused: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Bodies with at least one iteration run as a call.
-    outlined: HashSet<usize>,
+    outlined: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Iterations run as calls.
     pub iterations: u64,
 }
@@ -349,24 +350,17 @@ impl<'a> Lowerer<'a> {
         if self.compact.loops.refused.contains(&key_body) {
             return Ok(false);
         }
-        let scan = self
-            .compact
-            .loops
-            .scans
-            .entry(key_body)
-            .or_insert_with(|| BodyScan::of(body));
+        let scan = Rc::clone(
+            self.compact
+                .loops
+                .scans
+                .entry(key_body)
+                .or_insert_with(|| Rc::new(BodyScan::of(body))),
+        );
         if !scan.ok {
             return Ok(false);
         }
-        // The scan lives in `self`; take it out while we evaluate (put back below).
-        let scan = self
-            .compact
-            .loops
-            .scans
-            .remove(&key_body)
-            .expect("just inserted");
         let r = self.places_of(&scan, body.span);
-        self.compact.loops.scans.insert(key_body, scan);
         let Some((places, uses, index_vars)) = r else {
             return Ok(false);
         };
