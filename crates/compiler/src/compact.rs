@@ -490,6 +490,9 @@ pub struct ItemSpill {
     file: std::fs::File,
     chunks: Vec<(u64, usize)>,
     end: u64,
+    /// Buffers reused from chunk to chunk (fresh ones were fresh pages each time).
+    words: Vec<u32>,
+    bytes: Vec<u8>,
 }
 
 impl ItemSpill {
@@ -500,6 +503,8 @@ impl ItemSpill {
             file,
             chunks: Vec::new(),
             end: 0,
+            words: Vec::new(),
+            bytes: Vec::new(),
         })
     }
 
@@ -509,7 +514,8 @@ impl ItemSpill {
 
     pub fn push_chunk(&mut self, items: &[Item]) -> std::io::Result<()> {
         use std::io::{Seek, SeekFrom, Write};
-        let mut words: Vec<u32> = Vec::with_capacity(items.len() * 4);
+        let words = &mut self.words;
+        words.clear();
         for item in items {
             match item {
                 Item::Gate(g) => words.extend([g.op as u32, g.a, g.b, g.out]),
@@ -525,9 +531,13 @@ impl ItemSpill {
                 }
             }
         }
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bytes = &mut self.bytes;
+        bytes.clear();
+        for w in words.iter() {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
         self.file.seek(SeekFrom::Start(self.end))?;
-        self.file.write_all(&bytes)?;
+        self.file.write_all(bytes)?;
         self.chunks.push((self.end, bytes.len()));
         self.end += bytes.len() as u64;
         Ok(())
@@ -537,13 +547,17 @@ impl ItemSpill {
         use pgc_circuit::{Gate, Op};
         use std::io::{Read, Seek, SeekFrom};
         let (offset, len) = self.chunks[k];
-        let mut bytes = vec![0u8; len];
+        let bytes = &mut self.bytes;
+        bytes.resize(len, 0);
         self.file.seek(SeekFrom::Start(offset))?;
-        self.file.read_exact(&mut bytes)?;
-        let words: Vec<u32> = bytes
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        self.file.read_exact(bytes)?;
+        let words = &mut self.words;
+        words.clear();
+        words.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
         out.clear();
         let mut i = 0;
         while i < words.len() {
