@@ -632,7 +632,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        let mut wire = |r: u64| match r % 3 {
+        let wire = |r: u64| match r % 3 {
             0 => (r >> 8) as u32 % 64,
             1 => u32::MAX - (r >> 8) as u32 % 64,
             _ => (r >> 8) as u32,
