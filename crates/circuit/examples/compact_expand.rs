@@ -65,11 +65,11 @@ fn calls_from_main(template: u32, inputs: u32, outputs: u32, n: u32) -> Vec<Item
     (0..n)
         .map(|k| {
             let base = inputs + (k % 2) * outputs;
-            Item::Call(Call {
+            Item::Call(Box::new(Call {
                 template,
                 inputs: (0..inputs).collect(),
                 outputs: (base..base + outputs).collect(),
-            })
+            }))
         })
         .collect()
 }
@@ -109,11 +109,11 @@ fn main() {
     let mut current: Vec<WireId> = (0..16).collect();
     for k in 0..10u32 {
         let outs: Vec<WireId> = (16 + k * 16..32 + k * 16).collect();
-        items.push(Item::Call(Call {
+        items.push(Item::Call(Box::new(Call {
             template: 0,
             inputs: current.clone(),
             outputs: outs.clone(),
-        }));
+        })));
         current = outs;
     }
     let outer =

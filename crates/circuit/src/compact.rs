@@ -84,12 +84,15 @@ pub struct Call {
     pub outputs: Vec<WireId>,
 }
 
-/// One step of a body.
+/// One step of a body. A call is boxed so that an item is as small as a gate (16 bytes):
+/// bodies are mostly gates, and compilers hold thousands of template bodies in memory.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Item {
     Gate(Gate),
-    Call(Call),
+    Call(Box<Call>),
 }
+
+const _: () = assert!(std::mem::size_of::<Item>() == std::mem::size_of::<Gate>());
 
 /// A sub-circuit stored once and called many times (see the module docs for its wires).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -437,7 +440,7 @@ const MAX_TEMPLATE_WIRES: u64 = u32::MAX as u64 - 2;
 
 /// What expansion needs to know about a validated template.
 #[derive(Clone, Copy, Debug, Default)]
-struct TemplateInfo {
+pub(crate) struct TemplateInfo {
     /// Gates of one call, expanded.
     gates: u64,
     ands: u64,
@@ -454,7 +457,7 @@ fn template_id(templates: &[Template], t: usize) -> TemplateId {
 
 /// Checks every template (see the module docs) and computes their sizes, in index order
 /// (callees come first, so their sizes are known).
-fn check_templates(templates: &[Template]) -> Result<Vec<TemplateInfo>, CompactError> {
+pub(crate) fn check_templates(templates: &[Template]) -> Result<Vec<TemplateInfo>, CompactError> {
     let mut infos = Vec::with_capacity(templates.len());
     let mut set = BitSet::default();
     let mut sorted = Vec::new();
@@ -976,6 +979,8 @@ impl Template {
                 max: MAX_TEMPLATE_WIRES,
             });
         }
+        // Kept for the rest of a compilation, often thousands of them: no spare capacity.
+        items.shrink_to_fit();
         Ok(Template {
             name,
             num_inputs,
@@ -1482,6 +1487,35 @@ impl Compiled {
 
     fn num_args(&self) -> usize {
         self.num_inputs as usize + self.num_outputs as usize
+    }
+}
+
+/// Validated templates' expanded sizes and scratch depths, without the copy of every body
+/// that [`Expander::new`] prepares for expansion: what a writer needs to count a main body's
+/// gates once the templates themselves are written out and dropped.
+#[derive(Clone, Debug)]
+pub struct TemplateSizes {
+    infos: Vec<TemplateInfo>,
+}
+
+impl TemplateSizes {
+    /// Checks `templates` as [`Expander::new`] does and keeps their sizes.
+    pub fn new(templates: &[Template]) -> Result<Self, CompactError> {
+        Ok(TemplateSizes {
+            infos: check_templates(templates)?,
+        })
+    }
+
+    /// Gates and AND gates of one call of template `t`, expanded (`None` if there is no
+    /// template `t`); as [`Expander::template_counts`].
+    pub fn counts(&self, t: u32) -> Option<(u64, u64)> {
+        self.infos.get(t as usize).map(|i| (i.gates, i.ands))
+    }
+
+    /// The largest scratch depth of any template: the scratch wires [`Expander::new`]
+    /// reserves above the main slots.
+    pub fn max_depth(&self) -> u64 {
+        self.infos.iter().map(|i| i.depth).max().unwrap_or(0)
     }
 }
 

@@ -309,6 +309,9 @@ struct SpillFile {
     /// The file reopened for reading, after writing ended.
     reader: Option<File>,
     nodes: u64,
+    /// Bytes of the chunk being read, reused: a fresh megabyte per chunk was fresh pages
+    /// from the system each time (a page fault every 4 KiB).
+    read_buf: Vec<u8>,
 }
 
 impl SpillFile {
@@ -318,6 +321,7 @@ impl SpillFile {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             reader: None,
+            read_buf: Vec::new(),
             nodes: 0,
         })
     }
@@ -346,8 +350,9 @@ impl SpillFile {
         self.close_writer()?;
         let file = self.reader.as_mut().expect("reader set by close_writer");
         file.seek(SeekFrom::Start(first * 16))?;
-        let mut bytes = vec![0u8; count * 16];
-        file.read_exact(&mut bytes)?;
+        let bytes = &mut self.read_buf;
+        bytes.resize(count * 16, 0);
+        file.read_exact(bytes)?;
         buf.clear();
         buf.extend(bytes.chunks_exact(16).map(Node::from_bytes));
         Ok(())
@@ -1602,11 +1607,11 @@ impl PreparedNetlist {
                         let outputs: Vec<WireId> = (0..rec.num_outputs as usize)
                             .map(|j| num.gate_wire(v + j))
                             .collect();
-                        out.push(Item::Call(Call {
+                        out.push(Item::Call(Box::new(Call {
                             template: rec.template,
                             inputs: rec.inputs.iter().map(|&l| num.wire_of(l)).collect(),
                             outputs: outputs.clone(),
-                        }));
+                        })));
                         for (j, &w) in outputs.iter().enumerate() {
                             if num.gates.second.get(v + j) {
                                 out.push(Item::Gate(Gate::inv(w, w + 1)));

@@ -70,11 +70,11 @@ fn random_body(
             let outputs: Vec<WireId> = (next..next + callee.outputs.len() as u32).collect();
             next += outputs.len() as u32;
             defined.extend_from_slice(&outputs);
-            items.push(Item::Call(Call {
+            items.push(Item::Call(Box::new(Call {
                 template: u,
                 inputs,
                 outputs,
-            }));
+            })));
             continue;
         }
         let out = next;
@@ -576,11 +576,11 @@ fn expansion_chunks_are_bounded_and_complete() {
     let t = Template::from_ssa("chain".into(), 2, 1002, body, &[1001]).unwrap();
     let main: Vec<Item> = (0..40u32)
         .map(|k| {
-            Item::Call(Call {
+            Item::Call(Box::new(Call {
                 template: 0,
                 inputs: vec![0, 1],
                 outputs: vec![2 + k],
-            })
+            }))
         })
         .collect();
     let layout = Layout {
@@ -632,11 +632,11 @@ fn template_f() -> Template {
 }
 
 fn call(template: u32, inputs: &[WireId], outputs: &[WireId]) -> Item {
-    Item::Call(Call {
+    Item::Call(Box::new(Call {
         template,
         inputs: inputs.to_vec(),
         outputs: outputs.to_vec(),
-    })
+    }))
 }
 
 fn main_layout(num_ssa: u32, n_in: u32, outputs: &[WireId]) -> Layout {

@@ -412,7 +412,7 @@ fn calls_become_items_with_fresh_outputs() {
         let calls: Vec<&Call> = items
             .iter()
             .filter_map(|i| match i {
-                Item::Call(c) => Some(c),
+                Item::Call(c) => Some(&**c),
                 _ => None,
             })
             .collect();

@@ -985,12 +985,22 @@ fn is_builtin(name: &str) -> bool {
 
 /// The value of an integer literal (digit separators allowed), if it fits 64 bits.
 pub fn integer_constant(i: &Integer) -> Option<u64> {
-    let digits: String = i.number.chars().filter(|c| *c != '\'').collect();
     let radix = match i.base {
         IntegerBase::Decimal => 10,
         IntegerBase::Octal => 8,
         IntegerBase::Hexadecimal => 16,
         IntegerBase::Binary => 2,
+    };
+    // Without digit separators (nearly always), parsed in place: subscripts of every loop
+    // iteration come here.
+    let digits: std::borrow::Cow<str> = if i.number.contains('\'') {
+        i.number
+            .chars()
+            .filter(|c| *c != '\'')
+            .collect::<String>()
+            .into()
+    } else {
+        i.number.as_ref().into()
     };
     u64::from_str_radix(if digits.is_empty() { "0" } else { &digits }, radix).ok()
 }

@@ -557,9 +557,18 @@ pub fn compile_compact_streaming(
         &templates,
     )
     .map_err(write_err)?;
-    // Counts only (the main body's slots are not known yet).
-    let expander =
-        pgc_circuit::compact::Expander::new(&templates, 0).map_err(|e| fail(e.to_string()))?;
+    // The templates are in the file: only their sizes are needed from here on (to count the
+    // main body's expanded gates and the scratch it needs when run).
+    let sizes =
+        pgc_circuit::compact::TemplateSizes::new(&templates).map_err(|e| fail(e.to_string()))?;
+    if sizes.max_depth() > u32::MAX as u64 {
+        return Err(fail(format!(
+            "the templates need {} scratch wires (at most 2^32 - 1)",
+            sizes.max_depth()
+        )));
+    }
+    let template_count = templates.len() as u64;
+    drop(templates);
     // Expanded counts (main-level gates plus each call's template) on the way.
     let mut gates = 0u64;
     let mut ands = b.and_final;
@@ -571,8 +580,8 @@ pub fn compile_compact_streaming(
             match item {
                 pgc_circuit::compact::Item::Gate(_) => gates += 1,
                 pgc_circuit::compact::Item::Call(c) => {
-                    let (g, a) = expander
-                        .template_counts(c.template)
+                    let (g, a) = sizes
+                        .counts(c.template)
                         .ok_or_else(|| fail(format!("call of missing template {}", c.template)))?;
                     gates += g;
                     ands += a;
@@ -593,13 +602,13 @@ pub fn compile_compact_streaming(
         .map_err(write_err)?;
     file.sync_all().map_err(out_err)?;
     // Label memory when run: the main body's slots plus the deepest template's scratch.
-    let peak_live_wires = layout.num_wires as u64 + expander.scratch_wires() as u64;
+    let peak_live_wires = layout.num_wires as u64 + sizes.max_depth();
     watch.lap("header and checksums", &mut phases);
     let mut stats = compile_stats(&b, &fe.ranges, ands, fe.start);
     stats.gates_final = gates;
     stats.phases = phases;
     let summary = CompactSummary {
-        templates: templates.len() as u64,
+        templates: template_count,
         calls,
         calls_reused: fe.calls_reused,
         loops_outlined: fe.loops_outlined,

@@ -36,6 +36,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
+use std::rc::Rc;
 
 use lang_c::ast::*;
 use lang_c::span::{Node, Span};
@@ -57,6 +58,19 @@ const MAX_RANGED_SHAPES_PER_BODY: usize = 1 << 14;
 /// template (every bit of every place a wire).
 const MAX_SHAPES_PER_BODY: usize = 32;
 
+/// The element type `depth` subscripts into `ty` (`ty` itself for 0), if `ty` has that many
+/// array dimensions.
+fn element_type(ty: &Ty, depth: usize) -> Option<&Ty> {
+    let mut ty = ty;
+    for _ in 0..depth {
+        let Ty::Array(elem, _) = ty else {
+            return None;
+        };
+        ty = elem;
+    }
+    Some(ty)
+}
+
 /// What the syntax of a loop body says about outlining it.
 #[derive(Debug, Default)]
 pub struct BodyScan<'a> {
@@ -73,6 +87,8 @@ pub struct BodyScan<'a> {
     sites: Vec<(&'a str, Vec<&'a Node<Expression>>)>,
     /// How deep inside subscripts the visitor is.
     in_index: u32,
+    /// Some name in a subscript is written or declared by the body (never outlined).
+    index_changes: bool,
 }
 
 impl<'a> BodyScan<'a> {
@@ -86,6 +102,15 @@ impl<'a> BodyScan<'a> {
         s.names.retain(|n| seen.insert(*n));
         let mut seen = HashSet::new();
         s.index_names.retain(|n| seen.insert(*n));
+        // Decided here once rather than per iteration: names the body declares are its own
+        // locals, not places.
+        s.index_changes = s
+            .index_names
+            .iter()
+            .any(|n| s.written.contains(n) || s.declared.contains(n));
+        let declared = &s.declared;
+        s.names.retain(|n| !declared.contains(n));
+        s.sites.retain(|(n, _)| !declared.contains(n));
         s
     }
 
@@ -285,13 +310,15 @@ enum Tier {
 /// Compact-compilation state of loop bodies.
 #[derive(Default)]
 pub struct LoopState<'a> {
-    scans: HashMap<usize, BodyScan<'a>, BuildHasherDefault<ShapeHasher>>,
-    memo: HashMap<(usize, Vec<u8>), LoopEntry, BuildHasherDefault<ShapeHasher>>,
+    /// Shared so that an iteration can hold its body's scan while it changes `self`.
+    scans: HashMap<usize, Rc<BodyScan<'a>>, BuildHasherDefault<ShapeHasher>>,
+    /// Shared: every iteration of a shape takes its entry (a clone would copy its vectors).
+    memo: HashMap<(usize, Vec<u8>), Rc<LoopEntry>, BuildHasherDefault<ShapeHasher>>,
     shapes: HashMap<usize, usize, BuildHasherDefault<ShapeHasher>>,
     /// Bodies whose template could not be built (run inline from then on).
-    refused: HashSet<usize>,
+    refused: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Bodies with at least one iteration run as a call.
-    outlined: HashSet<usize>,
+    outlined: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Iterations run as calls.
     pub iterations: u64,
 }
@@ -323,24 +350,17 @@ impl<'a> Lowerer<'a> {
         if self.compact.loops.refused.contains(&key_body) {
             return Ok(false);
         }
-        let scan = self
-            .compact
-            .loops
-            .scans
-            .entry(key_body)
-            .or_insert_with(|| BodyScan::of(body));
+        let scan = Rc::clone(
+            self.compact
+                .loops
+                .scans
+                .entry(key_body)
+                .or_insert_with(|| Rc::new(BodyScan::of(body))),
+        );
         if !scan.ok {
             return Ok(false);
         }
-        // The scan lives in `self`; take it out while we evaluate (put back below).
-        let scan = self
-            .compact
-            .loops
-            .scans
-            .remove(&key_body)
-            .expect("just inserted");
         let r = self.places_of(&scan, body.span);
-        self.compact.loops.scans.insert(key_body, scan);
         let Some((places, uses, index_vars)) = r else {
             return Ok(false);
         };
@@ -354,16 +374,21 @@ impl<'a> Lowerer<'a> {
             .collect();
         // The upper bounds of the integers used, which the template assumes of its inputs
         // (lower bounds would make nearly every iteration of a table its own shape).
-        let his: Vec<Option<u64>> = uses
-            .iter()
-            .map(|u| {
-                if !u.int || !self.opts.value_ranges {
-                    return None;
-                }
+        // A use of the same bits as an earlier one (`d[i][j - 1]` read twice) has its bound
+        // (looking it up again would find the same interval).
+        let mut his: Vec<Option<u64>> = Vec::with_capacity(uses.len());
+        for (k, u) in uses.iter().enumerate() {
+            let same = |w: &Use| (w.place, w.off, w.len, w.int) == (u.place, u.off, u.len, u.int);
+            let hi = if !u.int || !self.opts.value_ranges {
+                None
+            } else if let Some(j) = uses[..k].iter().position(same) {
+                his[j]
+            } else {
                 let bits = &values[u.place][u.off as usize..(u.off + u.len) as usize];
                 self.range_of(bits).map(|(_, hi)| hi)
-            })
-            .collect();
+            };
+            his.push(hi);
+        }
         let shapes = self
             .compact
             .loops
@@ -400,7 +425,8 @@ impl<'a> Lowerer<'a> {
                     generic,
                 ) {
                     Ok(e) => {
-                        self.compact.loops.memo.insert(memo_key, e.clone());
+                        let e = Rc::new(e);
+                        self.compact.loops.memo.insert(memo_key, Rc::clone(&e));
                         e
                     }
                     Err(_) => {
@@ -463,11 +489,11 @@ impl<'a> Lowerer<'a> {
                 return None;
             }
         }
+        if scan.index_changes {
+            return None;
+        }
         let mut index_vars = Vec::new();
         for n in &scan.index_names {
-            if scan.written.contains(n) || scan.declared.contains(n) {
-                return None;
-            }
             // Read before the body runs and while its template is built: only constants,
             // so no wire of the outer builder can reach the template.
             match self.peek(n)? {
@@ -487,9 +513,6 @@ impl<'a> Lowerer<'a> {
         let mut raw: Vec<Place> = Vec::with_capacity(scan.names.len() + scan.sites.len());
         let mut is_int: Vec<bool> = Vec::with_capacity(raw.capacity());
         for n in &scan.names {
-            if scan.declared.contains(n) {
-                continue;
-            }
             match self.peek(n)? {
                 Binding::Var(v) => {
                     let var = &self.vars[v];
@@ -506,24 +529,25 @@ impl<'a> Lowerer<'a> {
                 Binding::Const(..) | Binding::Typedef(_) => {}
             }
         }
+        // The integer variables named in subscripts, looked up once per iteration (the
+        // subscripts do not change them).
+        let mut known: Vec<(&'a str, Option<i128>)> = Vec::new();
         for (name, subs) in &scan.sites {
-            if scan.declared.contains(name) {
-                continue;
-            }
             let Binding::Var(v) = self.peek(name)? else {
                 return None;
             };
             if self.vars[v].ptr.is_some() {
                 return None;
             }
-            let mut ty = self.vars[v].ty.clone();
+            // Types looked at by reference: cloning one per site allocated its boxes.
             let mut off = 0u64;
-            for e in subs {
-                let Ty::Array(elem, n) = ty else {
+            for (depth, e) in subs.iter().enumerate() {
+                let Ty::Array(elem, n) = element_type(&self.vars[v].ty, depth)? else {
                     return None;
                 };
+                let (n, elem_bits) = (*n, elem.bits());
                 let k = match self
-                    .const_subscript(e)
+                    .const_subscript(e, &mut known)
                     .filter(|k| (0..n as i128).contains(k))
                 {
                     Some(k) => k,
@@ -535,9 +559,9 @@ impl<'a> Lowerer<'a> {
                 if k < 0 || k >= n as i128 {
                     return None;
                 }
-                off += k as u64 * elem.bits();
-                ty = *elem;
+                off += k as u64 * elem_bits;
             }
+            let ty = element_type(&self.vars[v].ty, subs.len())?;
             if matches!(ty, Ty::Array(..)) {
                 return None;
             }
@@ -589,22 +613,27 @@ impl<'a> Lowerer<'a> {
     /// The caller takes it only when it is in bounds: C's result differs from the exact
     /// one by a multiple of 2^32 or 2^64 (arithmetic happens after promotion to `int` or
     /// wider), which no in-bounds index can; anything else is evaluated the general way.
-    fn const_subscript(&self, e: &Node<Expression>) -> Option<i128> {
+    ///
+    /// `known` caches the values of the names met so far in this iteration's subscripts.
+    fn const_subscript(
+        &self,
+        e: &'a Node<Expression>,
+        known: &mut Vec<(&'a str, Option<i128>)>,
+    ) -> Option<i128> {
         match &e.node {
             Expression::Constant(c) => match &c.node {
                 Constant::Integer(i) => integer_constant(i).map(i128::from),
                 _ => None,
             },
-            Expression::Identifier(id) => match self.peek(&id.node.name)? {
-                Binding::Var(v) => match &self.vars[v].ty {
-                    Ty::Int(t) if self.vars[v].ptr.is_none() && !self.deferring() => {
-                        const_value(*t, &self.var_bits(v))
-                    }
-                    _ => None,
-                },
-                Binding::Const(_, k) => Some(k),
-                Binding::Typedef(_) => None,
-            },
+            Expression::Identifier(id) => {
+                let name = id.node.name.as_str();
+                if let Some(&(_, k)) = known.iter().find(|(n, _)| *n == name) {
+                    return k;
+                }
+                let k = self.name_value(name);
+                known.push((name, k));
+                k
+            }
             Expression::BinaryOperator(b) => {
                 let op = match b.node.operator.node {
                     BinaryOperator::Plus => i128::checked_add,
@@ -613,11 +642,25 @@ impl<'a> Lowerer<'a> {
                     _ => return None,
                 };
                 op(
-                    self.const_subscript(&b.node.lhs)?,
-                    self.const_subscript(&b.node.rhs)?,
+                    self.const_subscript(&b.node.lhs, known)?,
+                    self.const_subscript(&b.node.rhs, known)?,
                 )
             }
             _ => None,
+        }
+    }
+
+    /// The value of a name whose bits are all constants (see [`Self::const_subscript`]).
+    fn name_value(&self, name: &str) -> Option<i128> {
+        match self.peek(name)? {
+            Binding::Var(v) => match &self.vars[v].ty {
+                Ty::Int(t) if self.vars[v].ptr.is_none() && !self.deferring() => {
+                    const_value(*t, &self.var_bits(v))
+                }
+                _ => None,
+            },
+            Binding::Const(_, k) => Some(k),
+            Binding::Typedef(_) => None,
         }
     }
 

@@ -52,10 +52,13 @@ const GENERATION: usize = 1 << 19;
 
 /// One generation. A key of at most 32 literals that [`crate::bits::pack_word`] encodes
 /// (constants, or a run of wires then zeros: nearly all narrowed values) is kept as that
-/// code and its length, in the table itself; any other key as a boxed copy.
+/// code, with its interval as two `u32` (a number of at most 32 bits), in 16 bytes an entry;
+/// any other key as a boxed copy. Keys are trimmed ([`trimmed`]: their last literal is not
+/// the constant 0), so the code alone determines the key: `pack_word` pads a key with zeros
+/// to 32 literals, and trimming that padded chunk gives the key back.
 #[derive(Default)]
 pub(crate) struct Table {
-    packed: HashMap<(u64, u8), (u64, u64), RangeHasher>,
+    packed: HashMap<u64, (u32, u32), RangeHasher>,
     lits: HashMap<Box<[Lit]>, (u64, u64), RangeHasher>,
 }
 
@@ -69,28 +72,33 @@ impl Table {
         self.lits.clear();
     }
 
-    fn get(&self, key: &[Lit], packed: Option<(u64, u8)>) -> Option<(u64, u64)> {
+    fn get(&self, key: &[Lit], packed: Option<u64>) -> Option<(u64, u64)> {
         match packed {
-            Some(p) => self.packed.get(&p).copied(),
+            Some(p) => self.packed.get(&p).map(|&(lo, hi)| (lo as u64, hi as u64)),
             None => self.lits.get(key).copied(),
         }
     }
 
-    fn insert(&mut self, key: &[Lit], packed: Option<(u64, u8)>, r: (u64, u64)) {
+    fn insert(&mut self, key: &[Lit], packed: Option<u64>, (lo, hi): (u64, u64)) {
         match packed {
             Some(p) => {
-                self.packed.insert(p, r);
+                // A key of at most 32 literals holds a number below 2^32.
+                let narrow = (u32::try_from(lo), u32::try_from(hi));
+                if let (Ok(lo), Ok(hi)) = narrow {
+                    self.packed.insert(p, (lo, hi));
+                }
             }
             None => {
-                self.lits.insert(key.into(), r);
+                self.lits.insert(key.into(), (lo, hi));
             }
         }
     }
 }
 
-/// The packed form of a key, if it has one.
-fn packed_key(key: &[Lit]) -> Option<(u64, u8)> {
-    Some((crate::bits::pack_word(key)?, key.len() as u8))
+/// The packed form of a trimmed key, if it has one.
+fn packed_key(key: &[Lit]) -> Option<u64> {
+    debug_assert_eq!(trimmed(key).len(), key.len(), "range keys are trimmed");
+    crate::bits::pack_word(key)
 }
 
 type RangeHasher = std::hash::BuildHasherDefault<ShapeHasher>;
@@ -134,7 +142,7 @@ impl Ranges {
         self.insert_packed(key, packed_key(key), r);
     }
 
-    fn insert_packed(&mut self, key: &[Lit], packed: Option<(u64, u8)>, r: (u64, u64)) {
+    fn insert_packed(&mut self, key: &[Lit], packed: Option<u64>, r: (u64, u64)) {
         if self.young.len() >= GENERATION {
             // The old generation's table, emptied, is the new young one: its allocation is
             // kept instead of growing a fresh table again.

@@ -402,11 +402,11 @@ impl<'t> Space<'t> {
             expander: Expander::new(templates, local)?,
             gates: Vec::new(),
             cached: vec![None; templates.len()],
-            call: Item::Call(Call {
+            call: Item::Call(Box::new(Call {
                 template: 0,
                 inputs: Vec::new(),
                 outputs: Vec::new(),
-            }),
+            })),
         })
     }
 
@@ -1077,17 +1077,17 @@ mod tests {
             num_outputs: 1,
             num_wires: 6,
             items: vec![
-                Item::Call(Call {
+                Item::Call(Box::new(Call {
                     template: 0,
                     inputs: vec![0, 1, 2],
                     outputs: vec![4],
-                }),
+                })),
                 Item::Gate(Gate::inv(0, 5)),
-                Item::Call(Call {
+                Item::Call(Box::new(Call {
                     template: 0,
                     inputs: vec![4, 1, 5],
                     outputs: vec![3],
-                }),
+                })),
             ],
         };
         let row = |r: u32, j: u32| 2 * n + r * (n + 1) + j;
@@ -1101,11 +1101,11 @@ mod tests {
             main.push(Item::Gate(Gate::constant(i % 2 == 1, row(cur, 0))));
             for j in 1..=n {
                 main.push(Item::Gate(Gate::xor(i - 1, n + j - 1, temp(j))));
-                main.push(Item::Call(Call {
+                main.push(Item::Call(Box::new(Call {
                     template: (i + j) % 2,
                     inputs: vec![row(prev, j), row(cur, j - 1), temp(j)],
                     outputs: vec![row(cur, j)],
-                }));
+                })));
                 main.push(Item::Gate(Gate::inv(row(cur, j), row(cur, j))));
             }
         }
@@ -1272,18 +1272,18 @@ mod tests {
         let c = wavefront(3);
         let mut g = CompactGarbler::new(&c.templates, c.layout.num_wires, 2, Block(3), Block::ZERO)
             .unwrap();
-        let bad = [Item::Call(Call {
+        let bad = [Item::Call(Box::new(Call {
             template: 0,
             inputs: vec![0, 1, c.layout.num_wires + 5],
             outputs: vec![6],
-        })];
+        }))];
         let mut emit = |_: &[Block]| -> Result<(), ()> { Ok(()) };
         assert!(g.push(&bad, &mut emit).is_err());
-        let missing = [Item::Call(Call {
+        let missing = [Item::Call(Box::new(Call {
             template: 9,
             inputs: vec![0, 1, 2],
             outputs: vec![6],
-        })];
+        }))];
         let mut g = CompactGarbler::new(&c.templates, c.layout.num_wires, 2, Block(3), Block::ZERO)
             .unwrap();
         let r = g

@@ -389,7 +389,8 @@ impl<W: Write> PgcCompactWriter<W> {
     ) -> Result<Self, PgcFileError> {
         let invalid = |e: String| PgcFileError::from(PgcErrorKind::CompactWrite(e));
         check_main_layout(layout).map_err(invalid)?;
-        Expander::with_main_callees(templates, layout.num_wires, []).map_err(PgcErrorKind::from)?;
+        // Checked as an expander would, without its prepared copy of every body.
+        crate::compact::check_templates(templates).map_err(PgcErrorKind::from)?;
         let count = u32::try_from(templates.len())
             .map_err(|_| invalid(format!("{} templates (at most 2^32 - 1)", templates.len())))?;
         let mut arities = Vec::with_capacity(templates.len());
@@ -1097,11 +1098,11 @@ fn decode_item(
         cursor.next = last as i64 + 1;
     }
     cursor.last_template = Some(template);
-    Ok(Item::Call(Call {
+    Ok(Item::Call(Box::new(Call {
         template,
         inputs,
         outputs,
-    }))
+    })))
 }
 
 /// Decodes pieces holding exactly `count` wires (a call's inputs or outputs, `role`) with
@@ -1251,11 +1252,11 @@ pub(super) mod tests {
                 for &w in &outputs {
                     defined[w as usize] = true;
                 }
-                items.push(Item::Call(Call {
+                items.push(Item::Call(Box::new(Call {
                     template: t,
                     inputs,
                     outputs,
-                }));
+                })));
             } else {
                 let out = first_writable + rng.below(writable);
                 let a = pick_defined(rng, defined);
@@ -1942,11 +1943,11 @@ pub(super) mod tests {
             ),
             (
                 |c| {
-                    c.templates[0].items.push(Item::Call(Call {
+                    c.templates[0].items.push(Item::Call(Box::new(Call {
                         template: 0,
                         inputs: vec![],
                         outputs: vec![],
-                    }))
+                    })))
                 },
                 "which is not an earlier template",
             ),
@@ -2113,11 +2114,11 @@ pub(super) mod tests {
                 if recent.len() > 256 {
                     recent.drain(..128);
                 }
-                main.push(Item::Call(Call {
+                main.push(Item::Call(Box::new(Call {
                     template: 0,
                     inputs,
                     outputs: (out..out + 16).collect(),
-                }));
+                })));
             }
             let c = CompactCircuit {
                 layout: Layout {
