@@ -61,6 +61,17 @@ pub const GROUP_ITEMS: usize = 16;
 
 const NONE: u32 = u32::MAX;
 
+/// Makes `buf` `len` blocks long for a window whose every block is written next. Beyond
+/// its capacity it is allocated afresh rather than grown, since growing would copy the old
+/// window's blocks and hold both copies at once.
+fn size_for_overwrite(buf: &mut Vec<Block>, len: usize) {
+    if len > buf.capacity() {
+        *buf = Vec::new();
+        buf.reserve_exact(len);
+    }
+    buf.resize(len, Block::ZERO);
+}
+
 /// One window of items and, on several threads, their dependency graph.
 #[derive(Default)]
 struct Window {
@@ -797,9 +808,8 @@ impl<'t> CompactGarbler<'t> {
             }
         } else {
             let base = win.first_and.first().copied().unwrap_or(0);
-            // Every block is written before it is sent: only growth needs filling.
-            self.tables
-                .resize(2 * win.window_ands as usize, Block::ZERO);
+            // Every block is written before it is sent.
+            size_for_overwrite(&mut self.tables, 2 * win.window_ands as usize);
             let out = SharedRows {
                 ptr: self.tables.as_mut_ptr(),
                 len: self.tables.len(),
@@ -993,9 +1003,8 @@ impl<'t> CompactEvaluator<'t> {
         read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
         let win = &self.window;
-        // `read` fills every block: only growth needs filling.
-        self.tables
-            .resize(2 * win.window_ands as usize, Block::ZERO);
+        // `read` fills every block.
+        size_for_overwrite(&mut self.tables, 2 * win.window_ands as usize);
         read(&mut self.tables).map_err(CompactRunError::Io)?;
         let base = win.first_and.first().copied().unwrap_or(0);
         self.labels.resize(self.planner.label_wires(), Block::ZERO);
