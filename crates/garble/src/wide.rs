@@ -17,8 +17,9 @@
 //!   (Zen 5); hashing the evaluator's pairs in batches of 4 or 8 registers measured 10–40 %
 //!   slower than its pairs alone, so the evaluator has no batches). A batch's tables and
 //!   outputs come from its registers by three lane permutes and one XOR per AND
-//!   ([`batch_outputs`]). Measured and dropped (`hot_loop`, random layered garbling):
-//!   batches of 16 (−9 %: spills), prefetching the next batch's labels (−6 %).
+//!   ([`batch_outputs`]); the batch test is AVX-512CD's conflict detection. Measured and
+//!   dropped (`hot_loop`, random layered garbling): batches of 16 (−9 %: spills),
+//!   prefetching the next batch's labels (−6 %).
 //! - Garbler, [`GarbleYmm`]: two 256-bit registers `[A⁰, A¹]`, `[B⁰, B¹]` per AND, for CPUs
 //!   with VAES but without AVX-512 (on this crate's test machine it is a quarter slower).
 //! - Evaluator, [`EvaluateYmm`]: one 256-bit register `[A, B]` per AND. 256-bit VAES runs
@@ -35,8 +36,9 @@
 //!
 //! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
 //! [`GarbleZmm`], `aes,avx2,avx512f,vaes` for [`EvaluateZmm`], `aes,avx2,vaes` for the
-//! others; [`fields_at_most`] AVX-512F); they are `#[inline(always)]` and only inlined into
-//! functions compiled with those features, after run-time detection.
+//! others; [`fields_at_most`] AVX-512F, [`independent_ands`] AVX-512F, BW and CD); they
+//! are `#[inline(always)]` and only inlined into functions compiled with those features,
+//! after run-time detection.
 
 use pgc_circuit::{Gate, Op};
 use pgc_crypto::Block;
