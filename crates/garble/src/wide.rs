@@ -228,12 +228,19 @@ impl GarbleZmm {
                 // batch, 7 instructions per AND where this takes 3).
                 let bits = _mm512_test_epi64_mask(xs[k], lsbs_a0_b0) as usize;
                 let rows_out = batch_outputs(hs[k], xs[k], self.odd_delta, bits);
-                _mm256_storeu_si256(
-                    rows.add(2 * k) as *mut __m256i,
-                    _mm512_castsi512_si256(rows_out),
+                // [C⁰, ·, T_G, T_E]: the rows by a store of blocks 2, 3 under a mask (the
+                // address of block 0 is two blocks before them; nothing is written there),
+                // C⁰ by a plain store: no extract for either.
+                // SAFETY: only the masked-in lanes, `rows[2k..2k + 2]`, are written (rows
+                // for them per the contract); the address of the masked-out ones is never
+                // accessed.
+                _mm512_mask_storeu_epi64(
+                    rows.wrapping_add(2 * k).wrapping_sub(2) as *mut i64,
+                    0xf0,
+                    rows_out,
                 );
                 let out = labels.add((*gates.add(k)).out as usize);
-                store(out, _mm512_extracti32x4_epi32::<2>(rows_out));
+                store(out, _mm512_castsi512_si128(rows_out));
             }
         }
     }
@@ -264,19 +271,19 @@ impl LaneIndices {
     }
 }
 
-/// From h = `[H(A⁰), H(A¹), H(B⁰), H(B¹)]`: `[H(A⁰), H(B⁰), H(A^{p_a}), ·]`.
+/// From h = `[H(A⁰), H(A¹), H(B⁰), H(B¹)]`: `[H(A^{p_a}), ·, H(A⁰), H(B⁰)]`.
 static FIRST_HASHES: LaneIndices =
-    LaneIndices::new([[0, 2, 0, 0], [0, 2, 1, 0], [0, 2, 0, 0], [0, 2, 1, 0]]);
-/// From h: `[H(A¹), H(B¹), H(B^{p_b}), ·]`.
+    LaneIndices::new([[0, 0, 0, 2], [1, 0, 0, 2], [0, 0, 0, 2], [1, 0, 0, 2]]);
+/// From h: `[H(B^{p_b}), ·, H(A¹), H(B¹)]`.
 static SECOND_HASHES: LaneIndices =
-    LaneIndices::new([[1, 3, 2, 1], [1, 3, 2, 1], [1, 3, 3, 1], [1, 3, 3, 1]]);
+    LaneIndices::new([[2, 1, 1, 3], [2, 1, 1, 3], [3, 1, 1, 3], [3, 1, 1, 3]]);
 /// From x = `[A⁰, A¹, B⁰, B¹]` and `[0, Δ, 0, Δ]` (blocks 4–7):
-/// `[p_b·Δ, A⁰, p_a·p_b·Δ, 0]`.
+/// `[p_a·p_b·Δ, ·, p_b·Δ, A⁰]`.
 static CORRECTIONS: LaneIndices =
-    LaneIndices::new([[4, 0, 4, 4], [4, 0, 4, 4], [5, 0, 4, 4], [5, 0, 5, 4]]);
+    LaneIndices::new([[4, 4, 4, 0], [4, 4, 4, 0], [4, 4, 5, 0], [5, 4, 5, 0]]);
 
 /// The garbler's half-gate arithmetic for one AND of a batch, in one register:
-/// `[T_G, T_E, C⁰, ·]` with `T_G = H(A⁰) ⊕ H(A¹) ⊕ p_b·Δ`, `T_E = H(B⁰) ⊕ H(B¹) ⊕ A⁰`,
+/// `[C⁰, ·, T_G, T_E]` with `T_G = H(A⁰) ⊕ H(A¹) ⊕ p_b·Δ`, `T_E = H(B⁰) ⊕ H(B¹) ⊕ A⁰`,
 /// `C⁰ = H(A^{p_a}) ⊕ H(B^{p_b}) ⊕ p_a·p_b·Δ`, from the hashes `h`, the hashed blocks `x`
 /// = `[A⁰, A¹, B⁰, B¹]` and `odd_delta` = `[0, Δ, 0, Δ]`: three lane permutes picked by
 /// `bits` = p_a + 16·p_b and one three-way XOR, where [`garbler_outputs`] selects by loads
