@@ -17,8 +17,9 @@
 //!   (Zen 5); hashing the evaluator's pairs in batches of 4 or 8 registers measured 10–40 %
 //!   slower than its pairs alone, so the evaluator has no batches). A batch's tables and
 //!   outputs come from its registers by three lane permutes and one XOR per AND
-//!   ([`batch_outputs`]). Measured and dropped (`hot_loop`, random layered garbling):
-//!   batches of 16 (−9 %: spills), prefetching the next batch's labels (−6 %).
+//!   ([`batch_outputs`]); the batch test is AVX-512CD's conflict detection. Measured and
+//!   dropped (`hot_loop`, random layered garbling): batches of 16 (−9 %: spills),
+//!   prefetching the next batch's labels (−6 %).
 //! - Garbler, [`GarbleYmm`]: two 256-bit registers `[A⁰, A¹]`, `[B⁰, B¹]` per AND, for CPUs
 //!   with VAES but without AVX-512 (on this crate's test machine it is a quarter slower).
 //! - Evaluator, [`EvaluateYmm`]: one 256-bit register `[A, B]` per AND. 256-bit VAES runs
@@ -35,8 +36,9 @@
 //!
 //! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
 //! [`GarbleZmm`], `aes,avx2,avx512f,vaes` for [`EvaluateZmm`], `aes,avx2,vaes` for the
-//! others; [`fields_at_most`] AVX-512F); they are `#[inline(always)]` and only inlined into
-//! functions compiled with those features, after run-time detection.
+//! others; [`fields_at_most`] AVX-512F, [`independent_ands`] AVX-512F, BW and CD); they
+//! are `#[inline(always)]` and only inlined into functions compiled with those features,
+//! after run-time detection.
 
 use pgc_circuit::{Gate, Op};
 use pgc_crypto::Block;
@@ -215,20 +217,30 @@ impl GarbleZmm {
                 self.tweaks = _mm512_add_epi64(self.tweaks, step);
             }
             let hs = self.keys.tmmo(xs, tweaks);
-            let ones = _mm512_set1_epi64(1);
+            // Bit 0 of 64-bit lanes 0 and 4 only: a test against it sets no other bit of
+            // the mask (a writemask 0x11 with a test against all ones, the compiler made a
+            // shift, a test and an `and` of the mask in a general register).
+            let lsbs_a0_b0 = _mm512_set_epi64(0, 0, 0, 1, 0, 0, 0, 1);
             for k in 0..N {
                 // Block 0 of xs[k] is A⁰ and block 2 is B⁰ (Δ went to blocks 1, 3): their
                 // lsbs are bits 0 and 4 of the mask (the tables take it as it is: folding
                 // the two bits into p_a + 2·p_b, the compiler vectorized it across the
                 // batch, 7 instructions per AND where this takes 3).
-                let bits = _mm512_mask_test_epi64_mask(0x11, xs[k], ones) as usize;
+                let bits = _mm512_test_epi64_mask(xs[k], lsbs_a0_b0) as usize;
                 let rows_out = batch_outputs(hs[k], xs[k], self.odd_delta, bits);
-                _mm256_storeu_si256(
-                    rows.add(2 * k) as *mut __m256i,
-                    _mm512_castsi512_si256(rows_out),
+                // [C⁰, ·, T_G, T_E]: the rows by a store of blocks 2, 3 under a mask (the
+                // address of block 0 is two blocks before them; nothing is written there),
+                // C⁰ by a plain store: no extract for either.
+                // SAFETY: only the masked-in lanes, `rows[2k..2k + 2]`, are written (rows
+                // for them per the contract); the address of the masked-out ones is never
+                // accessed.
+                _mm512_mask_storeu_epi64(
+                    rows.wrapping_add(2 * k).wrapping_sub(2) as *mut i64,
+                    0xf0,
+                    rows_out,
                 );
                 let out = labels.add((*gates.add(k)).out as usize);
-                store(out, _mm512_extracti32x4_epi32::<2>(rows_out));
+                store(out, _mm512_castsi512_si128(rows_out));
             }
         }
     }
@@ -259,19 +271,19 @@ impl LaneIndices {
     }
 }
 
-/// From h = `[H(A⁰), H(A¹), H(B⁰), H(B¹)]`: `[H(A⁰), H(B⁰), H(A^{p_a}), ·]`.
+/// From h = `[H(A⁰), H(A¹), H(B⁰), H(B¹)]`: `[H(A^{p_a}), ·, H(A⁰), H(B⁰)]`.
 static FIRST_HASHES: LaneIndices =
-    LaneIndices::new([[0, 2, 0, 0], [0, 2, 1, 0], [0, 2, 0, 0], [0, 2, 1, 0]]);
-/// From h: `[H(A¹), H(B¹), H(B^{p_b}), ·]`.
+    LaneIndices::new([[0, 0, 0, 2], [1, 0, 0, 2], [0, 0, 0, 2], [1, 0, 0, 2]]);
+/// From h: `[H(B^{p_b}), ·, H(A¹), H(B¹)]`.
 static SECOND_HASHES: LaneIndices =
-    LaneIndices::new([[1, 3, 2, 1], [1, 3, 2, 1], [1, 3, 3, 1], [1, 3, 3, 1]]);
+    LaneIndices::new([[2, 1, 1, 3], [2, 1, 1, 3], [3, 1, 1, 3], [3, 1, 1, 3]]);
 /// From x = `[A⁰, A¹, B⁰, B¹]` and `[0, Δ, 0, Δ]` (blocks 4–7):
-/// `[p_b·Δ, A⁰, p_a·p_b·Δ, 0]`.
+/// `[p_a·p_b·Δ, ·, p_b·Δ, A⁰]`.
 static CORRECTIONS: LaneIndices =
-    LaneIndices::new([[4, 0, 4, 4], [4, 0, 4, 4], [5, 0, 4, 4], [5, 0, 5, 4]]);
+    LaneIndices::new([[4, 4, 4, 0], [4, 4, 4, 0], [4, 4, 5, 0], [5, 4, 5, 0]]);
 
 /// The garbler's half-gate arithmetic for one AND of a batch, in one register:
-/// `[T_G, T_E, C⁰, ·]` with `T_G = H(A⁰) ⊕ H(A¹) ⊕ p_b·Δ`, `T_E = H(B⁰) ⊕ H(B¹) ⊕ A⁰`,
+/// `[C⁰, ·, T_G, T_E]` with `T_G = H(A⁰) ⊕ H(A¹) ⊕ p_b·Δ`, `T_E = H(B⁰) ⊕ H(B¹) ⊕ A⁰`,
 /// `C⁰ = H(A^{p_a}) ⊕ H(B^{p_b}) ⊕ p_a·p_b·Δ`, from the hashes `h`, the hashed blocks `x`
 /// = `[A⁰, A¹, B⁰, B¹]` and `odd_delta` = `[0, Δ, 0, Δ]`: three lane permutes picked by
 /// `bits` = p_a + 16·p_b and one three-way XOR, where [`garbler_outputs`] selects by loads
@@ -519,12 +531,14 @@ impl EvaluateZmm {
 /// The bound makes this the batch's only check (the gate loop checks wires a span at a
 /// time, and a batch may run past its span).
 ///
-/// One register holds `[a₀ … a₇, b₀ … b₇]`, another the outputs `[o₀ … o₇, o₀ … o₇]`; for
-/// each distance s the outputs move s lanes up, so one compare tests every gate g ≥ s
-/// against gate g − s: N − 1 permutes and compares in all, no per-pair work.
+/// One register holds `[o₀ … o₇, a₀ … a₇]`, another `[o₀ … o₇, b₀ … b₇]`; AVX-512CD's
+/// conflict detection gives, for each lane, the earlier lanes equal to it, and lane 8 + g
+/// may only meet outputs of gates below g: two permutes, two conflicts and one test in all,
+/// where comparing each distance apart took a permute and a compare per distance (14 for a
+/// batch of 8).
 ///
 /// # Safety
-/// AVX-512F and AVX-512BW; `gates` is valid for `N` gates.
+/// AVX-512F, AVX-512BW and AVX-512CD; `gates` is valid for `N` gates.
 #[inline(always)]
 pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate, max_wire: u32) -> bool {
     const { assert!(N >= 2 && N <= 8) };
@@ -544,45 +558,74 @@ pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate, max_wi
             let q = p.add(64 * j);
             let ops = _mm512_maskz_loadu_epi8(op_bytes, q as *const i8);
             let reg = _mm512_maskz_loadu_epi32(fields, q as *const i32);
-            let ok = _mm512_mask_cmpeq_epi8_mask(op_bytes, ops, and_op) == op_bytes
-                && _mm512_mask_cmpgt_epu32_mask(fields, reg, highest) == 0;
-            (ok, reg)
+            // Non-zero where a gate is no AND or a field is above the bound: one test and
+            // branch for all of them.
+            let bad = _mm512_mask_cmpneq_epi8_mask(op_bytes, ops, and_op)
+                | _mm512_mask_cmpgt_epu32_mask(fields, reg, highest) as u64;
+            (bad, reg)
         };
-        let (low_ok, low) = four(0);
-        let (high_ok, high) = if N > 4 {
+        let (low_bad, low) = four(0);
+        let (high_bad, high) = if N > 4 {
             four(1)
         } else {
-            (true, _mm512_setzero_si512())
+            (0, _mm512_setzero_si512())
         };
-        if !(low_ok && high_ok) {
+        if low_bad | high_bad != 0 {
             return false;
         }
-        let regs = [low, high];
-        // Dword 4·g + 1 of the two registers is `a` of gate g, + 2 its `b`, + 3 its `out`.
-        let ab = _mm512_permutex2var_epi32(
-            regs[0],
-            _mm512_set_epi32(30, 26, 22, 18, 14, 10, 6, 2, 29, 25, 21, 17, 13, 9, 5, 1),
-            regs[1],
+        // Dword 4·g + 1 of the two registers is `a` of gate g, + 2 its `b`, + 3 its `out`;
+        // indices 16 and up pick from `high`.
+        let outs_then = |field: i32| {
+            let f = |g: i32| 4 * g + field;
+            let o = |g: i32| 4 * g + 3;
+            _mm512_permutex2var_epi32(
+                low,
+                _mm512_set_epi32(
+                    f(7),
+                    f(6),
+                    f(5),
+                    f(4),
+                    f(3),
+                    f(2),
+                    f(1),
+                    f(0),
+                    o(7),
+                    o(6),
+                    o(5),
+                    o(4),
+                    o(3),
+                    o(2),
+                    o(1),
+                    o(0),
+                ),
+                high,
+            )
+        };
+        // Lane j of a conflict result has bit i set where lane i < j holds the same value.
+        let with_a = _mm512_conflict_epi32(outs_then(1));
+        let with_b = _mm512_conflict_epi32(outs_then(2));
+        // Lane 8 + g (g < N) may not see the outputs of gates 0..g (bits 0..g); lanes 0..8
+        // (outputs meeting outputs) and bits 8 and up (inputs meeting inputs) are fine.
+        let earlier = |g: i32| if (g as usize) < N { (1 << g) - 1 } else { 0 };
+        let forbidden = _mm512_set_epi32(
+            earlier(7),
+            earlier(6),
+            earlier(5),
+            earlier(4),
+            earlier(3),
+            earlier(2),
+            earlier(1),
+            earlier(0),
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
         );
-        let outs = _mm512_permutex2var_epi32(
-            regs[0],
-            _mm512_set_epi32(31, 27, 23, 19, 15, 11, 7, 3, 31, 27, 23, 19, 15, 11, 7, 3),
-            regs[1],
-        );
-        // Lane i holds gate i mod 8.
-        let gate_of_lane = _mm512_set_epi32(7, 6, 5, 4, 3, 2, 1, 0, 7, 6, 5, 4, 3, 2, 1, 0);
-        let gates_lanes = ((1u16 << N) - 1) | (((1u16 << N) - 1) << 8);
-        let mut clash = 0u16;
-        for s in 1..N {
-            // Lane i gets the output of gate (i mod 8) − s (lanes of gates below s unused).
-            let earlier = _mm512_permutexvar_epi32(
-                _mm512_sub_epi32(gate_of_lane, _mm512_set1_epi32(s as i32)),
-                outs,
-            );
-            let from_s = gates_lanes & !(((1u16 << s) - 1) | (((1u16 << s) - 1) << 8));
-            clash |= _mm512_mask_cmpeq_epi32_mask(from_s, ab, earlier);
-        }
-        clash == 0
+        _mm512_test_epi32_mask(_mm512_or_si512(with_a, with_b), forbidden) == 0
     }
 }
 
