@@ -501,9 +501,13 @@ impl EvaluateZmm {
         rows: *const Block,
     ) {
         unsafe {
-            let first = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(load(a1)), load(b1));
-            let second = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(load(a2)), load(b2));
-            let x = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(first), second);
+            // Built by three inserts in a row: from two 256-bit halves the compiler had
+            // built x again in pieces for the lsb and `[0, A₁, 0, A₂]` terms (five inserts
+            // on the vector ports next to the AES rounds; this measured 1 % faster).
+            let x = _mm512_castsi128_si512(load(a1));
+            let x = _mm512_inserti32x4::<1>(x, load(b1));
+            let x = _mm512_inserti32x4::<2>(x, load(a2));
+            let x = _mm512_inserti32x4::<3>(x, load(b2));
             let t1 = self.single.tweaks;
             let t2 = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 2, 0, 2));
             let tweaks = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(t1), t2);
