@@ -1770,6 +1770,23 @@ mod tests {
         assert!(yes > 300 && no > 300, "{yes} in range, {no} not");
     }
 
+    /// `gates` with field `field` (0: a, 1: b, 2: out) of gate `at` set to `wire`, or `None`
+    /// where that field is not a wire (a Const's `a` is its bit; only AND and XOR have a `b`).
+    fn with_wire_field(gates: &[Gate], at: usize, field: usize, wire: WireId) -> Option<Vec<Gate>> {
+        let op = gates[at].op;
+        let is_wire = match field {
+            0 => op != Op::Const,
+            1 => matches!(op, Op::And | Op::Xor),
+            _ => true,
+        };
+        is_wire.then(|| {
+            let mut bad = gates.to_vec();
+            let g = &mut bad[at];
+            *[&mut g.a, &mut g.b, &mut g.out][field] = wire;
+            bad
+        })
+    }
+
     /// A wire out of range anywhere (first gate of a span, inside a batch, at a span's
     /// end, past the last full span) panics in every kernel, naming its gate.
     #[test]
@@ -1786,19 +1803,9 @@ mod tests {
             }
             for bad_at in [0usize, 3, 7, 63, 64, 65, 130, 299] {
                 for field in 0..3 {
-                    let op = gates[bad_at].op;
-                    // Only fields that are wires (Const's `a` is its bit).
-                    let is_wire = match field {
-                        0 => op != Op::Const,
-                        1 => matches!(op, Op::And | Op::Xor),
-                        _ => true,
-                    };
-                    if !is_wire {
+                    let Some(bad) = with_wire_field(&gates, bad_at, field, 4096) else {
                         continue;
-                    }
-                    let mut bad = gates.clone();
-                    let g = &mut bad[bad_at];
-                    *[&mut g.a, &mut g.b, &mut g.out][field] = 4096;
+                    };
                     let run = std::panic::catch_unwind(|| {
                         let mut garbler = Garbler::new(4096, delta, key);
                         garbler.kernel = kernel;
@@ -1869,19 +1876,10 @@ mod tests {
             };
             assert_eq!(evaluate(&gates, &tables), Ok(()), "{kernel:?}");
             for bad_at in [0usize, 1, 2, 63, 64, 65, 127, 128, 199, 299] {
-                let op = gates[bad_at].op;
                 for field in 0..3 {
-                    let is_wire = match field {
-                        0 => op != Op::Const,
-                        1 => matches!(op, Op::And | Op::Xor),
-                        _ => true,
-                    };
-                    if !is_wire {
+                    let Some(bad) = with_wire_field(&gates, bad_at, field, 5000) else {
                         continue;
-                    }
-                    let mut bad = gates.clone();
-                    let g = &mut bad[bad_at];
-                    *[&mut g.a, &mut g.b, &mut g.out][field] = 5000;
+                    };
                     match evaluate(&bad, &tables) {
                         Err(GarbleError::WireOutOfRange {
                             gate_index, wire, ..
