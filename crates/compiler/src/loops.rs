@@ -664,6 +664,99 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// A loop condition `x < n` (any comparison) whose operands are integer constants or
+    /// names holding constants, decided without building anything: the condition of every
+    /// iteration of a counted loop comes here, and the general evaluator would make and fold
+    /// literals for both operands and the comparison. `None` where the general path is
+    /// needed. Both values must be non-negative: the usual arithmetic conversions then keep
+    /// them (converting a negative one to an unsigned type would not), so comparing the exact
+    /// values is C's comparison. Constant operands make no gates and no range records on
+    /// the general path either (`arith` folds them), so the circuit is the same.
+    pub(crate) fn const_loop_cond(&self, cond: &'a Node<Expression>) -> Option<bool> {
+        use BinaryOperator as B;
+        if self.deferring() {
+            return None;
+        }
+        let Expression::BinaryOperator(b) = &cond.node else {
+            return None;
+        };
+        let operand = |e: &Node<Expression>| match &e.node {
+            Expression::Constant(c) => match &c.node {
+                Constant::Integer(i) => integer_constant(i).map(i128::from),
+                _ => None,
+            },
+            Expression::Identifier(id) => self.name_value(&id.node.name),
+            _ => None,
+        };
+        let op = &b.node.operator.node;
+        if !matches!(
+            op,
+            B::Less | B::LessOrEqual | B::Greater | B::GreaterOrEqual | B::Equals | B::NotEquals
+        ) {
+            return None;
+        }
+        let (x, y) = (operand(&b.node.lhs)?, operand(&b.node.rhs)?);
+        if x < 0 || y < 0 {
+            return None;
+        }
+        Some(match op {
+            B::Less => x < y,
+            B::LessOrEqual => x <= y,
+            B::Greater => x > y,
+            B::GreaterOrEqual => x >= y,
+            B::Equals => x == y,
+            _ => x != y,
+        })
+    }
+
+    /// A loop step `k++`, `++k`, `k--` or `--k` on an integer variable holding a constant,
+    /// done without the general evaluator when the new value fits the variable's type (no
+    /// wrap-around to think about): it writes the same constant bits, on the same paths, as
+    /// the assignment `k = k + 1` would. Returns false (nothing done) otherwise.
+    pub(crate) fn const_loop_step(&mut self, step: &'a Node<Expression>) -> bool {
+        use UnaryOperator as U;
+        if self.deferring() {
+            return false;
+        }
+        let Expression::UnaryOperator(u) = &step.node else {
+            return false;
+        };
+        let delta = match u.node.operator.node {
+            U::PreIncrement | U::PostIncrement => 1,
+            U::PreDecrement | U::PostDecrement => -1,
+            _ => return false,
+        };
+        let Expression::Identifier(id) = &u.node.operand.node else {
+            return false;
+        };
+        let Some(Binding::Var(v)) = self.peek(&id.node.name) else {
+            return false;
+        };
+        let var = &self.vars[v];
+        let Ty::Int(t) = var.ty else {
+            return false;
+        };
+        if t.is_bool || var.ptr.is_some() || !(1..=64).contains(&t.bits) {
+            return false;
+        }
+        let Some(k) = const_value(t, &self.var_bits(v)) else {
+            return false;
+        };
+        let new = k + delta;
+        let (min, max) = if t.signed {
+            (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+        } else {
+            (0, (1i128 << t.bits) - 1)
+        };
+        if !(min..=max).contains(&new) {
+            return false;
+        }
+        let bits = self.const_bits(new, t.bits);
+        let guard = self.cur;
+        self.write_bits(v, 0, &bits, guard);
+        true
+    }
+
     /// The shape of an iteration (see the module docs) as bytes: where each use lands and
     /// its bound, each place's length (and its variable's) and constant bits.
     fn loop_shape(

@@ -1362,7 +1362,10 @@ impl<'a> Lowerer<'a> {
             if !(body_first && first)
                 && let Some(cond) = cond
             {
-                let k = self.eval_cond(cond)?;
+                let k = match self.const_loop_cond(cond) {
+                    Some(b) => Lit::constant(b),
+                    None => self.eval_cond(cond)?,
+                };
                 let leaving = self.g.and(self.cur, !k);
                 exited = self.g.xor(exited, leaving);
                 self.strengthen(k);
@@ -1430,6 +1433,7 @@ impl<'a> Lowerer<'a> {
             }
             if let Some(step) = step
                 && self.cur != Lit::FALSE
+                && !self.const_loop_step(step)
             {
                 self.eval_deferred(step)?;
             }
