@@ -365,13 +365,16 @@ impl<'a> Lowerer<'a> {
             return Ok(false);
         };
         self.check_budget()?;
-        let values: Vec<Vec<Lit>> = places
-            .iter()
-            .map(|p| {
-                self.var_slice(p.var, p.off as usize..(p.off + p.len) as usize)
-                    .into_owned()
-            })
-            .collect();
+        // The places' literals, one after another (one allocation per iteration, decoded
+        // straight from the variables' storage).
+        let mut starts: Vec<usize> = Vec::with_capacity(places.len() + 1);
+        let mut flat: Vec<Lit> = Vec::with_capacity(places.iter().map(|p| p.len as usize).sum());
+        for p in &places {
+            starts.push(flat.len());
+            self.extend_var_slice(p.var, p.off as usize..(p.off + p.len) as usize, &mut flat);
+        }
+        starts.push(flat.len());
+        let values: Vec<&[Lit]> = starts.windows(2).map(|w| &flat[w[0]..w[1]]).collect();
         // The upper bounds of the integers used, which the template assumes of its inputs
         // (lower bounds would make nearly every iteration of a table its own shape).
         // A use of the same bits as an earlier one (`d[i][j - 1]` read twice) has its bound
@@ -437,35 +440,36 @@ impl<'a> Lowerer<'a> {
                 }
             }
         };
-        let inputs: Vec<Lit> = values
+        let inputs: Vec<Lit> = flat
             .iter()
-            .flatten()
             .copied()
             .filter(|l| generic || l.as_const().is_none())
             .collect();
         let mut results = self.call_memo(&entry.call, &inputs);
-        let starts: Vec<usize> = places
-            .iter()
-            .scan(0usize, |at, p| {
-                let s = *at;
-                *at += p.len as usize;
-                Some(s)
-            })
-            .collect();
-        for (u, r) in uses.iter().zip(&entry.out_ranges) {
-            if let Some((lo, hi)) = *r {
+        for (k, (u, r)) in uses.iter().zip(&entry.out_ranges).enumerate() {
+            // A use of the same bits as an earlier one with the same interval (`d[i][j - 1]`
+            // read twice) was noted already.
+            let noted_before = || {
+                uses[..k]
+                    .iter()
+                    .zip(&entry.out_ranges)
+                    .any(|(w, rw)| (w.place, w.off, w.len) == (u.place, u.off, u.len) && rw == r)
+            };
+            if let Some((lo, hi)) = *r
+                && !noted_before()
+            {
                 let at = starts[u.place] + u.off as usize;
                 let slice = &mut results[at..at + u.len as usize];
                 let noted = self.note_range(slice.to_vec(), lo, hi);
                 slice.copy_from_slice(&noted);
             }
         }
+        // The variables hold what they held before the call (the template was built with
+        // their own bits put back), so the places' literals are still `flat`.
         let guard = self.cur;
-        let mut at = 0;
-        for p in &places {
-            let bits = &results[at..at + p.len as usize];
-            at += p.len as usize;
-            if *bits != *self.var_slice(p.var, p.off as usize..(p.off + p.len) as usize) {
+        for (k, p) in places.iter().enumerate() {
+            let bits = &results[starts[k]..starts[k + 1]];
+            if *bits != flat[starts[k]..starts[k + 1]] {
                 self.write_bits(p.var, p.off, bits, guard);
             }
         }
@@ -758,35 +762,55 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The shape of an iteration (see the module docs) as bytes: where each use lands and
-    /// its bound, each place's length (and its variable's) and constant bits.
+    /// its bound, each place's length (and its variable's) and constant bits. Numbers are
+    /// LEB128 varints and literals two bits each (0, 1: that constant; 2: a wire), every
+    /// list preceded by its length, so that different shapes give different keys; the key
+    /// is hashed and compared once per iteration, so it is kept short.
     fn loop_shape(
         &self,
         places: &[Place],
         uses: &[Use],
-        values: &[Vec<Lit>],
+        values: &[&[Lit]],
         his: &[Option<u64>],
         tier: Tier,
     ) -> Vec<u8> {
-        let mut key = Vec::with_capacity(1 + uses.len() * 25 + places.len() * 48);
+        fn varint(key: &mut Vec<u8>, mut x: u64) {
+            while x >= 0x80 {
+                key.push(x as u8 | 0x80);
+                x >>= 7;
+            }
+            key.push(x as u8);
+        }
+        let bits_total: usize = values.iter().map(|v| v.len()).sum();
+        let mut key = Vec::with_capacity(8 + uses.len() * 8 + places.len() * 8 + bits_total / 4);
         key.push(tier as u8);
+        varint(&mut key, uses.len() as u64);
         for (u, hi) in uses.iter().zip(his) {
-            key.extend_from_slice(&(u.place as u64).to_le_bytes());
-            key.extend_from_slice(&u.off.to_le_bytes());
+            varint(&mut key, u.place as u64);
+            varint(&mut key, u.off);
             match hi {
                 Some(h) if tier == Tier::Ranged => {
                     key.push(1);
-                    key.extend_from_slice(&h.to_le_bytes());
+                    varint(&mut key, *h);
                 }
                 _ => key.push(0),
             }
         }
+        varint(&mut key, places.len() as u64);
         for (p, bits) in places.iter().zip(values) {
-            key.extend_from_slice(&(self.vars[p.var].bits.len() as u64).to_le_bytes());
-            key.extend_from_slice(&p.len.to_le_bytes());
-            key.extend(bits.iter().map(|l| match l.as_const() {
-                Some(v) if tier != Tier::Generic => v as u8,
-                _ => 2,
-            }));
+            varint(&mut key, self.vars[p.var].bits.len() as u64);
+            varint(&mut key, p.len);
+            for four in bits.chunks(4) {
+                let mut byte = 0u8;
+                for (t, l) in four.iter().enumerate() {
+                    let code = match l.as_const() {
+                        Some(v) if tier != Tier::Generic => v as u8,
+                        _ => 2,
+                    };
+                    byte |= code << (2 * t);
+                }
+                key.push(byte);
+            }
         }
         key
     }
@@ -812,14 +836,14 @@ impl<'a> Lowerer<'a> {
         body: &'a Node<Statement>,
         places: &[Place],
         uses: &[Use],
-        values: &[Vec<Lit>],
+        values: &[&[Lit]],
         his: &[Option<u64>],
         index_vars: &[VarId],
         generic: bool,
     ) -> R<LoopEntry> {
         let num_inputs = values
             .iter()
-            .flatten()
+            .flat_map(|v| v.iter())
             .filter(|l| is_template_input(l, generic))
             .count() as u32;
         // Variables in subscripts hold constants on the current paths (checked), but their

@@ -425,6 +425,21 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// [`Self::var_slice`] appended to `out` (no allocation of its own for a large
+    /// variable).
+    pub(crate) fn extend_var_slice(
+        &self,
+        var: VarId,
+        r: std::ops::Range<usize>,
+        out: &mut Vec<Lit>,
+    ) {
+        let v = &self.vars[var];
+        match &v.active {
+            Some((g, bits)) if self.is_implied(*g) => out.extend_from_slice(&bits[r]),
+            _ => v.bits.extend_into(r, out),
+        }
+    }
+
     /// Writes `value` to bits `off..` of `var` on the paths where `guard` holds (`guard`
     /// implies `cur`).
     pub(crate) fn write_bits(&mut self, var: VarId, off: u64, value: &[Lit], guard: Lit) {
