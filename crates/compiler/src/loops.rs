@@ -307,11 +307,27 @@ enum Tier {
     Generic,
 }
 
+/// What the names of a body's scan are bound to, looked up once while the scopes stay as
+/// they are (every iteration of a loop stored once finds the same bindings: its body runs
+/// as a call, declaring nothing in the outer scopes).
+struct Resolved {
+    /// [`Lowerer::scope_epoch`] when looked up.
+    epoch: u64,
+    /// Some name the body declares also names an outer variable.
+    shadows: bool,
+    /// Per name of [`BodyScan::index_names`], [`BodyScan::names`], [`BodyScan::sites`].
+    index: Vec<Option<Binding>>,
+    names: Vec<Option<Binding>>,
+    sites: Vec<Option<Binding>>,
+}
+
 /// Compact-compilation state of loop bodies.
 #[derive(Default)]
 pub struct LoopState<'a> {
     /// Shared so that an iteration can hold its body's scan while it changes `self`.
     scans: HashMap<usize, Rc<BodyScan<'a>>, BuildHasherDefault<ShapeHasher>>,
+    /// Per body, the bindings of its names (valid at their epoch).
+    resolved: HashMap<usize, Rc<Resolved>, BuildHasherDefault<ShapeHasher>>,
     /// Shared: every iteration of a shape takes its entry (a clone would copy its vectors).
     memo: HashMap<(usize, Vec<u8>), Rc<LoopEntry>, BuildHasherDefault<ShapeHasher>>,
     shapes: HashMap<usize, usize, BuildHasherDefault<ShapeHasher>>,
@@ -360,7 +376,7 @@ impl<'a> Lowerer<'a> {
         if !scan.ok {
             return Ok(false);
         }
-        let r = self.places_of(&scan, body.span);
+        let r = self.places_of(&scan, key_body);
         let Some((places, uses, index_vars)) = r else {
             return Ok(false);
         };
@@ -484,23 +500,19 @@ impl<'a> Lowerer<'a> {
     fn places_of(
         &mut self,
         scan: &BodyScan<'a>,
-        span: Span,
+        key_body: usize,
     ) -> Option<(Vec<Place>, Vec<Use>, Vec<VarId>)> {
+        let res = self.resolved(scan, key_body);
         // A name the body declares must not also name an outer variable: uses before the
         // declaration would be the outer one's, which the scan does not tell apart.
-        for d in &scan.declared {
-            if self.peek(d).is_some() {
-                return None;
-            }
-        }
-        if scan.index_changes {
+        if res.shadows || scan.index_changes {
             return None;
         }
         let mut index_vars = Vec::new();
-        for n in &scan.index_names {
+        for b in &res.index {
             // Read before the body runs and while its template is built: only constants,
             // so no wire of the outer builder can reach the template.
-            match self.peek(n)? {
+            match *b.as_ref()? {
                 Binding::Var(v) => {
                     let var = &self.vars[v];
                     if var.ptr.is_some()
@@ -516,8 +528,8 @@ impl<'a> Lowerer<'a> {
         }
         let mut raw: Vec<Place> = Vec::with_capacity(scan.names.len() + scan.sites.len());
         let mut is_int: Vec<bool> = Vec::with_capacity(raw.capacity());
-        for n in &scan.names {
-            match self.peek(n)? {
+        for b in &res.names {
+            match *b.as_ref()? {
                 Binding::Var(v) => {
                     let var = &self.vars[v];
                     if var.ptr.is_some() || matches!(var.ty, Ty::Array(..) | Ty::Pointer(_)) {
@@ -536,8 +548,9 @@ impl<'a> Lowerer<'a> {
         // The integer variables named in subscripts, looked up once per iteration (the
         // subscripts do not change them).
         let mut known: Vec<(&'a str, Option<i128>)> = Vec::new();
-        for (name, subs) in &scan.sites {
-            let Binding::Var(v) = self.peek(name)? else {
+        let index_bindings = (&scan.index_names[..], &res.index[..]);
+        for ((_, subs), b) in scan.sites.iter().zip(&res.sites) {
+            let Binding::Var(v) = *b.as_ref()? else {
                 return None;
             };
             if self.vars[v].ptr.is_some() {
@@ -551,7 +564,7 @@ impl<'a> Lowerer<'a> {
                 };
                 let (n, elem_bits) = (*n, elem.bits());
                 let k = match self
-                    .const_subscript(e, &mut known)
+                    .const_subscript(e, &mut known, index_bindings)
                     .filter(|k| (0..n as i128).contains(k))
                 {
                     Some(k) => k,
@@ -576,7 +589,6 @@ impl<'a> Lowerer<'a> {
                 len: ty.bits(),
             });
         }
-        let _ = span;
         // Merge overlapping places of one variable.
         let mut sorted = raw.clone();
         sorted.sort_unstable();
@@ -619,10 +631,12 @@ impl<'a> Lowerer<'a> {
     /// wider), which no in-bounds index can; anything else is evaluated the general way.
     ///
     /// `known` caches the values of the names met so far in this iteration's subscripts.
+    /// `bindings` are the names of the body's subscripts and what they are bound to.
     fn const_subscript(
         &self,
         e: &'a Node<Expression>,
         known: &mut Vec<(&'a str, Option<i128>)>,
+        bindings: (&[&'a str], &[Option<Binding>]),
     ) -> Option<i128> {
         match &e.node {
             Expression::Constant(c) => match &c.node {
@@ -634,7 +648,10 @@ impl<'a> Lowerer<'a> {
                 if let Some(&(_, k)) = known.iter().find(|(n, _)| *n == name) {
                     return k;
                 }
-                let k = self.name_value(name);
+                let k = match bindings.0.iter().position(|n| *n == name) {
+                    Some(at) => bindings.1[at].as_ref().and_then(|b| self.binding_value(b)),
+                    None => self.name_value(name),
+                };
                 known.push((name, k));
                 k
             }
@@ -646,8 +663,8 @@ impl<'a> Lowerer<'a> {
                     _ => return None,
                 };
                 op(
-                    self.const_subscript(&b.node.lhs, known)?,
-                    self.const_subscript(&b.node.rhs, known)?,
+                    self.const_subscript(&b.node.lhs, known, bindings)?,
+                    self.const_subscript(&b.node.rhs, known, bindings)?,
                 )
             }
             _ => None,
@@ -656,7 +673,12 @@ impl<'a> Lowerer<'a> {
 
     /// The value of a name whose bits are all constants (see [`Self::const_subscript`]).
     fn name_value(&self, name: &str) -> Option<i128> {
-        match self.peek(name)? {
+        self.binding_value(&self.peek(name)?)
+    }
+
+    /// The value of a binding whose bits are all constants.
+    fn binding_value(&self, b: &Binding) -> Option<i128> {
+        match *b {
             Binding::Var(v) => match &self.vars[v].ty {
                 Ty::Int(t) if self.vars[v].ptr.is_none() && !self.deferring() => {
                     const_value(*t, &self.var_bits(v))
@@ -666,6 +688,24 @@ impl<'a> Lowerer<'a> {
             Binding::Const(_, k) => Some(k),
             Binding::Typedef(_) => None,
         }
+    }
+
+    /// The bindings of `scan`'s names, looked up again only when a scope changed since.
+    fn resolved(&mut self, scan: &BodyScan<'a>, key_body: usize) -> Rc<Resolved> {
+        if let Some(r) = self.compact.loops.resolved.get(&key_body)
+            && r.epoch == self.scope_epoch
+        {
+            return Rc::clone(r);
+        }
+        let r = Rc::new(Resolved {
+            epoch: self.scope_epoch,
+            shadows: scan.declared.iter().any(|d| self.peek(d).is_some()),
+            index: scan.index_names.iter().map(|n| self.peek(n)).collect(),
+            names: scan.names.iter().map(|n| self.peek(n)).collect(),
+            sites: scan.sites.iter().map(|(n, _)| self.peek(n)).collect(),
+        });
+        self.compact.loops.resolved.insert(key_body, Rc::clone(&r));
+        r
     }
 
     /// A loop condition `x < n` (any comparison) whose operands are integer constants or

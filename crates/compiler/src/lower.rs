@@ -143,6 +143,9 @@ pub struct Lowerer<'a> {
     pub pending_globals: HashMap<String, (&'a Node<Declaration>, &'a Node<InitDeclarator>)>,
     /// Per inlined function: its block scopes, innermost last.
     pub frames: Vec<Vec<Scope>>,
+    /// Changes whenever a name is bound or a scope or frame starts or ends, so that a
+    /// lookup remembered at one epoch holds while it stays the same.
+    pub(crate) scope_epoch: u64,
     pub struct_tags: HashMap<String, Result<std::rc::Rc<StructDef>, String>>,
     pub vars: Vec<Var>,
     pub cur: Lit,
@@ -221,6 +224,7 @@ impl<'a> Lowerer<'a> {
             globals: Scope::default(),
             pending_globals: HashMap::new(),
             frames: Vec::new(),
+            scope_epoch: 0,
             struct_tags: HashMap::new(),
             vars: Vec::new(),
             cur: Lit::TRUE,
@@ -568,6 +572,7 @@ impl<'a> Lowerer<'a> {
     // ---- scopes -------------------------------------------------------------------------
 
     pub fn push_scope(&mut self) {
+        self.scope_epoch += 1;
         self.frames
             .last_mut()
             .expect("inside a function")
@@ -575,6 +580,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn pop_scope(&mut self) {
+        self.scope_epoch += 1;
         let scope = self.frames.last_mut().expect("inside a function").pop();
         if let Some(scope) = scope {
             self.release_scope(scope);
@@ -582,6 +588,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn bind(&mut self, name: String, b: Binding) {
+        self.scope_epoch += 1;
         match self.frames.last_mut().and_then(|f| f.last_mut()) {
             Some(scope) => {
                 scope.insert(name, b);
@@ -629,6 +636,7 @@ impl<'a> Lowerer<'a> {
         let r = self.declare_one(decl, init, true);
         self.restore(saved);
         self.frames = frames;
+        self.scope_epoch += 1;
         r
     }
 
@@ -639,6 +647,7 @@ impl<'a> Lowerer<'a> {
         let (name, ret_ty, params) = self.function_signature(f)?;
         let span = f.span;
         self.frames.push(vec![Scope::default()]);
+        self.scope_epoch += 1;
         self.call_stack.push(name.clone());
         let mut param_names = Vec::new();
         for (pname, pty, pspan) in params {
@@ -678,6 +687,7 @@ impl<'a> Lowerer<'a> {
         self.restore(saved);
         self.call_stack.pop();
         self.frames.pop();
+        self.scope_epoch += 1;
         Ok((name, param_names))
     }
 
@@ -1740,6 +1750,7 @@ impl<'a> Lowerer<'a> {
                 .map(|(n, v)| (n, Binding::Var(v)))
                 .collect(),
         ]);
+        self.scope_epoch += 1;
         self.call_stack.push(name.to_string());
         self.ctl.push(Ctl::Func { ret_var });
         let saved = (self.mark(), self.cur);
@@ -1749,6 +1760,7 @@ impl<'a> Lowerer<'a> {
         self.exit_events = exits_before;
         self.call_stack.pop();
         let frame = self.frames.pop();
+        self.scope_epoch += 1;
         for scope in frame.into_iter().flatten() {
             self.release_scope(scope);
         }
