@@ -130,6 +130,24 @@ impl Bits {
             .unwrap_or_else(|| panic!("bits {r:?} of a variable of {len} bits"))
     }
 
+    /// Appends bits `r` to `out`.
+    ///
+    /// # Panics
+    /// If `r` reaches past the end.
+    pub fn extend_into(&self, r: Range<usize>, out: &mut Vec<Lit>) {
+        match self {
+            Bits::Flat(v) => out.extend_from_slice(&v[r]),
+            Bits::Packed(p) => {
+                assert!(
+                    r.start <= r.end && r.end <= p.len,
+                    "bits {r:?} of a variable of {} bits",
+                    p.len
+                );
+                p.decode_into(r, out);
+            }
+        }
+    }
+
     /// All the bits.
     pub fn all(&self) -> Cow<'_, [Lit]> {
         self.slice(0..self.len())

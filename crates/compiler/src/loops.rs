@@ -307,11 +307,27 @@ enum Tier {
     Generic,
 }
 
+/// What the names of a body's scan are bound to, looked up once while the scopes stay as
+/// they are (every iteration of a loop stored once finds the same bindings: its body runs
+/// as a call, declaring nothing in the outer scopes).
+struct Resolved {
+    /// [`Lowerer::scope_epoch`] when looked up.
+    epoch: u64,
+    /// Some name the body declares also names an outer variable.
+    shadows: bool,
+    /// Per name of [`BodyScan::index_names`], [`BodyScan::names`], [`BodyScan::sites`].
+    index: Vec<Option<Binding>>,
+    names: Vec<Option<Binding>>,
+    sites: Vec<Option<Binding>>,
+}
+
 /// Compact-compilation state of loop bodies.
 #[derive(Default)]
 pub struct LoopState<'a> {
     /// Shared so that an iteration can hold its body's scan while it changes `self`.
     scans: HashMap<usize, Rc<BodyScan<'a>>, BuildHasherDefault<ShapeHasher>>,
+    /// Per body, the bindings of its names (valid at their epoch).
+    resolved: HashMap<usize, Rc<Resolved>, BuildHasherDefault<ShapeHasher>>,
     /// Shared: every iteration of a shape takes its entry (a clone would copy its vectors).
     memo: HashMap<(usize, Vec<u8>), Rc<LoopEntry>, BuildHasherDefault<ShapeHasher>>,
     shapes: HashMap<usize, usize, BuildHasherDefault<ShapeHasher>>,
@@ -360,18 +376,21 @@ impl<'a> Lowerer<'a> {
         if !scan.ok {
             return Ok(false);
         }
-        let r = self.places_of(&scan, body.span);
+        let r = self.places_of(&scan, key_body);
         let Some((places, uses, index_vars)) = r else {
             return Ok(false);
         };
         self.check_budget()?;
-        let values: Vec<Vec<Lit>> = places
-            .iter()
-            .map(|p| {
-                self.var_slice(p.var, p.off as usize..(p.off + p.len) as usize)
-                    .into_owned()
-            })
-            .collect();
+        // The places' literals, one after another (one allocation per iteration, decoded
+        // straight from the variables' storage).
+        let mut starts: Vec<usize> = Vec::with_capacity(places.len() + 1);
+        let mut flat: Vec<Lit> = Vec::with_capacity(places.iter().map(|p| p.len as usize).sum());
+        for p in &places {
+            starts.push(flat.len());
+            self.extend_var_slice(p.var, p.off as usize..(p.off + p.len) as usize, &mut flat);
+        }
+        starts.push(flat.len());
+        let values: Vec<&[Lit]> = starts.windows(2).map(|w| &flat[w[0]..w[1]]).collect();
         // The upper bounds of the integers used, which the template assumes of its inputs
         // (lower bounds would make nearly every iteration of a table its own shape).
         // A use of the same bits as an earlier one (`d[i][j - 1]` read twice) has its bound
@@ -437,35 +456,36 @@ impl<'a> Lowerer<'a> {
                 }
             }
         };
-        let inputs: Vec<Lit> = values
+        let inputs: Vec<Lit> = flat
             .iter()
-            .flatten()
             .copied()
             .filter(|l| generic || l.as_const().is_none())
             .collect();
         let mut results = self.call_memo(&entry.call, &inputs);
-        let starts: Vec<usize> = places
-            .iter()
-            .scan(0usize, |at, p| {
-                let s = *at;
-                *at += p.len as usize;
-                Some(s)
-            })
-            .collect();
-        for (u, r) in uses.iter().zip(&entry.out_ranges) {
-            if let Some((lo, hi)) = *r {
+        for (k, (u, r)) in uses.iter().zip(&entry.out_ranges).enumerate() {
+            // A use of the same bits as an earlier one with the same interval (`d[i][j - 1]`
+            // read twice) was noted already.
+            let noted_before = || {
+                uses[..k]
+                    .iter()
+                    .zip(&entry.out_ranges)
+                    .any(|(w, rw)| (w.place, w.off, w.len) == (u.place, u.off, u.len) && rw == r)
+            };
+            if let Some((lo, hi)) = *r
+                && !noted_before()
+            {
                 let at = starts[u.place] + u.off as usize;
                 let slice = &mut results[at..at + u.len as usize];
                 let noted = self.note_range(slice.to_vec(), lo, hi);
                 slice.copy_from_slice(&noted);
             }
         }
+        // The variables hold what they held before the call (the template was built with
+        // their own bits put back), so the places' literals are still `flat`.
         let guard = self.cur;
-        let mut at = 0;
-        for p in &places {
-            let bits = &results[at..at + p.len as usize];
-            at += p.len as usize;
-            if *bits != *self.var_slice(p.var, p.off as usize..(p.off + p.len) as usize) {
+        for (k, p) in places.iter().enumerate() {
+            let bits = &results[starts[k]..starts[k + 1]];
+            if *bits != flat[starts[k]..starts[k + 1]] {
                 self.write_bits(p.var, p.off, bits, guard);
             }
         }
@@ -480,23 +500,19 @@ impl<'a> Lowerer<'a> {
     fn places_of(
         &mut self,
         scan: &BodyScan<'a>,
-        span: Span,
+        key_body: usize,
     ) -> Option<(Vec<Place>, Vec<Use>, Vec<VarId>)> {
+        let res = self.resolved(scan, key_body);
         // A name the body declares must not also name an outer variable: uses before the
         // declaration would be the outer one's, which the scan does not tell apart.
-        for d in &scan.declared {
-            if self.peek(d).is_some() {
-                return None;
-            }
-        }
-        if scan.index_changes {
+        if res.shadows || scan.index_changes {
             return None;
         }
         let mut index_vars = Vec::new();
-        for n in &scan.index_names {
+        for b in &res.index {
             // Read before the body runs and while its template is built: only constants,
             // so no wire of the outer builder can reach the template.
-            match self.peek(n)? {
+            match *b.as_ref()? {
                 Binding::Var(v) => {
                     let var = &self.vars[v];
                     if var.ptr.is_some()
@@ -512,8 +528,8 @@ impl<'a> Lowerer<'a> {
         }
         let mut raw: Vec<Place> = Vec::with_capacity(scan.names.len() + scan.sites.len());
         let mut is_int: Vec<bool> = Vec::with_capacity(raw.capacity());
-        for n in &scan.names {
-            match self.peek(n)? {
+        for b in &res.names {
+            match *b.as_ref()? {
                 Binding::Var(v) => {
                     let var = &self.vars[v];
                     if var.ptr.is_some() || matches!(var.ty, Ty::Array(..) | Ty::Pointer(_)) {
@@ -532,8 +548,9 @@ impl<'a> Lowerer<'a> {
         // The integer variables named in subscripts, looked up once per iteration (the
         // subscripts do not change them).
         let mut known: Vec<(&'a str, Option<i128>)> = Vec::new();
-        for (name, subs) in &scan.sites {
-            let Binding::Var(v) = self.peek(name)? else {
+        let index_bindings = (&scan.index_names[..], &res.index[..]);
+        for ((_, subs), b) in scan.sites.iter().zip(&res.sites) {
+            let Binding::Var(v) = *b.as_ref()? else {
                 return None;
             };
             if self.vars[v].ptr.is_some() {
@@ -547,7 +564,7 @@ impl<'a> Lowerer<'a> {
                 };
                 let (n, elem_bits) = (*n, elem.bits());
                 let k = match self
-                    .const_subscript(e, &mut known)
+                    .const_subscript(e, &mut known, index_bindings)
                     .filter(|k| (0..n as i128).contains(k))
                 {
                     Some(k) => k,
@@ -572,7 +589,6 @@ impl<'a> Lowerer<'a> {
                 len: ty.bits(),
             });
         }
-        let _ = span;
         // Merge overlapping places of one variable.
         let mut sorted = raw.clone();
         sorted.sort_unstable();
@@ -615,10 +631,12 @@ impl<'a> Lowerer<'a> {
     /// wider), which no in-bounds index can; anything else is evaluated the general way.
     ///
     /// `known` caches the values of the names met so far in this iteration's subscripts.
+    /// `bindings` are the names of the body's subscripts and what they are bound to.
     fn const_subscript(
         &self,
         e: &'a Node<Expression>,
         known: &mut Vec<(&'a str, Option<i128>)>,
+        bindings: (&[&'a str], &[Option<Binding>]),
     ) -> Option<i128> {
         match &e.node {
             Expression::Constant(c) => match &c.node {
@@ -630,7 +648,10 @@ impl<'a> Lowerer<'a> {
                 if let Some(&(_, k)) = known.iter().find(|(n, _)| *n == name) {
                     return k;
                 }
-                let k = self.name_value(name);
+                let k = match bindings.0.iter().position(|n| *n == name) {
+                    Some(at) => bindings.1[at].as_ref().and_then(|b| self.binding_value(b)),
+                    None => self.name_value(name),
+                };
                 known.push((name, k));
                 k
             }
@@ -642,8 +663,8 @@ impl<'a> Lowerer<'a> {
                     _ => return None,
                 };
                 op(
-                    self.const_subscript(&b.node.lhs, known)?,
-                    self.const_subscript(&b.node.rhs, known)?,
+                    self.const_subscript(&b.node.lhs, known, bindings)?,
+                    self.const_subscript(&b.node.rhs, known, bindings)?,
                 )
             }
             _ => None,
@@ -652,7 +673,12 @@ impl<'a> Lowerer<'a> {
 
     /// The value of a name whose bits are all constants (see [`Self::const_subscript`]).
     fn name_value(&self, name: &str) -> Option<i128> {
-        match self.peek(name)? {
+        self.binding_value(&self.peek(name)?)
+    }
+
+    /// The value of a binding whose bits are all constants.
+    fn binding_value(&self, b: &Binding) -> Option<i128> {
+        match *b {
             Binding::Var(v) => match &self.vars[v].ty {
                 Ty::Int(t) if self.vars[v].ptr.is_none() && !self.deferring() => {
                     const_value(*t, &self.var_bits(v))
@@ -664,36 +690,167 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The bindings of `scan`'s names, looked up again only when a scope changed since.
+    fn resolved(&mut self, scan: &BodyScan<'a>, key_body: usize) -> Rc<Resolved> {
+        if let Some(r) = self.compact.loops.resolved.get(&key_body)
+            && r.epoch == self.scope_epoch
+        {
+            return Rc::clone(r);
+        }
+        let r = Rc::new(Resolved {
+            epoch: self.scope_epoch,
+            shadows: scan.declared.iter().any(|d| self.peek(d).is_some()),
+            index: scan.index_names.iter().map(|n| self.peek(n)).collect(),
+            names: scan.names.iter().map(|n| self.peek(n)).collect(),
+            sites: scan.sites.iter().map(|(n, _)| self.peek(n)).collect(),
+        });
+        self.compact.loops.resolved.insert(key_body, Rc::clone(&r));
+        r
+    }
+
+    /// A loop condition `x < n` (any comparison) whose operands are integer constants or
+    /// names holding constants, decided without building anything: the condition of every
+    /// iteration of a counted loop comes here, and the general evaluator would make and fold
+    /// literals for both operands and the comparison. `None` where the general path is
+    /// needed. Both values must be non-negative: the usual arithmetic conversions then keep
+    /// them (converting a negative one to an unsigned type would not), so comparing the exact
+    /// values is C's comparison. Constant operands make no gates and no range records on
+    /// the general path either (`arith` folds them), so the circuit is the same.
+    pub(crate) fn const_loop_cond(&self, cond: &'a Node<Expression>) -> Option<bool> {
+        use BinaryOperator as B;
+        if self.deferring() {
+            return None;
+        }
+        let Expression::BinaryOperator(b) = &cond.node else {
+            return None;
+        };
+        let operand = |e: &Node<Expression>| match &e.node {
+            Expression::Constant(c) => match &c.node {
+                Constant::Integer(i) => integer_constant(i).map(i128::from),
+                _ => None,
+            },
+            Expression::Identifier(id) => self.name_value(&id.node.name),
+            _ => None,
+        };
+        let op = &b.node.operator.node;
+        if !matches!(
+            op,
+            B::Less | B::LessOrEqual | B::Greater | B::GreaterOrEqual | B::Equals | B::NotEquals
+        ) {
+            return None;
+        }
+        let (x, y) = (operand(&b.node.lhs)?, operand(&b.node.rhs)?);
+        if x < 0 || y < 0 {
+            return None;
+        }
+        Some(match op {
+            B::Less => x < y,
+            B::LessOrEqual => x <= y,
+            B::Greater => x > y,
+            B::GreaterOrEqual => x >= y,
+            B::Equals => x == y,
+            _ => x != y,
+        })
+    }
+
+    /// A loop step `k++`, `++k`, `k--` or `--k` on an integer variable holding a constant,
+    /// done without the general evaluator when the new value fits the variable's type (no
+    /// wrap-around to think about): it writes the same constant bits, on the same paths, as
+    /// the assignment `k = k + 1` would. Returns false (nothing done) otherwise.
+    pub(crate) fn const_loop_step(&mut self, step: &'a Node<Expression>) -> bool {
+        use UnaryOperator as U;
+        if self.deferring() {
+            return false;
+        }
+        let Expression::UnaryOperator(u) = &step.node else {
+            return false;
+        };
+        let delta = match u.node.operator.node {
+            U::PreIncrement | U::PostIncrement => 1,
+            U::PreDecrement | U::PostDecrement => -1,
+            _ => return false,
+        };
+        let Expression::Identifier(id) = &u.node.operand.node else {
+            return false;
+        };
+        let Some(Binding::Var(v)) = self.peek(&id.node.name) else {
+            return false;
+        };
+        let var = &self.vars[v];
+        let Ty::Int(t) = var.ty else {
+            return false;
+        };
+        if t.is_bool || var.ptr.is_some() || !(1..=64).contains(&t.bits) {
+            return false;
+        }
+        let Some(k) = const_value(t, &self.var_bits(v)) else {
+            return false;
+        };
+        let new = k + delta;
+        let (min, max) = if t.signed {
+            (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+        } else {
+            (0, (1i128 << t.bits) - 1)
+        };
+        if !(min..=max).contains(&new) {
+            return false;
+        }
+        let bits = self.const_bits(new, t.bits);
+        let guard = self.cur;
+        self.write_bits(v, 0, &bits, guard);
+        true
+    }
+
     /// The shape of an iteration (see the module docs) as bytes: where each use lands and
-    /// its bound, each place's length (and its variable's) and constant bits.
+    /// its bound, each place's length (and its variable's) and constant bits. Numbers are
+    /// LEB128 varints and literals two bits each (0, 1: that constant; 2: a wire), every
+    /// list preceded by its length, so that different shapes give different keys; the key
+    /// is hashed and compared once per iteration, so it is kept short.
     fn loop_shape(
         &self,
         places: &[Place],
         uses: &[Use],
-        values: &[Vec<Lit>],
+        values: &[&[Lit]],
         his: &[Option<u64>],
         tier: Tier,
     ) -> Vec<u8> {
-        let mut key = Vec::with_capacity(1 + uses.len() * 25 + places.len() * 48);
+        fn varint(key: &mut Vec<u8>, mut x: u64) {
+            while x >= 0x80 {
+                key.push(x as u8 | 0x80);
+                x >>= 7;
+            }
+            key.push(x as u8);
+        }
+        let bits_total: usize = values.iter().map(|v| v.len()).sum();
+        let mut key = Vec::with_capacity(8 + uses.len() * 8 + places.len() * 8 + bits_total / 4);
         key.push(tier as u8);
+        varint(&mut key, uses.len() as u64);
         for (u, hi) in uses.iter().zip(his) {
-            key.extend_from_slice(&(u.place as u64).to_le_bytes());
-            key.extend_from_slice(&u.off.to_le_bytes());
+            varint(&mut key, u.place as u64);
+            varint(&mut key, u.off);
             match hi {
                 Some(h) if tier == Tier::Ranged => {
                     key.push(1);
-                    key.extend_from_slice(&h.to_le_bytes());
+                    varint(&mut key, *h);
                 }
                 _ => key.push(0),
             }
         }
+        varint(&mut key, places.len() as u64);
         for (p, bits) in places.iter().zip(values) {
-            key.extend_from_slice(&(self.vars[p.var].bits.len() as u64).to_le_bytes());
-            key.extend_from_slice(&p.len.to_le_bytes());
-            key.extend(bits.iter().map(|l| match l.as_const() {
-                Some(v) if tier != Tier::Generic => v as u8,
-                _ => 2,
-            }));
+            varint(&mut key, self.vars[p.var].bits.len() as u64);
+            varint(&mut key, p.len);
+            for four in bits.chunks(4) {
+                let mut byte = 0u8;
+                for (t, l) in four.iter().enumerate() {
+                    let code = match l.as_const() {
+                        Some(v) if tier != Tier::Generic => v as u8,
+                        _ => 2,
+                    };
+                    byte |= code << (2 * t);
+                }
+                key.push(byte);
+            }
         }
         key
     }
@@ -719,14 +876,14 @@ impl<'a> Lowerer<'a> {
         body: &'a Node<Statement>,
         places: &[Place],
         uses: &[Use],
-        values: &[Vec<Lit>],
+        values: &[&[Lit]],
         his: &[Option<u64>],
         index_vars: &[VarId],
         generic: bool,
     ) -> R<LoopEntry> {
         let num_inputs = values
             .iter()
-            .flatten()
+            .flat_map(|v| v.iter())
             .filter(|l| is_template_input(l, generic))
             .count() as u32;
         // Variables in subscripts hold constants on the current paths (checked), but their

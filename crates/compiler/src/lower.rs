@@ -143,6 +143,9 @@ pub struct Lowerer<'a> {
     pub pending_globals: HashMap<String, (&'a Node<Declaration>, &'a Node<InitDeclarator>)>,
     /// Per inlined function: its block scopes, innermost last.
     pub frames: Vec<Vec<Scope>>,
+    /// Changes whenever a name is bound or a scope or frame starts or ends, so that a
+    /// lookup remembered at one epoch holds while it stays the same.
+    pub(crate) scope_epoch: u64,
     pub struct_tags: HashMap<String, Result<std::rc::Rc<StructDef>, String>>,
     pub vars: Vec<Var>,
     pub cur: Lit,
@@ -221,6 +224,7 @@ impl<'a> Lowerer<'a> {
             globals: Scope::default(),
             pending_globals: HashMap::new(),
             frames: Vec::new(),
+            scope_epoch: 0,
             struct_tags: HashMap::new(),
             vars: Vec::new(),
             cur: Lit::TRUE,
@@ -425,6 +429,21 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// [`Self::var_slice`] appended to `out` (no allocation of its own for a large
+    /// variable).
+    pub(crate) fn extend_var_slice(
+        &self,
+        var: VarId,
+        r: std::ops::Range<usize>,
+        out: &mut Vec<Lit>,
+    ) {
+        let v = &self.vars[var];
+        match &v.active {
+            Some((g, bits)) if self.is_implied(*g) => out.extend_from_slice(&bits[r]),
+            _ => v.bits.extend_into(r, out),
+        }
+    }
+
     /// Writes `value` to bits `off..` of `var` on the paths where `guard` holds (`guard`
     /// implies `cur`).
     pub(crate) fn write_bits(&mut self, var: VarId, off: u64, value: &[Lit], guard: Lit) {
@@ -553,6 +572,7 @@ impl<'a> Lowerer<'a> {
     // ---- scopes -------------------------------------------------------------------------
 
     pub fn push_scope(&mut self) {
+        self.scope_epoch += 1;
         self.frames
             .last_mut()
             .expect("inside a function")
@@ -560,6 +580,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn pop_scope(&mut self) {
+        self.scope_epoch += 1;
         let scope = self.frames.last_mut().expect("inside a function").pop();
         if let Some(scope) = scope {
             self.release_scope(scope);
@@ -567,6 +588,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn bind(&mut self, name: String, b: Binding) {
+        self.scope_epoch += 1;
         match self.frames.last_mut().and_then(|f| f.last_mut()) {
             Some(scope) => {
                 scope.insert(name, b);
@@ -614,6 +636,7 @@ impl<'a> Lowerer<'a> {
         let r = self.declare_one(decl, init, true);
         self.restore(saved);
         self.frames = frames;
+        self.scope_epoch += 1;
         r
     }
 
@@ -624,6 +647,7 @@ impl<'a> Lowerer<'a> {
         let (name, ret_ty, params) = self.function_signature(f)?;
         let span = f.span;
         self.frames.push(vec![Scope::default()]);
+        self.scope_epoch += 1;
         self.call_stack.push(name.clone());
         let mut param_names = Vec::new();
         for (pname, pty, pspan) in params {
@@ -663,6 +687,7 @@ impl<'a> Lowerer<'a> {
         self.restore(saved);
         self.call_stack.pop();
         self.frames.pop();
+        self.scope_epoch += 1;
         Ok((name, param_names))
     }
 
@@ -1362,7 +1387,10 @@ impl<'a> Lowerer<'a> {
             if !(body_first && first)
                 && let Some(cond) = cond
             {
-                let k = self.eval_cond(cond)?;
+                let k = match self.const_loop_cond(cond) {
+                    Some(b) => Lit::constant(b),
+                    None => self.eval_cond(cond)?,
+                };
                 let leaving = self.g.and(self.cur, !k);
                 exited = self.g.xor(exited, leaving);
                 self.strengthen(k);
@@ -1430,6 +1458,7 @@ impl<'a> Lowerer<'a> {
             }
             if let Some(step) = step
                 && self.cur != Lit::FALSE
+                && !self.const_loop_step(step)
             {
                 self.eval_deferred(step)?;
             }
@@ -1721,6 +1750,7 @@ impl<'a> Lowerer<'a> {
                 .map(|(n, v)| (n, Binding::Var(v)))
                 .collect(),
         ]);
+        self.scope_epoch += 1;
         self.call_stack.push(name.to_string());
         self.ctl.push(Ctl::Func { ret_var });
         let saved = (self.mark(), self.cur);
@@ -1730,6 +1760,7 @@ impl<'a> Lowerer<'a> {
         self.exit_events = exits_before;
         self.call_stack.pop();
         let frame = self.frames.pop();
+        self.scope_epoch += 1;
         for scope in frame.into_iter().flatten() {
             self.release_scope(scope);
         }

@@ -170,7 +170,11 @@ fn trimmed(bits: &[Lit]) -> &[Lit] {
 
 /// The interval that the constant literals alone give, if the value fits `MAX_BITS`.
 fn literal_range(bits: &[Lit]) -> Option<(u64, u64)> {
-    let bits = trimmed(bits);
+    trimmed_literal_range(trimmed(bits))
+}
+
+/// [`literal_range`] of bits already trimmed.
+fn trimmed_literal_range(bits: &[Lit]) -> Option<(u64, u64)> {
     if bits.len() > MAX_BITS {
         return None;
     }
@@ -288,11 +292,12 @@ impl Lowerer<'_> {
     /// The interval of the unsigned number `bits` holds, if it has at most 64 significant
     /// bits.
     pub(crate) fn range_of(&mut self, bits: &[Lit]) -> Option<(u64, u64)> {
-        let (lo, hi) = literal_range(bits)?;
+        let bits = trimmed(bits);
+        let (lo, hi) = trimmed_literal_range(bits)?;
         if lo == hi {
             return Some((lo, hi));
         }
-        match self.ranges.get(trimmed(bits)) {
+        match self.ranges.get(bits) {
             Some((l, h)) => Some((lo.max(l), hi.min(h))),
             None => Some((lo, hi)),
         }
@@ -317,8 +322,9 @@ impl Lowerer<'_> {
         for (i, l) in out.iter_mut().enumerate().skip(fixed_from) {
             *l = Lit::constant(i < 64 && (lo >> i) & 1 == 1);
         }
-        if literal_range(&out) != Some((lo, hi)) {
-            self.ranges.insert(trimmed(&out), (lo, hi));
+        let key = trimmed(&out);
+        if trimmed_literal_range(key) != Some((lo, hi)) {
+            self.ranges.insert(key, (lo, hi));
         }
         out
     }

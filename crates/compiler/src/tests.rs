@@ -88,6 +88,21 @@ fn secret_break_keeps_loop_counter_constant() {
     assert_eq!(run(src, &[5, 6, 7, 8, 9, 10, 11, 12, 99]), vec![8]);
 }
 
+/// Loop conditions and steps at the edges of their types, where the shortcut for constant
+/// counters (`Lowerer::const_loop_cond`, `const_loop_step`) must give way to C's rules:
+/// wrap-around of narrow and unsigned counters, negative values compared with unsigned ones.
+#[test]
+fn counted_loops_at_type_edges() {
+    let src = "int mpc_main(int INPUT_A_x) { int n = 0;
+                 for (unsigned char c = 250; c != 4; c++) n++;              /* 250..255, 0..3 */
+                 for (signed char s = 120; s > 0 && n < 1000; s++) n += 2;  /* 120..127 */
+                 for (int k = 5; k >= 0; k--) n += 3;                       /* 5..0 */
+                 unsigned int u; for (u = 2; u != 4294967295u; u--) n += 5; /* 2, 1, 0 */
+                 for (int k = -2; k < 2u; k++) n += 1000;                   /* -2 > 2u: none */
+                 return n + INPUT_A_x; }";
+    assert_eq!(run(src, &[1]), vec![1 + 10 + 2 * 8 + 3 * 6 + 5 * 3]);
+}
+
 #[test]
 fn early_return_and_continue() {
     let src = "int f(int x) { if (x < 0) return -x; if (x > 100) return 100; return x; }

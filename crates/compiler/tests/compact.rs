@@ -335,6 +335,34 @@ fn inline_loops_with_conditions_aliasing_and_structs() {
     assert!(iterations >= 100, "{iterations}");
 }
 
+/// A loop body stored once whose names are bound to new variables between runs of its loop
+/// (`x` is declared anew per pass of the outer loop, `t` is shadowed in a block): the
+/// bindings a body's iterations share must be looked up again after such changes.
+#[test]
+fn loop_body_names_rebound_between_runs() {
+    let src = r#"
+        #include <stdint.h>
+        void mpc_main(uint32_t INPUT_A_a[4], uint32_t INPUT_B_b, uint32_t OUTPUT_r[4]) {
+            uint32_t t[4];
+            for (int j = 0; j < 4; j++) t[j] = INPUT_A_a[j];
+            for (int r = 0; r < 3; r++) {
+                uint32_t x = INPUT_B_b + r;
+                for (int j = 0; j < 4; j++) t[j] = t[j] * 3 + x;
+                {
+                    uint32_t t[4];
+                    for (int j = 0; j < 4; j++) t[j] = x ^ j;
+                    for (int j = 0; j < 4; j++) x += t[j];
+                }
+                for (int j = 0; j < 4; j++) t[j] ^= x;
+            }
+            for (int j = 0; j < 4; j++) OUTPUT_r[j] = t[j];
+        }
+    "#;
+    let (loops, iterations, ..) = loop_templates("rebound", src, 30, 5);
+    assert!(loops >= 3, "{loops} loops outlined");
+    assert!(iterations >= 3 * 16, "{iterations}");
+}
+
 #[test]
 fn loop_subscripts_follow_c_arithmetic() {
     // Subscripts of outlined iterations are computed without the general evaluator where
