@@ -48,7 +48,7 @@ pub use netlist::{BuildStats, Gates, Lit, NetBuilder, NetlistError, OptimizeFor}
 pub use parallel::{
     Instance, ParallelCircuit, ParallelError, Phase, Region, RegionInfo, RegionSpan, Template,
 };
-pub use pgcfile::{PgcFileError, read_pgc, write_pgc};
+pub use pgcfile::{PgcContents, PgcFileError, read_pgc, read_pgc_contents, write_pgc};
 pub use ports::{CType, InputPort, Interface, OutputPort, Owner, ValueFormat, Visibility};
 pub use typed::{TypedError, format_port_value, parse_port_value};
 pub use value::{BitOrder, ValueError, decode_outputs, encode_inputs, format_value, parse_value};

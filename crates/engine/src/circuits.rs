@@ -10,7 +10,7 @@ use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
 use pgc_circuit::pgcfile::{
-    CompactFile, UnrolledFile, is_pgc_file, pgc_format_version, read_pgc_parallel,
+    CompactFile, PgcContents, UnrolledFile, is_pgc_file, pgc_format_version, read_pgc_contents,
     write_pgc_parallel_file,
 };
 use pgc_circuit::value::BitOrder;
@@ -177,10 +177,14 @@ pub enum CompactArg {
     Never,
 }
 
-/// A compiled C program: the unrolled circuit with its parallel regions, or a compact
-/// circuit in a file.
+/// A compiled C program: the unrolled circuit with its parallel regions, the unrolled
+/// circuit of a program without any, or a compact circuit in a file.
 pub enum CompiledProgram {
     Flat(ParallelCircuit),
+    /// No parallel regions: the gates in program order, never split into phases (the
+    /// sequential protocol does not need it, and the parallel modes make the one phase
+    /// when they run it).
+    Plain(Circuit),
     /// The opened file (checked once), and the temporary file to remove after the run.
     Compact(Box<CompactFile>, Option<TempFile>),
 }
@@ -484,6 +488,12 @@ pub fn load_spec(
                 parallel: Some(parallel),
                 _temp: None,
             },
+            CompiledProgram::Plain(c) => Program {
+                circuit: Loaded::Memory(c),
+                interface: Some(interface),
+                parallel: None,
+                _temp: None,
+            },
             CompiledProgram::Compact(c, temp) => Program {
                 circuit: Loaded::Compact(c),
                 interface: Some(interface),
@@ -540,12 +550,16 @@ pub fn load_spec(
                 _temp: None,
             });
         }
-        let (parallel, interface) = read_pgc_parallel(path)?;
+        let (contents, interface) = read_pgc_contents(path)?;
         let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
+        let (circuit, parallel) = match contents {
+            PgcContents::Plain(c) => (c, None),
+            PgcContents::Parallel(pc) => (flatten(&pc)?, Some(pc)),
+        };
         return Ok(Program {
-            circuit: Loaded::Memory(flatten(&parallel)?),
+            circuit: Loaded::Memory(circuit),
             interface: typed.then_some(interface),
-            parallel: Some(parallel),
+            parallel,
             _temp: None,
         });
     }
@@ -743,8 +757,11 @@ pub fn compile_cached(
         let hit = match pgc_format_version(file) {
             Ok(3) => open_compact(file, quiet)
                 .map(|(c, iface)| (CompiledProgram::Compact(Box::new(c), None), iface)),
-            Ok(_) => read_pgc_parallel(file)
-                .map(|(pc, iface)| (CompiledProgram::Flat(pc), iface))
+            Ok(_) => read_pgc_contents(file)
+                .map(|(contents, iface)| match contents {
+                    PgcContents::Plain(c) => (CompiledProgram::Plain(c), iface),
+                    PgcContents::Parallel(pc) => (CompiledProgram::Flat(pc), iface),
+                })
                 .map_err(anyhow::Error::from),
             Err(e) => Err(e.into()),
         };
@@ -762,7 +779,13 @@ pub fn compile_cached(
             if let Some(file) = &cached_at {
                 store(file, &parallel, &compiled.interface);
             }
-            Ok((CompiledProgram::Flat(parallel), compiled.interface))
+            // As a cache hit reads it (a program without regions is stored plain).
+            let program = if parallel.regions().next().is_none() {
+                CompiledProgram::Plain(flatten(&parallel)?)
+            } else {
+                CompiledProgram::Flat(parallel)
+            };
+            Ok((program, compiled.interface))
         }
         Either::Compact => {
             // Straight into the cache entry (or a temporary file removed after the run).
