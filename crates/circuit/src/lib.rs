@@ -38,7 +38,10 @@ pub mod testdata;
 pub mod typed;
 pub mod value;
 
-pub use analysis::{CircuitError, CircuitStats, assign_slots, levelize, stats, validate};
+pub use analysis::{
+    CircuitError, CircuitStats, assign_slots, levelize, levelize_into_slots, levelize_with_slots,
+    stats, validate,
+};
 pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_bristol_fashion};
 pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};

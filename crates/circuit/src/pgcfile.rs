@@ -1354,7 +1354,10 @@ impl<R: Read> PgcReader<R> {
     /// [`PgcReader::read_all`] into a list made room for `expected` gates first (a hint:
     /// a wrong one costs only a regrowth; on EDT-255's 13 M gates, growing the list as the
     /// blocks came cost a tenth of a run's CPU in copies and fresh pages).
-    fn read_all_expecting(mut self, expected: usize) -> Result<(PgcHeader, Vec<Gate>), PgcFileError> {
+    fn read_all_expecting(
+        mut self,
+        expected: usize,
+    ) -> Result<(PgcHeader, Vec<Gate>), PgcFileError> {
         let mut gates = Vec::with_capacity(expected);
         while self.read_block(&mut gates)? != 0 {}
         Ok((self.header, gates))

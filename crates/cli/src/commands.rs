@@ -231,7 +231,8 @@ pub fn info(args: InfoArgs) -> Result<()> {
     // Compiled programs and `.pgc` files without regions are held without a parallel
     // form (the runs do not need one); they still say that they have none.
     let compiled = circuits::is_source(&args.c.circuit)
-        || pgc_circuit::pgcfile::is_pgc_file(std::path::Path::new(&args.c.circuit)).unwrap_or(false);
+        || pgc_circuit::pgcfile::is_pgc_file(std::path::Path::new(&args.c.circuit))
+            .unwrap_or(false);
     for line in region_lines(program.parallel.as_ref(), compiled, s.and_gates) {
         outln!("{line}");
     }

@@ -6,7 +6,7 @@ use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use pgc_circuit::analysis::{assign_slots, levelize};
+use pgc_circuit::analysis::{levelize_into_slots, levelize_with_slots};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
 use pgc_circuit::pgcfile::{
@@ -641,10 +641,8 @@ pub fn prepare(p: Program, spec: &str) -> Result<Program> {
             // fresh memory costs its page faults: on EDT-255's 13 M gates, more than the
             // sort itself).
             drop(p.parallel);
-            let leveled = levelize(&c).with_context(|| format!("preparing {spec}"))?;
-            drop(c);
-            let slotted = assign_slots(&leveled);
-            drop(leveled);
+            // Levelized and slotted in place (see `levelize_into_slots`).
+            let slotted = levelize_into_slots(c).with_context(|| format!("preparing {spec}"))?;
             Program {
                 circuit: Loaded::Memory(slotted),
                 interface: p.interface,
@@ -670,9 +668,9 @@ pub fn prepare_copy(p: &Program, spec: &str) -> Option<Result<Program>> {
     };
     let prepared = (|| {
         analysis_memory(c).check()?;
-        let leveled = levelize(c).with_context(|| format!("preparing {spec}"))?;
+        let slotted = levelize_with_slots(c).with_context(|| format!("preparing {spec}"))?;
         Ok(Program {
-            circuit: Loaded::Memory(assign_slots(&leveled)),
+            circuit: Loaded::Memory(slotted),
             interface: p.interface.clone(),
             // The sequential protocol runs it; the regions are not needed.
             parallel: None,
