@@ -94,8 +94,9 @@ pub struct Program {
     /// `Some` for `.c` programs, `.v` designs and `.pgc` files that carry an interface.
     pub interface: Option<Interface>,
     /// The circuit split into sequential phases and parallel regions, for compiled
-    /// programs (C sources and `.pgc` files); `None` for Bristol and built-in circuits,
-    /// which run as one sequential phase.
+    /// programs (C sources and `.pgc` files) that have regions; `None` for those without
+    /// and for Bristol and built-in circuits, which a parallel mode runs as one sequential
+    /// phase (made when it runs: the sequential protocol never needs it).
     pub parallel: Option<ParallelCircuit>,
     /// A temporary compact circuit file the program streams from (removed on drop).
     pub _temp: Option<TempFile>,
@@ -1093,4 +1094,151 @@ pub fn parse_values(
                 .with_context(|| format!("{who}'s input value {}", i + 1))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgc_circuit::analysis::{assign_slots, levelize};
+    use pgc_circuit::generate::random_circuit;
+    use pgc_circuit::parallel::RegionSpan;
+    use pgc_circuit::pgcfile::write_pgc_file;
+    use pgc_protocol::parallel::{ParallelConfig, ParallelMode};
+
+    /// A fresh path in the temporary directory (removed on drop).
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            Scratch(std::env::temp_dir().join(format!(
+                "pgc-engine-{name}-{}-{nanos}.pgc",
+                std::process::id()
+            )))
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn load_file(path: &Path) -> Program {
+        load_spec(
+            path.to_str().unwrap(),
+            None,
+            &CompileArgs::default(),
+            false,
+            Stream::Never,
+            true,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_file_without_regions_loads_as_a_plain_circuit_and_prepares_as_before() {
+        let c = random_circuit(29, 12, 3000);
+        let file = Scratch::new("plain");
+        write_pgc_file(&file.0, &c, &Interface::default()).unwrap();
+        let program = load_file(&file.0);
+        assert!(program.parallel.is_none(), "no parallel form is built");
+        let Loaded::Memory(loaded) = &program.circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(loaded, &c);
+        // Prepared for the sequential protocol exactly as levelize + assign_slots make it,
+        // whether the program is given up or kept.
+        let want = assign_slots(&levelize(&c).unwrap());
+        let kept = prepare_copy(&program, "plain").unwrap().unwrap();
+        let Loaded::Memory(kept) = kept.circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(kept, want);
+        let Loaded::Memory(prepared) = prepare(program, "plain").unwrap().circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(prepared, want);
+    }
+
+    #[test]
+    fn a_file_with_regions_keeps_its_parallel_form() {
+        // Two independent halves: the gates of two copies of one circuit side by side.
+        let one = random_circuit(5, 8, 400);
+        let shift = one.layout.num_wires - 8;
+        let mut gates = one.gates.clone();
+        gates.extend(one.gates.iter().map(|g| {
+            let mut g = *g;
+            let moved = |w: pgc_circuit::WireId| if w < 8 { w } else { w + shift };
+            g.a = if g.op == pgc_circuit::Op::Const {
+                g.a
+            } else {
+                moved(g.a)
+            };
+            g.b = if matches!(g.op, pgc_circuit::Op::Xor | pgc_circuit::Op::And) {
+                moved(g.b)
+            } else {
+                g.b
+            };
+            g.out = moved(g.out);
+            g
+        }));
+        let c = Circuit {
+            layout: Layout {
+                num_wires: one.layout.num_wires + shift,
+                input_widths: one.layout.input_widths.clone(),
+                output_widths: vec![2],
+                output_wires: vec![gates[399].out, gates[799].out],
+            },
+            gates,
+        };
+        let spans = [RegionSpan {
+            line: 1,
+            bounds: vec![0, 400, 800],
+        }];
+        let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+        assert!(pc.regions().next().is_some());
+        let file = Scratch::new("regions");
+        write_pgc_parallel_file(&file.0, &pc, &Interface::default()).unwrap();
+        let program = load_file(&file.0);
+        assert_eq!(program.parallel.as_ref(), Some(&pc));
+        let Loaded::Memory(flat) = &program.circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(flat, &pc.flatten());
+    }
+
+    #[test]
+    fn a_plain_file_not_in_single_assignment_form_runs_sequentially_only() {
+        // Loading it no longer makes a parallel form (which refused such a circuit, so
+        // that even `--parallel none` could not load the file); the sequential protocol
+        // takes it, and the parallel modes say why they cannot.
+        let mut c = random_circuit(3, 4, 20);
+        let first_out = c.gates[0].out;
+        c.gates.push(Gate::inv(0, first_out));
+        let file = Scratch::new("reused");
+        write_pgc_file(&file.0, &c, &Interface::default()).unwrap();
+        let program = load_file(&file.0);
+        assert!(program.parallel.is_none());
+        let auto = crate::session::auto_choice(&program, 4, false, None);
+        assert_eq!(auto.mode, ParallelMode::None);
+        let cgp = ParallelConfig {
+            mode: ParallelMode::Cgp,
+            threads: 2,
+            tau: 128,
+        };
+        let e = crate::session::parallel_form(&program, &cgp).unwrap_err();
+        assert!(format!("{e:#}").contains("single-assignment"), "{e:#}");
+        let none = ParallelConfig {
+            mode: ParallelMode::None,
+            ..cgp
+        };
+        assert!(
+            crate::session::parallel_form(&program, &none)
+                .unwrap()
+                .is_none()
+        );
+    }
 }
