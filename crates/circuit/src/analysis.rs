@@ -145,7 +145,7 @@ fn gate_depths(c: &Circuit) -> (Vec<u32>, Vec<u32>) {
 /// AND depth 0, then the ANDs of depth 1, then the linear gates of depth 1, then the ANDs of
 /// depth 2, and so on (a gate's depth is the largest depth of its inputs, plus one for an
 /// AND). Within a group of linear gates, gates are ordered by their chain depth (the most
-/// linear gates of the group on a path to them; see [`linear_chain_depths`]), otherwise
+/// linear gates of the group on a path to them; see [`depths_and_chains`]), otherwise
 /// the order is kept. Wire ids and the layout are unchanged.
 ///
 /// **Invariant the garbler relies on:** in the result, consecutive ANDs never depend on
@@ -232,11 +232,22 @@ pub fn levelize(c: &Circuit) -> Result<Circuit, CircuitError> {
     Ok(Circuit { layout, gates })
 }
 
-/// [`gate_depths`]' per-gate depths and [`linear_chain_depths`] in one pass, for a
-/// single-assignment circuit (every wire is final once written, so its depth is known
-/// when it is read). Each wire's depth and chain sit side by side: one memory access per
-/// input where the two passes took two (the arrays of a 13 M gate circuit are far larger
+/// Per gate, its AND depth (as [`gate_depths`] counts it) and its chain depth within its
+/// group of linear gates: 0 for ANDs and for linear gates reading no output of a linear
+/// gate of the same AND depth, else one more than the largest chain depth among those
+/// producers. For a single-assignment circuit (every wire is final once written, so its
+/// depth is known when it is read), in one pass with each wire's depth and chain side by
+/// side (one memory access per input: the arrays of a 13 M gate circuit are far larger
 /// than the caches).
+///
+/// Why chains: a linear gate costs a load, an XOR and a store when garbled, so a gate that
+/// reads the gate just before it waits for that store to reach its load (several cycles),
+/// and a group in source order is often such a chain (one S-box's linear layer, then the
+/// next S-box's). Ordered by chain depth, successive gates come from independent chains, so
+/// the processor overlaps them: on the Bristol AES-128 circuit this measured ≈ 15 % faster
+/// garbling (issue 17, BENCHMARKS.md). Each gate still follows everything it reads: a
+/// producer in the same group has a smaller chain depth, and all others are in earlier
+/// groups.
 fn depths_and_chains(c: &Circuit) -> (Vec<u32>, Vec<u32>) {
     // Per wire: its AND depth, and 1 + the chain depth of the linear gate that wrote it
     // (0: an input or an AND's output).
@@ -266,42 +277,6 @@ fn depths_and_chains(c: &Circuit) -> (Vec<u32>, Vec<u32>) {
         chains.push(chain);
     }
     (depths, chains)
-}
-
-/// Per gate, its chain depth within its group of linear gates: 0 for ANDs and for linear
-/// gates reading no output of a linear gate of the same AND depth, else one more than the
-/// largest chain depth among those producers.
-///
-/// Why: a linear gate costs a load, an XOR and a store when garbled, so a gate that reads
-/// the gate just before it waits for that store to reach its load (several cycles), and a
-/// group in source order is often such a chain (one S-box's linear layer, then the next
-/// S-box's). Ordered by chain depth, successive gates come from independent chains, so the
-/// processor overlaps them: on the Bristol AES-128 circuit this measured ≈ 15 % faster
-/// garbling (issue 17, BENCHMARKS.md). Each gate still follows everything it reads: a
-/// producer in the same group has a smaller chain depth, and all others are in earlier
-/// groups.
-#[cfg(test)]
-fn linear_chain_depths(c: &Circuit, depths: &[u32], wire_depth: &[u32]) -> Vec<u32> {
-    // Per wire: 1 + the chain depth of the linear gate that wrote it, or 0 (input, AND).
-    let mut chain_after = vec![0u32; c.layout.num_wires as usize];
-    c.gates
-        .iter()
-        .zip(depths)
-        .map(|(g, &d)| {
-            if g.op == Op::And {
-                return 0;
-            }
-            let chain = g
-                .inputs()
-                .iter()
-                .filter(|&&w| wire_depth[w as usize] == d)
-                .map(|&w| chain_after[w as usize])
-                .max()
-                .unwrap_or(0);
-            chain_after[g.out as usize] = chain + 1;
-            chain
-        })
-        .collect()
 }
 
 /// The gate indices stably sorted by `keys` (a counting sort: linear, keys up to the gate
@@ -956,6 +931,31 @@ mod tests {
             let lanes: Vec<u64> = (0..4).map(|i| 0u64.wrapping_sub((x >> i) & 1)).collect();
             assert_eq!(eval_bitsliced(&slotted, &lanes), eval_bitsliced(&c, &lanes));
         }
+    }
+
+    /// The chain depths of [`depths_and_chains`] as first written: a second pass over the
+    /// depths and each wire's final depth.
+    fn linear_chain_depths(c: &Circuit, depths: &[u32], wire_depth: &[u32]) -> Vec<u32> {
+        // Per wire: 1 + the chain depth of the linear gate that wrote it, or 0 (input, AND).
+        let mut chain_after = vec![0u32; c.layout.num_wires as usize];
+        c.gates
+            .iter()
+            .zip(depths)
+            .map(|(g, &d)| {
+                if g.op == Op::And {
+                    return 0;
+                }
+                let chain = g
+                    .inputs()
+                    .iter()
+                    .filter(|&&w| wire_depth[w as usize] == d)
+                    .map(|&w| chain_after[w as usize])
+                    .max()
+                    .unwrap_or(0);
+                chain_after[g.out as usize] = chain + 1;
+                chain
+            })
+            .collect()
     }
 
     /// The order levelize is defined by, written plainly (a stable sort by group, the
