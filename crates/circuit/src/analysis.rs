@@ -145,7 +145,7 @@ fn gate_depths(c: &Circuit) -> (Vec<u32>, Vec<u32>) {
 /// AND depth 0, then the ANDs of depth 1, then the linear gates of depth 1, then the ANDs of
 /// depth 2, and so on (a gate's depth is the largest depth of its inputs, plus one for an
 /// AND). Within a group of linear gates, gates are ordered by their chain depth (the most
-/// linear gates of the group on a path to them; see [`linear_chain_depths`]), otherwise
+/// linear gates of the group on a path to them; see [`depths_and_chains`]), otherwise
 /// the order is kept. Wire ids and the layout are unchanged.
 ///
 /// **Invariant the garbler relies on:** in the result, consecutive ANDs never depend on
@@ -161,7 +161,7 @@ fn gate_depths(c: &Circuit) -> (Vec<u32>, Vec<u32>) {
 /// use it before [`assign_slots`], which keeps the order and the invariant.
 pub fn levelize(c: &Circuit) -> Result<Circuit, CircuitError> {
     validate_ssa(c)?;
-    let (depths, wire_depth) = gate_depths(c);
+    let (depths, chains) = depths_and_chains(c);
     // Group key: linear gates of depth d -> 2d, ANDs of depth d (>= 1) -> 2d - 1.
     let key = |g: &Gate, d: u32| -> usize {
         if g.op == Op::And {
@@ -177,9 +177,14 @@ pub fn levelize(c: &Circuit) -> Result<Circuit, CircuitError> {
         .map(|(g, &d)| key(g, d))
         .max()
         .unwrap_or(0);
-    let chains = linear_chain_depths(c, &depths, &wire_depth);
+    // Gate indices are u32 below (as value ids are in [`LiveRanges`]).
+    assert!(
+        c.gates.len() < u32::MAX as usize,
+        "levelize: too many gates for 32-bit indices"
+    );
     // Stable counting sorts, least significant key first: by chain depth, then by group.
-    let by_chain = counting_sort(&c.gates, |k| chains[k] as usize);
+    let by_chain = counting_sort(&chains);
+    drop(chains);
     // Gates per group, then where each group starts in the result: after the groups
     // before it and a separator before every non-empty AND group that directly follows
     // ANDs (the last non-empty group before it is an AND group).
@@ -209,6 +214,7 @@ pub fn levelize(c: &Circuit) -> Result<Circuit, CircuitError> {
     // than the sort).
     let mut gates = vec![Gate::constant(false, 0); at];
     for &k in &by_chain {
+        let k = k as usize;
         let (g, d) = (&c.gates[k], depths[k]);
         let group = key(g, d);
         gates[next[group]] = *g;
@@ -226,56 +232,69 @@ pub fn levelize(c: &Circuit) -> Result<Circuit, CircuitError> {
     Ok(Circuit { layout, gates })
 }
 
-/// Per gate, its chain depth within its group of linear gates: 0 for ANDs and for linear
-/// gates reading no output of a linear gate of the same AND depth, else one more than the
-/// largest chain depth among those producers.
+/// Per gate, its AND depth (as [`gate_depths`] counts it) and its chain depth within its
+/// group of linear gates: 0 for ANDs and for linear gates reading no output of a linear
+/// gate of the same AND depth, else one more than the largest chain depth among those
+/// producers. For a single-assignment circuit (every wire is final once written, so its
+/// depth is known when it is read), in one pass with each wire's depth and chain side by
+/// side (one memory access per input: the arrays of a 13 M gate circuit are far larger
+/// than the caches).
 ///
-/// Why: a linear gate costs a load, an XOR and a store when garbled, so a gate that reads
-/// the gate just before it waits for that store to reach its load (several cycles), and a
-/// group in source order is often such a chain (one S-box's linear layer, then the next
-/// S-box's). Ordered by chain depth, successive gates come from independent chains, so the
-/// processor overlaps them: on the Bristol AES-128 circuit this measured ≈ 15 % faster
+/// Why chains: a linear gate costs a load, an XOR and a store when garbled, so a gate that
+/// reads the gate just before it waits for that store to reach its load (several cycles),
+/// and a group in source order is often such a chain (one S-box's linear layer, then the
+/// next S-box's). Ordered by chain depth, successive gates come from independent chains, so
+/// the processor overlaps them: on the Bristol AES-128 circuit this measured ≈ 15 % faster
 /// garbling (issue 17, BENCHMARKS.md). Each gate still follows everything it reads: a
 /// producer in the same group has a smaller chain depth, and all others are in earlier
 /// groups.
-fn linear_chain_depths(c: &Circuit, depths: &[u32], wire_depth: &[u32]) -> Vec<u32> {
-    // Per wire: 1 + the chain depth of the linear gate that wrote it, or 0 (input, AND).
-    let mut chain_after = vec![0u32; c.layout.num_wires as usize];
-    c.gates
-        .iter()
-        .zip(depths)
-        .map(|(g, &d)| {
-            if g.op == Op::And {
-                return 0;
-            }
-            let chain = g
-                .inputs()
+fn depths_and_chains(c: &Circuit) -> (Vec<u32>, Vec<u32>) {
+    // Per wire: its AND depth, and 1 + the chain depth of the linear gate that wrote it
+    // (0: an input or an AND's output).
+    let mut wire = vec![[0u32; 2]; c.layout.num_wires as usize];
+    let mut depths = Vec::with_capacity(c.gates.len());
+    let mut chains = Vec::with_capacity(c.gates.len());
+    for g in &c.gates {
+        let inputs = g.inputs();
+        let depth_in = inputs
+            .iter()
+            .map(|&w| wire[w as usize][0])
+            .max()
+            .unwrap_or(0);
+        let (depth, chain) = if g.op == Op::And {
+            (depth_in + 1, 0)
+        } else {
+            let chain = inputs
                 .iter()
-                .filter(|&&w| wire_depth[w as usize] == d)
-                .map(|&w| chain_after[w as usize])
+                .filter(|&&w| wire[w as usize][0] == depth_in)
+                .map(|&w| wire[w as usize][1])
                 .max()
                 .unwrap_or(0);
-            chain_after[g.out as usize] = chain + 1;
-            chain
-        })
-        .collect()
+            (depth_in, chain)
+        };
+        wire[g.out as usize] = [depth, if g.op == Op::And { 0 } else { chain + 1 }];
+        depths.push(depth);
+        chains.push(chain);
+    }
+    (depths, chains)
 }
 
-/// The indices of `items` stably sorted by `key` (a counting sort: linear, keys up to the
-/// item count or so).
-fn counting_sort<T>(items: &[T], key: impl Fn(usize) -> usize) -> Vec<usize> {
-    let max = (0..items.len()).map(&key).max().unwrap_or(0);
+/// The gate indices stably sorted by `keys` (a counting sort: linear, keys up to the gate
+/// count or so). Indices as `u32` (gates are numbered by `u32` values, see [`LiveRanges`]):
+/// on EDT-255's 13 M gates half the memory, and the fresh pages, of `usize`.
+fn counting_sort(keys: &[u32]) -> Vec<u32> {
+    let max = keys.iter().copied().max().unwrap_or(0) as usize;
     let mut starts = vec![0usize; max + 2];
-    for k in 0..items.len() {
-        starts[key(k) + 1] += 1;
+    for &key in keys {
+        starts[key as usize + 1] += 1;
     }
     for k in 1..starts.len() {
         starts[k] += starts[k - 1];
     }
-    let mut order = vec![0usize; items.len()];
-    for k in 0..items.len() {
-        let slot = &mut starts[key(k)];
-        order[*slot] = k;
+    let mut order = vec![0u32; keys.len()];
+    for (k, &key) in keys.iter().enumerate() {
+        let slot = &mut starts[key as usize];
+        order[*slot] = k as u32;
         *slot += 1;
     }
     order
@@ -436,6 +455,98 @@ pub fn assign_slots(c: &Circuit) -> Circuit {
         .map(|&v| slot_of[v as usize])
         .collect();
     Circuit { layout, gates }
+}
+
+/// [`levelize`] and then [`assign_slots`], the form the sequential protocol runs, made
+/// from a circuit the caller gives up: the same result, with less memory and fewer passes.
+/// The levelized circuit is in single-assignment form, so a value is its wire (no
+/// per-gate table of input values, as [`assign_slots`] needs for circuits that reuse
+/// slots), and the slots are written into the levelized gates in place (no third copy of
+/// the gate list). On EDT-255's 13 M gates the copies and their fresh pages cost as much
+/// CPU as the analysis itself.
+pub fn levelize_into_slots(c: Circuit) -> Result<Circuit, CircuitError> {
+    let mut leveled = levelize(&c)?;
+    drop(c);
+    assign_ssa_slots_in_place(&mut leveled);
+    Ok(leveled)
+}
+
+/// [`levelize_into_slots`] for a circuit the caller keeps.
+pub fn levelize_with_slots(c: &Circuit) -> Result<Circuit, CircuitError> {
+    let mut leveled = levelize(c)?;
+    assign_ssa_slots_in_place(&mut leveled);
+    Ok(leveled)
+}
+
+/// [`assign_slots`] for a circuit in single-assignment form (no wire written twice, no
+/// input written: as [`levelize`] leaves it), in place. Frees and reuses slots in exactly
+/// the order [`assign_slots`] does, so the result is the same.
+fn assign_ssa_slots_in_place(c: &mut Circuit) {
+    let n_in = c.layout.num_input_wires();
+    let num_wires = c.layout.num_wires as usize;
+    assert!(
+        c.gates.len() < TO_END as usize,
+        "circuit too large for 32-bit gate indices"
+    );
+    // Per wire: [index of the last gate reading it (or NEVER / TO_END), its slot].
+    let mut wire = vec![[NEVER, 0u32]; num_wires];
+    for (k, g) in c.gates.iter().enumerate() {
+        for &w in g.inputs() {
+            wire[w as usize][0] = k as u32;
+        }
+    }
+    for &w in &c.layout.output_wires {
+        wire[w as usize][0] = TO_END;
+    }
+    let mut free: Vec<WireId> = Vec::new();
+    for (v, entry) in wire.iter_mut().enumerate().take(n_in as usize) {
+        entry[1] = v as u32;
+    }
+    // Inputs that are never read and are not outputs are free from the start, the lowest
+    // reused first.
+    for v in (0..n_in).rev() {
+        if wire[v as usize][0] == NEVER {
+            free.push(v);
+        }
+    }
+    let mut next_slot: WireId = n_in;
+    for (k, g) in c.gates.iter_mut().enumerate() {
+        let k = k as u32;
+        let (a, b) = (g.a, g.b);
+        match g.op {
+            Op::Xor | Op::And => {
+                g.a = wire[a as usize][1];
+                g.b = wire[b as usize][1];
+                if wire[a as usize][0] == k {
+                    free.push(wire[a as usize][1]);
+                }
+                if b != a && wire[b as usize][0] == k {
+                    free.push(wire[b as usize][1]);
+                }
+            }
+            Op::Inv | Op::Copy => {
+                g.a = wire[a as usize][1];
+                if wire[a as usize][0] == k {
+                    free.push(wire[a as usize][1]);
+                }
+            }
+            Op::Const => {}
+        }
+        let slot = free.pop().unwrap_or_else(|| {
+            next_slot += 1;
+            next_slot - 1
+        });
+        let out = &mut wire[g.out as usize];
+        out[1] = slot;
+        g.out = slot;
+        if out[0] == NEVER {
+            free.push(slot);
+        }
+    }
+    c.layout.num_wires = next_slot;
+    for w in &mut c.layout.output_wires {
+        *w = wire[*w as usize][1];
+    }
 }
 
 /// How many AND levels have a width (number of ANDs) in `min..=max`.
@@ -664,6 +775,40 @@ mod tests {
     }
 
     #[test]
+    fn levelize_into_slots_is_levelize_then_assign_slots() {
+        let mut circuits: Vec<Circuit> = (0..150u64)
+            .map(|seed| random_circuit(seed, 1 + (seed % 9) as u32, 1 + (seed as usize * 11) % 400))
+            .collect();
+        // An AND tree (separators), an input that is also an output, an unread input.
+        let tree = Circuit {
+            layout: Layout {
+                num_wires: 10,
+                input_widths: vec![5],
+                output_widths: vec![2],
+                output_wires: vec![9, 2],
+            },
+            gates: vec![
+                Gate::and(0, 1, 5),
+                Gate::and(1, 3, 6),
+                Gate::and(5, 6, 7),
+                Gate::xor(7, 7, 8),
+                Gate::and(7, 3, 9),
+            ],
+        };
+        circuits.push(tree);
+        for (i, c) in circuits.iter().enumerate() {
+            let want = assign_slots(&levelize(c).unwrap());
+            assert_eq!(levelize_with_slots(c).unwrap(), want, "circuit {i}");
+            assert_eq!(levelize_into_slots(c.clone()).unwrap(), want, "circuit {i}");
+        }
+        // Refused as levelize refuses it.
+        let mut reused = random_circuit(3, 4, 20);
+        let first_out = reused.gates[0].out;
+        reused.gates.push(Gate::inv(0, first_out));
+        assert!(levelize_into_slots(reused).is_err());
+    }
+
+    #[test]
     fn levelized_and_runs_are_independent_after_slotting() {
         for seed in 0..200u64 {
             let c = assign_slots(&levelize(&random_circuit(seed, 6, 150)).unwrap());
@@ -786,6 +931,31 @@ mod tests {
             let lanes: Vec<u64> = (0..4).map(|i| 0u64.wrapping_sub((x >> i) & 1)).collect();
             assert_eq!(eval_bitsliced(&slotted, &lanes), eval_bitsliced(&c, &lanes));
         }
+    }
+
+    /// The chain depths of [`depths_and_chains`] as first written: a second pass over the
+    /// depths and each wire's final depth.
+    fn linear_chain_depths(c: &Circuit, depths: &[u32], wire_depth: &[u32]) -> Vec<u32> {
+        // Per wire: 1 + the chain depth of the linear gate that wrote it, or 0 (input, AND).
+        let mut chain_after = vec![0u32; c.layout.num_wires as usize];
+        c.gates
+            .iter()
+            .zip(depths)
+            .map(|(g, &d)| {
+                if g.op == Op::And {
+                    return 0;
+                }
+                let chain = g
+                    .inputs()
+                    .iter()
+                    .filter(|&&w| wire_depth[w as usize] == d)
+                    .map(|&w| chain_after[w as usize])
+                    .max()
+                    .unwrap_or(0);
+                chain_after[g.out as usize] = chain + 1;
+                chain
+            })
+            .collect()
     }
 
     /// The order levelize is defined by, written plainly (a stable sort by group, the

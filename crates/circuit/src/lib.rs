@@ -38,7 +38,10 @@ pub mod testdata;
 pub mod typed;
 pub mod value;
 
-pub use analysis::{CircuitError, CircuitStats, assign_slots, levelize, stats, validate};
+pub use analysis::{
+    CircuitError, CircuitStats, assign_slots, levelize, levelize_into_slots, levelize_with_slots,
+    stats, validate,
+};
 pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_bristol_fashion};
 pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};
@@ -48,7 +51,7 @@ pub use netlist::{BuildStats, Gates, Lit, NetBuilder, NetlistError, OptimizeFor}
 pub use parallel::{
     Instance, ParallelCircuit, ParallelError, Phase, Region, RegionInfo, RegionSpan, Template,
 };
-pub use pgcfile::{PgcFileError, read_pgc, write_pgc};
+pub use pgcfile::{PgcContents, PgcFileError, read_pgc, read_pgc_contents, write_pgc};
 pub use ports::{CType, InputPort, Interface, OutputPort, Owner, ValueFormat, Visibility};
 pub use typed::{TypedError, format_port_value, parse_port_value};
 pub use value::{BitOrder, ValueError, decode_outputs, encode_inputs, format_value, parse_value};

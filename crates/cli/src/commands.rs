@@ -228,7 +228,12 @@ pub fn info(args: InfoArgs) -> Result<()> {
         report::bytes(slots as u64 * 16)
     );
     outln!("fingerprint  {}", hex(&c.fingerprint()));
-    for line in region_lines(program.parallel.as_ref(), s.and_gates) {
+    // Compiled programs and `.pgc` files without regions are held without a parallel
+    // form (the runs do not need one); they still say that they have none.
+    let compiled = circuits::is_source(&args.c.circuit)
+        || pgc_circuit::pgcfile::is_pgc_file(std::path::Path::new(&args.c.circuit))
+            .unwrap_or(false);
+    for line in region_lines(program.parallel.as_ref(), compiled, s.and_gates) {
         outln!("{line}");
     }
     if let Some(iface) = &program.interface {
@@ -449,11 +454,12 @@ pub(crate) fn linear_regions_line(linear: &[RegionInfo]) -> Option<String> {
 }
 
 /// The parallel regions, one line each, for `pgc info`.
-fn region_lines(pc: Option<&ParallelCircuit>, and_total: u64) -> Vec<String> {
-    let Some(pc) = pc else {
-        return vec![];
+fn region_lines(pc: Option<&ParallelCircuit>, compiled: bool, and_total: u64) -> Vec<String> {
+    let info = match pc {
+        Some(pc) => pc.region_info(),
+        None if compiled => vec![],
+        None => return vec![],
     };
-    let info = pc.region_info();
     if info.is_empty() {
         return vec!["regions      none (no loop with independent iterations was found)".into()];
     }

@@ -6,11 +6,11 @@ use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use pgc_circuit::analysis::{assign_slots, levelize};
+use pgc_circuit::analysis::{levelize_into_slots, levelize_with_slots};
 use pgc_circuit::bristol::{Format, read_circuit_file};
 use pgc_circuit::generate::RandomLayered;
 use pgc_circuit::pgcfile::{
-    CompactFile, UnrolledFile, is_pgc_file, pgc_format_version, read_pgc_parallel,
+    CompactFile, PgcContents, UnrolledFile, is_pgc_file, pgc_format_version, read_pgc_contents,
     write_pgc_parallel_file,
 };
 use pgc_circuit::value::BitOrder;
@@ -94,8 +94,9 @@ pub struct Program {
     /// `Some` for `.c` programs, `.v` designs and `.pgc` files that carry an interface.
     pub interface: Option<Interface>,
     /// The circuit split into sequential phases and parallel regions, for compiled
-    /// programs (C sources and `.pgc` files); `None` for Bristol and built-in circuits,
-    /// which run as one sequential phase.
+    /// programs (C sources and `.pgc` files) that have regions; `None` for those without
+    /// and for Bristol and built-in circuits, which a parallel mode runs as one sequential
+    /// phase (made when it runs: the sequential protocol never needs it).
     pub parallel: Option<ParallelCircuit>,
     /// A temporary compact circuit file the program streams from (removed on drop).
     pub _temp: Option<TempFile>,
@@ -177,10 +178,14 @@ pub enum CompactArg {
     Never,
 }
 
-/// A compiled C program: the unrolled circuit with its parallel regions, or a compact
-/// circuit in a file.
+/// A compiled C program: the unrolled circuit with its parallel regions, the unrolled
+/// circuit of a program without any, or a compact circuit in a file.
 pub enum CompiledProgram {
     Flat(ParallelCircuit),
+    /// No parallel regions: the gates in program order, never split into phases (the
+    /// sequential protocol does not need it, and the parallel modes make the one phase
+    /// when they run it).
+    Plain(Circuit),
     /// The opened file (checked once), and the temporary file to remove after the run.
     Compact(Box<CompactFile>, Option<TempFile>),
 }
@@ -484,6 +489,12 @@ pub fn load_spec(
                 parallel: Some(parallel),
                 _temp: None,
             },
+            CompiledProgram::Plain(c) => Program {
+                circuit: Loaded::Memory(c),
+                interface: Some(interface),
+                parallel: None,
+                _temp: None,
+            },
             CompiledProgram::Compact(c, temp) => Program {
                 circuit: Loaded::Compact(c),
                 interface: Some(interface),
@@ -540,12 +551,16 @@ pub fn load_spec(
                 _temp: None,
             });
         }
-        let (parallel, interface) = read_pgc_parallel(path)?;
+        let (contents, interface) = read_pgc_contents(path)?;
         let typed = !(interface.inputs.is_empty() && interface.outputs.is_empty());
+        let (circuit, parallel) = match contents {
+            PgcContents::Plain(c) => (c, None),
+            PgcContents::Parallel(pc) => (flatten(&pc)?, Some(pc)),
+        };
         return Ok(Program {
-            circuit: Loaded::Memory(flatten(&parallel)?),
+            circuit: Loaded::Memory(circuit),
             interface: typed.then_some(interface),
-            parallel: Some(parallel),
+            parallel,
             _temp: None,
         });
     }
@@ -627,10 +642,8 @@ pub fn prepare(p: Program, spec: &str) -> Result<Program> {
             // fresh memory costs its page faults: on EDT-255's 13 M gates, more than the
             // sort itself).
             drop(p.parallel);
-            let leveled = levelize(&c).with_context(|| format!("preparing {spec}"))?;
-            drop(c);
-            let slotted = assign_slots(&leveled);
-            drop(leveled);
+            // Levelized and slotted in place (see `levelize_into_slots`).
+            let slotted = levelize_into_slots(c).with_context(|| format!("preparing {spec}"))?;
             Program {
                 circuit: Loaded::Memory(slotted),
                 interface: p.interface,
@@ -656,9 +669,9 @@ pub fn prepare_copy(p: &Program, spec: &str) -> Option<Result<Program>> {
     };
     let prepared = (|| {
         analysis_memory(c).check()?;
-        let leveled = levelize(c).with_context(|| format!("preparing {spec}"))?;
+        let slotted = levelize_with_slots(c).with_context(|| format!("preparing {spec}"))?;
         Ok(Program {
-            circuit: Loaded::Memory(assign_slots(&leveled)),
+            circuit: Loaded::Memory(slotted),
             interface: p.interface.clone(),
             // The sequential protocol runs it; the regions are not needed.
             parallel: None,
@@ -743,8 +756,11 @@ pub fn compile_cached(
         let hit = match pgc_format_version(file) {
             Ok(3) => open_compact(file, quiet)
                 .map(|(c, iface)| (CompiledProgram::Compact(Box::new(c), None), iface)),
-            Ok(_) => read_pgc_parallel(file)
-                .map(|(pc, iface)| (CompiledProgram::Flat(pc), iface))
+            Ok(_) => read_pgc_contents(file)
+                .map(|(contents, iface)| match contents {
+                    PgcContents::Plain(c) => (CompiledProgram::Plain(c), iface),
+                    PgcContents::Parallel(pc) => (CompiledProgram::Flat(pc), iface),
+                })
                 .map_err(anyhow::Error::from),
             Err(e) => Err(e.into()),
         };
@@ -762,7 +778,13 @@ pub fn compile_cached(
             if let Some(file) = &cached_at {
                 store(file, &parallel, &compiled.interface);
             }
-            Ok((CompiledProgram::Flat(parallel), compiled.interface))
+            // As a cache hit reads it (a program without regions is stored plain).
+            let program = if parallel.regions().next().is_none() {
+                CompiledProgram::Plain(flatten(&parallel)?)
+            } else {
+                CompiledProgram::Flat(parallel)
+            };
+            Ok((program, compiled.interface))
         }
         Either::Compact => {
             // Straight into the cache entry (or a temporary file removed after the run).
@@ -1072,4 +1094,151 @@ pub fn parse_values(
                 .with_context(|| format!("{who}'s input value {}", i + 1))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgc_circuit::analysis::{assign_slots, levelize};
+    use pgc_circuit::generate::random_circuit;
+    use pgc_circuit::parallel::RegionSpan;
+    use pgc_circuit::pgcfile::write_pgc_file;
+    use pgc_protocol::parallel::{ParallelConfig, ParallelMode};
+
+    /// A fresh path in the temporary directory (removed on drop).
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            Scratch(std::env::temp_dir().join(format!(
+                "pgc-engine-{name}-{}-{nanos}.pgc",
+                std::process::id()
+            )))
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn load_file(path: &Path) -> Program {
+        load_spec(
+            path.to_str().unwrap(),
+            None,
+            &CompileArgs::default(),
+            false,
+            Stream::Never,
+            true,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_file_without_regions_loads_as_a_plain_circuit_and_prepares_as_before() {
+        let c = random_circuit(29, 12, 3000);
+        let file = Scratch::new("plain");
+        write_pgc_file(&file.0, &c, &Interface::default()).unwrap();
+        let program = load_file(&file.0);
+        assert!(program.parallel.is_none(), "no parallel form is built");
+        let Loaded::Memory(loaded) = &program.circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(loaded, &c);
+        // Prepared for the sequential protocol exactly as levelize + assign_slots make it,
+        // whether the program is given up or kept.
+        let want = assign_slots(&levelize(&c).unwrap());
+        let kept = prepare_copy(&program, "plain").unwrap().unwrap();
+        let Loaded::Memory(kept) = kept.circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(kept, want);
+        let Loaded::Memory(prepared) = prepare(program, "plain").unwrap().circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(prepared, want);
+    }
+
+    #[test]
+    fn a_file_with_regions_keeps_its_parallel_form() {
+        // Two independent halves: the gates of two copies of one circuit side by side.
+        let one = random_circuit(5, 8, 400);
+        let shift = one.layout.num_wires - 8;
+        let mut gates = one.gates.clone();
+        gates.extend(one.gates.iter().map(|g| {
+            let mut g = *g;
+            let moved = |w: pgc_circuit::WireId| if w < 8 { w } else { w + shift };
+            g.a = if g.op == pgc_circuit::Op::Const {
+                g.a
+            } else {
+                moved(g.a)
+            };
+            g.b = if matches!(g.op, pgc_circuit::Op::Xor | pgc_circuit::Op::And) {
+                moved(g.b)
+            } else {
+                g.b
+            };
+            g.out = moved(g.out);
+            g
+        }));
+        let c = Circuit {
+            layout: Layout {
+                num_wires: one.layout.num_wires + shift,
+                input_widths: one.layout.input_widths.clone(),
+                output_widths: vec![2],
+                output_wires: vec![gates[399].out, gates[799].out],
+            },
+            gates,
+        };
+        let spans = [RegionSpan {
+            line: 1,
+            bounds: vec![0, 400, 800],
+        }];
+        let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+        assert!(pc.regions().next().is_some());
+        let file = Scratch::new("regions");
+        write_pgc_parallel_file(&file.0, &pc, &Interface::default()).unwrap();
+        let program = load_file(&file.0);
+        assert_eq!(program.parallel.as_ref(), Some(&pc));
+        let Loaded::Memory(flat) = &program.circuit else {
+            panic!("held in memory")
+        };
+        assert_eq!(flat, &pc.flatten());
+    }
+
+    #[test]
+    fn a_plain_file_not_in_single_assignment_form_runs_sequentially_only() {
+        // Loading it no longer makes a parallel form (which refused such a circuit, so
+        // that even `--parallel none` could not load the file); the sequential protocol
+        // takes it, and the parallel modes say why they cannot.
+        let mut c = random_circuit(3, 4, 20);
+        let first_out = c.gates[0].out;
+        c.gates.push(Gate::inv(0, first_out));
+        let file = Scratch::new("reused");
+        write_pgc_file(&file.0, &c, &Interface::default()).unwrap();
+        let program = load_file(&file.0);
+        assert!(program.parallel.is_none());
+        let auto = crate::session::auto_choice(&program, 4, false, None);
+        assert_eq!(auto.mode, ParallelMode::None);
+        let cgp = ParallelConfig {
+            mode: ParallelMode::Cgp,
+            threads: 2,
+            tau: 128,
+        };
+        let e = crate::session::parallel_form(&program, &cgp).unwrap_err();
+        assert!(format!("{e:#}").contains("single-assignment"), "{e:#}");
+        let none = ParallelConfig {
+            mode: ParallelMode::None,
+            ..cgp
+        };
+        assert!(
+            crate::session::parallel_form(&program, &none)
+                .unwrap()
+                .is_none()
+        );
+    }
 }

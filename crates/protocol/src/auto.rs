@@ -16,6 +16,12 @@
 //! - So the parallel protocol wins where regions worth splitting hold most of the AND gates
 //!   (BioMatch, MExp, MVMul: 98–100 %), even on one thread, and the sequential one wherever
 //!   they do not (modexp's many tiny regions, edit distance and Bristol circuits, none).
+//! - Circuits without regions run sequentially at any size: running them in program order
+//!   on one thread (CGP's sequential phase, no levelizing) once took up to 17 % less CPU on
+//!   EDT-255 (13 M gates), but the sequential path now reads such a circuit as it is stored
+//!   and levelizes and slots it in place, and costs no more CPU than program order on every
+//!   such circuit measured (EDT-63…255, random and Bristol circuits; BENCHMARKS.md, "`none`
+//!   on large circuits without regions"), so there is no size at which to switch.
 //! - Fine-grained parallelism (FGP) is never chosen: a barrier per AND level lost on every
 //!   program measured so far (Figure 6), and deciding it needs the circuit levelized first.
 //!   Inter-party parallelism (IPP) is never chosen either (it needs both parties' machines
@@ -207,6 +213,23 @@ mod tests {
         let small = choose(&circuit(10, 2, 100), 8);
         assert_eq!(small.mode, ParallelMode::None);
         assert!(small.reason.contains("too small"), "{}", small.reason);
+    }
+
+    #[test]
+    fn circuits_without_regions_run_sequentially_whatever_their_size() {
+        // From EDT-63's AND count to far beyond EDT-255's (3.37 M): no size switches to the
+        // program-order path (see the module doc).
+        for and_gates in [156_996, 3_371_952, 1 << 40] {
+            let facts = RegionFacts {
+                and_gates,
+                ..RegionFacts::default()
+            };
+            for threads in [1, 2, 16] {
+                let got = choose_from(&facts, threads);
+                assert_eq!(got.mode, ParallelMode::None, "{and_gates} ANDs, {threads}");
+                assert_eq!(got.threads, 1);
+            }
+        }
     }
 
     #[test]
