@@ -360,12 +360,17 @@ impl SpillFile {
 }
 
 impl NodeStore {
-    /// Calls `f(first_index, nodes)` on consecutive chunks, from the last chunk to the first.
-    fn for_each_chunk_backward(&mut self, f: &mut dyn FnMut(u64, &[Node])) -> io::Result<()> {
+    /// Calls `f(first_index, nodes)` on consecutive chunks, from the last chunk to the
+    /// first; stops at an error of `f`.
+    fn for_each_chunk_backward<E>(
+        &mut self,
+        f: &mut ChunkVisitor<'_, E>,
+        io_error: impl Fn(io::Error) -> E,
+    ) -> Result<(), E> {
         match self {
             NodeStore::Memory(chunks) => {
                 for (k, chunk) in chunks.iter().enumerate().rev() {
-                    f((k * SPILL_CHUNK_NODES) as u64, chunk);
+                    f((k * SPILL_CHUNK_NODES) as u64, chunk)?;
                 }
                 Ok(())
             }
@@ -374,8 +379,9 @@ impl NodeStore {
                 let mut end = file.nodes;
                 while end > 0 {
                     let start = end.saturating_sub(SPILL_CHUNK_NODES as u64);
-                    file.read_nodes(start, &mut buf, (end - start) as usize)?;
-                    f(start, &buf);
+                    file.read_nodes(start, &mut buf, (end - start) as usize)
+                        .map_err(&io_error)?;
+                    f(start, &buf)?;
                     end = start;
                 }
                 Ok(())
@@ -465,6 +471,8 @@ struct CallStore {
     /// calls).
     spill_dir: Option<PathBuf>,
     spill: Option<(crate::tempfiles::TempPath, File, u64)>,
+    /// Bytes of the spilled chunk being read.
+    read_buf: Vec<u8>,
 }
 
 fn put_varint(out: &mut Vec<u8>, mut x: u64) {
@@ -500,6 +508,7 @@ impl CallStore {
             chunk_base: 0,
             spill_dir: None,
             spill: None,
+            read_buf: Vec::new(),
         }
     }
 
@@ -568,16 +577,15 @@ impl CallStore {
     /// Decodes chunk `k` into `out`.
     fn read_chunk(&mut self, k: usize, out: &mut Vec<CallRecord>) -> io::Result<()> {
         let chunk = &self.chunks[k];
-        let owned;
         let bytes: &[u8] = match &chunk.data {
             CallChunkData::Memory(b) => b,
             CallChunkData::Spilled { offset, len } => {
                 let (_, file, _) = self.spill.as_mut().expect("spilled chunks have a file");
                 file.seek(SeekFrom::Start(*offset))?;
-                let mut b = vec![0u8; *len];
-                file.read_exact(&mut b)?;
-                owned = b;
-                &owned
+                // Reused: a fresh buffer per chunk was fresh pages each time.
+                self.read_buf.resize(*len, 0);
+                file.read_exact(&mut self.read_buf)?;
+                &self.read_buf
             }
         };
         out.resize_with(chunk.calls, CallRecord::default);
@@ -1132,43 +1140,57 @@ impl NetBuilder {
         let calls = &mut self.calls;
         calls.seal().map_err(&to_error)?;
         let mut cursor = CallCursor::default();
-        let mut call_error: Option<io::Error> = None;
         let mut call_consts = [false; 2];
         let (mut calls_live, mut calls_dead, mut call_outputs_live) = (0u64, 0u64, 0u64);
         self.store
-            .for_each_chunk_backward(&mut |first, nodes| {
-                for (k, node) in nodes.iter().enumerate().rev() {
-                    let v = first as usize + k;
-                    let kind = node.kind();
-                    if kind == NodeKind::CallOutput {
-                        if call_error.is_some() {
-                            continue;
-                        }
-                        let rec = match cursor.get(calls, node.b - 1) {
-                            Ok(rec) => rec,
-                            Err(e) => {
-                                call_error = Some(e);
+            .for_each_chunk_backward(
+                &mut |first, nodes| {
+                    for (k, node) in nodes.iter().enumerate().rev() {
+                        let v = first as usize + k;
+                        let kind = node.kind();
+                        if kind == NodeKind::CallOutput {
+                            let rec = cursor.get(calls, node.b - 1)?;
+                            // A call is decided at its first output, when every later node
+                            // (every reader of any of its outputs) has been seen.
+                            if v as u64 != rec.first_node {
                                 continue;
                             }
-                        };
-                        // A call is decided at its first output, when every later node
-                        // (every reader of any of its outputs) has been seen.
-                        if v as u64 != rec.first_node {
+                            let outputs = v..v + rec.num_outputs as usize;
+                            if !outputs.clone().any(|w| live.get(w)) {
+                                calls_dead += 1;
+                                continue;
+                            }
+                            calls_live += 1;
+                            call_outputs_live += rec.num_outputs as u64;
+                            outputs.for_each(|w| live.set(w));
+                            for &lit in &rec.inputs {
+                                match lit.as_const() {
+                                    Some(value) => call_consts[value as usize] = true,
+                                    None => {
+                                        let w = lit.wire_id().expect("non-constant") as usize;
+                                        live.set(w);
+                                        if lit.is_negated() {
+                                            negated.set(w);
+                                        }
+                                    }
+                                }
+                            }
                             continue;
                         }
-                        let outputs = v..v + rec.num_outputs as usize;
-                        if !outputs.clone().any(|w| live.get(w)) {
-                            calls_dead += 1;
+                        if !live.get(v) {
+                            if kind != NodeKind::Input {
+                                dead += 1;
+                                and_dead += (kind == NodeKind::And) as u64;
+                            }
                             continue;
                         }
-                        calls_live += 1;
-                        call_outputs_live += rec.num_outputs as u64;
-                        outputs.for_each(|w| live.set(w));
-                        for &lit in &rec.inputs {
-                            match lit.as_const() {
-                                Some(value) => call_consts[value as usize] = true,
-                                None => {
-                                    let w = lit.wire_id().expect("non-constant") as usize;
+                        match kind {
+                            NodeKind::Input | NodeKind::CallOutput => {}
+                            NodeKind::Xor | NodeKind::And => {
+                                and_live += (kind == NodeKind::And) as u64;
+                                for raw in [node.a, node.b] {
+                                    let lit = lit_from_raw(raw);
+                                    let w = lit.wire_id().expect("operands are wires") as usize;
                                     live.set(w);
                                     if lit.is_negated() {
                                         negated.set(w);
@@ -1176,35 +1198,12 @@ impl NetBuilder {
                                 }
                             }
                         }
-                        continue;
                     }
-                    if !live.get(v) {
-                        if kind != NodeKind::Input {
-                            dead += 1;
-                            and_dead += (kind == NodeKind::And) as u64;
-                        }
-                        continue;
-                    }
-                    match kind {
-                        NodeKind::Input | NodeKind::CallOutput => {}
-                        NodeKind::Xor | NodeKind::And => {
-                            and_live += (kind == NodeKind::And) as u64;
-                            for raw in [node.a, node.b] {
-                                let lit = lit_from_raw(raw);
-                                let w = lit.wire_id().expect("operands are wires") as usize;
-                                live.set(w);
-                                if lit.is_negated() {
-                                    negated.set(w);
-                                }
-                            }
-                        }
-                    }
-                }
-            })
+                    Ok(())
+                },
+                |e| e,
+            )
             .map_err(&to_error)?;
-        if let Some(e) = call_error {
-            return Err(to_error(e));
-        }
 
         // Inputs are kept regardless of use and numbered by declaration: move their bits out
         // of the gate bitmaps.
@@ -1495,6 +1494,58 @@ impl Numbering {
     }
 }
 
+/// Appends the items of nodes `first..first + nodes.len()` (kept gates with their INVs,
+/// and each kept call at its first output node) to `out`. A node's items depend on that
+/// node alone, so chunks can be turned into items in any order.
+fn push_node_items(
+    num: &Numbering,
+    calls: &mut CallStore,
+    cursor: &mut CallCursor,
+    first: u64,
+    nodes: &[Node],
+    out: &mut Vec<Item>,
+) -> io::Result<()> {
+    for (k, node) in nodes.iter().enumerate() {
+        let v = first as usize + k;
+        if !num.gates.first.get(v) {
+            continue;
+        }
+        let kind = node.kind();
+        if kind == NodeKind::CallOutput {
+            let rec = cursor.get(calls, node.b - 1)?;
+            if v as u64 != rec.first_node {
+                continue;
+            }
+            let call = Call {
+                template: rec.template,
+                inputs: rec.inputs.iter().map(|&l| num.wire_of(l)).collect(),
+                outputs: (0..rec.num_outputs as usize)
+                    .map(|j| num.gate_wire(v + j))
+                    .collect(),
+            };
+            out.push(Item::Call(Box::new(call)));
+            for j in 0..rec.num_outputs as usize {
+                if num.gates.second.get(v + j) {
+                    let w = num.gate_wire(v + j);
+                    out.push(Item::Gate(Gate::inv(w, w + 1)));
+                }
+            }
+        } else {
+            let a = num.wire_of(lit_from_raw(node.a));
+            let b = num.wire_of(lit_from_raw(node.b));
+            let w = num.gate_wire(v);
+            out.push(Item::Gate(match kind {
+                NodeKind::And => Gate::and(a, b, w),
+                _ => Gate::xor(b, a, w),
+            }));
+            if num.gates.second.get(v) {
+                out.push(Item::Gate(Gate::inv(w, w + 1)));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A finished netlist whose dead gates are gone and whose numbering is fixed: the layout
 /// and counts are known, and the gates can be streamed out (from RAM or the spill file)
 /// without being held whole.
@@ -1560,15 +1611,74 @@ impl PreparedNetlist {
     /// calls whose outputs are fresh wires in single-assignment form (a call's outputs
     /// follow its inputs; an output whose complement is needed gets an INV after the call).
     /// Wires are numbered as for [`for_each_chunk`](PreparedNetlist::for_each_chunk), the
-    /// outputs of a call counting like gates. Stops at the first error of `f`.
+    /// outputs of a call counting like gates. The chunks are `f`'s to change (a slotter
+    /// renames them in place). Stops at the first error of `f`.
     pub fn for_each_item<E: From<NetlistError>>(
         mut self,
-        mut f: impl FnMut(&[Item]) -> Result<(), E>,
+        mut f: impl FnMut(&mut [Item]) -> Result<(), E>,
     ) -> Result<BuildStats, E> {
-        let num = &self.numbering;
         // Sized for small bodies too (templates): a full chunk each would be zeroed pages.
         let mut out: Vec<Item> =
             Vec::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        self.push_prefix_items(&mut out);
+        let spill_error = self.spill_error::<E>();
+        let (num, calls) = (&self.numbering, &mut self.calls);
+        let mut cursor = CallCursor::default();
+        self.store.for_each_chunk_forward(
+            &mut |first, nodes| {
+                push_node_items(num, calls, &mut cursor, first, nodes, &mut out)
+                    .map_err(&spill_error)?;
+                if out.len() >= SPILL_CHUNK_NODES {
+                    f(&mut out)?;
+                    out.clear();
+                }
+                Ok(())
+            },
+            &spill_error,
+        )?;
+        if !out.is_empty() {
+            f(&mut out)?;
+        }
+        Ok(self.stats)
+    }
+
+    /// The items of [`for_each_item`](PreparedNetlist::for_each_item) in reverse: chunks
+    /// from the last to the first, each chunk's items in body order (so walking every chunk
+    /// backward walks the body backward). Leaves the netlist as it was, so it can be handed
+    /// out forward afterwards (a backward pass for last uses, then the forward one, without
+    /// a copy of the body). Stops at the first error of `f`.
+    pub fn for_each_item_backward<E: From<NetlistError>>(
+        &mut self,
+        mut f: impl FnMut(&[Item]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut out: Vec<Item> =
+            Vec::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        let spill_error = self.spill_error::<E>();
+        let (num, calls) = (&self.numbering, &mut self.calls);
+        let mut cursor = CallCursor::default();
+        self.store.for_each_chunk_backward(
+            &mut |first, nodes| {
+                out.clear();
+                push_node_items(num, calls, &mut cursor, first, nodes, &mut out)
+                    .map_err(&spill_error)?;
+                if out.is_empty() {
+                    return Ok(());
+                }
+                f(&out)
+            },
+            &spill_error,
+        )?;
+        out.clear();
+        self.push_prefix_items(&mut out);
+        if !out.is_empty() {
+            f(&out)?;
+        }
+        Ok(())
+    }
+
+    /// The items before the first node's: the constant gates, then the INVs of inputs.
+    fn push_prefix_items(&self, out: &mut Vec<Item>) {
+        let num = &self.numbering;
         for (value, wire) in num.const_wires.iter().enumerate() {
             if let Some(w) = wire {
                 out.push(Item::Gate(Gate::constant(value == 1, *w)));
@@ -1581,78 +1691,17 @@ impl PreparedNetlist {
                 next += 1;
             }
         }
-        let spill_path = self.spill_path.clone().unwrap_or_default();
-        let calls = &mut self.calls;
-        let mut cursor = CallCursor::default();
-        let mut call_error: Option<io::Error> = None;
-        self.store.for_each_chunk_forward(
-            &mut |first, nodes| {
-                for (k, node) in nodes.iter().enumerate() {
-                    let v = first as usize + k;
-                    if !num.gates.first.get(v) {
-                        continue;
-                    }
-                    let kind = node.kind();
-                    if kind == NodeKind::CallOutput {
-                        let rec = match cursor.get(calls, node.b - 1) {
-                            Ok(rec) => rec,
-                            Err(e) => {
-                                call_error.get_or_insert(e);
-                                return Ok(());
-                            }
-                        };
-                        if v as u64 != rec.first_node {
-                            continue;
-                        }
-                        let outputs: Vec<WireId> = (0..rec.num_outputs as usize)
-                            .map(|j| num.gate_wire(v + j))
-                            .collect();
-                        out.push(Item::Call(Box::new(Call {
-                            template: rec.template,
-                            inputs: rec.inputs.iter().map(|&l| num.wire_of(l)).collect(),
-                            outputs: outputs.clone(),
-                        })));
-                        for (j, &w) in outputs.iter().enumerate() {
-                            if num.gates.second.get(v + j) {
-                                out.push(Item::Gate(Gate::inv(w, w + 1)));
-                            }
-                        }
-                    } else {
-                        let a = num.wire_of(lit_from_raw(node.a));
-                        let b = num.wire_of(lit_from_raw(node.b));
-                        let w = num.gate_wire(v);
-                        out.push(Item::Gate(match kind {
-                            NodeKind::And => Gate::and(a, b, w),
-                            _ => Gate::xor(b, a, w),
-                        }));
-                        if num.gates.second.get(v) {
-                            out.push(Item::Gate(Gate::inv(w, w + 1)));
-                        }
-                    }
-                }
-                if out.len() >= SPILL_CHUNK_NODES {
-                    f(&out)?;
-                    out.clear();
-                }
-                Ok(())
-            },
-            |source| {
-                E::from(NetlistError::Spill {
-                    path: spill_path.clone(),
-                    source,
-                })
-            },
-        )?;
-        if let Some(source) = call_error {
-            return Err(E::from(NetlistError::Spill {
-                path: spill_path,
+    }
+
+    /// Turns an I/O error on the spill files into the netlist's error naming the file.
+    fn spill_error<E: From<NetlistError>>(&self) -> impl Fn(io::Error) -> E + use<E> {
+        let path = self.spill_path.clone().unwrap_or_default();
+        move |source| {
+            E::from(NetlistError::Spill {
+                path: path.clone(),
                 source,
-            }));
+            })
         }
-        if !out.is_empty() {
-            f(&out)?;
-        }
-        Ok(self.stats)
     }
 
     /// The whole body in memory as items (see

@@ -456,3 +456,76 @@ fn flat_finishing_refuses_calls() {
     let e = b.try_finish().unwrap_err();
     assert!(e.to_string().contains("compact templates"), "{e}");
 }
+
+/// Gates and calls of random arity (outputs read plain or complemented, some calls dead),
+/// enough of both for several node chunks and several call chunks.
+fn random_netlist_with_calls(b: &mut NetBuilder, seed: u64, steps: usize) {
+    let mut rng = SplitMix64::new(seed);
+    let mut pool: Vec<Lit> = b.input(8);
+    pool.push(Lit::TRUE);
+    for _ in 0..steps {
+        let pick = |rng: &mut SplitMix64, pool: &[Lit]| {
+            // Mostly recent values, as a program's would be.
+            let back = 1 + rng.below(pool.len().min(300) as u32) as usize;
+            let l = pool[pool.len() - back];
+            if rng.next_bool() { !l } else { l }
+        };
+        match rng.below(3) {
+            0 => {
+                let inputs: Vec<Lit> = (0..1 + rng.below(8))
+                    .map(|_| pick(&mut rng, &pool))
+                    .collect();
+                let outs = b.call(rng.below(5), &inputs, 1 + rng.below(20));
+                pool.extend(outs);
+            }
+            k => {
+                let (x, y) = (pick(&mut rng, &pool), pick(&mut rng, &pool));
+                let r = if k == 1 { b.and(x, y) } else { b.xor(x, y) };
+                pool.push(r);
+            }
+        }
+        if rng.below(200) == 0 {
+            let o = pick(&mut rng, &pool);
+            b.output(&[o]);
+        }
+    }
+    let last = pool[pool.len() - 1];
+    b.output(&[!last]);
+}
+
+#[test]
+fn items_backward_are_the_forward_items_reversed() {
+    let dir = std::env::temp_dir();
+    for (seed, spill) in [(1, false), (2, true)] {
+        let mut b = if spill {
+            NetBuilder::with_spill(OptimizeFor::Size, &dir).unwrap()
+        } else {
+            NetBuilder::new(OptimizeFor::Size)
+        };
+        random_netlist_with_calls(&mut b, seed, 60_000);
+        let mut prepared = b.prepare().unwrap();
+        let mut backward: Vec<Vec<Item>> = Vec::new();
+        prepared
+            .for_each_item_backward(|chunk| {
+                backward.push(chunk.to_vec());
+                Ok::<(), pgc_circuit::netlist::NetlistError>(())
+            })
+            .unwrap();
+        let mut forward = Vec::new();
+        let stats = prepared
+            .for_each_item(|chunk| {
+                forward.extend_from_slice(chunk);
+                Ok::<(), pgc_circuit::netlist::NetlistError>(())
+            })
+            .unwrap();
+        assert!(backward.len() > 4, "several node chunks (seed {seed})");
+        assert!(
+            stats.calls_final > 20_000,
+            "several call chunks (seed {seed})"
+        );
+        assert!(stats.calls_dead_removed > 0, "seed {seed}");
+        let reversed: Vec<Item> = backward.into_iter().rev().flatten().collect();
+        assert_eq!(reversed.len(), forward.len(), "seed {seed}");
+        assert!(reversed == forward, "seed {seed}");
+    }
+}
