@@ -302,17 +302,30 @@ enum NodeStore {
     Spill(SpillFile),
 }
 
-/// A temporary file of 16-byte node records; removed when dropped.
+/// A temporary file of the nodes in chunks of [`SPILL_CHUNK_NODES`], as 16-byte records:
+/// a node as it is, except that consecutive outputs of one call (nine in ten nodes of a
+/// compact body) are one record, `a` = [`CALL_RUN`] | count and `b` the call's field. Writing
+/// fresh pages of a file costs far more than reading them back, so the smaller file pays.
+/// Removed when dropped.
 struct SpillFile {
     path: crate::tempfiles::TempPath,
     writer: Option<BufWriter<File>>,
     /// The file reopened for reading, after writing ended.
     reader: Option<File>,
     nodes: u64,
+    /// Byte offset of each chunk's first record, and the bytes written.
+    chunk_starts: Vec<u64>,
+    bytes: u64,
+    /// The call-output run not yet written: the nodes' `b` and how many.
+    run: Option<(u64, u64)>,
     /// Bytes of the chunk being read, reused: a fresh megabyte per chunk was fresh pages
     /// from the system each time (a page fault every 4 KiB).
     read_buf: Vec<u8>,
 }
+
+/// Marks a record of [`SpillFile`] standing for a run of call outputs (a node's `a` is a
+/// literal, below 2^34).
+const CALL_RUN: u64 = 1 << 63;
 
 impl SpillFile {
     fn create(dir: &Path) -> io::Result<SpillFile> {
@@ -321,23 +334,59 @@ impl SpillFile {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             reader: None,
-            read_buf: Vec::new(),
             nodes: 0,
+            chunk_starts: Vec::new(),
+            bytes: 0,
+            run: None,
+            read_buf: Vec::new(),
         })
     }
 
-    fn push(&mut self, node: Node) -> io::Result<()> {
+    fn write_record(&mut self, node: Node) -> io::Result<()> {
         let w = self
             .writer
             .as_mut()
             .expect("spill file written after it was closed");
         w.write_all(&node.to_bytes())?;
-        self.nodes += 1;
+        self.bytes += 16;
         Ok(())
+    }
+
+    fn end_run(&mut self) -> io::Result<()> {
+        match self.run.take() {
+            Some((b, count)) => self.write_record(Node {
+                a: CALL_RUN | count,
+                b,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn push(&mut self, node: Node) -> io::Result<()> {
+        if self.nodes.is_multiple_of(SPILL_CHUNK_NODES as u64) {
+            self.end_run()?;
+            self.chunk_starts.push(self.bytes);
+        }
+        self.nodes += 1;
+        if node.kind() == NodeKind::CallOutput {
+            match &mut self.run {
+                Some((b, count)) if *b == node.b => *count += 1,
+                _ => {
+                    self.end_run()?;
+                    self.run = Some((node.b, 1));
+                }
+            }
+            return Ok(());
+        }
+        self.end_run()?;
+        self.write_record(node)
     }
 
     /// Ends writing; later reads use the file itself.
     fn close_writer(&mut self) -> io::Result<()> {
+        if self.writer.is_some() {
+            self.end_run()?;
+        }
         if let Some(w) = self.writer.take() {
             let file = w.into_inner().map_err(|e| e.into_error())?;
             self.reader = Some(file);
@@ -345,16 +394,40 @@ impl SpillFile {
         Ok(())
     }
 
-    /// Reads nodes `first..first + buf.len()` into `buf`.
-    fn read_nodes(&mut self, first: u64, buf: &mut Vec<Node>, count: usize) -> io::Result<()> {
+    fn chunk_count(&self) -> usize {
+        self.chunk_starts.len()
+    }
+
+    /// Reads chunk `k` (nodes from `k * SPILL_CHUNK_NODES`) into `buf`.
+    fn read_chunk(&mut self, k: usize, buf: &mut Vec<Node>) -> io::Result<()> {
         self.close_writer()?;
         let file = self.reader.as_mut().expect("reader set by close_writer");
-        file.seek(SeekFrom::Start(first * 16))?;
+        let start = self.chunk_starts[k];
+        let end = self.chunk_starts.get(k + 1).copied().unwrap_or(self.bytes);
+        file.seek(SeekFrom::Start(start))?;
         let bytes = &mut self.read_buf;
-        bytes.resize(count * 16, 0);
+        bytes.resize((end - start) as usize, 0);
         file.read_exact(bytes)?;
+        let want = (self.nodes - (k * SPILL_CHUNK_NODES) as u64).min(SPILL_CHUNK_NODES as u64);
         buf.clear();
-        buf.extend(bytes.chunks_exact(16).map(Node::from_bytes));
+        for record in bytes.chunks_exact(16).map(Node::from_bytes) {
+            if record.a & CALL_RUN == 0 {
+                buf.push(record);
+                continue;
+            }
+            let count = record.a & !CALL_RUN;
+            if buf.len() as u64 + count > want {
+                break;
+            }
+            let output = Node { a: 0, b: record.b };
+            buf.extend(std::iter::repeat_n(output, count as usize));
+        }
+        if buf.len() as u64 != want {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("chunk {k} of the netlist spill does not hold {want} nodes"),
+            ));
+        }
         Ok(())
     }
 }
@@ -376,13 +449,9 @@ impl NodeStore {
             }
             NodeStore::Spill(file) => {
                 let mut buf = Vec::with_capacity(SPILL_CHUNK_NODES);
-                let mut end = file.nodes;
-                while end > 0 {
-                    let start = end.saturating_sub(SPILL_CHUNK_NODES as u64);
-                    file.read_nodes(start, &mut buf, (end - start) as usize)
-                        .map_err(&io_error)?;
-                    f(start, &buf)?;
-                    end = start;
+                for k in (0..file.chunk_count()).rev() {
+                    file.read_chunk(k, &mut buf).map_err(&io_error)?;
+                    f((k * SPILL_CHUNK_NODES) as u64, &buf)?;
                 }
                 Ok(())
             }
@@ -408,12 +477,9 @@ impl NodeStore {
             }
             NodeStore::Spill(file) => {
                 let mut buf = Vec::with_capacity(SPILL_CHUNK_NODES);
-                let mut start = 0u64;
-                while start < file.nodes {
-                    let count = (file.nodes - start).min(SPILL_CHUNK_NODES as u64) as usize;
-                    file.read_nodes(start, &mut buf, count).map_err(&io_error)?;
-                    f(start, &buf)?;
-                    start += count as u64;
+                for k in 0..file.chunk_count() {
+                    file.read_chunk(k, &mut buf).map_err(&io_error)?;
+                    f((k * SPILL_CHUNK_NODES) as u64, &buf)?;
                 }
                 Ok(())
             }

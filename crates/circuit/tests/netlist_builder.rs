@@ -493,37 +493,48 @@ fn random_netlist_with_calls(b: &mut NetBuilder, seed: u64, steps: usize) {
     b.output(&[!last]);
 }
 
+/// Items forward, and the chunks of the backward walk (last chunk first).
+fn items_both_ways(b: NetBuilder) -> (Vec<Item>, Vec<Vec<Item>>, BuildStats) {
+    let mut prepared = b.prepare().unwrap();
+    let mut backward: Vec<Vec<Item>> = Vec::new();
+    prepared
+        .for_each_item_backward(|chunk| {
+            backward.push(chunk.to_vec());
+            Ok::<(), pgc_circuit::netlist::NetlistError>(())
+        })
+        .unwrap();
+    let mut forward = Vec::new();
+    let stats = prepared
+        .for_each_item(|chunk| {
+            forward.extend_from_slice(chunk);
+            Ok::<(), pgc_circuit::netlist::NetlistError>(())
+        })
+        .unwrap();
+    (forward, backward, stats)
+}
+
+/// The backward walk gives the forward items reversed, and the spill file (call outputs
+/// stored as runs) gives the items the in-memory store does, across node chunks and call
+/// chunks.
 #[test]
 fn items_backward_are_the_forward_items_reversed() {
     let dir = std::env::temp_dir();
-    for (seed, spill) in [(1, false), (2, true)] {
-        let mut b = if spill {
-            NetBuilder::with_spill(OptimizeFor::Size, &dir).unwrap()
-        } else {
-            NetBuilder::new(OptimizeFor::Size)
-        };
-        random_netlist_with_calls(&mut b, seed, 60_000);
-        let mut prepared = b.prepare().unwrap();
-        let mut backward: Vec<Vec<Item>> = Vec::new();
-        prepared
-            .for_each_item_backward(|chunk| {
-                backward.push(chunk.to_vec());
-                Ok::<(), pgc_circuit::netlist::NetlistError>(())
-            })
-            .unwrap();
-        let mut forward = Vec::new();
-        let stats = prepared
-            .for_each_item(|chunk| {
-                forward.extend_from_slice(chunk);
-                Ok::<(), pgc_circuit::netlist::NetlistError>(())
-            })
-            .unwrap();
+    for seed in 1..3 {
+        let mut mem = NetBuilder::new(OptimizeFor::Size);
+        random_netlist_with_calls(&mut mem, seed, 60_000);
+        let mut spill = NetBuilder::with_spill(OptimizeFor::Size, &dir).unwrap();
+        random_netlist_with_calls(&mut spill, seed, 60_000);
+        let (forward, backward, stats) = items_both_ways(mem);
+        let (spill_forward, spill_backward, spill_stats) = items_both_ways(spill);
         assert!(backward.len() > 4, "several node chunks (seed {seed})");
         assert!(
-            stats.calls_final > 20_000,
+            stats.calls_final > 15_000,
             "several call chunks (seed {seed})"
         );
         assert!(stats.calls_dead_removed > 0, "seed {seed}");
+        assert_eq!(stats, spill_stats, "seed {seed}");
+        assert!(spill_forward == forward, "seed {seed}");
+        assert!(spill_backward == backward, "seed {seed}");
         let reversed: Vec<Item> = backward.into_iter().rev().flatten().collect();
         assert_eq!(reversed.len(), forward.len(), "seed {seed}");
         assert!(reversed == forward, "seed {seed}");
