@@ -549,7 +549,25 @@ fn put_varint(out: &mut Vec<u8>, mut x: u64) {
     out.push(x as u8);
 }
 
+/// Decodes the varint at `pos`. Call inputs (most of the call store, decoded in three passes)
+/// are mostly one or two bytes: those take no loop.
+#[inline]
 fn get_varint(bytes: &[u8], pos: &mut usize) -> u64 {
+    let b0 = bytes[*pos];
+    if b0 < 0x80 {
+        *pos += 1;
+        return b0 as u64;
+    }
+    if let Some(&b1) = bytes.get(*pos + 1)
+        && b1 < 0x80
+    {
+        *pos += 2;
+        return (b0 & 0x7f) as u64 | (b1 as u64) << 7;
+    }
+    get_varint_long(bytes, pos)
+}
+
+fn get_varint_long(bytes: &[u8], pos: &mut usize) -> u64 {
     let mut x = 0u64;
     let mut shift = 0;
     loop {
@@ -1560,6 +1578,48 @@ impl Numbering {
     }
 }
 
+/// A chunk of items being made, whose calls' boxes (and their vectors) are reused by the
+/// next chunk: both streaming passes make one call item per call of the body, three
+/// allocations each otherwise.
+#[derive(Default)]
+struct ItemChunk {
+    items: Vec<Item>,
+    spare: Vec<Box<Call>>,
+}
+
+impl ItemChunk {
+    fn with_capacity(n: usize) -> ItemChunk {
+        ItemChunk {
+            items: Vec::with_capacity(n),
+            spare: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        for item in self.items.drain(..) {
+            if let Item::Call(call) = item {
+                self.spare.push(call);
+            }
+        }
+    }
+
+    /// A call box for the next item, its vectors empty.
+    fn call_box(&mut self) -> Box<Call> {
+        match self.spare.pop() {
+            Some(mut call) => {
+                call.inputs.clear();
+                call.outputs.clear();
+                call
+            }
+            None => Box::new(Call {
+                template: 0,
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            }),
+        }
+    }
+}
+
 /// Appends the items of nodes `first..first + nodes.len()` (kept gates with their INVs,
 /// and each kept call at its first output node) to `out`. A node's items depend on that
 /// node alone, so chunks can be turned into items in any order.
@@ -1569,43 +1629,48 @@ fn push_node_items(
     cursor: &mut CallCursor,
     first: u64,
     nodes: &[Node],
-    out: &mut Vec<Item>,
+    out: &mut ItemChunk,
 ) -> io::Result<()> {
+    // The call whose outputs are being passed over (its item is made at its first output).
+    let mut skipping_call = 0;
     for (k, node) in nodes.iter().enumerate() {
         let v = first as usize + k;
+        let kind = node.kind();
+        if kind == NodeKind::CallOutput && node.b == skipping_call {
+            continue;
+        }
         if !num.gates.first.get(v) {
             continue;
         }
-        let kind = node.kind();
         if kind == NodeKind::CallOutput {
             let rec = cursor.get(calls, node.b - 1)?;
+            skipping_call = node.b;
             if v as u64 != rec.first_node {
                 continue;
             }
-            let call = Call {
-                template: rec.template,
-                inputs: rec.inputs.iter().map(|&l| num.wire_of(l)).collect(),
-                outputs: (0..rec.num_outputs as usize)
-                    .map(|j| num.gate_wire(v + j))
-                    .collect(),
-            };
-            out.push(Item::Call(Box::new(call)));
+            let mut call = out.call_box();
+            call.template = rec.template;
+            call.inputs
+                .extend(rec.inputs.iter().map(|&l| num.wire_of(l)));
+            call.outputs
+                .extend((0..rec.num_outputs as usize).map(|j| num.gate_wire(v + j)));
+            out.items.push(Item::Call(call));
             for j in 0..rec.num_outputs as usize {
                 if num.gates.second.get(v + j) {
                     let w = num.gate_wire(v + j);
-                    out.push(Item::Gate(Gate::inv(w, w + 1)));
+                    out.items.push(Item::Gate(Gate::inv(w, w + 1)));
                 }
             }
         } else {
             let a = num.wire_of(lit_from_raw(node.a));
             let b = num.wire_of(lit_from_raw(node.b));
             let w = num.gate_wire(v);
-            out.push(Item::Gate(match kind {
+            out.items.push(Item::Gate(match kind {
                 NodeKind::And => Gate::and(a, b, w),
                 _ => Gate::xor(b, a, w),
             }));
             if num.gates.second.get(v) {
-                out.push(Item::Gate(Gate::inv(w, w + 1)));
+                out.items.push(Item::Gate(Gate::inv(w, w + 1)));
             }
         }
     }
@@ -1684,9 +1749,9 @@ impl PreparedNetlist {
         mut f: impl FnMut(&mut [Item]) -> Result<(), E>,
     ) -> Result<BuildStats, E> {
         // Sized for small bodies too (templates): a full chunk each would be zeroed pages.
-        let mut out: Vec<Item> =
-            Vec::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
-        self.push_prefix_items(&mut out);
+        let mut out =
+            ItemChunk::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        self.push_prefix_items(&mut out.items);
         let spill_error = self.spill_error::<E>();
         let (num, calls) = (&self.numbering, &mut self.calls);
         let mut cursor = CallCursor::default();
@@ -1694,16 +1759,16 @@ impl PreparedNetlist {
             &mut |first, nodes| {
                 push_node_items(num, calls, &mut cursor, first, nodes, &mut out)
                     .map_err(&spill_error)?;
-                if out.len() >= SPILL_CHUNK_NODES {
-                    f(&mut out)?;
+                if out.items.len() >= SPILL_CHUNK_NODES {
+                    f(&mut out.items)?;
                     out.clear();
                 }
                 Ok(())
             },
             &spill_error,
         )?;
-        if !out.is_empty() {
-            f(&mut out)?;
+        if !out.items.is_empty() {
+            f(&mut out.items)?;
         }
         Ok(self.stats)
     }
@@ -1717,8 +1782,8 @@ impl PreparedNetlist {
         &mut self,
         mut f: impl FnMut(&[Item]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut out: Vec<Item> =
-            Vec::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        let mut out =
+            ItemChunk::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
         let spill_error = self.spill_error::<E>();
         let (num, calls) = (&self.numbering, &mut self.calls);
         let mut cursor = CallCursor::default();
@@ -1727,17 +1792,17 @@ impl PreparedNetlist {
                 out.clear();
                 push_node_items(num, calls, &mut cursor, first, nodes, &mut out)
                     .map_err(&spill_error)?;
-                if out.is_empty() {
+                if out.items.is_empty() {
                     return Ok(());
                 }
-                f(&out)
+                f(&out.items)
             },
             &spill_error,
         )?;
         out.clear();
-        self.push_prefix_items(&mut out);
-        if !out.is_empty() {
-            f(&out)?;
+        self.push_prefix_items(&mut out.items);
+        if !out.items.is_empty() {
+            f(&out.items)?;
         }
         Ok(())
     }
@@ -1792,5 +1857,33 @@ impl PreparedNetlist {
             Ok::<(), NetlistError>(())
         })?;
         Ok((Circuit { layout, gates }, stats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values of every varint length, back to back, decode to themselves (the one- and
+    /// two-byte fast paths and the loop alike).
+    #[test]
+    fn varints_round_trip() {
+        let mut values = vec![0, 1, 127, 128, 255, 16_383, 16_384, 1 << 21, u64::MAX];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for k in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (k % 64));
+        }
+        let mut bytes = Vec::new();
+        for &v in &values {
+            put_varint(&mut bytes, v);
+        }
+        let mut pos = 0;
+        for &v in &values {
+            assert_eq!(get_varint(&bytes, &mut pos), v);
+        }
+        assert_eq!(pos, bytes.len());
     }
 }
