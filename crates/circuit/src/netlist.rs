@@ -1584,6 +1584,8 @@ impl Numbering {
 #[derive(Default)]
 struct ItemChunk {
     items: Vec<Item>,
+    /// Boxed on purpose: the box itself is what an item holds and what is reused.
+    #[allow(clippy::vec_box)]
     spare: Vec<Box<Call>>,
 }
 
