@@ -489,8 +489,8 @@ fn compact_in(
 
 /// Compiles the C file at `path` into a compact circuit written to the `.pgc` file `out`
 /// (format v3) in bounded memory: the netlist and its calls spill to temporary files in
-/// `spill_dir`, the main body is parked there too, walked backward once to find each
-/// wire's last use, and forward to assign reusable wire slots while it is written out. So
+/// `spill_dir`; the main body is read from them backward once to find each wire's last
+/// use, and forward to assign reusable wire slots while it is written out. So
 /// memory holds the program's variables, the templates, and a few bits per main-body wire;
 /// never the body itself.
 pub fn compile_compact_streaming(
