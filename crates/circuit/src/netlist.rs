@@ -1654,14 +1654,22 @@ fn push_node_items(
             call.template = rec.template;
             call.inputs
                 .extend(rec.inputs.iter().map(|&l| num.wire_of(l)));
-            call.outputs
-                .extend((0..rec.num_outputs as usize).map(|j| num.gate_wire(v + j)));
+            // A live call's outputs are all kept: each output's wire follows the previous
+            // one's (and its INV's, if it has one), so one rank serves them all.
+            let first_wire = num.gate_wire(v);
+            let mut w = first_wire;
+            for j in 0..rec.num_outputs as usize {
+                call.outputs.push(w);
+                w += 1 + num.gates.second.get(v + j) as WireId;
+            }
             out.items.push(Item::Call(call));
+            let mut w = first_wire;
             for j in 0..rec.num_outputs as usize {
                 if num.gates.second.get(v + j) {
-                    let w = num.gate_wire(v + j);
                     out.items.push(Item::Gate(Gate::inv(w, w + 1)));
+                    w += 1;
                 }
+                w += 1;
             }
         } else {
             let a = num.wire_of(lit_from_raw(node.a));
