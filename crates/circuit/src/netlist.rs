@@ -1233,6 +1233,11 @@ impl NetBuilder {
                         let v = first as usize + k;
                         let kind = node.kind();
                         if kind == NodeKind::CallOutput {
+                            // An output right after another of the same call is not the
+                            // first: no need to look the call up.
+                            if k > 0 && nodes[k - 1].a == 0 && nodes[k - 1].b == node.b {
+                                continue;
+                            }
                             let rec = cursor.get(calls, node.b - 1)?;
                             // A call is decided at its first output, when every later node
                             // (every reader of any of its outputs) has been seen.
