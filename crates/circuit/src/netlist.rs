@@ -302,17 +302,30 @@ enum NodeStore {
     Spill(SpillFile),
 }
 
-/// A temporary file of 16-byte node records; removed when dropped.
+/// A temporary file of the nodes in chunks of [`SPILL_CHUNK_NODES`], as 16-byte records:
+/// a node as it is, except that consecutive outputs of one call (nine in ten nodes of a
+/// compact body) are one record, `a` = [`CALL_RUN`] | count and `b` the call's field. Writing
+/// fresh pages of a file costs far more than reading them back, so the smaller file pays.
+/// Removed when dropped.
 struct SpillFile {
     path: crate::tempfiles::TempPath,
     writer: Option<BufWriter<File>>,
     /// The file reopened for reading, after writing ended.
     reader: Option<File>,
     nodes: u64,
+    /// Byte offset of each chunk's first record, and the bytes written.
+    chunk_starts: Vec<u64>,
+    bytes: u64,
+    /// The call-output run not yet written: the nodes' `b` and how many.
+    run: Option<(u64, u64)>,
     /// Bytes of the chunk being read, reused: a fresh megabyte per chunk was fresh pages
     /// from the system each time (a page fault every 4 KiB).
     read_buf: Vec<u8>,
 }
+
+/// Marks a record of [`SpillFile`] standing for a run of call outputs (a node's `a` is a
+/// literal, below 2^34).
+const CALL_RUN: u64 = 1 << 63;
 
 impl SpillFile {
     fn create(dir: &Path) -> io::Result<SpillFile> {
@@ -321,23 +334,59 @@ impl SpillFile {
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             reader: None,
-            read_buf: Vec::new(),
             nodes: 0,
+            chunk_starts: Vec::new(),
+            bytes: 0,
+            run: None,
+            read_buf: Vec::new(),
         })
     }
 
-    fn push(&mut self, node: Node) -> io::Result<()> {
+    fn write_record(&mut self, node: Node) -> io::Result<()> {
         let w = self
             .writer
             .as_mut()
             .expect("spill file written after it was closed");
         w.write_all(&node.to_bytes())?;
-        self.nodes += 1;
+        self.bytes += 16;
         Ok(())
+    }
+
+    fn end_run(&mut self) -> io::Result<()> {
+        match self.run.take() {
+            Some((b, count)) => self.write_record(Node {
+                a: CALL_RUN | count,
+                b,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn push(&mut self, node: Node) -> io::Result<()> {
+        if self.nodes.is_multiple_of(SPILL_CHUNK_NODES as u64) {
+            self.end_run()?;
+            self.chunk_starts.push(self.bytes);
+        }
+        self.nodes += 1;
+        if node.kind() == NodeKind::CallOutput {
+            match &mut self.run {
+                Some((b, count)) if *b == node.b => *count += 1,
+                _ => {
+                    self.end_run()?;
+                    self.run = Some((node.b, 1));
+                }
+            }
+            return Ok(());
+        }
+        self.end_run()?;
+        self.write_record(node)
     }
 
     /// Ends writing; later reads use the file itself.
     fn close_writer(&mut self) -> io::Result<()> {
+        if self.writer.is_some() {
+            self.end_run()?;
+        }
         if let Some(w) = self.writer.take() {
             let file = w.into_inner().map_err(|e| e.into_error())?;
             self.reader = Some(file);
@@ -345,38 +394,64 @@ impl SpillFile {
         Ok(())
     }
 
-    /// Reads nodes `first..first + buf.len()` into `buf`.
-    fn read_nodes(&mut self, first: u64, buf: &mut Vec<Node>, count: usize) -> io::Result<()> {
+    fn chunk_count(&self) -> usize {
+        self.chunk_starts.len()
+    }
+
+    /// Reads chunk `k` (nodes from `k * SPILL_CHUNK_NODES`) into `buf`.
+    fn read_chunk(&mut self, k: usize, buf: &mut Vec<Node>) -> io::Result<()> {
         self.close_writer()?;
         let file = self.reader.as_mut().expect("reader set by close_writer");
-        file.seek(SeekFrom::Start(first * 16))?;
+        let start = self.chunk_starts[k];
+        let end = self.chunk_starts.get(k + 1).copied().unwrap_or(self.bytes);
+        file.seek(SeekFrom::Start(start))?;
         let bytes = &mut self.read_buf;
-        bytes.resize(count * 16, 0);
+        bytes.resize((end - start) as usize, 0);
         file.read_exact(bytes)?;
+        let want = (self.nodes - (k * SPILL_CHUNK_NODES) as u64).min(SPILL_CHUNK_NODES as u64);
         buf.clear();
-        buf.extend(bytes.chunks_exact(16).map(Node::from_bytes));
+        for record in bytes.chunks_exact(16).map(Node::from_bytes) {
+            if record.a & CALL_RUN == 0 {
+                buf.push(record);
+                continue;
+            }
+            let count = record.a & !CALL_RUN;
+            if buf.len() as u64 + count > want {
+                break;
+            }
+            let output = Node { a: 0, b: record.b };
+            buf.extend(std::iter::repeat_n(output, count as usize));
+        }
+        if buf.len() as u64 != want {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("chunk {k} of the netlist spill does not hold {want} nodes"),
+            ));
+        }
         Ok(())
     }
 }
 
 impl NodeStore {
-    /// Calls `f(first_index, nodes)` on consecutive chunks, from the last chunk to the first.
-    fn for_each_chunk_backward(&mut self, f: &mut dyn FnMut(u64, &[Node])) -> io::Result<()> {
+    /// Calls `f(first_index, nodes)` on consecutive chunks, from the last chunk to the
+    /// first; stops at an error of `f`.
+    fn for_each_chunk_backward<E>(
+        &mut self,
+        f: &mut ChunkVisitor<'_, E>,
+        io_error: impl Fn(io::Error) -> E,
+    ) -> Result<(), E> {
         match self {
             NodeStore::Memory(chunks) => {
                 for (k, chunk) in chunks.iter().enumerate().rev() {
-                    f((k * SPILL_CHUNK_NODES) as u64, chunk);
+                    f((k * SPILL_CHUNK_NODES) as u64, chunk)?;
                 }
                 Ok(())
             }
             NodeStore::Spill(file) => {
                 let mut buf = Vec::with_capacity(SPILL_CHUNK_NODES);
-                let mut end = file.nodes;
-                while end > 0 {
-                    let start = end.saturating_sub(SPILL_CHUNK_NODES as u64);
-                    file.read_nodes(start, &mut buf, (end - start) as usize)?;
-                    f(start, &buf);
-                    end = start;
+                for k in (0..file.chunk_count()).rev() {
+                    file.read_chunk(k, &mut buf).map_err(&io_error)?;
+                    f((k * SPILL_CHUNK_NODES) as u64, &buf)?;
                 }
                 Ok(())
             }
@@ -402,12 +477,9 @@ impl NodeStore {
             }
             NodeStore::Spill(file) => {
                 let mut buf = Vec::with_capacity(SPILL_CHUNK_NODES);
-                let mut start = 0u64;
-                while start < file.nodes {
-                    let count = (file.nodes - start).min(SPILL_CHUNK_NODES as u64) as usize;
-                    file.read_nodes(start, &mut buf, count).map_err(&io_error)?;
-                    f(start, &buf)?;
-                    start += count as u64;
+                for k in 0..file.chunk_count() {
+                    file.read_chunk(k, &mut buf).map_err(&io_error)?;
+                    f((k * SPILL_CHUNK_NODES) as u64, &buf)?;
                 }
                 Ok(())
             }
@@ -465,6 +537,8 @@ struct CallStore {
     /// calls).
     spill_dir: Option<PathBuf>,
     spill: Option<(crate::tempfiles::TempPath, File, u64)>,
+    /// Bytes of the spilled chunk being read.
+    read_buf: Vec<u8>,
 }
 
 fn put_varint(out: &mut Vec<u8>, mut x: u64) {
@@ -475,7 +549,25 @@ fn put_varint(out: &mut Vec<u8>, mut x: u64) {
     out.push(x as u8);
 }
 
+/// Decodes the varint at `pos`. Call inputs (most of the call store, decoded in three passes)
+/// are mostly one or two bytes: those take no loop.
+#[inline]
 fn get_varint(bytes: &[u8], pos: &mut usize) -> u64 {
+    let b0 = bytes[*pos];
+    if b0 < 0x80 {
+        *pos += 1;
+        return b0 as u64;
+    }
+    if let Some(&b1) = bytes.get(*pos + 1)
+        && b1 < 0x80
+    {
+        *pos += 2;
+        return (b0 & 0x7f) as u64 | (b1 as u64) << 7;
+    }
+    get_varint_long(bytes, pos)
+}
+
+fn get_varint_long(bytes: &[u8], pos: &mut usize) -> u64 {
     let mut x = 0u64;
     let mut shift = 0;
     loop {
@@ -500,6 +592,7 @@ impl CallStore {
             chunk_base: 0,
             spill_dir: None,
             spill: None,
+            read_buf: Vec::new(),
         }
     }
 
@@ -568,16 +661,15 @@ impl CallStore {
     /// Decodes chunk `k` into `out`.
     fn read_chunk(&mut self, k: usize, out: &mut Vec<CallRecord>) -> io::Result<()> {
         let chunk = &self.chunks[k];
-        let owned;
         let bytes: &[u8] = match &chunk.data {
             CallChunkData::Memory(b) => b,
             CallChunkData::Spilled { offset, len } => {
                 let (_, file, _) = self.spill.as_mut().expect("spilled chunks have a file");
                 file.seek(SeekFrom::Start(*offset))?;
-                let mut b = vec![0u8; *len];
-                file.read_exact(&mut b)?;
-                owned = b;
-                &owned
+                // Reused: a fresh buffer per chunk was fresh pages each time.
+                self.read_buf.resize(*len, 0);
+                file.read_exact(&mut self.read_buf)?;
+                &self.read_buf
             }
         };
         out.resize_with(chunk.calls, CallRecord::default);
@@ -1132,43 +1224,62 @@ impl NetBuilder {
         let calls = &mut self.calls;
         calls.seal().map_err(&to_error)?;
         let mut cursor = CallCursor::default();
-        let mut call_error: Option<io::Error> = None;
         let mut call_consts = [false; 2];
         let (mut calls_live, mut calls_dead, mut call_outputs_live) = (0u64, 0u64, 0u64);
         self.store
-            .for_each_chunk_backward(&mut |first, nodes| {
-                for (k, node) in nodes.iter().enumerate().rev() {
-                    let v = first as usize + k;
-                    let kind = node.kind();
-                    if kind == NodeKind::CallOutput {
-                        if call_error.is_some() {
-                            continue;
-                        }
-                        let rec = match cursor.get(calls, node.b - 1) {
-                            Ok(rec) => rec,
-                            Err(e) => {
-                                call_error = Some(e);
+            .for_each_chunk_backward(
+                &mut |first, nodes| {
+                    for (k, node) in nodes.iter().enumerate().rev() {
+                        let v = first as usize + k;
+                        let kind = node.kind();
+                        if kind == NodeKind::CallOutput {
+                            // An output right after another of the same call is not the
+                            // first: no need to look the call up.
+                            if k > 0 && nodes[k - 1].a == 0 && nodes[k - 1].b == node.b {
                                 continue;
                             }
-                        };
-                        // A call is decided at its first output, when every later node
-                        // (every reader of any of its outputs) has been seen.
-                        if v as u64 != rec.first_node {
+                            let rec = cursor.get(calls, node.b - 1)?;
+                            // A call is decided at its first output, when every later node
+                            // (every reader of any of its outputs) has been seen.
+                            if v as u64 != rec.first_node {
+                                continue;
+                            }
+                            let outputs = v..v + rec.num_outputs as usize;
+                            if !outputs.clone().any(|w| live.get(w)) {
+                                calls_dead += 1;
+                                continue;
+                            }
+                            calls_live += 1;
+                            call_outputs_live += rec.num_outputs as u64;
+                            outputs.for_each(|w| live.set(w));
+                            for &lit in &rec.inputs {
+                                match lit.as_const() {
+                                    Some(value) => call_consts[value as usize] = true,
+                                    None => {
+                                        let w = lit.wire_id().expect("non-constant") as usize;
+                                        live.set(w);
+                                        if lit.is_negated() {
+                                            negated.set(w);
+                                        }
+                                    }
+                                }
+                            }
                             continue;
                         }
-                        let outputs = v..v + rec.num_outputs as usize;
-                        if !outputs.clone().any(|w| live.get(w)) {
-                            calls_dead += 1;
+                        if !live.get(v) {
+                            if kind != NodeKind::Input {
+                                dead += 1;
+                                and_dead += (kind == NodeKind::And) as u64;
+                            }
                             continue;
                         }
-                        calls_live += 1;
-                        call_outputs_live += rec.num_outputs as u64;
-                        outputs.for_each(|w| live.set(w));
-                        for &lit in &rec.inputs {
-                            match lit.as_const() {
-                                Some(value) => call_consts[value as usize] = true,
-                                None => {
-                                    let w = lit.wire_id().expect("non-constant") as usize;
+                        match kind {
+                            NodeKind::Input | NodeKind::CallOutput => {}
+                            NodeKind::Xor | NodeKind::And => {
+                                and_live += (kind == NodeKind::And) as u64;
+                                for raw in [node.a, node.b] {
+                                    let lit = lit_from_raw(raw);
+                                    let w = lit.wire_id().expect("operands are wires") as usize;
                                     live.set(w);
                                     if lit.is_negated() {
                                         negated.set(w);
@@ -1176,35 +1287,12 @@ impl NetBuilder {
                                 }
                             }
                         }
-                        continue;
                     }
-                    if !live.get(v) {
-                        if kind != NodeKind::Input {
-                            dead += 1;
-                            and_dead += (kind == NodeKind::And) as u64;
-                        }
-                        continue;
-                    }
-                    match kind {
-                        NodeKind::Input | NodeKind::CallOutput => {}
-                        NodeKind::Xor | NodeKind::And => {
-                            and_live += (kind == NodeKind::And) as u64;
-                            for raw in [node.a, node.b] {
-                                let lit = lit_from_raw(raw);
-                                let w = lit.wire_id().expect("operands are wires") as usize;
-                                live.set(w);
-                                if lit.is_negated() {
-                                    negated.set(w);
-                                }
-                            }
-                        }
-                    }
-                }
-            })
+                    Ok(())
+                },
+                |e| e,
+            )
             .map_err(&to_error)?;
-        if let Some(e) = call_error {
-            return Err(to_error(e));
-        }
 
         // Inputs are kept regardless of use and numbered by declaration: move their bits out
         // of the gate bitmaps.
@@ -1495,6 +1583,115 @@ impl Numbering {
     }
 }
 
+/// A chunk of items being made, whose calls' boxes (and their vectors) are reused by the
+/// next chunk: both streaming passes make one call item per call of the body, three
+/// allocations each otherwise.
+#[derive(Default)]
+struct ItemChunk {
+    items: Vec<Item>,
+    /// Boxed on purpose: the box itself is what an item holds and what is reused.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Call>>,
+}
+
+impl ItemChunk {
+    fn with_capacity(n: usize) -> ItemChunk {
+        ItemChunk {
+            items: Vec::with_capacity(n),
+            spare: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        for item in self.items.drain(..) {
+            if let Item::Call(call) = item {
+                self.spare.push(call);
+            }
+        }
+    }
+
+    /// A call box for the next item, its vectors empty.
+    fn call_box(&mut self) -> Box<Call> {
+        match self.spare.pop() {
+            Some(mut call) => {
+                call.inputs.clear();
+                call.outputs.clear();
+                call
+            }
+            None => Box::new(Call {
+                template: 0,
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            }),
+        }
+    }
+}
+
+/// Appends the items of nodes `first..first + nodes.len()` (kept gates with their INVs,
+/// and each kept call at its first output node) to `out`. A node's items depend on that
+/// node alone, so chunks can be turned into items in any order.
+fn push_node_items(
+    num: &Numbering,
+    calls: &mut CallStore,
+    cursor: &mut CallCursor,
+    first: u64,
+    nodes: &[Node],
+    out: &mut ItemChunk,
+) -> io::Result<()> {
+    // The call whose outputs are being passed over (its item is made at its first output).
+    let mut skipping_call = 0;
+    for (k, node) in nodes.iter().enumerate() {
+        let v = first as usize + k;
+        let kind = node.kind();
+        if kind == NodeKind::CallOutput && node.b == skipping_call {
+            continue;
+        }
+        if !num.gates.first.get(v) {
+            continue;
+        }
+        if kind == NodeKind::CallOutput {
+            let rec = cursor.get(calls, node.b - 1)?;
+            skipping_call = node.b;
+            if v as u64 != rec.first_node {
+                continue;
+            }
+            let mut call = out.call_box();
+            call.template = rec.template;
+            call.inputs
+                .extend(rec.inputs.iter().map(|&l| num.wire_of(l)));
+            // A live call's outputs are all kept: each output's wire follows the previous
+            // one's (and its INV's, if it has one), so one rank serves them all.
+            let first_wire = num.gate_wire(v);
+            let mut w = first_wire;
+            for j in 0..rec.num_outputs as usize {
+                call.outputs.push(w);
+                w += 1 + num.gates.second.get(v + j) as WireId;
+            }
+            out.items.push(Item::Call(call));
+            let mut w = first_wire;
+            for j in 0..rec.num_outputs as usize {
+                if num.gates.second.get(v + j) {
+                    out.items.push(Item::Gate(Gate::inv(w, w + 1)));
+                    w += 1;
+                }
+                w += 1;
+            }
+        } else {
+            let a = num.wire_of(lit_from_raw(node.a));
+            let b = num.wire_of(lit_from_raw(node.b));
+            let w = num.gate_wire(v);
+            out.items.push(Item::Gate(match kind {
+                NodeKind::And => Gate::and(a, b, w),
+                _ => Gate::xor(b, a, w),
+            }));
+            if num.gates.second.get(v) {
+                out.items.push(Item::Gate(Gate::inv(w, w + 1)));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A finished netlist whose dead gates are gone and whose numbering is fixed: the layout
 /// and counts are known, and the gates can be streamed out (from RAM or the spill file)
 /// without being held whole.
@@ -1560,15 +1757,74 @@ impl PreparedNetlist {
     /// calls whose outputs are fresh wires in single-assignment form (a call's outputs
     /// follow its inputs; an output whose complement is needed gets an INV after the call).
     /// Wires are numbered as for [`for_each_chunk`](PreparedNetlist::for_each_chunk), the
-    /// outputs of a call counting like gates. Stops at the first error of `f`.
+    /// outputs of a call counting like gates. The chunks are `f`'s to change (a slotter
+    /// renames them in place). Stops at the first error of `f`.
     pub fn for_each_item<E: From<NetlistError>>(
         mut self,
-        mut f: impl FnMut(&[Item]) -> Result<(), E>,
+        mut f: impl FnMut(&mut [Item]) -> Result<(), E>,
     ) -> Result<BuildStats, E> {
-        let num = &self.numbering;
         // Sized for small bodies too (templates): a full chunk each would be zeroed pages.
-        let mut out: Vec<Item> =
-            Vec::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        let mut out =
+            ItemChunk::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        self.push_prefix_items(&mut out.items);
+        let spill_error = self.spill_error::<E>();
+        let (num, calls) = (&self.numbering, &mut self.calls);
+        let mut cursor = CallCursor::default();
+        self.store.for_each_chunk_forward(
+            &mut |first, nodes| {
+                push_node_items(num, calls, &mut cursor, first, nodes, &mut out)
+                    .map_err(&spill_error)?;
+                if out.items.len() >= SPILL_CHUNK_NODES {
+                    f(&mut out.items)?;
+                    out.clear();
+                }
+                Ok(())
+            },
+            &spill_error,
+        )?;
+        if !out.items.is_empty() {
+            f(&mut out.items)?;
+        }
+        Ok(self.stats)
+    }
+
+    /// The items of [`for_each_item`](PreparedNetlist::for_each_item) in reverse: chunks
+    /// from the last to the first, each chunk's items in body order (so walking every chunk
+    /// backward walks the body backward). Leaves the netlist as it was, so it can be handed
+    /// out forward afterwards (a backward pass for last uses, then the forward one, without
+    /// a copy of the body). Stops at the first error of `f`.
+    pub fn for_each_item_backward<E: From<NetlistError>>(
+        &mut self,
+        mut f: impl FnMut(&[Item]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut out =
+            ItemChunk::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        let spill_error = self.spill_error::<E>();
+        let (num, calls) = (&self.numbering, &mut self.calls);
+        let mut cursor = CallCursor::default();
+        self.store.for_each_chunk_backward(
+            &mut |first, nodes| {
+                out.clear();
+                push_node_items(num, calls, &mut cursor, first, nodes, &mut out)
+                    .map_err(&spill_error)?;
+                if out.items.is_empty() {
+                    return Ok(());
+                }
+                f(&out.items)
+            },
+            &spill_error,
+        )?;
+        out.clear();
+        self.push_prefix_items(&mut out.items);
+        if !out.items.is_empty() {
+            f(&out.items)?;
+        }
+        Ok(())
+    }
+
+    /// The items before the first node's: the constant gates, then the INVs of inputs.
+    fn push_prefix_items(&self, out: &mut Vec<Item>) {
+        let num = &self.numbering;
         for (value, wire) in num.const_wires.iter().enumerate() {
             if let Some(w) = wire {
                 out.push(Item::Gate(Gate::constant(value == 1, *w)));
@@ -1581,78 +1837,17 @@ impl PreparedNetlist {
                 next += 1;
             }
         }
-        let spill_path = self.spill_path.clone().unwrap_or_default();
-        let calls = &mut self.calls;
-        let mut cursor = CallCursor::default();
-        let mut call_error: Option<io::Error> = None;
-        self.store.for_each_chunk_forward(
-            &mut |first, nodes| {
-                for (k, node) in nodes.iter().enumerate() {
-                    let v = first as usize + k;
-                    if !num.gates.first.get(v) {
-                        continue;
-                    }
-                    let kind = node.kind();
-                    if kind == NodeKind::CallOutput {
-                        let rec = match cursor.get(calls, node.b - 1) {
-                            Ok(rec) => rec,
-                            Err(e) => {
-                                call_error.get_or_insert(e);
-                                return Ok(());
-                            }
-                        };
-                        if v as u64 != rec.first_node {
-                            continue;
-                        }
-                        let outputs: Vec<WireId> = (0..rec.num_outputs as usize)
-                            .map(|j| num.gate_wire(v + j))
-                            .collect();
-                        out.push(Item::Call(Box::new(Call {
-                            template: rec.template,
-                            inputs: rec.inputs.iter().map(|&l| num.wire_of(l)).collect(),
-                            outputs: outputs.clone(),
-                        })));
-                        for (j, &w) in outputs.iter().enumerate() {
-                            if num.gates.second.get(v + j) {
-                                out.push(Item::Gate(Gate::inv(w, w + 1)));
-                            }
-                        }
-                    } else {
-                        let a = num.wire_of(lit_from_raw(node.a));
-                        let b = num.wire_of(lit_from_raw(node.b));
-                        let w = num.gate_wire(v);
-                        out.push(Item::Gate(match kind {
-                            NodeKind::And => Gate::and(a, b, w),
-                            _ => Gate::xor(b, a, w),
-                        }));
-                        if num.gates.second.get(v) {
-                            out.push(Item::Gate(Gate::inv(w, w + 1)));
-                        }
-                    }
-                }
-                if out.len() >= SPILL_CHUNK_NODES {
-                    f(&out)?;
-                    out.clear();
-                }
-                Ok(())
-            },
-            |source| {
-                E::from(NetlistError::Spill {
-                    path: spill_path.clone(),
-                    source,
-                })
-            },
-        )?;
-        if let Some(source) = call_error {
-            return Err(E::from(NetlistError::Spill {
-                path: spill_path,
+    }
+
+    /// Turns an I/O error on the spill files into the netlist's error naming the file.
+    fn spill_error<E: From<NetlistError>>(&self) -> impl Fn(io::Error) -> E + use<E> {
+        let path = self.spill_path.clone().unwrap_or_default();
+        move |source| {
+            E::from(NetlistError::Spill {
+                path: path.clone(),
                 source,
-            }));
+            })
         }
-        if !out.is_empty() {
-            f(&out)?;
-        }
-        Ok(self.stats)
     }
 
     /// The whole body in memory as items (see
@@ -1677,5 +1872,33 @@ impl PreparedNetlist {
             Ok::<(), NetlistError>(())
         })?;
         Ok((Circuit { layout, gates }, stats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values of every varint length, back to back, decode to themselves (the one- and
+    /// two-byte fast paths and the loop alike).
+    #[test]
+    fn varints_round_trip() {
+        let mut values = vec![0, 1, 127, 128, 255, 16_383, 16_384, 1 << 21, u64::MAX];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for k in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (k % 64));
+        }
+        let mut bytes = Vec::new();
+        for &v in &values {
+            put_varint(&mut bytes, v);
+        }
+        let mut pos = 0;
+        for &v in &values {
+            assert_eq!(get_varint(&bytes, &mut pos), v);
+        }
+        assert_eq!(pos, bytes.len());
     }
 }

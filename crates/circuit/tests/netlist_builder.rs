@@ -456,3 +456,87 @@ fn flat_finishing_refuses_calls() {
     let e = b.try_finish().unwrap_err();
     assert!(e.to_string().contains("compact templates"), "{e}");
 }
+
+/// Gates and calls of random arity (outputs read plain or complemented, some calls dead),
+/// enough of both for several node chunks and several call chunks.
+fn random_netlist_with_calls(b: &mut NetBuilder, seed: u64, steps: usize) {
+    let mut rng = SplitMix64::new(seed);
+    let mut pool: Vec<Lit> = b.input(8);
+    pool.push(Lit::TRUE);
+    for _ in 0..steps {
+        let pick = |rng: &mut SplitMix64, pool: &[Lit]| {
+            // Mostly recent values, as a program's would be.
+            let back = 1 + rng.below(pool.len().min(300) as u32) as usize;
+            let l = pool[pool.len() - back];
+            if rng.next_bool() { !l } else { l }
+        };
+        match rng.below(3) {
+            0 => {
+                let inputs: Vec<Lit> = (0..1 + rng.below(8))
+                    .map(|_| pick(&mut rng, &pool))
+                    .collect();
+                let outs = b.call(rng.below(5), &inputs, 1 + rng.below(20));
+                pool.extend(outs);
+            }
+            k => {
+                let (x, y) = (pick(&mut rng, &pool), pick(&mut rng, &pool));
+                let r = if k == 1 { b.and(x, y) } else { b.xor(x, y) };
+                pool.push(r);
+            }
+        }
+        if rng.below(200) == 0 {
+            let o = pick(&mut rng, &pool);
+            b.output(&[o]);
+        }
+    }
+    let last = pool[pool.len() - 1];
+    b.output(&[!last]);
+}
+
+/// Items forward, and the chunks of the backward walk (last chunk first).
+fn items_both_ways(b: NetBuilder) -> (Vec<Item>, Vec<Vec<Item>>, BuildStats) {
+    let mut prepared = b.prepare().unwrap();
+    let mut backward: Vec<Vec<Item>> = Vec::new();
+    prepared
+        .for_each_item_backward(|chunk| {
+            backward.push(chunk.to_vec());
+            Ok::<(), pgc_circuit::netlist::NetlistError>(())
+        })
+        .unwrap();
+    let mut forward = Vec::new();
+    let stats = prepared
+        .for_each_item(|chunk| {
+            forward.extend_from_slice(chunk);
+            Ok::<(), pgc_circuit::netlist::NetlistError>(())
+        })
+        .unwrap();
+    (forward, backward, stats)
+}
+
+/// The backward walk gives the forward items reversed, and the spill file (call outputs
+/// stored as runs) gives the items the in-memory store does, across node chunks and call
+/// chunks.
+#[test]
+fn items_backward_are_the_forward_items_reversed() {
+    let dir = std::env::temp_dir();
+    for seed in 1..3 {
+        let mut mem = NetBuilder::new(OptimizeFor::Size);
+        random_netlist_with_calls(&mut mem, seed, 60_000);
+        let mut spill = NetBuilder::with_spill(OptimizeFor::Size, &dir).unwrap();
+        random_netlist_with_calls(&mut spill, seed, 60_000);
+        let (forward, backward, stats) = items_both_ways(mem);
+        let (spill_forward, spill_backward, spill_stats) = items_both_ways(spill);
+        assert!(backward.len() > 4, "several node chunks (seed {seed})");
+        assert!(
+            stats.calls_final > 15_000,
+            "several call chunks (seed {seed})"
+        );
+        assert!(stats.calls_dead_removed > 0, "seed {seed}");
+        assert_eq!(stats, spill_stats, "seed {seed}");
+        assert!(spill_forward == forward, "seed {seed}");
+        assert!(spill_backward == backward, "seed {seed}");
+        let reversed: Vec<Item> = backward.into_iter().rev().flatten().collect();
+        assert_eq!(reversed.len(), forward.len(), "seed {seed}");
+        assert!(reversed == forward, "seed {seed}");
+    }
+}

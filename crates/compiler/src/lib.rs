@@ -489,8 +489,8 @@ fn compact_in(
 
 /// Compiles the C file at `path` into a compact circuit written to the `.pgc` file `out`
 /// (format v3) in bounded memory: the netlist and its calls spill to temporary files in
-/// `spill_dir`, the main body is parked there too, walked backward once to find each
-/// wire's last use, and forward to assign reusable wire slots while it is written out. So
+/// `spill_dir`; the main body is read from them backward once to find each wire's last
+/// use, and forward to assign reusable wire slots while it is written out. So
 /// memory holds the program's variables, the templates, and a few bits per main-body wire;
 /// never the body itself.
 pub fn compile_compact_streaming(
@@ -514,29 +514,22 @@ pub fn compile_compact_streaming(
         pos: None,
         message: format!("{name}: {e}"),
     };
-    let io_fail =
-        |e: std::io::Error| fail(format!("temporary file in {}: {e}", spill_dir.display()));
     let ssa_layout = fe.netlist.layout().clone();
-    let mut spill = compact::ItemSpill::create(spill_dir).map_err(io_fail)?;
-    let b = fe
-        .netlist
-        .for_each_item::<SpillError>(|items| spill.push_chunk(items).map_err(SpillError::Io))
-        .map_err(|e| match e {
-            SpillError::Io(e) => io_fail(e),
-            SpillError::Netlist(e) => fail(e.to_string()),
-        })?;
-    watch.lap("park the main body", &mut phases);
     let templates = fe.templates;
-    // Backward: each wire's last use. Then forward once, assigning slots while writing; the
-    // header, written first with the SSA layout, gets the slot layout at the end.
-    let mut chunk = Vec::new();
+    // Backward over the netlist: each wire's last use. Then forward once, assigning slots
+    // while writing; the header, written first with the SSA layout, gets the slot layout at
+    // the end. Both passes read the netlist's own spill files: a parked copy of the body
+    // was as large as the rest together, and writing fresh pages costs far more than
+    // reading cached ones.
     let compact_fail = |e: pgc_circuit::compact::CompactError| fail(e.to_string());
     let mut last_uses =
         LastUses::new(&ssa_layout, ssa_layout.num_wires as u64).map_err(compact_fail)?;
-    for k in (0..spill.chunk_count()).rev() {
-        spill.read_chunk(k, &mut chunk).map_err(io_fail)?;
-        last_uses.feed_backward(&chunk);
-    }
+    fe.netlist
+        .for_each_item_backward::<ItemPassError>(|items| {
+            last_uses.feed_backward(items);
+            Ok(())
+        })
+        .map_err(|e| e.into_compile_error(&fail))?;
     watch.lap("last uses (backward)", &mut phases);
     let out_err = |e: std::io::Error| CompileError::Io {
         path: out.to_path_buf(),
@@ -571,27 +564,37 @@ pub fn compile_compact_streaming(
     drop(templates);
     // Expanded counts (main-level gates plus each call's template) on the way.
     let mut gates = 0u64;
-    let mut ands = b.and_final;
+    let mut ands = 0u64;
     let mut calls = 0u64;
     let mut slotter = MainSlotter::new(last_uses);
-    for k in 0..spill.chunk_count() {
-        spill.read_chunk(k, &mut chunk).map_err(io_fail)?;
-        for item in &chunk {
-            match item {
-                pgc_circuit::compact::Item::Gate(_) => gates += 1,
-                pgc_circuit::compact::Item::Call(c) => {
-                    let (g, a) = sizes
-                        .counts(c.template)
-                        .ok_or_else(|| fail(format!("call of missing template {}", c.template)))?;
-                    gates += g;
-                    ands += a;
-                    calls += 1;
+    let b = fe
+        .netlist
+        .for_each_item::<ItemPassError>(|chunk| {
+            for item in chunk.iter() {
+                match item {
+                    pgc_circuit::compact::Item::Gate(_) => gates += 1,
+                    pgc_circuit::compact::Item::Call(c) => {
+                        let (g, a) = sizes.counts(c.template).ok_or_else(|| {
+                            ItemPassError::Failed(fail(format!(
+                                "call of missing template {}",
+                                c.template
+                            )))
+                        })?;
+                        gates += g;
+                        ands += a;
+                        calls += 1;
+                    }
                 }
             }
-        }
-        slotter.rename_forward(&mut chunk).map_err(compact_fail)?;
-        writer.write_items(&chunk).map_err(write_err)?;
-    }
+            slotter
+                .rename_forward(chunk)
+                .map_err(|e| ItemPassError::Failed(compact_fail(e)))?;
+            writer
+                .write_items(chunk)
+                .map_err(|e| ItemPassError::Failed(write_err(e)))
+        })
+        .map_err(|e| e.into_compile_error(&fail))?;
+    let ands = ands + b.and_final;
     let layout = slotter.finish().map_err(compact_fail)?;
     let w = writer.finish().map_err(write_err)?;
     let mut file = w
@@ -637,14 +640,25 @@ pub struct CompactSummary {
     pub peak_live_wires: u64,
 }
 
-enum SpillError {
-    Io(std::io::Error),
+/// What stops a streaming pass over the netlist's items: reading the netlist, or the pass
+/// itself.
+enum ItemPassError {
     Netlist(pgc_circuit::NetlistError),
+    Failed(CompileError),
 }
 
-impl From<pgc_circuit::NetlistError> for SpillError {
+impl ItemPassError {
+    fn into_compile_error(self, fail: &impl Fn(String) -> CompileError) -> CompileError {
+        match self {
+            ItemPassError::Netlist(e) => fail(e.to_string()),
+            ItemPassError::Failed(e) => e,
+        }
+    }
+}
+
+impl From<pgc_circuit::NetlistError> for ItemPassError {
     fn from(e: pgc_circuit::NetlistError) -> Self {
-        SpillError::Netlist(e)
+        ItemPassError::Netlist(e)
     }
 }
 
