@@ -1358,7 +1358,10 @@ impl<R: Read> PgcReader<R> {
         mut self,
         expected: usize,
     ) -> Result<(PgcHeader, Vec<Gate>), PgcFileError> {
-        let mut gates = Vec::with_capacity(expected);
+        let mut gates = Vec::new();
+        // Only a hint: if the room cannot be had, the list grows as the blocks come (an
+        // allocation failure here must not abort the process).
+        let _ = gates.try_reserve_exact(expected);
         while self.read_block(&mut gates)? != 0 {}
         Ok((self.header, gates))
     }

@@ -4,8 +4,9 @@
 use pgc_circuit::blocks::{add, lt_unsigned, mul, mux_word};
 use pgc_circuit::generate::SplitMix64;
 use pgc_circuit::pgcfile::{
-    PgcErrorKind, PgcReader, read_pgc, read_pgc_from, read_pgc_parallel, read_pgc_parallel_from,
-    write_pgc, write_pgc_parallel, write_pgc_parallel_file,
+    PgcContents, PgcErrorKind, PgcReader, read_pgc, read_pgc_contents, read_pgc_from,
+    read_pgc_parallel, read_pgc_parallel_from, write_pgc, write_pgc_parallel,
+    write_pgc_parallel_file,
 };
 use pgc_circuit::testdata::{assert_byte_flips_are_detected, assert_truncations_are_clear};
 use pgc_circuit::{
@@ -375,6 +376,30 @@ fn hostile_counts_cannot_force_huge_allocations() {
             )
         );
     }
+}
+
+#[test]
+fn a_lying_gate_count_in_the_end_record_is_a_clean_error_when_read_whole() {
+    // read_pgc_contents sizes its gate list from the end record before reading: a count
+    // far beyond the file (here 2^64 - 1) must neither abort the process nor pass.
+    let dir = std::env::temp_dir().join(format!("pgcfile-lying-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (c, _) = build(3, 5);
+    let path = dir.join("plain.pgc");
+    let mut bytes = v1_bytes(&c);
+    std::fs::write(&path, &bytes).unwrap();
+    let Ok((PgcContents::Plain(read), _)) = read_pgc_contents(&path) else {
+        panic!("a version 1 file reads as a plain circuit")
+    };
+    assert_eq!(read, c);
+    let at = bytes.len() - 48;
+    bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let e = read_pgc_contents(&path)
+        .err()
+        .expect("a wrong count is refused");
+    assert!(e.to_string().contains("plain.pgc"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
