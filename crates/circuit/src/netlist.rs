@@ -1763,9 +1763,7 @@ impl PreparedNetlist {
         mut self,
         mut f: impl FnMut(&mut [Item]) -> Result<(), E>,
     ) -> Result<BuildStats, E> {
-        // Sized for small bodies too (templates): a full chunk each would be zeroed pages.
-        let mut out =
-            ItemChunk::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        let mut out = self.item_chunk();
         self.push_prefix_items(&mut out.items);
         let spill_error = self.spill_error::<E>();
         let (num, calls) = (&self.numbering, &mut self.calls);
@@ -1797,8 +1795,7 @@ impl PreparedNetlist {
         &mut self,
         mut f: impl FnMut(&[Item]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut out =
-            ItemChunk::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64));
+        let mut out = self.item_chunk();
         let spill_error = self.spill_error::<E>();
         let (num, calls) = (&self.numbering, &mut self.calls);
         let mut cursor = CallCursor::default();
@@ -1820,6 +1817,12 @@ impl PreparedNetlist {
             f(&out.items)?;
         }
         Ok(())
+    }
+
+    /// A buffer for one chunk of items, sized for small bodies too (templates): a full
+    /// chunk each would be zeroed pages.
+    fn item_chunk(&self) -> ItemChunk {
+        ItemChunk::with_capacity(SPILL_CHUNK_NODES.min(self.stats.gates_final as usize + 64))
     }
 
     /// The items before the first node's: the constant gates, then the INVs of inputs.

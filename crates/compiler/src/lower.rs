@@ -571,6 +571,18 @@ impl<'a> Lowerer<'a> {
 
     // ---- scopes -------------------------------------------------------------------------
 
+    /// Starts a function's frame (its first scope holding `first`).
+    fn push_frame(&mut self, first: Scope) {
+        self.scope_epoch += 1;
+        self.frames.push(vec![first]);
+    }
+
+    /// Ends the innermost function's frame, returning its scopes.
+    fn pop_frame(&mut self) -> Option<Vec<Scope>> {
+        self.scope_epoch += 1;
+        self.frames.pop()
+    }
+
     pub fn push_scope(&mut self) {
         self.scope_epoch += 1;
         self.frames
@@ -646,8 +658,7 @@ impl<'a> Lowerer<'a> {
     pub fn run_entry(&mut self, f: &'a Node<FunctionDefinition>) -> R<(String, Vec<String>)> {
         let (name, ret_ty, params) = self.function_signature(f)?;
         let span = f.span;
-        self.frames.push(vec![Scope::default()]);
-        self.scope_epoch += 1;
+        self.push_frame(Scope::default());
         self.call_stack.push(name.clone());
         let mut param_names = Vec::new();
         for (pname, pty, pspan) in params {
@@ -686,8 +697,7 @@ impl<'a> Lowerer<'a> {
         // Every path leaves a function (by `return` or its end).
         self.restore(saved);
         self.call_stack.pop();
-        self.frames.pop();
-        self.scope_epoch += 1;
+        self.pop_frame();
         Ok((name, param_names))
     }
 
@@ -1744,13 +1754,12 @@ impl<'a> Lowerer<'a> {
             }
             t => Some(self.zero_var(t.clone())),
         };
-        self.frames.push(vec![
+        self.push_frame(
             bindings
                 .into_iter()
                 .map(|(n, v)| (n, Binding::Var(v)))
                 .collect(),
-        ]);
-        self.scope_epoch += 1;
+        );
         self.call_stack.push(name.to_string());
         self.ctl.push(Ctl::Func { ret_var });
         let saved = (self.mark(), self.cur);
@@ -1759,8 +1768,7 @@ impl<'a> Lowerer<'a> {
         self.ctl.pop();
         self.exit_events = exits_before;
         self.call_stack.pop();
-        let frame = self.frames.pop();
-        self.scope_epoch += 1;
+        let frame = self.pop_frame();
         for scope in frame.into_iter().flatten() {
             self.release_scope(scope);
         }
