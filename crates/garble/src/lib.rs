@@ -335,6 +335,26 @@ trait EvaluateAnd {
         gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
 
+    /// Evaluates a run of independent ANDs from `gates[first]` on, at most `max_ands`, with
+    /// TMMO's first AES call once per distinct input (see `wide::EvaluateZmm::evaluate_run`);
+    /// returns how many (0: none, the gate loop goes on as without runs).
+    ///
+    /// # Safety
+    /// As the kernel's other methods; every wire at most `max_wire` is below the length of
+    /// `labels`; `rows` is valid for `2·max_ands` blocks; the tweaks are consecutive.
+    #[inline(always)]
+    unsafe fn evaluate_run(
+        &mut self,
+        _labels: *mut Block,
+        _gates: &[Gate],
+        _first: usize,
+        _max_wire: u32,
+        _rows: *const Block,
+        _max_ands: usize,
+    ) -> usize {
+        0
+    }
+
     /// Evaluates the next two ANDs, `(a1, b1) → out1` then `(a2, b2) → out2`, tables at
     /// `rows` (4 blocks).
     ///
@@ -504,7 +524,7 @@ impl EvaluateAnd for wide::EvaluateYmm {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl EvaluateAnd for wide::EvaluateZmm {
+impl EvaluateAnd for wide::EvaluateZmm<'_> {
     #[inline(always)]
     unsafe fn evaluate_and(
         &mut self,
@@ -535,6 +555,21 @@ impl EvaluateAnd for wide::EvaluateZmm {
         rows: *const Block,
     ) {
         unsafe { wide::EvaluateZmm::evaluate_pair(self, a1, b1, out1, a2, b2, out2, rows) }
+    }
+
+    #[inline(always)]
+    unsafe fn evaluate_run(
+        &mut self,
+        labels: *mut Block,
+        gates: &[Gate],
+        first: usize,
+        max_wire: u32,
+        rows: *const Block,
+        max_ands: usize,
+    ) -> usize {
+        unsafe {
+            wide::EvaluateZmm::evaluate_run(self, labels, gates, first, max_wire, rows, max_ands)
+        }
     }
 
     #[inline(always)]
@@ -1263,9 +1298,13 @@ impl EvaluateRun<'_> {
             // are checked gate by gate).
             index = unsafe {
                 if kernel.fields_at_most(&gates[index..end], max_wire) {
-                    self.evaluate_span::<K, EACH, false>(kernel, indices, &mut rows, index, end)?
+                    self.evaluate_span::<K, EACH, false>(
+                        kernel, indices, &mut rows, max_wire, index, end,
+                    )?
                 } else {
-                    self.evaluate_span::<K, EACH, true>(kernel, indices, &mut rows, index, end)?
+                    self.evaluate_span::<K, EACH, true>(
+                        kernel, indices, &mut rows, max_wire, index, end,
+                    )?
                 }
             };
         }
@@ -1281,7 +1320,7 @@ impl EvaluateRun<'_> {
     }
 
     /// Evaluates `gates[index..end]` (see [`GarbleRun::garble_span`]; pairs never cross
-    /// `end`); returns `end`.
+    /// `end`, a kernel's run may, checking its own wires); returns the next gate's index.
     ///
     /// # Safety
     /// As [`EvaluateRun::dispatch`]; without `CHECKED`, every field of `gates[index..end]`
@@ -1292,6 +1331,7 @@ impl EvaluateRun<'_> {
         kernel: &mut K,
         indices: &[u64],
         rows_at: &mut *const Block,
+        max_wire: u32,
         mut index: usize,
         end: usize,
     ) -> Result<usize, GarbleError> {
@@ -1339,6 +1379,17 @@ impl EvaluateRun<'_> {
                             and_count_panic(indices.len(), ands + 1);
                         };
                         kernel.set_and_index(and_index);
+                    }
+                    // A run of independent ANDs, π once per distinct input, where the
+                    // kernel has runs (it may go past the span: it checks its wires).
+                    if !CHECKED && !EACH && left >= 4 {
+                        let done =
+                            kernel.evaluate_run(labels, gates, index - 1, max_wire, rows, left / 2);
+                        if done > 0 {
+                            rows = rows.add(2 * done);
+                            index += done - 1;
+                            continue;
+                        }
                     }
                     // Pairs only within the span and where the rows are there.
                     let next = if K::PAIRS && !EACH && index < end && left >= 4 {
@@ -1433,13 +1484,27 @@ unsafe fn evaluate_zmm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), Garb
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let aes = hash.permutation();
+        // The run scratch is taken from the thread for the call and put back after (a
+        // `with` closure would be compiled without this function's CPU features).
+        let mut scratch = RUN_SCRATCH.take();
+        let runs = scratch.prepare(run.num_wires).then_some(&mut scratch);
         let mut kernel = wide::EvaluateZmm::new(
             pgc_crypto::aes::wide::RoundKeys256::new(aes),
             pgc_crypto::aes::wide::RoundKeys512::new(aes),
             run.tweaks.first(),
+            runs,
         );
-        run.dispatch(&mut kernel)
+        let result = run.dispatch(&mut kernel);
+        RUN_SCRATCH.set(scratch);
+        result
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+thread_local! {
+    /// The 512-bit evaluator's scratch for runs (marks per wire, the run's π values),
+    /// kept per thread so calls do not allocate it again.
+    static RUN_SCRATCH: std::cell::Cell<wide::RunScratch> = std::cell::Cell::new(wide::RunScratch::default());
 }
 
 #[cfg(test)]
