@@ -335,24 +335,32 @@ trait EvaluateAnd {
         gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
 
-    /// Evaluates a run of independent ANDs from `gates[first]` on, at most `max_ands`, with
-    /// TMMO's first AES call once per distinct input (see `wide::EvaluateZmm::evaluate_run`);
-    /// returns how many (0: none, the gate loop goes on as without runs).
+    /// Pairs in a window of [`EvaluateAnd::evaluate_window`] (0: no windows): consecutive
+    /// independent ANDs whose first hash calls run side by side.
+    const WINDOW: usize = 0;
+
+    /// Whether the `2·WINDOW` gates at `gates` are independent ANDs with wires at most
+    /// `max_wire`.
     ///
     /// # Safety
-    /// As the kernel's other methods; every wire at most `max_wire` is below the length of
-    /// `labels`; `rows` is valid for `2·max_ands` blocks; the tweaks are consecutive.
+    /// As the kernel's other methods; `gates` valid for `2·WINDOW` gates.
     #[inline(always)]
-    unsafe fn evaluate_run(
+    unsafe fn window_ready(&self, _gates: *const Gate, _max_wire: u32) -> bool {
+        false
+    }
+
+    /// Evaluates the `2·WINDOW` ANDs at `gates` (tables at `rows`).
+    ///
+    /// # Safety
+    /// [`EvaluateAnd::window_ready`] said yes with `max_wire` below the length of `labels`.
+    #[inline(always)]
+    unsafe fn evaluate_window(
         &mut self,
         _labels: *mut Block,
-        _gates: &[Gate],
-        _first: usize,
-        _max_wire: u32,
+        _gates: *const Gate,
         _rows: *const Block,
-        _max_ands: usize,
-    ) -> usize {
-        0
+    ) {
+        unreachable!("kernel without windows")
     }
 
     /// Evaluates the next two ANDs, `(a1, b1) → out1` then `(a2, b2) → out2`, tables at
@@ -524,7 +532,7 @@ impl EvaluateAnd for wide::EvaluateYmm {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl EvaluateAnd for wide::EvaluateZmm<'_> {
+impl EvaluateAnd for wide::EvaluateZmm {
     #[inline(always)]
     unsafe fn evaluate_and(
         &mut self,
@@ -557,19 +565,21 @@ impl EvaluateAnd for wide::EvaluateZmm<'_> {
         unsafe { wide::EvaluateZmm::evaluate_pair(self, a1, b1, out1, a2, b2, out2, rows) }
     }
 
+    const WINDOW: usize = 4;
+
     #[inline(always)]
-    unsafe fn evaluate_run(
+    unsafe fn window_ready(&self, gates: *const Gate, max_wire: u32) -> bool {
+        unsafe { wide::independent_ands::<8>(gates, max_wire) }
+    }
+
+    #[inline(always)]
+    unsafe fn evaluate_window(
         &mut self,
         labels: *mut Block,
-        gates: &[Gate],
-        first: usize,
-        max_wire: u32,
+        gates: *const Gate,
         rows: *const Block,
-        max_ands: usize,
-    ) -> usize {
-        unsafe {
-            wide::EvaluateZmm::evaluate_run(self, labels, gates, first, max_wire, rows, max_ands)
-        }
+    ) {
+        unsafe { wide::EvaluateZmm::evaluate_window::<4>(self, labels, gates, rows) }
     }
 
     #[inline(always)]
@@ -1320,7 +1330,8 @@ impl EvaluateRun<'_> {
     }
 
     /// Evaluates `gates[index..end]` (see [`GarbleRun::garble_span`]; pairs never cross
-    /// `end`, a kernel's run may, checking its own wires); returns the next gate's index.
+    /// `end`, a kernel's window may, its test checking its wires); returns the next gate's
+    /// index.
     ///
     /// # Safety
     /// As [`EvaluateRun::dispatch`]; without `CHECKED`, every field of `gates[index..end]`
@@ -1380,14 +1391,29 @@ impl EvaluateRun<'_> {
                         };
                         kernel.set_and_index(and_index);
                     }
-                    // A run of independent ANDs, π once per distinct input, where the
-                    // kernel has runs (it may go past the span: it checks its wires).
-                    if !CHECKED && !EACH && left >= 4 {
-                        let done =
-                            kernel.evaluate_run(labels, gates, index - 1, max_wire, rows, left / 2);
-                        if done > 0 {
-                            rows = rows.add(2 * done);
-                            index += done - 1;
+                    // Windows of independent ANDs where the kernel has them (as the
+                    // garbler's batches; they may run past the span: the batch test
+                    // checks their wires), one after another while the gates make them.
+                    if K::WINDOW > 0 && !CHECKED && !EACH {
+                        let first = index - 1;
+                        let w = 2 * K::WINDOW;
+                        if first + w <= gates.len()
+                            && rows_end.offset_from(rows) as usize >= 2 * w
+                            && gates.get_unchecked(first + w - 1).op == Op::And
+                            && kernel.window_ready(gates.as_ptr().add(first), max_wire)
+                        {
+                            kernel.evaluate_window(labels, gates.as_ptr().add(first), rows);
+                            rows = rows.add(2 * w);
+                            index = first + w;
+                            while index + w <= gates.len()
+                                && rows_end.offset_from(rows) as usize >= 2 * w
+                                && gates.get_unchecked(index + w - 1).op == Op::And
+                                && kernel.window_ready(gates.as_ptr().add(index), max_wire)
+                            {
+                                kernel.evaluate_window(labels, gates.as_ptr().add(index), rows);
+                                rows = rows.add(2 * w);
+                                index += w;
+                            }
                             continue;
                         }
                     }
@@ -1477,34 +1503,21 @@ unsafe fn evaluate_ymm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), Garb
 }
 
 /// # Safety
-/// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2, AVX-512F and VAES.
+/// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2, AVX-512F, AVX-512BW, AVX-512CD
+/// and VAES.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "aes,avx2,avx512f,vaes")]
+#[target_feature(enable = "aes,avx2,avx512f,avx512bw,avx512cd,vaes")]
 unsafe fn evaluate_zmm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), GarbleError> {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
         let aes = hash.permutation();
-        // The run scratch is taken from the thread for the call and put back after (a
-        // `with` closure would be compiled without this function's CPU features).
-        let mut scratch = RUN_SCRATCH.take();
-        let runs = scratch.prepare(run.num_wires).then_some(&mut scratch);
         let mut kernel = wide::EvaluateZmm::new(
             pgc_crypto::aes::wide::RoundKeys256::new(aes),
             pgc_crypto::aes::wide::RoundKeys512::new(aes),
             run.tweaks.first(),
-            runs,
         );
-        let result = run.dispatch(&mut kernel);
-        RUN_SCRATCH.set(scratch);
-        result
+        run.dispatch(&mut kernel)
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-thread_local! {
-    /// The 512-bit evaluator's scratch for runs (marks per wire, the run's π values),
-    /// kept per thread so calls do not allocate it again.
-    static RUN_SCRATCH: std::cell::Cell<wide::RunScratch> = std::cell::Cell::new(wide::RunScratch::default());
 }
 
 #[cfg(test)]
@@ -1752,6 +1765,72 @@ mod tests {
     }
 
     /// The batch test of the 512-bit garbler against its definition.
+    #[test]
+    fn evaluator_windows_respect_dependencies_and_shared_inputs() {
+        // Windows of 8 ANDs (the 512-bit evaluator takes π of all their inputs first): in
+        // each, gate k reads the output of an earlier gate j of the window through `a` or
+        // `b` (no window there, or a shorter run after it), and around them windows that
+        // read one wire many times, a wire twice in one AND, and overwrite their own inputs;
+        // the first window starts 4 gates before the end of a 64-gate span (60 XORs first).
+        let mut gates: Vec<Gate> = (0..60)
+            .map(|k| Gate::xor(k % 32, (k + 5) % 32, 200 + k))
+            .collect();
+        let fresh = |k: u32| Gate::and(k % 64, (k * 7 + 3) % 64, 64 + k % 64);
+        for k in 0..24 {
+            gates.push(fresh(k));
+        }
+        for k in 1..8u32 {
+            for j in 0..k {
+                for through_b in [false, true] {
+                    let base = 100 + 8 * k;
+                    for g in 0..8u32 {
+                        let mut gate = Gate::and((base + g) % 64, (base + 3 * g + 1) % 64, 128 + g);
+                        if g == k {
+                            if through_b {
+                                gate.b = 128 + j;
+                            } else {
+                                gate.a = 128 + j;
+                            }
+                        }
+                        gates.push(gate);
+                    }
+                }
+            }
+        }
+        // One wire read by all 8 ANDs, one AND reading a wire twice, ANDs overwriting the
+        // inputs of earlier ones in the window.
+        for g in 0..8u32 {
+            gates.push(Gate::and(5, 10 + g, 140 + g));
+        }
+        gates.push(Gate::and(7, 7, 150));
+        for g in 1..8u32 {
+            gates.push(Gate::and(20 + g, 30 + g, 19 + g));
+        }
+        let num_wires = 260;
+        let mut prg = Prg::from_seed(Block(0x3e1d));
+        let (delta, key) = (random_delta(&mut prg), prg.random_block());
+        let mut garbler = Garbler::new(num_wires, delta, key);
+        let labels: Vec<Block> = (0..num_wires).map(|_| prg.random_block()).collect();
+        for (w, &l) in labels.iter().enumerate() {
+            garbler.set_zero_label(w as WireId, l);
+        }
+        let mut tables = Vec::new();
+        garbler.garble(&gates, &mut tables);
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            let mut evaluator = Evaluator::new(num_wires, key);
+            evaluator.kernel = kernel;
+            for (w, &l) in labels.iter().enumerate() {
+                evaluator.set_label(w as WireId, l);
+            }
+            evaluator.evaluate(&gates, &tables).expect("tables fit");
+            // Every input label is a zero-label, so every wire ends on its zero-label.
+            assert_eq!(evaluator.labels, garbler.zero_labels, "{kernel:?}");
+        }
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn batch_test_matches_its_definition() {

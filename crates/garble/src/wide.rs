@@ -15,11 +15,12 @@
 //!   registers hashed together, rounds outermost ([`independent_ands`] finds them; on the
 //!   random layered circuit of `pgc bench garble` this measured ≈ 20 % faster on an AMD EPYC
 //!   (Zen 5); hashing the evaluator's pairs in batches of 4 or 8 registers measured 10–40 %
-//!   slower than its pairs alone, so the evaluator has no batches). A batch's tables and
-//!   outputs come from its registers by three lane permutes and one XOR per AND
-//!   ([`batch_outputs`]); the batch test is AVX-512CD's conflict detection. Measured and
-//!   dropped (`hot_loop`, random layered garbling): batches of 16 (−9 %: spills),
-//!   prefetching the next batch's labels (−6 %).
+//!   slower than its pairs alone, so the evaluator has no such batches; its windows,
+//!   below, batch only the first of TMMO's two calls). A batch's tables and outputs come
+//!   from its registers by three lane permutes and one XOR per AND ([`batch_outputs`]);
+//!   the batch test is AVX-512CD's conflict detection. Measured and dropped (`hot_loop`,
+//!   random layered garbling): batches of 16 (−9 %: spills), prefetching the next
+//!   batch's labels (−6 %).
 //! - Garbler, [`GarbleYmm`]: two 256-bit registers `[A⁰, A¹]`, `[B⁰, B¹]` per AND, for CPUs
 //!   with VAES but without AVX-512 (on this crate's test machine it is a quarter slower).
 //! - Evaluator, [`EvaluateYmm`]: one 256-bit register `[A, B]` per AND. 256-bit VAES runs
@@ -32,13 +33,15 @@
 //!   512-bit register `[A₁, B₁, A₂, B₂]`; the test is one look at the next gate, only
 //!   after an AND. Half the AES instructions per AND let twice as many ANDs' chains into
 //!   the out-of-order window (measured about 15% faster on `pgc bench garble`); calls
-//!   without such runs keep [`EvaluateYmm`] (see `Evaluator::evaluate`).
+//!   without such runs keep [`EvaluateYmm`] (see `Evaluator::evaluate`). Windows of 8
+//!   independent ANDs (the garbler's batch test) run TMMO's first AES call of all four
+//!   pairs side by side before each pair's second ([`EvaluateZmm::evaluate_window`]).
 //!
 //! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
-//! [`GarbleZmm`], `aes,avx2,avx512f,vaes` for [`EvaluateZmm`], `aes,avx2,vaes` for the
-//! others; [`fields_at_most`] AVX-512F, [`independent_ands`] AVX-512F, BW and CD); they
-//! are `#[inline(always)]` and only inlined into functions compiled with those features,
-//! after run-time detection.
+//! [`GarbleZmm`], `aes,avx2,avx512f,avx512bw,avx512cd,vaes` for [`EvaluateZmm`],
+//! `aes,avx2,vaes` for the others; [`fields_at_most`] AVX-512F, [`independent_ands`]
+//! AVX-512F, BW and CD); they are `#[inline(always)]` and only inlined into functions
+//! compiled with those features, after run-time detection.
 
 use pgc_circuit::{Gate, Op, WireId};
 use pgc_crypto::Block;
@@ -437,61 +440,12 @@ impl EvaluateYmm {
 /// fit in the out-of-order window (long runs of independent ANDs are the common case in
 /// layered circuits). Lone ANDs take [`EvaluateYmm`]'s path, so a loop without pairs runs
 /// no 512-bit instruction.
-pub(crate) struct EvaluateZmm<'s> {
+pub(crate) struct EvaluateZmm {
     single: EvaluateYmm,
     keys: RoundKeys512,
-    /// Where runs of independent ANDs are evaluated with π once per distinct input
-    /// ([`EvaluateZmm::evaluate_run`]); `None`: pairs only.
-    runs: Option<&'s mut RunScratch>,
 }
 
-/// ANDs at most in one run of [`EvaluateZmm::evaluate_run`] (a level of the random layered
-/// circuit of `pgc bench garble` is 4,096: its ANDs share inputs across the whole level).
-pub(crate) const RUN_MAX: usize = 4096;
-
-/// A mark's offset from the run's base is below this for the wires the run has touched
-/// (`2·slot` for a read, 1 for a write; slots < 2·`RUN_MAX` + 2).
-const RUN_SPAN: u32 = 4 * (RUN_MAX as u32 + 1);
-
-/// Wires at most for which runs keep marks (4 bytes per wire, 16 MiB here, besides the
-/// labels' 64 MiB); calls on more wires take pairs only.
-pub(crate) const RUN_MAX_WIRES: usize = 1 << 22;
-
-/// The evaluator's scratch for runs (one per thread, reused by every call).
-#[derive(Default)]
-pub(crate) struct RunScratch {
-    /// Per wire: `base + 2·slot` where this run read it (its π is `blocks[slot]`),
-    /// `base + 1` where an AND of this run wrote it; below `base`, an earlier run's.
-    marks: Vec<u32>,
-    /// Even; advanced by [`RUN_SPAN`] after each run, so no earlier mark reads as current.
-    base: u32,
-    /// The run's distinct input labels, then their π (in place; 4 blocks of slack so
-    /// whole registers can be read and written).
-    blocks: Vec<Block>,
-    /// Per AND of the run, the slots of its `a` and `b`.
-    slots: Vec<u32>,
-}
-
-impl RunScratch {
-    /// Makes the scratch ready for a call on `num_wires` wires; false if that is more
-    /// than [`RUN_MAX_WIRES`] (runs are then not used).
-    pub(crate) fn prepare(&mut self, num_wires: usize) -> bool {
-        if num_wires > RUN_MAX_WIRES {
-            return false;
-        }
-        if self.marks.len() < num_wires {
-            self.marks.resize(num_wires, 0);
-        }
-        if self.base < 2 {
-            self.base = 2;
-        }
-        self.blocks.resize(2 * RUN_MAX + 8, Block::ZERO);
-        self.slots.resize(2 * RUN_MAX + 2, 0);
-        true
-    }
-}
-
-impl<'s> EvaluateZmm<'s> {
+impl EvaluateZmm {
     /// # Safety
     /// AES-NI, AVX2, AVX-512F and VAES.
     #[inline(always)]
@@ -499,156 +453,11 @@ impl<'s> EvaluateZmm<'s> {
         keys256: RoundKeys256,
         keys: RoundKeys512,
         and_index: u64,
-        runs: Option<&'s mut RunScratch>,
-    ) -> EvaluateZmm<'s> {
+    ) -> EvaluateZmm {
         EvaluateZmm {
             single: unsafe { EvaluateYmm::new(keys256, and_index) },
             keys,
-            runs,
         }
-    }
-
-    /// Evaluates the longest run of ANDs from `gates[first]` on (at most [`RUN_MAX`] and
-    /// `max_ands`, an even number, at least 2) in which every wire is at most `max_wire`
-    /// and no AND reads the output of an earlier one; returns how many it evaluated (0:
-    /// no such run of 2, nothing done). The tables are at `rows` (2 blocks per AND).
-    ///
-    /// TMMO is H(x, i) = π(π(x) ⊕ i) ⊕ π(x) (Guo, Katz, Wang, Yu, S&P 2020, §7.4; see
-    /// `pgc_crypto::hash`): its first call π(x) depends on the label only, not on the
-    /// tweak, so a label read by several ANDs of the run needs it once. The run is done in
-    /// three passes: its distinct input labels are gathered (a mark per wire finds repeats
-    /// and reads of an earlier AND's output, which end the run), π runs over them as
-    /// independent blocks, 8 registers side by side, and then each pair of ANDs runs the
-    /// second call π(π(x) ⊕ i) ⊕ π(x) on the π values and the half-gate arithmetic of
-    /// [`EvaluateZmm::evaluate_pair`]. Every hash is the same value H(x, i) as before, so
-    /// the output labels are too (the garbler's tables are unchanged). The evaluator also
-    /// trades a chain of 20 dependent rounds per pair for an independent pass and a chain
-    /// of 10.
-    ///
-    /// # Safety
-    /// AES-NI, AVX2, AVX-512F and VAES; `self.runs` was prepared for more than
-    /// `max_wire` wires, which `labels` holds; `rows` is valid for `2·max_ands` blocks; the ANDs'
-    /// tweaks are consecutive from the next one.
-    #[inline(always)]
-    pub(crate) unsafe fn evaluate_run(
-        &mut self,
-        labels: *mut Block,
-        gates: &[Gate],
-        first: usize,
-        max_wire: u32,
-        rows: *const Block,
-        max_ands: usize,
-    ) -> usize {
-        let Some(scratch) = self.runs.as_deref_mut() else {
-            return 0;
-        };
-        let limit = RUN_MAX.min(max_ands).min(gates.len().saturating_sub(first));
-        let base = scratch.base;
-        let marks = scratch.marks.as_mut_ptr();
-        let blocks = scratch.blocks.as_mut_ptr();
-        let slots = scratch.slots.as_mut_ptr();
-        let mut distinct = 0u32;
-        let mut ands = 0usize;
-        // SAFETY: every wire used is at most `max_wire` (tested first), below the length
-        // of `marks` and `labels`; `distinct` < 2·(ands + 1) ≤ 2·RUN_MAX + 2 (blocks has
-        // 2·RUN_MAX + 8), `slots` gets 2·ands + 2 entries at most.
-        unsafe {
-            while ands < limit {
-                let g = gates.get_unchecked(first + ands);
-                if g.op != Op::And || g.a.max(g.b).max(g.out) > max_wire {
-                    break;
-                }
-                // The slot of wire `w`'s π in this run: a new one unless the run read it
-                // already; None if an AND of the run wrote it (a dependency: the run ends).
-                // Branch-free but for that test: whether a wire repeats is unpredictable.
-                let mut slot_of = |w: WireId| -> Option<u32> {
-                    let mark = marks.add(w as usize);
-                    let offset = (*mark).wrapping_sub(base);
-                    let seen = offset < RUN_SPAN;
-                    // One branch, rarely taken (a `&&` on `seen` compiled to a branch on it).
-                    if (offset & 1) & seen as u32 != 0 {
-                        return None;
-                    }
-                    let slot = std::hint::select_unpredictable(seen, offset >> 1, distinct);
-                    *mark = base + 2 * slot;
-                    *blocks.add(distinct as usize) = *labels.add(w as usize);
-                    distinct += !seen as u32;
-                    Some(slot)
-                };
-                let Some(slot_a) = slot_of(g.a) else { break };
-                let Some(slot_b) = slot_of(g.b) else { break };
-                *slots.add(2 * ands) = slot_a;
-                *slots.add(2 * ands + 1) = slot_b;
-                *marks.add(g.out as usize) = base + 1;
-                ands += 1;
-            }
-        }
-        // The marks of this run (even of a gate it stopped at) must not read as current
-        // in the next.
-        scratch.base = base + RUN_SPAN;
-        if scratch.base > 1 << 31 {
-            scratch.marks.fill(0);
-            scratch.base = 2;
-        }
-        let ands = ands & !1;
-        if ands < 2 {
-            return 0;
-        }
-
-        // SAFETY: `blocks` holds `distinct` rounded up to 4 blocks (slack of 4);
-        // AVX-512F and VAES per the contract.
-        unsafe {
-            let mut at = 0usize;
-            let distinct = distinct as usize;
-            let block_ptr = |k: usize| blocks.add(k) as *mut __m512i;
-            while at + 32 <= distinct {
-                // A loop, not `array::from_fn`: a closure would be compiled without this
-                // function's CPU features.
-                let mut xs = [_mm512_setzero_si512(); 8];
-                for (j, x) in xs.iter_mut().enumerate() {
-                    *x = _mm512_loadu_si512(block_ptr(at + 4 * j));
-                }
-                let pis = self.keys.encrypt(xs);
-                for (j, v) in pis.into_iter().enumerate() {
-                    _mm512_storeu_si512(block_ptr(at + 4 * j), v);
-                }
-                at += 32;
-            }
-            while at < distinct {
-                let [pi] = self.keys.encrypt([_mm512_loadu_si512(block_ptr(at))]);
-                _mm512_storeu_si512(block_ptr(at), pi);
-                at += 4;
-            }
-        }
-        // SAFETY: the gates' wires are below the length of `labels` (tested above) and no
-        // AND of the run reads an earlier one's output, so each reads its inputs' labels
-        // as they were when π was taken; the slots are below `distinct`; rows per the
-        // contract.
-        unsafe {
-            let pi = |k: usize| load(blocks.add(*slots.add(k) as usize));
-            for pair in 0..ands / 2 {
-                let (g1, g2) = (
-                    gates.get_unchecked(first + 2 * pair),
-                    gates.get_unchecked(first + 2 * pair + 1),
-                );
-                let at = |w: WireId| labels.add(w as usize);
-                let x = _mm512_castsi128_si512(load(at(g1.a)));
-                let x = _mm512_inserti32x4::<1>(x, load(at(g1.b)));
-                let x = _mm512_inserti32x4::<2>(x, load(at(g2.a)));
-                let x = _mm512_inserti32x4::<3>(x, load(at(g2.b)));
-                let p = _mm512_castsi128_si512(pi(4 * pair));
-                let p = _mm512_inserti32x4::<1>(p, pi(4 * pair + 1));
-                let p = _mm512_inserti32x4::<2>(p, pi(4 * pair + 2));
-                let p = _mm512_inserti32x4::<3>(p, pi(4 * pair + 3));
-                let t1 = self.single.tweaks;
-                let t2 = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 2, 0, 2));
-                let tweaks = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(t1), t2);
-                let [h] = self.keys.tmmo_from_first([p], [tweaks]);
-                self.single.tweaks = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 4, 0, 4));
-                pair_outputs(h, x, rows.add(4 * pair), at(g1.out), at(g2.out));
-            }
-        }
-        ands
     }
 
     /// As [`EvaluateYmm::evaluate_and`].
@@ -708,6 +517,58 @@ impl<'s> EvaluateZmm<'s> {
             let [h] = self.keys.tmmo([x], [tweaks]);
             self.single.tweaks = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 4, 0, 4));
             pair_outputs(h, x, rows, out1, out2);
+        }
+    }
+}
+
+impl EvaluateZmm {
+    /// Evaluates the `2·P` ANDs at `gates` (P pairs), tables at `rows`: the first AES call
+    /// of every hash of the window, then each pair's second call and arithmetic.
+    ///
+    /// TMMO is H(x, i) = π(π(x) ⊕ i) ⊕ π(x) (Guo, Katz, Wang, Yu, S&P 2020, §7.4; see
+    /// `pgc_crypto::hash`), and its first call π(x) does not depend on the tweak: so π of
+    /// all `P` pairs' blocks `[A₁, B₁, A₂, B₂]` runs first, rounds outermost (P independent
+    /// chains of 10 rounds), and then each pair runs π(π(x) ⊕ i) ⊕ π(x) from it
+    /// (`RoundKeys512::tmmo_from_first`: a chain of 10 rounds), where
+    /// [`EvaluateZmm::evaluate_pair`] runs one chain of 20 per pair. The same hash, the
+    /// same values: only the order of the AES calls changes. With the evaluator bound by
+    /// the latency of its chains, P = 4 measured 7 % faster than pairs on the random
+    /// layered circuit (P = 2: 3 % slower; P = 8, or the second calls rounds outermost too:
+    /// no better than 4). Computing π once per distinct input wire across a longer run
+    /// (TMMO's first call depends on the label alone) measured 40 % slower: finding the
+    /// repeated wires cost more than the AES it saved (BENCHMARKS.md, eighth session).
+    ///
+    /// # Safety
+    /// AES-NI, AVX2, AVX-512F and VAES; the gates are ANDs whose wires are below the length
+    /// of `labels`, none reading an earlier one's output ([`independent_ands`]); `rows`
+    /// valid for `4·P` blocks.
+    #[inline(always)]
+    pub(crate) unsafe fn evaluate_window<const P: usize>(
+        &mut self,
+        labels: *mut Block,
+        gates: *const Gate,
+        rows: *const Block,
+    ) {
+        unsafe {
+            let at = |w: WireId| labels.add(w as usize);
+            let mut xs = [_mm512_setzero_si512(); P];
+            for (j, x) in xs.iter_mut().enumerate() {
+                let (g1, g2) = (&*gates.add(2 * j), &*gates.add(2 * j + 1));
+                let v = _mm512_castsi128_si512(load(at(g1.a)));
+                let v = _mm512_inserti32x4::<1>(v, load(at(g1.b)));
+                let v = _mm512_inserti32x4::<2>(v, load(at(g2.a)));
+                *x = _mm512_inserti32x4::<3>(v, load(at(g2.b)));
+            }
+            let firsts = self.keys.encrypt(xs);
+            for j in 0..P {
+                let (g1, g2) = (&*gates.add(2 * j), &*gates.add(2 * j + 1));
+                let t1 = self.single.tweaks;
+                let t2 = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 2, 0, 2));
+                let tweaks = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(t1), t2);
+                let [h] = self.keys.tmmo_from_first([firsts[j]], [tweaks]);
+                self.single.tweaks = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 4, 0, 4));
+                pair_outputs(h, xs[j], rows.add(4 * j), at(g1.out), at(g2.out));
+            }
         }
     }
 }
