@@ -1140,35 +1140,6 @@ pub mod wide {
                 second
             }
         }
-
-        /// The second half of [`RoundKeys512::tmmo`], for callers that computed the first
-        /// call `first` = π(x) themselves (once per distinct x): `π(first ⊕ t) ⊕ first`,
-        /// the same value as `tmmo` of x.
-        ///
-        /// # Safety
-        /// AVX-512F and VAES (see the module doc).
-        #[inline(always)]
-        pub unsafe fn tmmo_from_first<const N: usize>(
-            &self,
-            first: [Zmm; N],
-            tweaks: [Zmm; N],
-        ) -> [Zmm; N] {
-            let k = &self.0;
-            unsafe {
-                let mut second = [_mm512_setzero_si512(); N];
-                for ((s, f), t) in second.iter_mut().zip(&first).zip(&tweaks) {
-                    *s = _mm512_ternarylogic_epi64::<0x96>(*f, *t, k[0]);
-                }
-                for key in &k[1..10] {
-                    round(&mut second, *key);
-                }
-                last_round(&mut second, k[10]);
-                for (s, f) in second.iter_mut().zip(&first) {
-                    *s = _mm512_xor_si512(*s, *f);
-                }
-                second
-            }
-        }
     }
 
     /// Two blocks, as [`Zmm`] holds four.

@@ -335,8 +335,8 @@ trait EvaluateAnd {
         gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
 
-    /// Pairs in a window of [`EvaluateAnd::evaluate_window`] (0: no windows): consecutive
-    /// independent ANDs whose first hash calls run side by side.
+    /// Pairs in a window of [`EvaluateAnd::evaluate_windows`] (0: no windows): consecutive
+    /// independent ANDs whose hash calls run side by side.
     const WINDOW: usize = 0;
 
     /// Whether the `2·WINDOW` gates at `gates` are independent ANDs with wires at most
@@ -349,17 +349,23 @@ trait EvaluateAnd {
         false
     }
 
-    /// Evaluates the `2·WINDOW` ANDs at `gates` (tables at `rows`).
+    /// Evaluates windows from `gates[first]` on (the first tested ready), as many as come;
+    /// returns the ANDs evaluated.
     ///
     /// # Safety
-    /// [`EvaluateAnd::window_ready`] said yes with `max_wire` below the length of `labels`.
+    /// As the kernel's other methods; [`EvaluateAnd::window_ready`] said yes for
+    /// `gates[first..]` with `max_wire` below the length of `labels`; `rows` valid for
+    /// `rows_left` (at least `4·WINDOW`) blocks; the tweaks are consecutive.
     #[inline(always)]
-    unsafe fn evaluate_window(
+    unsafe fn evaluate_windows(
         &mut self,
         _labels: *mut Block,
-        _gates: *const Gate,
+        _gates: &[Gate],
+        _first: usize,
+        _max_wire: u32,
         _rows: *const Block,
-    ) {
+        _rows_left: usize,
+    ) -> usize {
         unreachable!("kernel without windows")
     }
 
@@ -573,13 +579,20 @@ impl EvaluateAnd for wide::EvaluateZmm {
     }
 
     #[inline(always)]
-    unsafe fn evaluate_window(
+    unsafe fn evaluate_windows(
         &mut self,
         labels: *mut Block,
-        gates: *const Gate,
+        gates: &[Gate],
+        first: usize,
+        max_wire: u32,
         rows: *const Block,
-    ) {
-        unsafe { wide::EvaluateZmm::evaluate_window::<4>(self, labels, gates, rows) }
+        rows_left: usize,
+    ) -> usize {
+        unsafe {
+            wide::EvaluateZmm::evaluate_windows(
+                self, labels, gates, first, max_wire, rows, rows_left,
+            )
+        }
     }
 
     #[inline(always)]
@@ -1402,18 +1415,16 @@ impl EvaluateRun<'_> {
                             && gates.get_unchecked(first + w - 1).op == Op::And
                             && kernel.window_ready(gates.as_ptr().add(first), max_wire)
                         {
-                            kernel.evaluate_window(labels, gates.as_ptr().add(first), rows);
-                            rows = rows.add(2 * w);
-                            index = first + w;
-                            while index + w <= gates.len()
-                                && rows_end.offset_from(rows) as usize >= 2 * w
-                                && gates.get_unchecked(index + w - 1).op == Op::And
-                                && kernel.window_ready(gates.as_ptr().add(index), max_wire)
-                            {
-                                kernel.evaluate_window(labels, gates.as_ptr().add(index), rows);
-                                rows = rows.add(2 * w);
-                                index += w;
-                            }
+                            let done = kernel.evaluate_windows(
+                                labels,
+                                gates,
+                                first,
+                                max_wire,
+                                rows,
+                                rows_end.offset_from(rows) as usize,
+                            );
+                            rows = rows.add(2 * done);
+                            index = first + done;
                             continue;
                         }
                     }
@@ -1797,6 +1808,32 @@ mod tests {
                 }
             }
         }
+        // Two windows in a row (each independent within), the second reading an output of
+        // the first (gate j of the first, through `a` or `b` of gate k of the second): the
+        // next window's first calls run before this one's outputs are written, so it must
+        // not be taken with it.
+        for (j, k) in [(0u32, 0u32), (7, 0), (0, 7), (3, 5), (7, 7)] {
+            for through_b in [false, true] {
+                for g in 0..8u32 {
+                    gates.push(Gate::and(g, g + 8, 160 + g));
+                }
+                for g in 0..8u32 {
+                    let mut gate = Gate::and(g + 16, g + 24, 170 + g);
+                    if g == k {
+                        if through_b {
+                            gate.b = 160 + j;
+                        } else {
+                            gate.a = 160 + j;
+                        }
+                    }
+                    gates.push(gate);
+                }
+            }
+        }
+        // Three windows in a row with no dependency between them (pipelined).
+        for g in 0..24u32 {
+            gates.push(Gate::and(g, (g + 11) % 32, 180 + g));
+        }
         // One wire read by all 8 ANDs, one AND reading a wire twice, ANDs overwriting the
         // inputs of earlier ones in the window.
         for g in 0..8u32 {
@@ -1829,6 +1866,37 @@ mod tests {
             // Every input label is a zero-label, so every wire ends on its zero-label.
             assert_eq!(evaluator.labels, garbler.zero_labels, "{kernel:?}");
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn cross_window_test_matches_its_definition() {
+        if !Kernel::Zmm.is_available() {
+            return;
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd")]
+        unsafe fn vector(later: &[Gate], earlier: &[Gate]) -> bool {
+            // SAFETY: the CPU has the features (checked by the caller); 8 gates each.
+            unsafe { wide::reads_none_of(later.as_ptr(), earlier.as_ptr()) }
+        }
+        let reference = |later: &[Gate], earlier: &[Gate]| {
+            later
+                .iter()
+                .all(|g| earlier.iter().all(|e| e.out != g.a && e.out != g.b))
+        };
+        let mut prg = Prg::from_seed(Block(0xc205));
+        let (mut yes, mut no) = (0, 0);
+        for num_wires in [16usize, 64, 256, 1000] {
+            let gates = random_gates_with(&mut prg, num_wires, 20_000, 10);
+            for pair in gates.windows(16) {
+                let (earlier, later) = pair.split_at(8);
+                let expected = reference(later, earlier);
+                // SAFETY: Kernel::Zmm's features include AVX-512F, AVX-512BW and AVX-512CD.
+                assert_eq!(unsafe { vector(later, earlier) }, expected, "{pair:?}");
+                if expected { yes += 1 } else { no += 1 }
+            }
+        }
+        assert!(yes > 1000 && no > 1000, "{yes} independent, {no} dependent");
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -33,9 +33,10 @@
 //!   512-bit register `[A₁, B₁, A₂, B₂]`; the test is one look at the next gate, only
 //!   after an AND. Half the AES instructions per AND let twice as many ANDs' chains into
 //!   the out-of-order window (measured about 15% faster on `pgc bench garble`); calls
-//!   without such runs keep [`EvaluateYmm`] (see `Evaluator::evaluate`). Windows of 8
-//!   independent ANDs (the garbler's batch test) run TMMO's first AES call of all four
-//!   pairs side by side before each pair's second ([`EvaluateZmm::evaluate_window`]).
+//!   without such runs keep [`EvaluateYmm`] (see `Evaluator::evaluate`). Runs of windows
+//!   of 8 independent ANDs (the garbler's batch test) go through
+//!   [`EvaluateZmm::evaluate_windows`]: TMMO's first AES call of the next window runs
+//!   side by side with the second of this one, 8 chains of 10 rounds per pass.
 //!
 //! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
 //! [`GarbleZmm`], `aes,avx2,avx512f,avx512bw,avx512cd,vaes` for [`EvaluateZmm`],
@@ -522,36 +523,15 @@ impl EvaluateZmm {
 }
 
 impl EvaluateZmm {
-    /// Evaluates the `2·P` ANDs at `gates` (P pairs), tables at `rows`: the first AES call
-    /// of every hash of the window, then each pair's second call and arithmetic.
-    ///
-    /// TMMO is H(x, i) = π(π(x) ⊕ i) ⊕ π(x) (Guo, Katz, Wang, Yu, S&P 2020, §7.4; see
-    /// `pgc_crypto::hash`), and its first call π(x) does not depend on the tweak: so π of
-    /// all `P` pairs' blocks `[A₁, B₁, A₂, B₂]` runs first, rounds outermost (P independent
-    /// chains of 10 rounds), and then each pair runs π(π(x) ⊕ i) ⊕ π(x) from it
-    /// (`RoundKeys512::tmmo_from_first`: a chain of 10 rounds), where
-    /// [`EvaluateZmm::evaluate_pair`] runs one chain of 20 per pair. The same hash, the
-    /// same values: only the order of the AES calls changes. With the evaluator bound by
-    /// the latency of its chains, P = 4 measured 7 % faster than pairs on the random
-    /// layered circuit (P = 2: 3 % slower; P = 8, or the second calls rounds outermost too:
-    /// no better than 4). Computing π once per distinct input wire across a longer run
-    /// (TMMO's first call depends on the label alone) measured 40 % slower: finding the
-    /// repeated wires cost more than the AES it saved (BENCHMARKS.md, eighth session).
+    /// Loads the 4 pair registers `[A₁, B₁, A₂, B₂]` of the window of 8 ANDs at `gates`.
     ///
     /// # Safety
-    /// AES-NI, AVX2, AVX-512F and VAES; the gates are ANDs whose wires are below the length
-    /// of `labels`, none reading an earlier one's output ([`independent_ands`]); `rows`
-    /// valid for `4·P` blocks.
+    /// AVX-512F; the gates' input wires are below the length of `labels`.
     #[inline(always)]
-    pub(crate) unsafe fn evaluate_window<const P: usize>(
-        &mut self,
-        labels: *mut Block,
-        gates: *const Gate,
-        rows: *const Block,
-    ) {
+    unsafe fn window_inputs(labels: *const Block, gates: *const Gate) -> [Zmm; 4] {
         unsafe {
             let at = |w: WireId| labels.add(w as usize);
-            let mut xs = [_mm512_setzero_si512(); P];
+            let mut xs = [_mm512_setzero_si512(); 4];
             for (j, x) in xs.iter_mut().enumerate() {
                 let (g1, g2) = (&*gates.add(2 * j), &*gates.add(2 * j + 1));
                 let v = _mm512_castsi128_si512(load(at(g1.a)));
@@ -559,17 +539,164 @@ impl EvaluateZmm {
                 let v = _mm512_inserti32x4::<2>(v, load(at(g2.a)));
                 *x = _mm512_inserti32x4::<3>(v, load(at(g2.b)));
             }
-            let firsts = self.keys.encrypt(xs);
-            for j in 0..P {
-                let (g1, g2) = (&*gates.add(2 * j), &*gates.add(2 * j + 1));
+            xs
+        }
+    }
+
+    /// The next 4 pairs' tweaks (advancing the counter).
+    ///
+    /// # Safety
+    /// AVX2, AVX-512F.
+    #[inline(always)]
+    unsafe fn window_tweaks(&mut self) -> [Zmm; 4] {
+        unsafe {
+            let mut tweaks = [_mm512_setzero_si512(); 4];
+            for t in tweaks.iter_mut() {
                 let t1 = self.single.tweaks;
                 let t2 = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 2, 0, 2));
-                let tweaks = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(t1), t2);
-                let [h] = self.keys.tmmo_from_first([firsts[j]], [tweaks]);
+                *t = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(t1), t2);
                 self.single.tweaks = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 4, 0, 4));
-                pair_outputs(h, xs[j], rows.add(4 * j), at(g1.out), at(g2.out));
+            }
+            tweaks
+        }
+    }
+
+    /// Evaluates the windows of 8 independent ANDs from `gates[first]` on (the first is
+    /// one: the caller tested it) while the next gates make one that reads no output of
+    /// the one before and `rows_left` holds its rows; returns the ANDs evaluated.
+    ///
+    /// TMMO is H(x, i) = π(π(x) ⊕ i) ⊕ π(x) (Guo, Katz, Wang, Yu, S&P 2020, §7.4; see
+    /// `pgc_crypto::hash`), and its first call π(x) does not depend on the tweak, so it
+    /// can run a step ahead: one pass of 8 registers, rounds outermost (8 independent
+    /// chains of 10 rounds), runs this window's second calls π(π(x) ⊕ i) on its 4 pair
+    /// registers `[A₁, B₁, A₂, B₂]` together with the next window's first calls π(x);
+    /// then this window's outputs are written. [`EvaluateZmm::evaluate_pair`] runs one
+    /// chain of 20 rounds per pair, which the out-of-order core overlaps with only a few
+    /// others. The same hash, the same values: only the order of the AES calls changes.
+    /// The next window's inputs are loaded before this one's outputs are stored, hence
+    /// the test that it reads none of them ([`reads_none_of`]).
+    ///
+    /// Measured (BENCHMARKS.md, eighth session, `hot_loop`): the window's first calls
+    /// side by side, then its second calls pair by pair, 7 % faster than pairs on the
+    /// random layered circuit (windows of 2 pairs slower, of 8 no better than 4); this
+    /// pipelined form a further 10 % or so. Computing π once per distinct input wire
+    /// across a run (TMMO's first call depends on the label alone) measured 40 % slower:
+    /// finding the repeated wires cost more than the AES it saved.
+    ///
+    /// # Safety
+    /// AES-NI, AVX2, AVX-512F, AVX-512BW, AVX-512CD and VAES; `gates[first..first + 8]` is
+    /// a window ([`independent_ands`] with `max_wire`); `max_wire` is below the length of
+    /// `labels`; `rows` valid for `rows_left` blocks.
+    #[inline(always)]
+    pub(crate) unsafe fn evaluate_windows(
+        &mut self,
+        labels: *mut Block,
+        gates: &[Gate],
+        first: usize,
+        max_wire: u32,
+        rows: *const Block,
+        rows_left: usize,
+    ) -> usize {
+        unsafe {
+            let mut at = first;
+            let mut rows = rows;
+            let mut rows_left = rows_left;
+            let mut xs = Self::window_inputs(labels, gates.as_ptr().add(at));
+            let mut firsts = self.keys.encrypt(xs);
+            loop {
+                let here = gates.as_ptr().add(at);
+                let next = at + 8;
+                let go_on = next + 8 <= gates.len()
+                    && rows_left >= 32
+                    && gates.get_unchecked(next + 7).op == Op::And
+                    && independent_ands::<8>(gates.as_ptr().add(next), max_wire)
+                    && reads_none_of(gates.as_ptr().add(next), here);
+                let tweaks = self.window_tweaks();
+                let mut seconds = [_mm512_setzero_si512(); 4];
+                for j in 0..4 {
+                    seconds[j] = _mm512_xor_si512(firsts[j], tweaks[j]);
+                }
+                let (hs, next_xs, next_firsts) = if go_on {
+                    let next_xs = Self::window_inputs(labels, gates.as_ptr().add(next));
+                    let both = self.keys.encrypt([
+                        seconds[0], seconds[1], seconds[2], seconds[3], next_xs[0], next_xs[1],
+                        next_xs[2], next_xs[3],
+                    ]);
+                    (
+                        [both[0], both[1], both[2], both[3]],
+                        next_xs,
+                        [both[4], both[5], both[6], both[7]],
+                    )
+                } else {
+                    (self.keys.encrypt(seconds), xs, firsts)
+                };
+                for j in 0..4 {
+                    let (g1, g2) = (&*here.add(2 * j), &*here.add(2 * j + 1));
+                    let h = _mm512_xor_si512(hs[j], firsts[j]);
+                    pair_outputs(
+                        h,
+                        xs[j],
+                        rows.add(4 * j),
+                        labels.add(g1.out as usize),
+                        labels.add(g2.out as usize),
+                    );
+                }
+                rows = rows.add(16);
+                rows_left -= 16;
+                at = next;
+                if !go_on {
+                    return at - first;
+                }
+                xs = next_xs;
+                firsts = next_firsts;
             }
         }
+    }
+}
+
+/// Whether none of the 8 gates at `later` reads (as `a` or `b`) the output of one of the 8
+/// gates at `earlier`: `[o₀ … o₇ of earlier, a₀ … a₇ of later]` and the same with `b`,
+/// AVX-512CD's conflict detection on each, and one test that no lane of `later` met a lane
+/// of `earlier` (as [`independent_ands`]).
+///
+/// # Safety
+/// AVX-512F and AVX-512CD; both pointers valid for 8 gates.
+#[inline(always)]
+pub(crate) unsafe fn reads_none_of(later: *const Gate, earlier: *const Gate) -> bool {
+    unsafe {
+        let load4 = |p: *const Gate, j: usize| {
+            _mm512_maskz_loadu_epi32(0xeeee, (p as *const u8).add(64 * j) as *const i32)
+        };
+        let (e_low, e_high) = (load4(earlier, 0), load4(earlier, 1));
+        let (l_low, l_high) = (load4(later, 0), load4(later, 1));
+        let f = |field: i32| {
+            let g = |k: i32| 4 * k + field;
+            _mm512_set_epi32(
+                g(7),
+                g(6),
+                g(5),
+                g(4),
+                g(3),
+                g(2),
+                g(1),
+                g(0),
+                g(7),
+                g(6),
+                g(5),
+                g(4),
+                g(3),
+                g(2),
+                g(1),
+                g(0),
+            )
+        };
+        let outs = _mm512_permutex2var_epi32(e_low, f(3), e_high);
+        let reads_a = _mm512_permutex2var_epi32(l_low, f(1), l_high);
+        let reads_b = _mm512_permutex2var_epi32(l_low, f(2), l_high);
+        let with_a = _mm512_conflict_epi32(_mm512_mask_blend_epi32(0xff00, outs, reads_a));
+        let with_b = _mm512_conflict_epi32(_mm512_mask_blend_epi32(0xff00, outs, reads_b));
+        let forbidden = _mm512_maskz_set1_epi32(0xff00, 0xff);
+        _mm512_test_epi32_mask(_mm512_or_si512(with_a, with_b), forbidden) == 0
     }
 }
 
