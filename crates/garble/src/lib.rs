@@ -46,7 +46,11 @@
 //! rounds outermost: one AND's chain of 20 dependent rounds would otherwise leave the AES
 //! units waiting, and the scheduler holds too few waiting instructions to find 8 chains
 //! by itself. A batch loads all its inputs before it stores, and stores in gate order, so
-//! that test (one vector test per candidate batch) is the only hazard to check. Nothing is
+//! that test (one vector test per candidate batch) is the only hazard to check. The
+//! 512-bit evaluator takes such runs 8 ANDs (4 pair registers) at a time, software-
+//! pipelined: the first calls π(x) of TMMO's next window run in one pass with the second
+//! calls of this one, which needs one more test (the next window reads none of this one's
+//! outputs, as its inputs are loaded before they are stored). Nothing is
 //! queued across gates beyond that, so every read sees the value the gate sequence
 //! defines, whatever the order and slot reuse of the caller's gates, and no state is
 //! pending between calls. One pass over each call's gates (4 per instruction with
