@@ -1387,7 +1387,9 @@ impl EvaluateRun<'_> {
             // the tables before each use; with EACH, `indices` is read checked. A paired
             // next gate is in the same span (so checked too), and it does not read this
             // AND's output (the `evaluate_pair` contract); with EACH nothing is paired, as
-            // a pair's tweaks are consecutive.
+            // a pair's tweaks are consecutive. A run of windows is tested by the kernel
+            // (`window_ready` for the first, with `max_wire`, and the kernel for the next
+            // ones) and gets the rows left, so it may go past the span.
             unsafe {
                 // If-else rather than `match`, as in `GarbleRun::garble_span`.
                 if op == Op::Xor {

@@ -529,6 +529,7 @@ impl EvaluateZmm {
     /// AVX-512F; the gates' input wires are below the length of `labels`.
     #[inline(always)]
     unsafe fn window_inputs(labels: *const Block, gates: *const Gate) -> [Zmm; 4] {
+        // SAFETY: 8 gates at `gates`, their inputs in `labels` (the contract); AVX-512F.
         unsafe {
             let at = |w: WireId| labels.add(w as usize);
             let mut xs = [_mm512_setzero_si512(); 4];
@@ -549,6 +550,7 @@ impl EvaluateZmm {
     /// AVX2, AVX-512F.
     #[inline(always)]
     unsafe fn window_tweaks(&mut self) -> [Zmm; 4] {
+        // SAFETY: register arithmetic only, with the features of the contract.
         unsafe {
             let mut tweaks = [_mm512_setzero_si512(); 4];
             for t in tweaks.iter_mut() {
@@ -597,6 +599,11 @@ impl EvaluateZmm {
         rows: *const Block,
         rows_left: usize,
     ) -> usize {
+        // SAFETY: each window run here passed `independent_ands` with `max_wire` (the first
+        // by the caller), so its wires are in `labels` and it reads no output of its own;
+        // a next window is loaded early only after `reads_none_of` said it reads no output
+        // of this one, and only while `rows_left` holds both windows' rows (16 blocks
+        // each); `gates[next + 7]` is read after `next + 8 <= gates.len()`.
         unsafe {
             let mut at = first;
             let mut rows = rows;
@@ -663,6 +670,8 @@ impl EvaluateZmm {
 /// AVX-512F and AVX-512CD; both pointers valid for 8 gates.
 #[inline(always)]
 pub(crate) unsafe fn reads_none_of(later: *const Gate, earlier: *const Gate) -> bool {
+    // SAFETY: 128 readable bytes at each pointer (8 gates); only the dwords at offsets 4,
+    // 8, 12 of each gate are read (mask 0xeeee), never the padding after `op`.
     unsafe {
         let load4 = |p: *const Gate, j: usize| {
             _mm512_maskz_loadu_epi32(0xeeee, (p as *const u8).add(64 * j) as *const i32)
@@ -708,6 +717,7 @@ pub(crate) unsafe fn reads_none_of(later: *const Gate, earlier: *const Gate) -> 
 /// AVX-512F; the pointers are valid for their blocks (`rows` for 4).
 #[inline(always)]
 unsafe fn pair_outputs(h: Zmm, x: Zmm, rows: *const Block, out1: *mut Block, out2: *mut Block) {
+    // SAFETY: 4 blocks at `rows`, one at each output (the contract); AVX-512F.
     unsafe {
         // [0, A₁, 0, A₂]: the 64-bit lanes of blocks 1 and 3 (mask), from blocks 0, 2.
         let a_high = _mm512_maskz_shuffle_i64x2::<0b10_00_00_00>(0b1100_1100, x, x);
