@@ -46,7 +46,11 @@
 //! rounds outermost: one AND's chain of 20 dependent rounds would otherwise leave the AES
 //! units waiting, and the scheduler holds too few waiting instructions to find 8 chains
 //! by itself. A batch loads all its inputs before it stores, and stores in gate order, so
-//! that test (one vector test per candidate batch) is the only hazard to check. Nothing is
+//! that test (one vector test per candidate batch) is the only hazard to check. The
+//! 512-bit evaluator takes such runs 8 ANDs (4 pair registers) at a time, software-
+//! pipelined: the first calls π(x) of TMMO's next window run in one pass with the second
+//! calls of this one, which needs one more test (the next window reads none of this one's
+//! outputs, as its inputs are loaded before they are stored). Nothing is
 //! queued across gates beyond that, so every read sees the value the gate sequence
 //! defines, whatever the order and slot reuse of the caller's gates, and no state is
 //! pending between calls. One pass over each call's gates (4 per instruction with
@@ -335,6 +339,40 @@ trait EvaluateAnd {
         gates.iter().all(|g| g.a.max(g.b).max(g.out) <= max_wire)
     }
 
+    /// Pairs in a window of [`EvaluateAnd::evaluate_windows`] (0: no windows): consecutive
+    /// independent ANDs whose hash calls run side by side.
+    const WINDOW: usize = 0;
+
+    /// Whether the `2·WINDOW` gates at `gates` are independent ANDs with wires at most
+    /// `max_wire`.
+    ///
+    /// # Safety
+    /// As the kernel's other methods; `gates` valid for `2·WINDOW` gates.
+    #[inline(always)]
+    unsafe fn window_ready(&self, _gates: *const Gate, _max_wire: u32) -> bool {
+        false
+    }
+
+    /// Evaluates windows from `gates[first]` on (the first tested ready), as many as come;
+    /// returns the ANDs evaluated.
+    ///
+    /// # Safety
+    /// As the kernel's other methods; [`EvaluateAnd::window_ready`] said yes for
+    /// `gates[first..]` with `max_wire` below the length of `labels`; `rows` valid for
+    /// `rows_left` (at least `4·WINDOW`) blocks; the tweaks are consecutive.
+    #[inline(always)]
+    unsafe fn evaluate_windows(
+        &mut self,
+        _labels: *mut Block,
+        _gates: &[Gate],
+        _first: usize,
+        _max_wire: u32,
+        _rows: *const Block,
+        _rows_left: usize,
+    ) -> usize {
+        unreachable!("kernel without windows")
+    }
+
     /// Evaluates the next two ANDs, `(a1, b1) → out1` then `(a2, b2) → out2`, tables at
     /// `rows` (4 blocks).
     ///
@@ -535,6 +573,30 @@ impl EvaluateAnd for wide::EvaluateZmm {
         rows: *const Block,
     ) {
         unsafe { wide::EvaluateZmm::evaluate_pair(self, a1, b1, out1, a2, b2, out2, rows) }
+    }
+
+    const WINDOW: usize = 4;
+
+    #[inline(always)]
+    unsafe fn window_ready(&self, gates: *const Gate, max_wire: u32) -> bool {
+        unsafe { wide::independent_ands::<8>(gates, max_wire) }
+    }
+
+    #[inline(always)]
+    unsafe fn evaluate_windows(
+        &mut self,
+        labels: *mut Block,
+        gates: &[Gate],
+        first: usize,
+        max_wire: u32,
+        rows: *const Block,
+        rows_left: usize,
+    ) -> usize {
+        unsafe {
+            wide::EvaluateZmm::evaluate_windows(
+                self, labels, gates, first, max_wire, rows, rows_left,
+            )
+        }
     }
 
     #[inline(always)]
@@ -1263,9 +1325,13 @@ impl EvaluateRun<'_> {
             // are checked gate by gate).
             index = unsafe {
                 if kernel.fields_at_most(&gates[index..end], max_wire) {
-                    self.evaluate_span::<K, EACH, false>(kernel, indices, &mut rows, index, end)?
+                    self.evaluate_span::<K, EACH, false>(
+                        kernel, indices, &mut rows, max_wire, index, end,
+                    )?
                 } else {
-                    self.evaluate_span::<K, EACH, true>(kernel, indices, &mut rows, index, end)?
+                    self.evaluate_span::<K, EACH, true>(
+                        kernel, indices, &mut rows, max_wire, index, end,
+                    )?
                 }
             };
         }
@@ -1281,7 +1347,8 @@ impl EvaluateRun<'_> {
     }
 
     /// Evaluates `gates[index..end]` (see [`GarbleRun::garble_span`]; pairs never cross
-    /// `end`); returns `end`.
+    /// `end`, a kernel's window may, its test checking its wires); returns the next gate's
+    /// index.
     ///
     /// # Safety
     /// As [`EvaluateRun::dispatch`]; without `CHECKED`, every field of `gates[index..end]`
@@ -1292,6 +1359,7 @@ impl EvaluateRun<'_> {
         kernel: &mut K,
         indices: &[u64],
         rows_at: &mut *const Block,
+        max_wire: u32,
         mut index: usize,
         end: usize,
     ) -> Result<usize, GarbleError> {
@@ -1319,7 +1387,9 @@ impl EvaluateRun<'_> {
             // the tables before each use; with EACH, `indices` is read checked. A paired
             // next gate is in the same span (so checked too), and it does not read this
             // AND's output (the `evaluate_pair` contract); with EACH nothing is paired, as
-            // a pair's tweaks are consecutive.
+            // a pair's tweaks are consecutive. A run of windows is tested by the kernel
+            // (`window_ready` for the first, with `max_wire`, and the kernel for the next
+            // ones) and gets the rows left, so it may go past the span.
             unsafe {
                 // If-else rather than `match`, as in `GarbleRun::garble_span`.
                 if op == Op::Xor {
@@ -1339,6 +1409,30 @@ impl EvaluateRun<'_> {
                             and_count_panic(indices.len(), ands + 1);
                         };
                         kernel.set_and_index(and_index);
+                    }
+                    // Windows of independent ANDs where the kernel has them (as the
+                    // garbler's batches; they may run past the span: the batch test
+                    // checks their wires), one after another while the gates make them.
+                    if K::WINDOW > 0 && !CHECKED && !EACH {
+                        let first = index - 1;
+                        let w = 2 * K::WINDOW;
+                        if first + w <= gates.len()
+                            && rows_end.offset_from(rows) as usize >= 2 * w
+                            && gates.get_unchecked(first + w - 1).op == Op::And
+                            && kernel.window_ready(gates.as_ptr().add(first), max_wire)
+                        {
+                            let done = kernel.evaluate_windows(
+                                labels,
+                                gates,
+                                first,
+                                max_wire,
+                                rows,
+                                rows_end.offset_from(rows) as usize,
+                            );
+                            rows = rows.add(2 * done);
+                            index = first + done;
+                            continue;
+                        }
                     }
                     // Pairs only within the span and where the rows are there.
                     let next = if K::PAIRS && !EACH && index < end && left >= 4 {
@@ -1426,9 +1520,10 @@ unsafe fn evaluate_ymm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), Garb
 }
 
 /// # Safety
-/// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2, AVX-512F and VAES.
+/// As [`EvaluateRun::dispatch`]; the CPU has AES-NI, AVX2, AVX-512F, AVX-512BW, AVX-512CD
+/// and VAES.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "aes,avx2,avx512f,vaes")]
+#[target_feature(enable = "aes,avx2,avx512f,avx512bw,avx512cd,vaes")]
 unsafe fn evaluate_zmm(hash: &TccrHash, run: EvaluateRun<'_>) -> Result<(), GarbleError> {
     // SAFETY: the caller checked the CPU, and this function has its features.
     unsafe {
@@ -1687,6 +1782,129 @@ mod tests {
     }
 
     /// The batch test of the 512-bit garbler against its definition.
+    #[test]
+    fn evaluator_windows_respect_dependencies_and_shared_inputs() {
+        // Windows of 8 ANDs (the 512-bit evaluator takes π of all their inputs first): in
+        // each, gate k reads the output of an earlier gate j of the window through `a` or
+        // `b` (no window there, or a shorter run after it), and around them windows that
+        // read one wire many times, a wire twice in one AND, and overwrite their own inputs;
+        // the first window starts 4 gates before the end of a 64-gate span (60 XORs first).
+        let mut gates: Vec<Gate> = (0..60)
+            .map(|k| Gate::xor(k % 32, (k + 5) % 32, 200 + k))
+            .collect();
+        let fresh = |k: u32| Gate::and(k % 64, (k * 7 + 3) % 64, 64 + k % 64);
+        for k in 0..24 {
+            gates.push(fresh(k));
+        }
+        for k in 1..8u32 {
+            for j in 0..k {
+                for through_b in [false, true] {
+                    let base = 100 + 8 * k;
+                    for g in 0..8u32 {
+                        let mut gate = Gate::and((base + g) % 64, (base + 3 * g + 1) % 64, 128 + g);
+                        if g == k {
+                            if through_b {
+                                gate.b = 128 + j;
+                            } else {
+                                gate.a = 128 + j;
+                            }
+                        }
+                        gates.push(gate);
+                    }
+                }
+            }
+        }
+        // Two windows in a row (each independent within), the second reading an output of
+        // the first (gate j of the first, through `a` or `b` of gate k of the second): the
+        // next window's first calls run before this one's outputs are written, so it must
+        // not be taken with it.
+        for (j, k) in [(0u32, 0u32), (7, 0), (0, 7), (3, 5), (7, 7)] {
+            for through_b in [false, true] {
+                for g in 0..8u32 {
+                    gates.push(Gate::and(g, g + 8, 160 + g));
+                }
+                for g in 0..8u32 {
+                    let mut gate = Gate::and(g + 16, g + 24, 170 + g);
+                    if g == k {
+                        if through_b {
+                            gate.b = 160 + j;
+                        } else {
+                            gate.a = 160 + j;
+                        }
+                    }
+                    gates.push(gate);
+                }
+            }
+        }
+        // Three windows in a row with no dependency between them (pipelined).
+        for g in 0..24u32 {
+            gates.push(Gate::and(g, (g + 11) % 32, 180 + g));
+        }
+        // One wire read by all 8 ANDs, one AND reading a wire twice, ANDs overwriting the
+        // inputs of earlier ones in the window.
+        for g in 0..8u32 {
+            gates.push(Gate::and(5, 10 + g, 140 + g));
+        }
+        gates.push(Gate::and(7, 7, 150));
+        for g in 1..8u32 {
+            gates.push(Gate::and(20 + g, 30 + g, 19 + g));
+        }
+        let num_wires = 260;
+        let mut prg = Prg::from_seed(Block(0x3e1d));
+        let (delta, key) = (random_delta(&mut prg), prg.random_block());
+        let mut garbler = Garbler::new(num_wires, delta, key);
+        let labels: Vec<Block> = (0..num_wires).map(|_| prg.random_block()).collect();
+        for (w, &l) in labels.iter().enumerate() {
+            garbler.set_zero_label(w as WireId, l);
+        }
+        let mut tables = Vec::new();
+        garbler.garble(&gates, &mut tables);
+        for kernel in [Kernel::Zmm, Kernel::Ymm, Kernel::Portable] {
+            if !kernel.is_available() {
+                continue;
+            }
+            let mut evaluator = Evaluator::new(num_wires, key);
+            evaluator.kernel = kernel;
+            for (w, &l) in labels.iter().enumerate() {
+                evaluator.set_label(w as WireId, l);
+            }
+            evaluator.evaluate(&gates, &tables).expect("tables fit");
+            // Every input label is a zero-label, so every wire ends on its zero-label.
+            assert_eq!(evaluator.labels, garbler.zero_labels, "{kernel:?}");
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn cross_window_test_matches_its_definition() {
+        if !Kernel::Zmm.is_available() {
+            return;
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd")]
+        unsafe fn vector(later: &[Gate], earlier: &[Gate]) -> bool {
+            // SAFETY: the CPU has the features (checked by the caller); 8 gates each.
+            unsafe { wide::reads_none_of(later.as_ptr(), earlier.as_ptr()) }
+        }
+        let reference = |later: &[Gate], earlier: &[Gate]| {
+            later
+                .iter()
+                .all(|g| earlier.iter().all(|e| e.out != g.a && e.out != g.b))
+        };
+        let mut prg = Prg::from_seed(Block(0xc205));
+        let (mut yes, mut no) = (0, 0);
+        for num_wires in [16usize, 64, 256, 1000] {
+            let gates = random_gates_with(&mut prg, num_wires, 20_000, 10);
+            for pair in gates.windows(16) {
+                let (earlier, later) = pair.split_at(8);
+                let expected = reference(later, earlier);
+                // SAFETY: Kernel::Zmm's features include AVX-512F, AVX-512BW and AVX-512CD.
+                assert_eq!(unsafe { vector(later, earlier) }, expected, "{pair:?}");
+                if expected { yes += 1 } else { no += 1 }
+            }
+        }
+        assert!(yes > 1000 && no > 1000, "{yes} independent, {no} dependent");
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn batch_test_matches_its_definition() {

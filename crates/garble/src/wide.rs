@@ -15,11 +15,12 @@
 //!   registers hashed together, rounds outermost ([`independent_ands`] finds them; on the
 //!   random layered circuit of `pgc bench garble` this measured ≈ 20 % faster on an AMD EPYC
 //!   (Zen 5); hashing the evaluator's pairs in batches of 4 or 8 registers measured 10–40 %
-//!   slower than its pairs alone, so the evaluator has no batches). A batch's tables and
-//!   outputs come from its registers by three lane permutes and one XOR per AND
-//!   ([`batch_outputs`]); the batch test is AVX-512CD's conflict detection. Measured and
-//!   dropped (`hot_loop`, random layered garbling): batches of 16 (−9 %: spills),
-//!   prefetching the next batch's labels (−6 %).
+//!   slower than its pairs alone, so the evaluator has no such batches; its windows,
+//!   below, batch only the first of TMMO's two calls). A batch's tables and outputs come
+//!   from its registers by three lane permutes and one XOR per AND ([`batch_outputs`]);
+//!   the batch test is AVX-512CD's conflict detection. Measured and dropped (`hot_loop`,
+//!   random layered garbling): batches of 16 (−9 %: spills), prefetching the next
+//!   batch's labels (−6 %).
 //! - Garbler, [`GarbleYmm`]: two 256-bit registers `[A⁰, A¹]`, `[B⁰, B¹]` per AND, for CPUs
 //!   with VAES but without AVX-512 (on this crate's test machine it is a quarter slower).
 //! - Evaluator, [`EvaluateYmm`]: one 256-bit register `[A, B]` per AND. 256-bit VAES runs
@@ -32,15 +33,18 @@
 //!   512-bit register `[A₁, B₁, A₂, B₂]`; the test is one look at the next gate, only
 //!   after an AND. Half the AES instructions per AND let twice as many ANDs' chains into
 //!   the out-of-order window (measured about 15% faster on `pgc bench garble`); calls
-//!   without such runs keep [`EvaluateYmm`] (see `Evaluator::evaluate`).
+//!   without such runs keep [`EvaluateYmm`] (see `Evaluator::evaluate`). Runs of windows
+//!   of 8 independent ANDs (the garbler's batch test) go through
+//!   [`EvaluateZmm::evaluate_windows`]: TMMO's first AES call of the next window runs
+//!   side by side with the second of this one, 8 chains of 10 rounds per pass.
 //!
 //! Every function here needs the features named where it is used (`aes,avx512f,vaes` for
-//! [`GarbleZmm`], `aes,avx2,avx512f,vaes` for [`EvaluateZmm`], `aes,avx2,vaes` for the
-//! others; [`fields_at_most`] AVX-512F, [`independent_ands`] AVX-512F, BW and CD); they
-//! are `#[inline(always)]` and only inlined into functions compiled with those features,
-//! after run-time detection.
+//! [`GarbleZmm`], `aes,avx2,avx512f,avx512bw,avx512cd,vaes` for [`EvaluateZmm`],
+//! `aes,avx2,vaes` for the others; [`fields_at_most`] AVX-512F, [`independent_ands`]
+//! AVX-512F, BW and CD); they are `#[inline(always)]` and only inlined into functions
+//! compiled with those features, after run-time detection.
 
-use pgc_circuit::{Gate, Op};
+use pgc_circuit::{Gate, Op, WireId};
 use pgc_crypto::Block;
 use pgc_crypto::aes::wide::{RoundKeys256, RoundKeys512, Zmm};
 use std::arch::x86_64::*;
@@ -513,18 +517,219 @@ impl EvaluateZmm {
             let tweaks = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(t1), t2);
             let [h] = self.keys.tmmo([x], [tweaks]);
             self.single.tweaks = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 4, 0, 4));
-            // [0, A₁, 0, A₂]: the 64-bit lanes of blocks 1 and 3 (mask), from blocks 0, 2.
-            let a_high = _mm512_maskz_shuffle_i64x2::<0b10_00_00_00>(0b1100_1100, x, x);
-            let t = _mm512_xor_si512(_mm512_loadu_si512(rows as *const __m512i), a_high);
-            // Lanes of the blocks whose label has lsb 1, both 64-bit halves of each.
-            let lsb_low = _mm512_shuffle_epi32::<0b01_00_01_00>(x);
-            let mask = _mm512_test_epi64_mask(lsb_low, _mm512_set1_epi64(1));
-            let w = _mm512_xor_si512(h, _mm512_maskz_mov_epi64(mask, t));
-            // Blocks 0 and 2 of the fold are the two output labels.
-            let folded = _mm512_xor_si512(w, _mm512_shuffle_i64x2::<0b10_11_00_01>(w, w));
-            store(out1, _mm512_castsi512_si128(folded));
-            store(out2, _mm512_extracti32x4_epi32::<2>(folded));
+            pair_outputs(h, x, rows, out1, out2);
         }
+    }
+}
+
+impl EvaluateZmm {
+    /// Loads the 4 pair registers `[A₁, B₁, A₂, B₂]` of the window of 8 ANDs at `gates`.
+    ///
+    /// # Safety
+    /// AVX-512F; the gates' input wires are below the length of `labels`.
+    #[inline(always)]
+    unsafe fn window_inputs(labels: *const Block, gates: *const Gate) -> [Zmm; 4] {
+        // SAFETY: 8 gates at `gates`, their inputs in `labels` (the contract); AVX-512F.
+        unsafe {
+            let at = |w: WireId| labels.add(w as usize);
+            let mut xs = [_mm512_setzero_si512(); 4];
+            for (j, x) in xs.iter_mut().enumerate() {
+                let (g1, g2) = (&*gates.add(2 * j), &*gates.add(2 * j + 1));
+                let v = _mm512_castsi128_si512(load(at(g1.a)));
+                let v = _mm512_inserti32x4::<1>(v, load(at(g1.b)));
+                let v = _mm512_inserti32x4::<2>(v, load(at(g2.a)));
+                *x = _mm512_inserti32x4::<3>(v, load(at(g2.b)));
+            }
+            xs
+        }
+    }
+
+    /// The next 4 pairs' tweaks (advancing the counter).
+    ///
+    /// # Safety
+    /// AVX2, AVX-512F.
+    #[inline(always)]
+    unsafe fn window_tweaks(&mut self) -> [Zmm; 4] {
+        // SAFETY: register arithmetic only, with the features of the contract.
+        unsafe {
+            let mut tweaks = [_mm512_setzero_si512(); 4];
+            for t in tweaks.iter_mut() {
+                let t1 = self.single.tweaks;
+                let t2 = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 2, 0, 2));
+                *t = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(t1), t2);
+                self.single.tweaks = _mm256_add_epi64(t1, _mm256_set_epi64x(0, 4, 0, 4));
+            }
+            tweaks
+        }
+    }
+
+    /// Evaluates the windows of 8 independent ANDs from `gates[first]` on (the first is
+    /// one: the caller tested it) while the next gates make one that reads no output of
+    /// the one before and `rows_left` holds its rows; returns the ANDs evaluated.
+    ///
+    /// TMMO is H(x, i) = π(π(x) ⊕ i) ⊕ π(x) (Guo, Katz, Wang, Yu, S&P 2020, §7.4; see
+    /// `pgc_crypto::hash`), and its first call π(x) does not depend on the tweak, so it
+    /// can run a step ahead: one pass of 8 registers, rounds outermost (8 independent
+    /// chains of 10 rounds), runs this window's second calls π(π(x) ⊕ i) on its 4 pair
+    /// registers `[A₁, B₁, A₂, B₂]` together with the next window's first calls π(x);
+    /// then this window's outputs are written. [`EvaluateZmm::evaluate_pair`] runs one
+    /// chain of 20 rounds per pair, which the out-of-order core overlaps with only a few
+    /// others. The same hash, the same values: only the order of the AES calls changes.
+    /// The next window's inputs are loaded before this one's outputs are stored, hence
+    /// the test that it reads none of them ([`reads_none_of`]).
+    ///
+    /// Measured (BENCHMARKS.md, eighth session, `hot_loop`): the window's first calls
+    /// side by side, then its second calls pair by pair, 7 % faster than pairs on the
+    /// random layered circuit (windows of 2 pairs slower, of 8 no better than 4); this
+    /// pipelined form a further 10 % or so. Computing π once per distinct input wire
+    /// across a run (TMMO's first call depends on the label alone) measured 40 % slower:
+    /// finding the repeated wires cost more than the AES it saved.
+    ///
+    /// # Safety
+    /// AES-NI, AVX2, AVX-512F, AVX-512BW, AVX-512CD and VAES; `gates[first..first + 8]` is
+    /// a window ([`independent_ands`] with `max_wire`); `max_wire` is below the length of
+    /// `labels`; `rows` valid for `rows_left` blocks.
+    #[inline(always)]
+    pub(crate) unsafe fn evaluate_windows(
+        &mut self,
+        labels: *mut Block,
+        gates: &[Gate],
+        first: usize,
+        max_wire: u32,
+        rows: *const Block,
+        rows_left: usize,
+    ) -> usize {
+        // SAFETY: each window run here passed `independent_ands` with `max_wire` (the first
+        // by the caller), so its wires are in `labels` and it reads no output of its own;
+        // a next window is loaded early only after `reads_none_of` said it reads no output
+        // of this one, and only while `rows_left` holds both windows' rows (16 blocks
+        // each); `gates[next + 7]` is read after `next + 8 <= gates.len()`.
+        unsafe {
+            let mut at = first;
+            let mut rows = rows;
+            let mut rows_left = rows_left;
+            let mut xs = Self::window_inputs(labels, gates.as_ptr().add(at));
+            let mut firsts = self.keys.encrypt(xs);
+            loop {
+                let here = gates.as_ptr().add(at);
+                let next = at + 8;
+                let go_on = next + 8 <= gates.len()
+                    && rows_left >= 32
+                    && gates.get_unchecked(next + 7).op == Op::And
+                    && independent_ands::<8>(gates.as_ptr().add(next), max_wire)
+                    && reads_none_of(gates.as_ptr().add(next), here);
+                let tweaks = self.window_tweaks();
+                let mut seconds = [_mm512_setzero_si512(); 4];
+                for j in 0..4 {
+                    seconds[j] = _mm512_xor_si512(firsts[j], tweaks[j]);
+                }
+                let (hs, next_xs, next_firsts) = if go_on {
+                    let next_xs = Self::window_inputs(labels, gates.as_ptr().add(next));
+                    let both = self.keys.encrypt([
+                        seconds[0], seconds[1], seconds[2], seconds[3], next_xs[0], next_xs[1],
+                        next_xs[2], next_xs[3],
+                    ]);
+                    (
+                        [both[0], both[1], both[2], both[3]],
+                        next_xs,
+                        [both[4], both[5], both[6], both[7]],
+                    )
+                } else {
+                    (self.keys.encrypt(seconds), xs, firsts)
+                };
+                for j in 0..4 {
+                    let (g1, g2) = (&*here.add(2 * j), &*here.add(2 * j + 1));
+                    let h = _mm512_xor_si512(hs[j], firsts[j]);
+                    pair_outputs(
+                        h,
+                        xs[j],
+                        rows.add(4 * j),
+                        labels.add(g1.out as usize),
+                        labels.add(g2.out as usize),
+                    );
+                }
+                rows = rows.add(16);
+                rows_left -= 16;
+                at = next;
+                if !go_on {
+                    return at - first;
+                }
+                xs = next_xs;
+                firsts = next_firsts;
+            }
+        }
+    }
+}
+
+/// Whether none of the 8 gates at `later` reads (as `a` or `b`) the output of one of the 8
+/// gates at `earlier`: `[o₀ … o₇ of earlier, a₀ … a₇ of later]` and the same with `b`,
+/// AVX-512CD's conflict detection on each, and one test that no lane of `later` met a lane
+/// of `earlier` (as [`independent_ands`]).
+///
+/// # Safety
+/// AVX-512F and AVX-512CD; both pointers valid for 8 gates.
+#[inline(always)]
+pub(crate) unsafe fn reads_none_of(later: *const Gate, earlier: *const Gate) -> bool {
+    // SAFETY: 128 readable bytes at each pointer (8 gates); only the dwords at offsets 4,
+    // 8, 12 of each gate are read (mask 0xeeee), never the padding after `op`.
+    unsafe {
+        let load4 = |p: *const Gate, j: usize| {
+            _mm512_maskz_loadu_epi32(0xeeee, (p as *const u8).add(64 * j) as *const i32)
+        };
+        let (e_low, e_high) = (load4(earlier, 0), load4(earlier, 1));
+        let (l_low, l_high) = (load4(later, 0), load4(later, 1));
+        let f = |field: i32| {
+            let g = |k: i32| 4 * k + field;
+            _mm512_set_epi32(
+                g(7),
+                g(6),
+                g(5),
+                g(4),
+                g(3),
+                g(2),
+                g(1),
+                g(0),
+                g(7),
+                g(6),
+                g(5),
+                g(4),
+                g(3),
+                g(2),
+                g(1),
+                g(0),
+            )
+        };
+        let outs = _mm512_permutex2var_epi32(e_low, f(3), e_high);
+        let reads_a = _mm512_permutex2var_epi32(l_low, f(1), l_high);
+        let reads_b = _mm512_permutex2var_epi32(l_low, f(2), l_high);
+        let with_a = _mm512_conflict_epi32(_mm512_mask_blend_epi32(0xff00, outs, reads_a));
+        let with_b = _mm512_conflict_epi32(_mm512_mask_blend_epi32(0xff00, outs, reads_b));
+        let forbidden = _mm512_maskz_set1_epi32(0xff00, 0xff);
+        _mm512_test_epi32_mask(_mm512_or_si512(with_a, with_b), forbidden) == 0
+    }
+}
+
+/// The evaluator's half-gate arithmetic for a pair, from the hashes `h` of `x` =
+/// `[A₁, B₁, A₂, B₂]` and the tables at `rows[0..4]`: writes `C₁` to `out1`, then `C₂` to
+/// `out2`.
+///
+/// # Safety
+/// AVX-512F; the pointers are valid for their blocks (`rows` for 4).
+#[inline(always)]
+unsafe fn pair_outputs(h: Zmm, x: Zmm, rows: *const Block, out1: *mut Block, out2: *mut Block) {
+    // SAFETY: 4 blocks at `rows`, one at each output (the contract); AVX-512F.
+    unsafe {
+        // [0, A₁, 0, A₂]: the 64-bit lanes of blocks 1 and 3 (mask), from blocks 0, 2.
+        let a_high = _mm512_maskz_shuffle_i64x2::<0b10_00_00_00>(0b1100_1100, x, x);
+        let t = _mm512_xor_si512(_mm512_loadu_si512(rows as *const __m512i), a_high);
+        // Lanes of the blocks whose label has lsb 1, both 64-bit halves of each.
+        let lsb_low = _mm512_shuffle_epi32::<0b01_00_01_00>(x);
+        let mask = _mm512_test_epi64_mask(lsb_low, _mm512_set1_epi64(1));
+        let w = _mm512_xor_si512(h, _mm512_maskz_mov_epi64(mask, t));
+        // Blocks 0 and 2 of the fold are the two output labels.
+        let folded = _mm512_xor_si512(w, _mm512_shuffle_i64x2::<0b10_11_00_01>(w, w));
+        store(out1, _mm512_castsi512_si128(folded));
+        store(out2, _mm512_extracti32x4_epi32::<2>(folded));
     }
 }
 
