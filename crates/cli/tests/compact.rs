@@ -237,6 +237,71 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
     }
 }
 
+/// Rows as calls (`edit_distance_rows.c`: one call per row, each calling a template per
+/// cell): at 180 characters a row has more ANDs than `OPEN_CALL_ANDS`, so on 2 threads
+/// the executor opens the row calls and runs their cells as items of their own. The
+/// distance is the unrolled circuit's and the Rust one's on 1 and 2 threads.
+#[test]
+fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
+    let s = Scratch::new("rows");
+    let len = 180;
+    let define = format!("EDIT_LEN={len}");
+    let out = s.path("rows.pgc");
+    let compiled = json_of(&run_ok(s.pgc().args([
+        "compile",
+        &example("edit_distance_rows.c"),
+        "-D",
+        &define,
+        "--compact",
+        "always",
+        "-o",
+        &out,
+        "--json",
+    ])));
+    assert_eq!(compiled["format"], "pgc-compact");
+    // One call per row in the main body; a row's ANDs above the opening threshold.
+    assert_eq!(compiled["calls"].as_u64(), Some(len as u64), "{compiled}");
+    let ands = compiled["and_gates"].as_u64().unwrap();
+    assert!(
+        ands / len as u64 >= pgc_garble::compact::OPEN_CALL_ANDS,
+        "{ands} ANDs"
+    );
+    let flat = s.path("flat.pgc");
+    run_ok(s.pgc().args([
+        "compile",
+        &example("edit_distance_rows.c"),
+        "-D",
+        &define,
+        "--compact",
+        "never",
+        "-o",
+        &flat,
+    ]));
+    let a: Vec<u8> = (0..len).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+    let b: Vec<u8> = (0..len).map(|i| b'a' + (i * 11 % 26) as u8).collect();
+    let want = edit_distance(&a, &b);
+    let (ta, tb) = (format!("text={}", list(&a)), format!("text={}", list(&b)));
+    let local = |file: &str, threads: &str| {
+        json_of(&run_ok(s.pgc().args([
+            "local",
+            file,
+            "--a",
+            &ta,
+            "--b",
+            &tb,
+            "--json",
+            "--threads",
+            threads,
+        ])))["outputs"]
+            .clone()
+    };
+    let unrolled = local(&flat, "1");
+    assert_eq!(unrolled, json!({"OUTPUT_distance": want}));
+    for threads in ["1", "2"] {
+        assert_eq!(local(&out, threads), unrolled, "{threads} threads");
+    }
+}
+
 #[test]
 fn auto_unrolls_small_programs_and_compact_circuits_refuse_parallel_modes() {
     let s = Scratch::new("auto");
