@@ -237,19 +237,24 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
     }
 }
 
-/// Rows as calls (`edit_distance_rows.c`: one call per row, each calling a template per
+/// Rows as calls (`tests/programs/edit_distance_rows.c`: one call per row, each calling a template per
 /// cell): at 180 characters a row has more ANDs than `OPEN_CALL_ANDS`, so on 2 threads
 /// the executor opens the row calls and runs their cells as items of their own. The
 /// distance is the unrolled circuit's and the Rust one's on 1 and 2 threads.
 #[test]
 fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
     let s = Scratch::new("rows");
+    let rows_program = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs/edit_distance_rows.c")
+        .to_str()
+        .unwrap()
+        .to_string();
     let len = 180;
     let define = format!("EDIT_LEN={len}");
     let out = s.path("rows.pgc");
     let compiled = json_of(&run_ok(s.pgc().args([
         "compile",
-        &example("edit_distance_rows.c"),
+        &rows_program,
         "-D",
         &define,
         "--compact",
@@ -269,7 +274,7 @@ fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
     let flat = s.path("flat.pgc");
     run_ok(s.pgc().args([
         "compile",
-        &example("edit_distance_rows.c"),
+        &rows_program,
         "-D",
         &define,
         "--compact",

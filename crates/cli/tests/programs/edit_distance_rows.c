@@ -1,8 +1,10 @@
 /* Edit (Levenshtein) distance with one function call per row of the table, each calling
  * edit_cell once per cell: nested calls, for the compact executor (`--compact always`),
- * which opens the row calls so that cells of consecutive rows run on different threads.
+ * which opens the row calls so that cells of consecutive rows run on different threads
+ * (a test program of crates/cli/tests/compact.rs and a benchmark in BENCHMARKS.md; the
+ * compiler's own tests cover examples/edit_distance_large.c, which computes the same).
  *
- *   pgc local examples/edit_distance_rows.c -D EDIT_LEN=6 --compact always --a text=[107,105,116,116,101,110] --b text=[115,105,116,116,105,110]
+ *   pgc local crates/cli/tests/programs/edit_distance_rows.c -D EDIT_LEN=6 --compact always --a text=[107,105,116,116,101,110] --b text=[115,105,116,116,105,110]
  *
  * ("kitten" vs "sittin": distance 2). The same table as edit_distance_large.c (uint16_t
  * cells, EDIT_LEN up to 65535, one row kept), only the loop over a row is a function that
