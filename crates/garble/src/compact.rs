@@ -31,23 +31,26 @@
 //!
 //! A call is one item, so a main body of a few big calls that each need the one before
 //! (edit distance with its outer loop stored as a template: one call per row, the row
-//! calling one template per cell) would run on one thread. On several threads a call of
-//! a template that itself calls templates, with at least [`OPEN_CALL_ANDS`] ANDs, is
-//! therefore *opened*: its template's items enter the window as items of their own, and
-//! such calls among them are opened in turn, so the cells of consecutive rows are
-//! scheduled one by one and the anti-diagonal wavefront across rows comes back. The
-//! inner items read the call's inputs from the caller's wires and write their outputs
-//! and scratch into a *region* of wires above the main ones (nested opened calls stack
-//! above it, the next opened call reuses it); once all of its items are in the window,
-//! the call's outputs are renamed to the inner writers' label wires (or copied, when a
-//! window ended in between), so a caller's output slot that the slotter reused from one
-//! of the call's inputs is written after every inner reader (see [`Planner`]). An inner
-//! item's first AND is the call's first AND plus the ANDs of the template items before
-//! it, its place in the sequential expansion, so the tables are still the sequential
-//! ones. Memory: the regions of the deepest chain of openable templates, 20 bytes a wire
-//! (a label and a renaming entry), at most `MAX_REGION_WIRES`; on one thread nothing is
-//! opened. A call bigger than a window no longer fills one window alone when it is
-//! opened (windows may end inside it), so opening also bounds the tables held.
+//! calling one template per cell) would run on one thread. A call of a template that
+//! itself calls templates, with at least [`OPEN_CALL_ANDS`] ANDs, is therefore *opened*:
+//! its template's items enter the window as items of their own, and such calls among
+//! them are opened in turn, so the cells of consecutive rows are scheduled one by one and
+//! the anti-diagonal wavefront across rows comes back. The inner items read the call's
+//! inputs from the caller's wires and write its outputs into the caller's output wires,
+//! as the [`Expander`] maps them; the template's scratch lives in a *region* of wires
+//! above the main ones (nested opened calls stack above it; the next opened call reuses
+//! it). This needs the call's outputs distinct from each other and from its inputs (else
+//! an inner write could clobber an input a later inner item reads): the slotter never
+//! gives an output of a call the slot of one of its inputs, and a call that breaks the
+//! rule is checked for and runs as one item (see [`Planner`]). An inner item's first AND
+//! is the call's first AND plus the ANDs of the template items before it, its place in
+//! the sequential expansion, so the tables are still the sequential ones. On one thread
+//! calls are opened too: their inner calls then take their templates' cached expansions
+//! instead of the whole call being expanded again (a row is too big to cache). Memory: the
+//! scratch regions of the deepest chain of openable templates (edit distance's row
+//! template has 38 scratch wires), 20 bytes a wire (a label and a renaming entry), at most
+//! `MAX_REGION_WIRES`. Windows may end inside an opened call, so a call bigger than a
+//! window no longer makes the window that big (tables are held per window).
 //!
 //! One thread needs no dependency graph: it runs the items in order, in windows of
 //! [`SEQUENTIAL_WINDOW_ANDS`] (their tables stay in cache), and so costs less than the
@@ -108,8 +111,8 @@ struct Window {
     pred_end: Vec<u32>,
     /// `marked[p] == j + 1` while item j's predecessors are gathered and p is one of them.
     marked: Vec<u32>,
-    /// On several threads, each item's wires renamed (see [`Planner`]): its inputs then its
-    /// outputs, `wires[wires_end[j - 1]..wires_end[j]]`.
+    /// Each item's label wires (renamed on several threads, see [`Planner`]): its inputs
+    /// then its outputs, `wires[wires_end[j - 1]..wires_end[j]]`.
     wires: Vec<WireId>,
     wires_end: Vec<u32>,
     /// On several threads, ANDs on the longest chain of items ending with each item.
@@ -134,12 +137,9 @@ impl Window {
     }
 
     /// The (label) wires item `i` reads and writes: its renamed ones on several threads,
-    /// its main wires on one.
+    /// its extended ones on one.
     fn wires(&self, i: usize) -> (&[WireId], &[WireId]) {
-        let (reads, writes) = item_wires(&self.items[i]);
-        if self.wires_end.is_empty() {
-            return (reads, writes);
-        }
+        let reads = item_wires(&self.items[i]).0;
         let from = if i == 0 {
             0
         } else {
@@ -198,13 +198,14 @@ impl Graph {
     }
 }
 
-/// Calls of templates that themselves call templates are *opened* on several threads when
-/// they have at least this many AND gates (see the module doc): 1/64 of what one thread
-/// runs in a window. A call below it is one unit of work of at most 1/64 of a thread's
+/// Calls of templates that themselves call templates are *opened* when they have at least
+/// this many AND gates (see the module doc): 1/64 of what one thread runs in a window. A call below it is one unit of work of at most 1/64 of a thread's
 /// share, so the threads end a window within about that of each other and its planning
 /// costs one item; a bigger call (a row of edit distance at n = 1023 has ≈ 100 k ANDs)
 /// would keep one thread busy while the others wait, and when the next call needs its
-/// result (row i needs row i − 1) hide all the parallelism inside it.
+/// result (row i needs row i − 1) hide all the parallelism inside it. (On one thread the
+/// gain is the cached expansions of the inner calls, for calls too big to cache, which
+/// this size is about: `CACHED_TEMPLATE_GATES` gates hold ≈ 16 k ANDs in edit distance.)
 pub const OPEN_CALL_ANDS: u64 = WINDOW_ANDS_PER_THREAD / 64;
 
 /// The most wires the regions of the calls open at once may take (64 MiB of labels and
@@ -221,7 +222,7 @@ struct OpenCall {
     /// The caller's extended wires of the call's inputs and outputs.
     inputs: Vec<WireId>,
     outputs: Vec<WireId>,
-    /// Template wire `num_inputs + k` (outputs, then scratch) is extended wire `region + k`.
+    /// Template wire `num_inputs + num_outputs + k` (scratch) is extended wire `region + k`.
     region: WireId,
 }
 
@@ -242,16 +243,18 @@ fn item_wires(item: &Item) -> (&[WireId], &[WireId]) {
 /// one: only true dependencies (an item reads what another wrote) remain. When the window
 /// is done, each extended wire takes its newest label ([`settle`](Planner::settle)).
 ///
-/// *Extended wires* are the main wires followed by the regions of the calls being opened:
-/// an opened call's template reads its inputs straight from the caller's wires (a
-/// template never writes its inputs, and nothing else runs between the call's items),
-/// and its outputs and scratch live in its region, which nested opened calls stack above.
-/// Regions keep their labels across windows like main wires, so a window may end inside
-/// an opened call. When the call's items are all added, each of its main outputs is
-/// renamed to the label wire holding the template output (no step at all), or, when that
-/// was settled in an earlier window, gets a copy step; so the call's outputs become
-/// visible only after all its items, and an output slot the slotter reused from an
-/// input of the same call cannot clobber that input while inner items still read it.
+/// *Extended wires* are the main wires followed by the regions of the calls being opened.
+/// An opened call's template reads its inputs from the caller's wires and writes its
+/// outputs straight into the caller's output wires, as the [`Expander`] maps them, and its
+/// scratch lives in its region, above which nested opened calls stack their own. That is
+/// sound because a template never writes its inputs and a call is opened only when its
+/// output wires are distinct from each other and from its inputs (the slotter never
+/// reuses an input's slot for an output of the same call; a call breaking that rule runs
+/// as one item, which reads all its inputs before writing an output): so no inner item
+/// clobbers a wire a later inner item reads, and a reused slot is ordered by renaming
+/// like any other. Regions keep their labels across windows like main wires, so a window
+/// may end inside an opened call, and on one thread (no renaming) the items simply run
+/// in order on the extended wires.
 struct Planner<'t> {
     templates: &'t [Template],
     main_num_wires: u32,
@@ -273,6 +276,8 @@ struct Planner<'t> {
     /// The calls being opened, outermost first: `open[..depth]` (the rest keep buffers).
     open: Vec<OpenCall>,
     depth: usize,
+    /// A call's output wires, sorted (to check them for aliasing).
+    sorted: Vec<WireId>,
     /// An opened item's extended wires (buffers).
     reads: Vec<WireId>,
     writes: Vec<WireId>,
@@ -297,8 +302,8 @@ impl<'t> Planner<'t> {
         let counts: Vec<(u64, u64)> = (0..templates.len() as u32)
             .map(|t| space.expander.template_counts(t).unwrap_or((0, 0)))
             .collect();
-        // Region of an opened call of t: its outputs and scratch, then the deepest region
-        // of an opened callee (callees have smaller indices).
+        // Region of an opened call of t: its scratch, then the deepest region of an opened
+        // callee (callees have smaller indices).
         let mut need = vec![0u64; templates.len()];
         let mut openable = vec![false; templates.len()];
         for (t, tpl) in templates.iter().enumerate() {
@@ -313,8 +318,9 @@ impl<'t> Planner<'t> {
                     }
                 }
             }
-            need[t] = u64::from(tpl.num_wires.saturating_sub(tpl.num_inputs)) + deepest;
-            openable[t] = threads > 1 && calls && need[t] <= MAX_REGION_WIRES;
+            let own = tpl.num_inputs.saturating_add(tpl.num_outputs);
+            need[t] = u64::from(tpl.num_wires.saturating_sub(own)) + deepest;
+            openable[t] = calls && need[t] <= MAX_REGION_WIRES;
         }
         let region = (0..templates.len())
             .filter(|&t| openable[t])
@@ -341,6 +347,7 @@ impl<'t> Planner<'t> {
             open_ands: OPEN_CALL_ANDS,
             open: Vec::new(),
             depth: 0,
+            sorted: Vec::new(),
             reads: Vec::new(),
             writes: Vec::new(),
             next_and: 0,
@@ -364,13 +371,23 @@ impl<'t> Planner<'t> {
         }
     }
 
-    /// Whether call `c` is opened rather than run as one item.
-    fn opens(&self, c: &Call) -> bool {
+    /// Whether a call `c` with extended wires `inputs` and `outputs` is opened rather than
+    /// run as one item: its template calls templates, it is big enough, its arity is the
+    /// template's, and its outputs are distinct from each other and from its inputs.
+    fn opens(&mut self, c: &Call, inputs: &[WireId], outputs: &[WireId]) -> bool {
         let t = c.template as usize;
-        self.openable.get(t).copied().unwrap_or(false)
+        let fits = self.openable.get(t).copied().unwrap_or(false)
             && self.counts[t].1 >= self.open_ands
-            && self.templates[t].num_inputs as usize == c.inputs.len()
-            && self.templates[t].num_outputs as usize == c.outputs.len()
+            && self.templates[t].num_inputs as usize == inputs.len()
+            && self.templates[t].num_outputs as usize == outputs.len();
+        if !fits {
+            return false;
+        }
+        self.sorted.clear();
+        self.sorted.extend_from_slice(outputs);
+        self.sorted.sort_unstable();
+        self.sorted.windows(2).all(|w| w[0] != w[1])
+            && inputs.iter().all(|w| self.sorted.binary_search(w).is_err())
     }
 
     /// Notes `p` as a predecessor of the item being added (`me`), once.
@@ -393,7 +410,7 @@ impl<'t> Planner<'t> {
             });
         }
         if let Item::Call(c) = item
-            && self.opens(c)
+            && self.opens(c, reads, writes)
         {
             self.open(c.template, reads, writes, num_wires);
             return Ok(());
@@ -430,17 +447,21 @@ impl<'t> Planner<'t> {
         let t = call.template;
         let tpl = &templates[t as usize];
         let Some(item) = tpl.items.get(call.next) else {
-            self.close(win, top)?;
+            // Its outputs are in the caller's wires already.
+            self.depth = top;
             return Ok(true);
         };
         let at = call.next;
         call.next += 1;
         let (reads, writes) = item_wires(item);
         let map = |w: WireId| -> Result<WireId, CompactError> {
+            let outputs = tpl.num_inputs + tpl.num_outputs;
             if w < tpl.num_inputs {
                 Ok(call.inputs[w as usize])
+            } else if w < outputs {
+                Ok(call.outputs[(w - tpl.num_inputs) as usize])
             } else if w < tpl.num_wires {
-                Ok(call.region + (w - tpl.num_inputs))
+                Ok(call.region + (w - outputs))
             } else {
                 Err(CompactError::WireOutOfRange {
                     at: Location::Template {
@@ -470,9 +491,9 @@ impl<'t> Planner<'t> {
                     .map(|&w| map(w).map(|x| mapped_writes.push(x))),
             )
             .collect::<Result<(), _>>();
-        let inner_region = call.region + (tpl.num_wires - tpl.num_inputs);
+        let inner_region = call.region + (tpl.num_wires - tpl.num_inputs - tpl.num_outputs);
         let result = mapped.and_then(|()| match item {
-            Item::Call(c) if self.opens(c) => {
+            Item::Call(c) if self.opens(c, &mapped_reads, &mapped_writes) => {
                 self.open(c.template, &mapped_reads, &mapped_writes, inner_region);
                 Ok(())
             }
@@ -483,35 +504,6 @@ impl<'t> Planner<'t> {
         });
         (self.reads, self.writes) = (mapped_reads, mapped_writes);
         result.map(|()| true)
-    }
-
-    /// Ends opened call `top` (all its items added): its outputs take the labels of the
-    /// template's outputs (renamed, or copied when those were settled already).
-    fn close(&mut self, win: &mut Window, top: usize) -> Result<(), CompactError> {
-        let outputs = std::mem::take(&mut self.open[top].outputs);
-        let region = self.open[top].region;
-        let mut result = Ok(());
-        for (j, &dst) in outputs.iter().enumerate() {
-            let src = region + j as u32;
-            match self.current[src as usize] {
-                NONE => {
-                    let copy = Item::Gate(Gate::copy(src, dst));
-                    result = self.add_mapped(win, &copy, &[src], &[dst], (0, 0));
-                    if result.is_err() {
-                        break;
-                    }
-                }
-                renamed => {
-                    if self.current[dst as usize] == NONE {
-                        self.touched.push(dst);
-                    }
-                    self.current[dst as usize] = renamed;
-                }
-            }
-        }
-        self.open[top].outputs = outputs;
-        self.depth = top;
-        result
     }
 
     /// Adds `item` to `win` reading and writing the extended wires `reads` and `writes`
@@ -567,6 +559,11 @@ impl<'t> Planner<'t> {
                     .unwrap_or(0);
             win.chain_ands.push(chain);
             self.window_span = self.window_span.max(chain);
+        } else {
+            // One thread: the items run in order on the extended wires themselves.
+            win.wires.extend_from_slice(reads);
+            win.wires.extend_from_slice(writes);
+            win.wires_end.push(win.wires.len() as u32);
         }
         win.store(item);
         win.window_gates += gates;
@@ -1026,8 +1023,8 @@ impl<'t> CompactGarbler<'t> {
     }
 
     /// Opens calls (of templates that call templates) with at least `ands` AND gates
-    /// (default [`OPEN_CALL_ANDS`]; `u64::MAX` opens none); several threads only. The
-    /// tables do not depend on it.
+    /// (default [`OPEN_CALL_ANDS`]; `u64::MAX` opens none). The tables do not depend on
+    /// it.
     pub fn set_open_call_ands(&mut self, ands: u64) {
         self.planner.open_ands = ands;
     }
@@ -1800,5 +1797,36 @@ mod tests {
         let made = CompactGarbler::new(&templates, num_wires, 2, Block(3), Block::ZERO);
         let err = made.err().expect("a template wire out of range is refused");
         assert!(err.to_string().contains("out of range"), "{err}");
+
+        // A row call whose output is one of its inputs is not opened (an inner write would
+        // clobber the input): it runs as one item, giving the same tables whether opening
+        // is asked for or not, on one thread or three.
+        let aliased = bad(&|c| c.outputs[1] = c.inputs[3]);
+        let garble = |threads: usize, open_ands: u64| {
+            let mut g =
+                CompactGarbler::new(&c.templates, num_wires, threads, Block(3), Block(5)).unwrap();
+            g.set_open_call_ands(open_ands);
+            for w in 0..num_wires {
+                g.set_zero_label(w, Block(u128::from(w) << 7));
+            }
+            let mut tables = Vec::new();
+            let mut emit = |t: &[Block]| -> Result<(), ()> {
+                tables.extend_from_slice(t);
+                Ok(())
+            };
+            let items = [aliased.clone(), Item::Call(row.clone())];
+            g.push(&items, &mut emit).unwrap();
+            g.finish(&mut emit).unwrap();
+            let labels: Vec<Block> = (0..num_wires).map(|w| g.zero_label(w)).collect();
+            (tables, labels)
+        };
+        let whole = garble(1, u64::MAX);
+        assert!(!whole.0.is_empty());
+        for (threads, open_ands) in [(1, 1), (3, 1), (3, u64::MAX)] {
+            assert!(
+                garble(threads, open_ands) == whole,
+                "{threads} threads, {open_ands}"
+            );
+        }
     }
 }
