@@ -48,8 +48,9 @@
 //! calls are opened too: their inner calls then take their templates' cached expansions
 //! instead of the whole call being expanded again (a row is too big to cache). Memory: the
 //! scratch regions of the deepest chain of openable templates (edit distance's row
-//! template has 38 scratch wires), 20 bytes a wire (a label and a renaming entry), at most
-//! `MAX_REGION_WIRES`. Windows may end inside an opened call, so a call bigger than a
+//! template has 38 scratch wires), 24 bytes a wire (a label, a renaming entry and an
+//! aliasing mark), at most `MAX_REGION_WIRES`, and the aliasing marks of the main wires
+//! (4 bytes each, once a call is opened). Windows may end inside an opened call, so a call bigger than a
 //! window no longer makes the window that big (tables are held per window).
 //!
 //! One thread needs no dependency graph: it runs the items in order, in windows of
@@ -276,8 +277,10 @@ struct Planner<'t> {
     /// The calls being opened, outermost first: `open[..depth]` (the rest keep buffers).
     open: Vec<OpenCall>,
     depth: usize,
-    /// A call's output wires, sorted (to check them for aliasing).
-    sorted: Vec<WireId>,
+    /// `seen[w] == epoch` while extended wire `w` is an output of the call being checked
+    /// for aliasing (allocated at the first check).
+    seen: Vec<u32>,
+    epoch: u32,
     /// An opened item's extended wires (buffers).
     reads: Vec<WireId>,
     writes: Vec<WireId>,
@@ -347,7 +350,8 @@ impl<'t> Planner<'t> {
             open_ands: OPEN_CALL_ANDS,
             open: Vec::new(),
             depth: 0,
-            sorted: Vec::new(),
+            seen: Vec::new(),
+            epoch: 0,
             reads: Vec::new(),
             writes: Vec::new(),
             next_and: 0,
@@ -383,11 +387,28 @@ impl<'t> Planner<'t> {
         if !fits {
             return false;
         }
-        self.sorted.clear();
-        self.sorted.extend_from_slice(outputs);
-        self.sorted.sort_unstable();
-        self.sorted.windows(2).all(|w| w[0] != w[1])
-            && inputs.iter().all(|w| self.sorted.binary_search(w).is_err())
+        // Mark the outputs with a fresh epoch: a wire marked twice, or an input marked,
+        // is shared.
+        if self.seen.len() < self.base as usize {
+            self.seen.resize(self.base as usize, 0);
+        }
+        self.epoch = match self.epoch.checked_add(1) {
+            Some(e) => e,
+            None => {
+                self.seen.fill(0);
+                1
+            }
+        };
+        let epoch = self.epoch;
+        for &w in outputs {
+            match self.seen.get_mut(w as usize) {
+                Some(mark) if *mark != epoch => *mark = epoch,
+                _ => return false,
+            }
+        }
+        inputs
+            .iter()
+            .all(|&w| self.seen.get(w as usize).is_some_and(|&mark| mark != epoch))
     }
 
     /// Notes `p` as a predecessor of the item being added (`me`), once.
