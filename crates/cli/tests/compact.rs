@@ -237,10 +237,11 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
     }
 }
 
-/// Rows as calls (`tests/programs/edit_distance_rows.c`: one call per row, each calling a template per
-/// cell): at 180 characters a row has more ANDs than `OPEN_CALL_ANDS`, so on 2 threads
-/// the executor opens the row calls and runs their cells as items of their own. The
-/// distance is the unrolled circuit's and the Rust one's on 1 and 2 threads.
+/// Rows as calls (`tests/programs/edit_distance_rows.c`: one call per row, each calling a
+/// template per cell): at 180 characters a row has more ANDs than `OPEN_CALL_ANDS`, so
+/// the executor opens the row calls and runs their cells as items of their own (on 2
+/// threads in parallel). The distance is the unrolled circuit's and the Rust one's on 1
+/// and 2 threads.
 #[test]
 fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
     let s = Scratch::new("rows");

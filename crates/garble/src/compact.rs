@@ -476,7 +476,7 @@ impl<'t> Planner<'t> {
         call.next += 1;
         let (reads, writes) = item_wires(item);
         let map = |w: WireId| -> Result<WireId, CompactError> {
-            let outputs = tpl.num_inputs + tpl.num_outputs;
+            let outputs = tpl.num_inputs.saturating_add(tpl.num_outputs);
             if w < tpl.num_inputs {
                 Ok(call.inputs[w as usize])
             } else if w < outputs {
@@ -512,7 +512,10 @@ impl<'t> Planner<'t> {
                     .map(|&w| map(w).map(|x| mapped_writes.push(x))),
             )
             .collect::<Result<(), _>>();
-        let inner_region = call.region + (tpl.num_wires - tpl.num_inputs - tpl.num_outputs);
+        let inner_region = call.region
+            + tpl
+                .num_wires
+                .saturating_sub(tpl.num_inputs.saturating_add(tpl.num_outputs));
         let result = mapped.and_then(|()| match item {
             Item::Call(c) if self.opens(c, &mapped_reads, &mapped_writes) => {
                 self.open(c.template, &mapped_reads, &mapped_writes, inner_region);
