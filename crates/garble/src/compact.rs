@@ -200,17 +200,19 @@ impl Graph {
 }
 
 /// Calls of templates that themselves call templates are *opened* when they have at least
-/// this many AND gates (see the module doc): 1/64 of what one thread runs in a window. A call below it is one unit of work of at most 1/64 of a thread's
-/// share, so the threads end a window within about that of each other and its planning
-/// costs one item; a bigger call (a row of edit distance at n = 1023 has ≈ 100 k ANDs)
-/// would keep one thread busy while the others wait, and when the next call needs its
-/// result (row i needs row i − 1) hide all the parallelism inside it. (On one thread the
-/// gain is the cached expansions of the inner calls, for calls too big to cache, which
-/// this size is about: `CACHED_TEMPLATE_GATES` gates hold ≈ 16 k ANDs in edit distance.)
+/// this many AND gates (see the module doc): 1/64 of what one thread runs in a window. A
+/// call below it is one unit of work of at most 1/64 of a thread's share, so the threads
+/// end a window within about that of each other and its planning costs one item; a
+/// bigger call (a row of edit distance at n = 1023 has ≈ 100 k ANDs) would keep one
+/// thread busy while the others wait, and when the next call needs its result (row i
+/// needs row i − 1) hide all the parallelism inside it. On one thread the gain is the
+/// cached expansions of the inner calls, for calls too big to cache, which is about this
+/// size too (`CACHED_TEMPLATE_GATES` gates hold ≈ 18 k ANDs in edit distance).
 pub const OPEN_CALL_ANDS: u64 = WINDOW_ANDS_PER_THREAD / 64;
 
-/// The most wires the regions of the calls open at once may take (64 MiB of labels and
-/// 16 MiB of renaming per party); a template needing more is run as one item.
+/// The most wires the regions of the calls open at once may take (64 MiB of labels, 16 MiB
+/// of renaming and 16 MiB of aliasing marks per party); a template needing more is run as
+/// one item.
 const MAX_REGION_WIRES: u64 = 1 << 22;
 
 /// A call being opened: its template's items enter the window one by one, their wires
