@@ -240,8 +240,10 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
 /// Rows as calls (`tests/programs/edit_distance_rows.c`: one call per row, each calling a
 /// template per cell): at 180 characters a row has more ANDs than `OPEN_CALL_ANDS`, so
 /// the executor opens the row calls and runs their cells as items of their own (on 2
-/// threads in parallel). The distance is the unrolled circuit's and the Rust one's on 1
-/// and 2 threads.
+/// threads in parallel). The distance is the unrolled circuit's and the Rust one's under
+/// `pgc local` and in two `pgc run` processes on 2 threads each (`pgc local` cuts its
+/// threads to half the machine's cores, since both parties share them: on a 2-core
+/// machine that is 1).
 #[test]
 fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
     let s = Scratch::new("rows");
@@ -305,6 +307,42 @@ fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
     assert_eq!(unrolled, json!({"OUTPUT_distance": want}));
     for threads in ["1", "2"] {
         assert_eq!(local(&out, threads), unrolled, "{threads} threads");
+    }
+    let psk = support::test_psk();
+    let addr = support::loopback_addr();
+    let party = |role: &str, endpoint: &str, input: &str| {
+        s.pgc()
+            .args([
+                "run",
+                &out,
+                "--party",
+                role,
+                endpoint,
+                &addr,
+                "--input",
+                input,
+                "--psk",
+                &psk,
+                "--threads",
+                "2",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let pa = party("a", "--listen", &ta);
+    let pb = party("b", "--connect", &tb);
+    for (who, p) in [("a", pa), ("b", pb)] {
+        let o = p.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "party {who}: {stderr}");
+        assert!(stderr.contains("on 2 threads"), "party {who}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            format!("OUTPUT_distance = {want}"),
+            "party {who}"
+        );
     }
 }
 
