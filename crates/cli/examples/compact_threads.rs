@@ -9,7 +9,12 @@
 //!     cargo run --release -p pgc-cli --example compact_threads F.pgc [THREADS...]
 //!
 //! `PGC_GROUP_ITEMS=N` caps the items garbled together by one thread (default
-//! `pgc_garble::compact::GROUP_ITEMS`).
+//! `pgc_garble::compact::GROUP_ITEMS`); `PGC_OPEN_CALL_ANDS=N` sets the size from which
+//! calls of templates that call templates are opened (default
+//! `pgc_garble::compact::OPEN_CALL_ANDS`; `18446744073709551615` opens none). On several
+//! threads the garbler's line also gives the parallelism: ANDs divided by the ANDs on the
+//! longest chain of dependent items (summed over windows), the most any thread count
+//! could gain.
 
 use std::time::Instant;
 
@@ -38,6 +43,9 @@ fn main() {
     let group: Option<usize> = std::env::var("PGC_GROUP_ITEMS")
         .ok()
         .map(|v| v.parse().expect("PGC_GROUP_ITEMS: a number"));
+    let open_ands: Option<u64> = std::env::var("PGC_OPEN_CALL_ANDS")
+        .ok()
+        .map(|v| v.parse().expect("PGC_OPEN_CALL_ANDS: a number"));
     let (file, _) = CompactFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
     let parts = file.compact_parts().expect("a compact circuit");
     let mut prg = Prg::from_seed(Block(5));
@@ -82,6 +90,9 @@ fn main() {
         if let Some(n) = group {
             cg.set_group_items(n);
         }
+        if let Some(n) = open_ands {
+            cg.set_open_call_ands(n);
+        }
         for (w, &z) in zero.iter().enumerate() {
             cg.set_zero_label(w as u32, z);
         }
@@ -98,9 +109,15 @@ fn main() {
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
         assert_eq!(h, want, "tables differ at {th} threads");
-
+        let parallelism = match cg.span_and_gates() {
+            0 => String::new(),
+            span => format!(
+                ", parallelism {:.1} (longest chains {span} ANDs)",
+                ands as f64 / span as f64
+            ),
+        };
         println!(
-            "garble::compact, {th} thread(s): {t:.3} s ({c:.3} s CPU), {:.1} M AND/s (same tables)",
+            "garble::compact, {th} thread(s): {t:.3} s ({c:.3} s CPU), {:.1} M AND/s (same tables){parallelism}",
             ands as f64 / t / 1e6
         );
     }
@@ -143,6 +160,9 @@ fn main() {
             .unwrap_or_else(|e| panic!("{e}"));
         if let Some(n) = group {
             ce.set_group_items(n);
+        }
+        if let Some(n) = open_ands {
+            ce.set_open_call_ands(n);
         }
         for (w, &l) in labels.iter().enumerate() {
             ce.set_label(w as u32, l);

@@ -237,6 +237,115 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
     }
 }
 
+/// Rows as calls (`tests/programs/edit_distance_rows.c`: one call per row, each calling a
+/// template per cell): at 180 characters a row has more ANDs than `OPEN_CALL_ANDS`, so
+/// the executor opens the row calls and runs their cells as items of their own (on 2
+/// threads in parallel). The distance is the unrolled circuit's and the Rust one's under
+/// `pgc local` and in two `pgc run` processes on 2 threads each (`pgc local` cuts its
+/// threads to half the machine's cores, since both parties share them: on a 2-core
+/// machine that is 1).
+#[test]
+fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
+    let s = Scratch::new("rows");
+    let rows_program = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs/edit_distance_rows.c")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let len = 180;
+    let define = format!("EDIT_LEN={len}");
+    let out = s.path("rows.pgc");
+    let compiled = json_of(&run_ok(s.pgc().args([
+        "compile",
+        &rows_program,
+        "-D",
+        &define,
+        "--compact",
+        "always",
+        "-o",
+        &out,
+        "--json",
+    ])));
+    assert_eq!(compiled["format"], "pgc-compact");
+    // One call per row in the main body; a row's ANDs above the opening threshold.
+    assert_eq!(compiled["calls"].as_u64(), Some(len as u64), "{compiled}");
+    let ands = compiled["and_gates"].as_u64().unwrap();
+    assert!(
+        ands / len as u64 >= pgc_garble::compact::OPEN_CALL_ANDS,
+        "{ands} ANDs"
+    );
+    let flat = s.path("flat.pgc");
+    run_ok(s.pgc().args([
+        "compile",
+        &rows_program,
+        "-D",
+        &define,
+        "--compact",
+        "never",
+        "-o",
+        &flat,
+    ]));
+    let a: Vec<u8> = (0..len).map(|i| b'a' + (i * 7 % 26) as u8).collect();
+    let b: Vec<u8> = (0..len).map(|i| b'a' + (i * 11 % 26) as u8).collect();
+    let want = edit_distance(&a, &b);
+    let (ta, tb) = (format!("text={}", list(&a)), format!("text={}", list(&b)));
+    let local = |file: &str, threads: &str| {
+        json_of(&run_ok(s.pgc().args([
+            "local",
+            file,
+            "--a",
+            &ta,
+            "--b",
+            &tb,
+            "--json",
+            "--threads",
+            threads,
+        ])))["outputs"]
+            .clone()
+    };
+    let unrolled = local(&flat, "1");
+    assert_eq!(unrolled, json!({"OUTPUT_distance": want}));
+    for threads in ["1", "2"] {
+        assert_eq!(local(&out, threads), unrolled, "{threads} threads");
+    }
+    let psk = support::test_psk();
+    let addr = support::loopback_addr();
+    let party = |role: &str, endpoint: &str, input: &str| {
+        s.pgc()
+            .args([
+                "run",
+                &out,
+                "--party",
+                role,
+                endpoint,
+                &addr,
+                "--input",
+                input,
+                "--psk",
+                &psk,
+                "--threads",
+                "2",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let pa = party("a", "--listen", &ta);
+    let pb = party("b", "--connect", &tb);
+    for (who, p) in [("a", pa), ("b", pb)] {
+        let o = p.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "party {who}: {stderr}");
+        assert!(stderr.contains("on 2 threads"), "party {who}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            format!("OUTPUT_distance = {want}"),
+            "party {who}"
+        );
+    }
+}
+
 #[test]
 fn auto_unrolls_small_programs_and_compact_circuits_refuse_parallel_modes() {
     let s = Scratch::new("auto");

@@ -27,6 +27,32 @@
 //! sequentially, whatever the garbler used. Memory: main labels, per thread one call's
 //! wire space, and one window of tables.
 //!
+//! # Opened calls
+//!
+//! A call is one item, so a main body of a few big calls that each need the one before
+//! (edit distance with its outer loop stored as a template: one call per row, the row
+//! calling one template per cell) would run on one thread. A call of a template that
+//! itself calls templates, with at least [`OPEN_CALL_ANDS`] ANDs, is therefore *opened*:
+//! its template's items enter the window as items of their own, and such calls among
+//! them are opened in turn, so the cells of consecutive rows are scheduled one by one and
+//! the anti-diagonal wavefront across rows comes back. The inner items read the call's
+//! inputs from the caller's wires and write its outputs into the caller's output wires,
+//! as the [`Expander`] maps them; the template's scratch lives in a *region* of wires
+//! above the main ones (nested opened calls stack above it; the next opened call reuses
+//! it). This needs the call's outputs distinct from each other and from its inputs (else
+//! an inner write could clobber an input a later inner item reads): the slotter never
+//! gives an output of a call the slot of one of its inputs, and a call that breaks the
+//! rule is checked for and runs as one item (see [`Planner`]). An inner item's first AND
+//! is the call's first AND plus the ANDs of the template items before it, its place in
+//! the sequential expansion, so the tables are still the sequential ones. On one thread
+//! calls are opened too: their inner calls then take their templates' cached expansions
+//! instead of the whole call being expanded again (a row is too big to cache). Memory: the
+//! scratch regions of the deepest chain of openable templates (edit distance's row
+//! template has 38 scratch wires), 24 bytes a wire (a label, a renaming entry and an
+//! aliasing mark), at most `MAX_REGION_WIRES`, and the aliasing marks of the main wires
+//! (4 bytes each, once a call is opened). Windows may end inside an opened call, so a call bigger than a
+//! window no longer makes the window that big (tables are held per window).
+//!
 //! One thread needs no dependency graph: it runs the items in order, in windows of
 //! [`SEQUENTIAL_WINDOW_ANDS`] (their tables stay in cache), and so costs less than the
 //! sequential garbler, which renames every gate of every call on its way.
@@ -41,7 +67,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::{Condvar, Mutex};
 
-use pgc_circuit::compact::{Call, CompactError, Expander, Item, Template};
+use pgc_circuit::compact::{Call, CompactError, Expander, Item, Location, Template, TemplateId};
 use pgc_circuit::{Gate, Op, WireId};
 use pgc_crypto::Block;
 
@@ -86,10 +112,12 @@ struct Window {
     pred_end: Vec<u32>,
     /// `marked[p] == j + 1` while item j's predecessors are gathered and p is one of them.
     marked: Vec<u32>,
-    /// On several threads, each item's wires renamed (see [`Planner`]): its inputs then its
-    /// outputs, `wires[wires_end[j - 1]..wires_end[j]]`.
+    /// Each item's label wires (renamed on several threads, see [`Planner`]): its inputs
+    /// then its outputs, `wires[wires_end[j - 1]..wires_end[j]]`.
     wires: Vec<WireId>,
     wires_end: Vec<u32>,
+    /// On several threads, ANDs on the longest chain of items ending with each item.
+    chain_ands: Vec<u64>,
     window_ands: u64,
     window_gates: u64,
 }
@@ -110,16 +138,9 @@ impl Window {
     }
 
     /// The (label) wires item `i` reads and writes: its renamed ones on several threads,
-    /// its main wires on one.
+    /// its extended ones on one.
     fn wires(&self, i: usize) -> (&[WireId], &[WireId]) {
-        let item = &self.items[i];
-        let (reads, writes): (&[WireId], &[WireId]) = match item {
-            Item::Gate(g) => (g.inputs(), std::slice::from_ref(&g.out)),
-            Item::Call(c) => (&c.inputs, &c.outputs),
-        };
-        if self.wires_end.is_empty() {
-            return (reads, writes);
-        }
+        let reads = item_wires(&self.items[i]).0;
         let from = if i == 0 {
             0
         } else {
@@ -178,55 +199,173 @@ impl Graph {
     }
 }
 
+/// Calls of templates that themselves call templates are *opened* when they have at least
+/// this many AND gates (see the module doc): 1/64 of what one thread runs in a window. A
+/// call below it is one unit of work of at most 1/64 of a thread's share, so the threads
+/// end a window within about that of each other and its planning costs one item; a
+/// bigger call (a row of edit distance at n = 1023 has ≈ 100 k ANDs) would keep one
+/// thread busy while the others wait, and when the next call needs its result (row i
+/// needs row i − 1) hide all the parallelism inside it. On one thread the gain is the
+/// cached expansions of the inner calls, for calls too big to cache, which is about this
+/// size too (`CACHED_TEMPLATE_GATES` gates hold ≈ 18 k ANDs in edit distance).
+pub const OPEN_CALL_ANDS: u64 = WINDOW_ANDS_PER_THREAD / 64;
+
+/// The most wires the regions of the calls open at once may take (64 MiB of labels, 16 MiB
+/// of renaming and 16 MiB of aliasing marks per party); a template needing more is run as
+/// one item.
+const MAX_REGION_WIRES: u64 = 1 << 22;
+
+/// A call being opened: its template's items enter the window one by one, their wires
+/// mapped to the extended wires (see [`Planner`]).
+#[derive(Default)]
+struct OpenCall {
+    template: u32,
+    /// The next of the template's items to add.
+    next: usize,
+    /// The caller's extended wires of the call's inputs and outputs.
+    inputs: Vec<WireId>,
+    outputs: Vec<WireId>,
+    /// Template wire `num_inputs + num_outputs + k` (scratch) is extended wire `region + k`.
+    region: WireId,
+}
+
+/// The wires an item reads and writes, as its body names them.
+fn item_wires(item: &Item) -> (&[WireId], &[WireId]) {
+    match item {
+        Item::Gate(g) => (g.inputs(), std::slice::from_ref(&g.out)),
+        Item::Call(c) => (&c.inputs, &c.outputs),
+    }
+}
+
 /// Builds windows: item counts and, on several threads, the dependencies.
 ///
 /// Main wires are reused slots (edit distance keeps one row and one `diagonal` that every
 /// cell rewrites), so ordering items by the slots they share would chain every cell to
-/// the next. Instead each write in a window gets a fresh label wire above the main ones
-/// (renaming, as an out-of-order CPU renames registers) and reads go to the newest one:
-/// only true dependencies (an item reads what another wrote) remain. When the window is
-/// done, each main wire takes its newest label ([`settle`](Planner::settle)).
-struct Planner {
+/// the next. Instead each write in a window gets a fresh label wire above the extended
+/// ones (renaming, as an out-of-order CPU renames registers) and reads go to the newest
+/// one: only true dependencies (an item reads what another wrote) remain. When the window
+/// is done, each extended wire takes its newest label ([`settle`](Planner::settle)).
+///
+/// *Extended wires* are the main wires followed by the regions of the calls being opened.
+/// An opened call's template reads its inputs from the caller's wires and writes its
+/// outputs straight into the caller's output wires, as the [`Expander`] maps them, and its
+/// scratch lives in its region, above which nested opened calls stack their own. That is
+/// sound because a template never writes its inputs and a call is opened only when its
+/// output wires are distinct from each other and from its inputs (the slotter never
+/// reuses an input's slot for an output of the same call; a call breaking that rule runs
+/// as one item, which reads all its inputs before writing an output): so no inner item
+/// clobbers a wire a later inner item reads, and a reused slot is ordered by renaming
+/// like any other. Regions keep their labels across windows like main wires, so a window
+/// may end inside an opened call, and on one thread (no renaming) the items simply run
+/// in order on the extended wires.
+struct Planner<'t> {
+    templates: &'t [Template],
     main_num_wires: u32,
-    /// Each main wire's newest label wire in this window (`NONE`: its own).
+    /// Extended wires: the main ones, then the regions; renamed wires are numbered from here.
+    base: u32,
+    /// Each extended wire's newest label wire in this window (`NONE`: its own).
     current: Vec<WireId>,
-    /// The item that writes each renamed wire (`main_num_wires + k` is `producer[k]`'s).
+    /// The item that writes each renamed wire (`base + k` is `producer[k]`'s).
     producer: Vec<u32>,
-    /// Main wires written in this window.
+    /// Extended wires written in this window.
     touched: Vec<WireId>,
     /// (gates, ANDs) of one call of each template.
     counts: Vec<(u64, u64)>,
+    /// Per template: whether its calls may be opened (it calls templates and its region
+    /// fits in `MAX_REGION_WIRES`).
+    openable: Vec<bool>,
+    /// Calls of openable templates with at least this many ANDs are opened.
+    open_ands: u64,
+    /// The calls being opened, outermost first: `open[..depth]` (the rest keep buffers).
+    open: Vec<OpenCall>,
+    depth: usize,
+    /// `seen[w] == epoch` while extended wire `w` is an output of the call being checked
+    /// for aliasing (allocated at the first check).
+    seen: Vec<u32>,
+    epoch: u32,
+    /// An opened item's extended wires (buffers).
+    reads: Vec<WireId>,
+    writes: Vec<WireId>,
     next_and: u64,
+    /// ANDs on the longest chain of the windows run so far, and of this one.
+    span_ands: u64,
+    window_span: u64,
     threads: usize,
     /// The most items of one window.
     max_items: usize,
 }
 
-impl Planner {
-    /// A planner for a main body over `main_num_wires` wires calling `templates` templates
-    /// (their sizes read from `space`), on `threads` threads.
-    fn new(space: &Space, templates: usize, main_num_wires: u32, threads: usize) -> Planner {
-        let renamed = if threads > 1 {
-            main_num_wires as usize
+impl<'t> Planner<'t> {
+    /// A planner for a main body over `main_num_wires` wires calling `templates` (their
+    /// sizes read from `space`), on `threads` threads.
+    fn new(
+        space: &Space,
+        templates: &'t [Template],
+        main_num_wires: u32,
+        threads: usize,
+    ) -> Planner<'t> {
+        let counts: Vec<(u64, u64)> = (0..templates.len() as u32)
+            .map(|t| space.expander.template_counts(t).unwrap_or((0, 0)))
+            .collect();
+        // Region of an opened call of t: its scratch, then the deepest region of an opened
+        // callee (callees have smaller indices).
+        let mut need = vec![0u64; templates.len()];
+        let mut openable = vec![false; templates.len()];
+        for (t, tpl) in templates.iter().enumerate() {
+            let mut deepest = 0;
+            let mut calls = false;
+            for item in &tpl.items {
+                if let Item::Call(c) = item {
+                    calls = true;
+                    let callee = c.template as usize;
+                    if callee < t && openable[callee] {
+                        deepest = deepest.max(need[callee]);
+                    }
+                }
+            }
+            let own = tpl.num_inputs.saturating_add(tpl.num_outputs);
+            need[t] = u64::from(tpl.num_wires.saturating_sub(own)) + deepest;
+            openable[t] = calls && need[t] <= MAX_REGION_WIRES;
+        }
+        let region = (0..templates.len())
+            .filter(|&t| openable[t])
+            .map(|t| need[t])
+            .max()
+            .unwrap_or(0);
+        // Opening needs the region below u32::MAX with room to rename.
+        let base = main_num_wires as u64 + region;
+        let (base, openable) = if base <= (u32::MAX / 2) as u64 {
+            (base as u32, openable)
         } else {
-            0
+            (main_num_wires, vec![false; templates.len()])
         };
+        let renamed = if threads > 1 { base as usize } else { 0 };
         Planner {
+            templates,
             main_num_wires,
+            base,
             current: vec![NONE; renamed],
             producer: Vec::new(),
             touched: Vec::new(),
-            counts: (0..templates as u32)
-                .map(|t| space.expander.template_counts(t).unwrap_or((0, 0)))
-                .collect(),
+            counts,
+            openable,
+            open_ands: OPEN_CALL_ANDS,
+            open: Vec::new(),
+            depth: 0,
+            seen: Vec::new(),
+            epoch: 0,
+            reads: Vec::new(),
+            writes: Vec::new(),
             next_and: 0,
+            span_ands: 0,
+            window_span: 0,
             threads,
             max_items: WINDOW_MAX_ITEMS,
         }
     }
 
-    /// Expanded (gates, ANDs) of a main item (a call of a missing template fails when
-    /// it is expanded).
+    /// Expanded (gates, ANDs) of an item (a call of a missing template fails when it is
+    /// expanded).
     fn item_counts(&self, item: &Item) -> (u64, u64) {
         match item {
             Item::Gate(g) => (1, u64::from(g.op == Op::And)),
@@ -238,6 +377,42 @@ impl Planner {
         }
     }
 
+    /// Whether a call `c` with extended wires `inputs` and `outputs` is opened rather than
+    /// run as one item: its template calls templates, it is big enough, its arity is the
+    /// template's, and its outputs are distinct from each other and from its inputs.
+    fn opens(&mut self, c: &Call, inputs: &[WireId], outputs: &[WireId]) -> bool {
+        let t = c.template as usize;
+        let fits = self.openable.get(t).copied().unwrap_or(false)
+            && self.counts[t].1 >= self.open_ands
+            && self.templates[t].num_inputs as usize == inputs.len()
+            && self.templates[t].num_outputs as usize == outputs.len();
+        if !fits {
+            return false;
+        }
+        // Mark the outputs with a fresh epoch: a wire marked twice, or an input marked,
+        // is shared.
+        if self.seen.len() < self.base as usize {
+            self.seen.resize(self.base as usize, 0);
+        }
+        self.epoch = match self.epoch.checked_add(1) {
+            Some(e) => e,
+            None => {
+                self.seen.fill(0);
+                1
+            }
+        };
+        let epoch = self.epoch;
+        for &w in outputs {
+            match self.seen.get_mut(w as usize) {
+                Some(mark) if *mark != epoch => *mark = epoch,
+                _ => return false,
+            }
+        }
+        inputs
+            .iter()
+            .all(|&w| self.seen.get(w as usize).is_some_and(|&mark| mark != epoch))
+    }
+
     /// Notes `p` as a predecessor of the item being added (`me`), once.
     fn precede(win: &mut Window, p: u32, me: u32) {
         if win.marked[p as usize] != me + 1 {
@@ -246,13 +421,10 @@ impl Planner {
         }
     }
 
-    /// Adds `item` to `win` (with its renamed wires and dependencies on several threads).
+    /// Adds a main-body item to `win`, or opens it (see [`step`](Self::step)).
     fn add(&mut self, win: &mut Window, item: &Item) -> Result<(), CompactError> {
         let num_wires = self.main_num_wires;
-        let (reads, writes): (&[WireId], &[WireId]) = match item {
-            Item::Gate(g) => (g.inputs(), std::slice::from_ref(&g.out)),
-            Item::Call(c) => (&c.inputs, &c.outputs),
-        };
+        let (reads, writes) = item_wires(item);
         if let Some(&w) = reads.iter().chain(writes).find(|&&w| w >= num_wires) {
             return Err(CompactError::TooManyWires {
                 what: "a main-body item's wire",
@@ -260,9 +432,121 @@ impl Planner {
                 max: num_wires as u64,
             });
         }
+        if let Item::Call(c) = item
+            && self.opens(c, reads, writes)
+        {
+            self.open(c.template, reads, writes, num_wires);
+            return Ok(());
+        }
+        let counts = self.item_counts(item);
+        self.add_mapped(win, item, reads, writes, counts)
+    }
+
+    /// Starts opening a call of `template` whose inputs and outputs are the extended wires
+    /// `inputs` and `outputs`, with its region at `region`.
+    fn open(&mut self, template: u32, inputs: &[WireId], outputs: &[WireId], region: WireId) {
+        if self.depth == self.open.len() {
+            self.open.push(OpenCall::default());
+        }
+        let call = &mut self.open[self.depth];
+        call.template = template;
+        call.next = 0;
+        call.inputs.clear();
+        call.inputs.extend_from_slice(inputs);
+        call.outputs.clear();
+        call.outputs.extend_from_slice(outputs);
+        call.region = region;
+        self.depth += 1;
+    }
+
+    /// Adds the next item of the innermost opened call (opening it in turn if it is such
+    /// a call), or ends that call when its items are done. False when no call is open.
+    fn step(&mut self, win: &mut Window) -> Result<bool, CompactError> {
+        let Some(top) = self.depth.checked_sub(1) else {
+            return Ok(false);
+        };
+        let templates = self.templates;
+        let call = &mut self.open[top];
+        let t = call.template;
+        let tpl = &templates[t as usize];
+        let Some(item) = tpl.items.get(call.next) else {
+            // Its outputs are in the caller's wires already.
+            self.depth = top;
+            return Ok(true);
+        };
+        let at = call.next;
+        call.next += 1;
+        let (reads, writes) = item_wires(item);
+        let map = |w: WireId| -> Result<WireId, CompactError> {
+            let outputs = tpl.num_inputs.saturating_add(tpl.num_outputs);
+            if w < tpl.num_inputs {
+                Ok(call.inputs[w as usize])
+            } else if w < outputs {
+                Ok(call.outputs[(w - tpl.num_inputs) as usize])
+            } else if w < tpl.num_wires {
+                Ok(call.region + (w - outputs))
+            } else {
+                Err(CompactError::WireOutOfRange {
+                    at: Location::Template {
+                        template: TemplateId {
+                            index: Some(t),
+                            name: tpl.name.clone(),
+                        },
+                        item: at as u64,
+                    },
+                    wire: w,
+                    num_wires: tpl.num_wires as u64,
+                })
+            }
+        };
+        let (mut mapped_reads, mut mapped_writes) = (
+            std::mem::take(&mut self.reads),
+            std::mem::take(&mut self.writes),
+        );
+        mapped_reads.clear();
+        mapped_writes.clear();
+        let mapped = reads
+            .iter()
+            .map(|&w| map(w).map(|x| mapped_reads.push(x)))
+            .chain(
+                writes
+                    .iter()
+                    .map(|&w| map(w).map(|x| mapped_writes.push(x))),
+            )
+            .collect::<Result<(), _>>();
+        let inner_region = call.region
+            + tpl
+                .num_wires
+                .saturating_sub(tpl.num_inputs.saturating_add(tpl.num_outputs));
+        let result = mapped.and_then(|()| match item {
+            Item::Call(c) if self.opens(c, &mapped_reads, &mapped_writes) => {
+                self.open(c.template, &mapped_reads, &mapped_writes, inner_region);
+                Ok(())
+            }
+            _ => {
+                let counts = self.item_counts(item);
+                self.add_mapped(win, item, &mapped_reads, &mapped_writes, counts)
+            }
+        });
+        (self.reads, self.writes) = (mapped_reads, mapped_writes);
+        result.map(|()| true)
+    }
+
+    /// Adds `item` to `win` reading and writing the extended wires `reads` and `writes`
+    /// (with its renamed wires and dependencies on several threads), as `counts` (gates,
+    /// ANDs) of the expansion.
+    fn add_mapped(
+        &mut self,
+        win: &mut Window,
+        item: &Item,
+        reads: &[WireId],
+        writes: &[WireId],
+        (gates, ands): (u64, u64),
+    ) -> Result<(), CompactError> {
         let me = win.len as u32;
         if self.threads > 1 {
-            let needed = num_wires as u64 + self.producer.len() as u64 + writes.len() as u64;
+            let base = self.base;
+            let needed = base as u64 + self.producer.len() as u64 + writes.len() as u64;
             if needed > u32::MAX as u64 {
                 return Err(CompactError::TooManyWires {
                     what: "the main wires renamed in one window",
@@ -271,18 +555,19 @@ impl Planner {
                 });
             }
             win.marked.push(0);
+            let first_pred = win.preds.len();
             for &r in reads {
                 let wire = match self.current[r as usize] {
                     NONE => r,
                     renamed => {
-                        Self::precede(win, self.producer[(renamed - num_wires) as usize], me);
+                        Self::precede(win, self.producer[(renamed - base) as usize], me);
                         renamed
                     }
                 };
                 win.wires.push(wire);
             }
             for &w in writes {
-                let renamed = num_wires + self.producer.len() as u32;
+                let renamed = base + self.producer.len() as u32;
                 self.producer.push(me);
                 if self.current[w as usize] == NONE {
                     self.touched.push(w);
@@ -292,8 +577,20 @@ impl Planner {
             }
             win.pred_end.push(win.preds.len() as u32);
             win.wires_end.push(win.wires.len() as u32);
+            let chain = ands
+                + win.preds[first_pred..]
+                    .iter()
+                    .map(|&p| win.chain_ands[p as usize])
+                    .max()
+                    .unwrap_or(0);
+            win.chain_ands.push(chain);
+            self.window_span = self.window_span.max(chain);
+        } else {
+            // One thread: the items run in order on the extended wires themselves.
+            win.wires.extend_from_slice(reads);
+            win.wires.extend_from_slice(writes);
+            win.wires_end.push(win.wires.len() as u32);
         }
-        let (gates, ands) = self.item_counts(item);
         win.store(item);
         win.window_gates += gates;
         win.first_and.push(self.next_and);
@@ -312,18 +609,18 @@ impl Planner {
         win.len >= self.max_items || win.window_ands >= ands || self.producer.len() as u64 >= ands
     }
 
-    /// Label wires the window needs: the main ones and the renamed ones.
+    /// Label wires the window needs: the extended ones and the renamed ones.
     fn label_wires(&self) -> usize {
-        self.main_num_wires as usize + self.producer.len()
+        self.base as usize + self.producer.len()
     }
 
-    /// After the window ran: each main wire written in it takes its newest label, and the
-    /// renamed ones are dropped.
+    /// After the window ran: each extended wire written in it takes its newest label, and
+    /// the renamed ones are dropped.
     fn settle(&self, labels: &mut Vec<Block>) {
         for &w in &self.touched {
             labels[w as usize] = labels[self.current[w as usize] as usize];
         }
-        labels.truncate(self.main_num_wires as usize);
+        labels.truncate(self.base as usize);
     }
 
     /// Forgets the window's hazards (the next window starts after all of it is done).
@@ -333,6 +630,8 @@ impl Planner {
         }
         self.touched.clear();
         self.producer.clear();
+        self.span_ands += self.window_span;
+        self.window_span = 0;
         win.wires.clear();
         win.wires_end.clear();
         win.len = 0;
@@ -341,6 +640,7 @@ impl Planner {
         win.preds.clear();
         win.pred_end.clear();
         win.marked.clear();
+        win.chain_ands.clear();
         win.window_ands = 0;
         win.window_gates = 0;
     }
@@ -691,7 +991,7 @@ impl GarbleWorker<'_> {
 pub struct CompactGarbler<'t> {
     workers: Vec<GarbleWorker<'t>>,
     labels: Vec<Block>,
-    planner: Planner,
+    planner: Planner<'t>,
     window: Window,
     graph: Graph,
     group: usize,
@@ -722,7 +1022,7 @@ impl<'t> CompactGarbler<'t> {
                 rows: Vec::new(),
             });
         }
-        let planner = Planner::new(&workers[0].space, templates.len(), main_num_wires, threads);
+        let planner = Planner::new(&workers[0].space, templates, main_num_wires, threads);
         Ok(CompactGarbler {
             workers,
             labels: vec![Block::ZERO; main_num_wires as usize],
@@ -746,6 +1046,20 @@ impl<'t> CompactGarbler<'t> {
     /// [`GROUP_ITEMS`]). The tables do not depend on it.
     pub fn set_group_items(&mut self, items: usize) {
         self.group = items.max(1);
+    }
+
+    /// Opens calls (of templates that call templates) with at least `ands` AND gates
+    /// (default [`OPEN_CALL_ANDS`]; `u64::MAX` opens none). The tables do not depend on
+    /// it.
+    pub fn set_open_call_ands(&mut self, ands: u64) {
+        self.planner.open_ands = ands;
+    }
+
+    /// AND gates on the longest chain of dependent items, summed over the windows run so
+    /// far (several threads; 0 on one): [`and_gates_done`](Self::and_gates_done) divided
+    /// by it bounds the speedup any number of threads can reach.
+    pub fn span_and_gates(&self) -> u64 {
+        self.planner.span_ands
     }
 
     pub fn set_zero_label(&mut self, wire: WireId, label: Block) {
@@ -774,8 +1088,14 @@ impl<'t> CompactGarbler<'t> {
     ) -> Result<(), CompactRunError<E>> {
         for item in items {
             self.planner.add(&mut self.window, item)?;
-            if self.planner.full(&self.window) {
-                self.run(emit)?;
+            // The items of an opened call, each window run as soon as it is full.
+            loop {
+                if self.planner.full(&self.window) {
+                    self.run(emit)?;
+                }
+                if !self.planner.step(&mut self.window)? {
+                    break;
+                }
             }
         }
         Ok(())
@@ -902,7 +1222,7 @@ impl EvalWorker<'_> {
 pub struct CompactEvaluator<'t> {
     workers: Vec<EvalWorker<'t>>,
     labels: Vec<Block>,
-    planner: Planner,
+    planner: Planner<'t>,
     window: Window,
     graph: Graph,
     group: usize,
@@ -932,7 +1252,7 @@ impl<'t> CompactEvaluator<'t> {
                 rows: Vec::new(),
             });
         }
-        let planner = Planner::new(&workers[0].space, templates.len(), main_num_wires, threads);
+        let planner = Planner::new(&workers[0].space, templates, main_num_wires, threads);
         Ok(CompactEvaluator {
             workers,
             labels: vec![Block::ZERO; main_num_wires as usize],
@@ -954,6 +1274,16 @@ impl<'t> CompactEvaluator<'t> {
     /// As [`CompactGarbler::set_group_items`] (the parties need not agree on it).
     pub fn set_group_items(&mut self, items: usize) {
         self.group = items.max(1);
+    }
+
+    /// As [`CompactGarbler::set_open_call_ands`] (the parties need not agree on it).
+    pub fn set_open_call_ands(&mut self, ands: u64) {
+        self.planner.open_ands = ands;
+    }
+
+    /// As [`CompactGarbler::span_and_gates`].
+    pub fn span_and_gates(&self) -> u64 {
+        self.planner.span_ands
     }
 
     pub fn set_label(&mut self, wire: WireId, label: Block) {
@@ -983,8 +1313,14 @@ impl<'t> CompactEvaluator<'t> {
     ) -> Result<(), CompactRunError<E>> {
         for item in items {
             self.planner.add(&mut self.window, item)?;
-            if self.planner.full(&self.window) {
-                self.run(read)?;
+            // The items of an opened call, each window run as soon as it is full.
+            loop {
+                if self.planner.full(&self.window) {
+                    self.run(read)?;
+                }
+                if !self.planner.step(&mut self.window)? {
+                    break;
+                }
             }
         }
         Ok(())
@@ -1133,15 +1469,87 @@ mod tests {
         c
     }
 
-    #[test]
-    fn tables_and_labels_match_the_sequential_garbler_for_any_thread_count() {
-        let n = 9;
-        let c = wavefront(n);
+    /// Rows as calls: the wavefront of [`wavefront`] with each row one call of a row
+    /// template (one for even rows, one for odd), whose cells call the cell templates of
+    /// `wavefront` (so three levels: row, `twice`, `maj`). Rows alternate between two main
+    /// arrays, so each row call writes the slots the previous row call read (write after
+    /// read on reused slots), and after every row a main gate inverts one of its cells in
+    /// place and every third row another folds its first cell into its last in place.
+    fn wavefront_rows(n: u32) -> CompactCircuit {
+        let cells = wavefront(n).templates;
+        let n_in = 2 * n + 2;
+        let row_template = |parity: u32| {
+            let prev = |j: u32| j;
+            let (x, b) = (n + 1, |j: u32| n + 2 + j);
+            let cur = |j: u32| n_in + j;
+            let temp = |j: u32| n_in + n + 1 + j % 2;
+            let mut items = vec![Item::Gate(Gate::constant(parity == 1, cur(0)))];
+            for j in 1..=n {
+                items.push(Item::Gate(Gate::xor(x, b(j - 1), temp(j))));
+                items.push(Item::Call(Box::new(Call {
+                    template: (parity + j) % 2,
+                    inputs: vec![prev(j), cur(j - 1), temp(j)],
+                    outputs: vec![cur(j)],
+                })));
+                items.push(Item::Gate(Gate::inv(cur(j), cur(j))));
+            }
+            Template {
+                name: format!("row{parity}"),
+                num_inputs: n_in,
+                num_outputs: n + 1,
+                num_wires: n_in + n + 1 + 2,
+                items,
+            }
+        };
+        let row = |r: u32, j: u32| 2 * n + r * (n + 1) + j;
+        let mut main = Vec::new();
+        for j in 0..=n {
+            main.push(Item::Gate(Gate::constant(j % 2 == 1, row(0, j))));
+        }
+        for i in 1..=n {
+            let (cur, prev) = (i % 2, (i - 1) % 2);
+            let mut inputs: Vec<WireId> = (0..=n).map(|j| row(prev, j)).collect();
+            inputs.push(i - 1);
+            inputs.extend(n..2 * n);
+            main.push(Item::Call(Box::new(Call {
+                template: 2 + i % 2,
+                inputs,
+                outputs: (0..=n).map(|j| row(cur, j)).collect(),
+            })));
+            let k = 1 + i % n;
+            main.push(Item::Gate(Gate::inv(row(cur, k), row(cur, k))));
+            if i % 3 == 0 {
+                main.push(Item::Gate(Gate::xor(row(cur, n), row(cur, 1), row(cur, n))));
+            }
+        }
+        let layout = Layout {
+            num_wires: 2 * n + 2 * (n + 1),
+            input_widths: vec![n, n],
+            output_widths: vec![n],
+            output_wires: (1..=n).map(|j| row(n % 2, j)).collect(),
+        };
+        let mut templates = cells;
+        templates.push(row_template(0));
+        templates.push(row_template(1));
+        let c = CompactCircuit {
+            layout,
+            templates,
+            main,
+        };
+        c.validate().expect("a valid compact circuit");
+        c
+    }
+
+    /// Garbles `c` on several thread counts, window sizes, group sizes and opening
+    /// thresholds, and checks the tables and output labels against the sequential garbler
+    /// on the expanded gates, and that evaluation on any thread count (opening or not)
+    /// decodes the cleartext result.
+    fn check_against_the_sequential_garbler(c: &CompactCircuit, open: &[u64]) {
         let src = CompactSource::new(c.clone()).unwrap();
         let mut prg = Prg::from_seed(Block(17));
         let delta = crate::random_delta(&mut prg);
         let hash_key = prg.random_block();
-        let n_in = 2 * n as usize;
+        let n_in = c.layout.num_input_wires() as usize;
         let mut zero = vec![Block::ZERO; n_in];
         prg.fill_blocks(&mut zero);
         let bits: Vec<bool> = (0..n_in).map(|_| prg.random_bool()).collect();
@@ -1172,65 +1580,125 @@ mod tests {
             (2, 5, GROUP_ITEMS),
             (3, 1, 2),
         ] {
-            let mut g =
-                CompactGarbler::new(&c.templates, c.layout.num_wires, threads, delta, hash_key)
-                    .unwrap();
-            g.set_window_items(window);
-            g.set_group_items(group);
-            for (w, &z) in zero.iter().enumerate() {
-                g.set_zero_label(w as u32, z);
-            }
-            let mut tables = Vec::new();
-            let mut emit = |t: &[Block]| -> Result<(), ()> {
-                tables.extend_from_slice(t);
-                Ok(())
-            };
-            // In uneven pieces, as a file streams them.
-            for piece in c.main.chunks(7) {
-                g.push(piece, &mut emit).unwrap();
-            }
-            g.finish(&mut emit).unwrap();
-            assert_eq!(
-                tables, seq_tables,
-                "{threads} threads, windows of {window}, groups of {group}"
-            );
-            assert_eq!(g.and_gates_done(), src.and_count());
-            assert_eq!(g.gates_done(), src.gate_count());
-            for &w in outs {
-                assert_eq!(
-                    g.zero_label(w),
-                    seq.zero_label(w),
-                    "{threads} threads, wire {w}"
+            for (k, &open_ands) in open.iter().enumerate() {
+                let what = format!(
+                    "{threads} threads, windows of {window}, groups of {group}, opening at \
+                     {open_ands} ANDs"
                 );
-            }
-
-            // Evaluation on any thread count and group size decodes the cleartext result.
-            for (eval_threads, eval_group) in [(1, GROUP_ITEMS), (threads, group), (2, 5)] {
-                let mut e =
-                    CompactEvaluator::new(&c.templates, c.layout.num_wires, eval_threads, hash_key)
+                let mut g =
+                    CompactGarbler::new(&c.templates, c.layout.num_wires, threads, delta, hash_key)
                         .unwrap();
-                e.set_window_items(window + 2);
-                e.set_group_items(eval_group);
-                for (w, (&z, &b)) in zero.iter().zip(&bits).enumerate() {
-                    e.set_label(w as u32, z ^ delta.select(b));
+                g.set_window_items(window);
+                g.set_group_items(group);
+                g.set_open_call_ands(open_ands);
+                for (w, &z) in zero.iter().enumerate() {
+                    g.set_zero_label(w as u32, z);
                 }
-                let mut at = 0;
-                let mut read = |buf: &mut [Block]| -> Result<(), String> {
-                    let end = at + buf.len();
-                    buf.copy_from_slice(tables.get(at..end).ok_or("tables ended")?);
-                    at = end;
+                let mut tables = Vec::new();
+                let mut emit = |t: &[Block]| -> Result<(), ()> {
+                    tables.extend_from_slice(t);
                     Ok(())
                 };
-                e.push(&c.main, &mut read).unwrap();
-                e.finish(&mut read).unwrap();
-                assert_eq!(at, tables.len());
-                let got: Vec<bool> = outs
-                    .iter()
-                    .map(|&w| e.label(w).lsb() ^ g.zero_label(w).lsb())
-                    .collect();
-                assert_eq!(got, expect_bits, "{threads} → {eval_threads} threads");
+                // In uneven pieces, as a file streams them.
+                for piece in c.main.chunks(7) {
+                    g.push(piece, &mut emit).unwrap();
+                }
+                g.finish(&mut emit).unwrap();
+                assert!(tables == seq_tables, "tables differ: {what}");
+                assert_eq!(g.and_gates_done(), src.and_count(), "{what}");
+                assert_eq!(g.gates_done(), src.gate_count(), "{what}");
+                for &w in outs {
+                    assert_eq!(g.zero_label(w), seq.zero_label(w), "{what}, wire {w}");
+                }
+
+                // Evaluation on any thread count, group size and threshold decodes the
+                // cleartext result.
+                let other_open = open[(k + 1) % open.len()];
+                for (eval_threads, eval_group, eval_open) in [
+                    (1, GROUP_ITEMS, open_ands),
+                    (threads, group, open_ands),
+                    (2, 5, other_open),
+                ] {
+                    let mut e = CompactEvaluator::new(
+                        &c.templates,
+                        c.layout.num_wires,
+                        eval_threads,
+                        hash_key,
+                    )
+                    .unwrap();
+                    e.set_window_items(window + 2);
+                    e.set_group_items(eval_group);
+                    e.set_open_call_ands(eval_open);
+                    for (w, (&z, &b)) in zero.iter().zip(&bits).enumerate() {
+                        e.set_label(w as u32, z ^ delta.select(b));
+                    }
+                    let mut at = 0;
+                    let mut read = |buf: &mut [Block]| -> Result<(), String> {
+                        let end = at + buf.len();
+                        buf.copy_from_slice(tables.get(at..end).ok_or("tables ended")?);
+                        at = end;
+                        Ok(())
+                    };
+                    e.push(&c.main, &mut read).unwrap();
+                    e.finish(&mut read).unwrap();
+                    assert_eq!(at, tables.len());
+                    assert_eq!(e.and_gates_done(), src.and_count());
+                    let got: Vec<bool> = outs
+                        .iter()
+                        .map(|&w| e.label(w).lsb() ^ g.zero_label(w).lsb())
+                        .collect();
+                    assert_eq!(
+                        got, expect_bits,
+                        "{what} → {eval_threads} threads opening at {eval_open}"
+                    );
+                }
             }
         }
+    }
+
+    #[test]
+    fn tables_and_labels_match_the_sequential_garbler_for_any_thread_count() {
+        check_against_the_sequential_garbler(&wavefront(9), &[OPEN_CALL_ANDS, 1]);
+    }
+
+    /// Rows as calls, opened or not, and opened down to the `twice` cells (threshold 1)
+    /// or only the rows (threshold above a `twice` call's 4 ANDs): the same tables.
+    #[test]
+    fn opened_row_calls_give_the_sequential_tables_for_any_thread_count() {
+        let c = wavefront_rows(9);
+        check_against_the_sequential_garbler(&c, &[u64::MAX, 1, 5, OPEN_CALL_ANDS]);
+    }
+
+    /// Adds the whole main body of `c` to one window on 2 threads opening calls of at
+    /// least `open_ands` ANDs; returns (items, ANDs, ANDs on the longest chain).
+    fn plan_one_window(c: &CompactCircuit, open_ands: u64) -> (usize, u64, u64) {
+        let space = Space::new(&c.templates).unwrap();
+        let mut planner = Planner::new(&space, &c.templates, c.layout.num_wires, 2);
+        planner.open_ands = open_ands;
+        let mut win = Window::default();
+        for item in &c.main {
+            planner.add(&mut win, item).unwrap();
+            while planner.step(&mut win).unwrap() {}
+        }
+        (win.len, win.window_ands, planner.window_span)
+    }
+
+    /// Opening row calls brings the wavefront back: a row needs all of the previous row,
+    /// so unopened the longest chain is every AND; opened, it follows the cells of one
+    /// path through the table (2n − 1 cells of at most 4 ANDs).
+    #[test]
+    fn opening_row_calls_shortens_the_longest_chain_to_the_wavefront() {
+        let n = 12;
+        let c = wavefront_rows(n);
+        let (closed_items, work, closed_span) = plan_one_window(&c, u64::MAX);
+        assert_eq!(closed_span, work, "rows chained: {closed_items} items");
+        let (items, opened_work, span) = plan_one_window(&c, 1);
+        assert_eq!(opened_work, work);
+        assert!(items > 3 * (n * n) as usize, "{items} items");
+        assert!(
+            span <= 4 * (2 * n as u64 - 1),
+            "longest chain {span} of {work} ANDs"
+        );
     }
 
     /// Renaming leaves only true dependencies: the longest chain of the wavefront's items
@@ -1241,7 +1709,7 @@ mod tests {
         let n = 12;
         let c = wavefront(n);
         let space = Space::new(&c.templates).unwrap();
-        let mut planner = Planner::new(&space, c.templates.len(), c.layout.num_wires, 2);
+        let mut planner = Planner::new(&space, &c.templates, c.layout.num_wires, 2);
         let mut win = Window::default();
         for item in &c.main {
             planner.add(&mut win, item).unwrap();
@@ -1299,5 +1767,92 @@ mod tests {
             .push(&missing, &mut emit)
             .and_then(|()| g.finish(&mut emit));
         assert!(r.is_err());
+    }
+    /// A malformed call that would be opened (rows of [`wavefront_rows`]) fails cleanly,
+    /// on the garbler and the evaluator, and so does a row template with a wire out of
+    /// range (refused when the garbler is made, before any call is opened).
+    #[test]
+    fn a_malformed_opened_call_is_an_error_not_a_panic() {
+        let c = wavefront_rows(3);
+        let num_wires = c.layout.num_wires;
+        let Some(Item::Call(row)) = c.main.iter().find(|i| matches!(i, Item::Call(_))) else {
+            panic!("a row call");
+        };
+        let bad = |f: &dyn Fn(&mut Call)| {
+            let mut call = (**row).clone();
+            f(&mut call);
+            Item::Call(Box::new(call))
+        };
+        let cases = [
+            (
+                "an input out of range",
+                bad(&|c| c.inputs[2] = num_wires + 5),
+            ),
+            ("an output out of range", bad(&|c| c.outputs[1] = num_wires)),
+            (
+                "an input too few",
+                bad(&|c| {
+                    c.inputs.pop();
+                }),
+            ),
+            ("an output too many", bad(&|c| c.outputs.push(0))),
+            ("a missing template", bad(&|c| c.template = 99)),
+        ];
+        let mut emit = |_: &[Block]| -> Result<(), ()> { Ok(()) };
+        let mut read = |buf: &mut [Block]| -> Result<(), ()> {
+            buf.fill(Block::ZERO);
+            Ok(())
+        };
+        for (what, item) in &cases {
+            let items = std::slice::from_ref(item);
+            let mut g =
+                CompactGarbler::new(&c.templates, num_wires, 2, Block(3), Block::ZERO).unwrap();
+            g.set_open_call_ands(1);
+            let r = g.push(items, &mut emit).and_then(|()| g.finish(&mut emit));
+            assert!(r.is_err(), "garbler: {what}");
+            let mut e = CompactEvaluator::new(&c.templates, num_wires, 3, Block::ZERO).unwrap();
+            e.set_open_call_ands(1);
+            let r = e.push(items, &mut read).and_then(|()| e.finish(&mut read));
+            assert!(r.is_err(), "evaluator: {what}");
+        }
+        let mut templates = c.templates.clone();
+        let row_wires = templates[2].num_wires;
+        templates[2]
+            .items
+            .push(Item::Gate(Gate::xor(0, row_wires + 3, row_wires - 1)));
+        let made = CompactGarbler::new(&templates, num_wires, 2, Block(3), Block::ZERO);
+        let err = made.err().expect("a template wire out of range is refused");
+        assert!(err.to_string().contains("out of range"), "{err}");
+
+        // A row call whose output is one of its inputs is not opened (an inner write would
+        // clobber the input): it runs as one item, giving the same tables whether opening
+        // is asked for or not, on one thread or three.
+        let aliased = bad(&|c| c.outputs[1] = c.inputs[3]);
+        let garble = |threads: usize, open_ands: u64| {
+            let mut g =
+                CompactGarbler::new(&c.templates, num_wires, threads, Block(3), Block(5)).unwrap();
+            g.set_open_call_ands(open_ands);
+            for w in 0..num_wires {
+                g.set_zero_label(w, Block(u128::from(w) << 7));
+            }
+            let mut tables = Vec::new();
+            let mut emit = |t: &[Block]| -> Result<(), ()> {
+                tables.extend_from_slice(t);
+                Ok(())
+            };
+            let items = [aliased.clone(), Item::Call(row.clone())];
+            g.push(&items, &mut emit).unwrap();
+            g.finish(&mut emit).unwrap();
+            let labels: Vec<Block> = (0..num_wires).map(|w| g.zero_label(w)).collect();
+            (tables, labels)
+        };
+        let whole = garble(1, u64::MAX);
+        assert!(!whole.0.is_empty());
+        for (threads, open_ands) in [(1, 1), (3, 1), (3, u64::MAX)] {
+            assert!(
+                garble(threads, open_ands) == whole,
+                "{threads} threads, {open_ands}"
+            );
+        }
     }
 }
