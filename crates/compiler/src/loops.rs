@@ -609,6 +609,8 @@ pub struct LoopState<'a> {
     /// iteration run as a call, and those iterations.
     nests_outlined: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     pub nest_iterations: u64,
+    /// Per nest, the shapes of its iterations without their lifted constants.
+    skeletons: HashSet<(usize, Vec<u8>), BuildHasherDefault<ShapeHasher>>,
     /// Per nest, its iterations that reused a template.
     nest_reuses: HashMap<usize, u64, BuildHasherDefault<ShapeHasher>>,
     /// Per nest, what its uses held at its last iteration ([`Lowerer::loop_variant_bits`]).
@@ -704,35 +706,12 @@ impl<'a> Lowerer<'a> {
         starts.push(flat.len());
         let values: Vec<&[Lit]> = starts.windows(2).map(|w| &flat[w[0]..w[1]]).collect();
         // In a nest, uses holding constants that change between iterations are wires.
-        let lifted = if nest {
+        let mut lifted = if nest {
             self.loop_variant_bits(key_body, &places, &uses, &starts, &flat, &index_vars)
         } else {
             Vec::new()
         };
-        // The upper bounds of the integers used, which the template assumes of its inputs
-        // (lower bounds would make nearly every iteration of a table its own shape). A
-        // lifted constant's bound is rounded up to 2^k - 1, so that iterations holding
-        // different constants share shapes; other bounds stay exact (see the module docs).
-        // A use of the same bits as an earlier one (`d[i][j - 1]` read twice) has its bound
-        // (looking it up again would find the same interval).
-        let mut his: Vec<Option<u64>> = Vec::with_capacity(uses.len());
-        let mut first_use: HashMap<(usize, u64, u64), usize, BuildHasherDefault<ShapeHasher>> =
-            HashMap::default();
-        for (k, u) in uses.iter().enumerate() {
-            let hi = if !u.int || !self.opts.value_ranges {
-                None
-            } else if let Some(&j) = first_use.get(&(u.place, u.off, u.len)) {
-                his[j]
-            } else {
-                first_use.insert((u.place, u.off, u.len), k);
-                let at = starts[u.place] + u.off as usize;
-                let bits = &flat[at..at + u.len as usize];
-                let rounded = lifted.get(at) == Some(&true);
-                self.range_of(bits)
-                    .map(|(_, hi)| if rounded { round_up_bound(hi) } else { hi })
-            };
-            his.push(hi);
-        }
+        let mut his = self.use_bounds(&uses, &starts, &flat, &lifted);
         let shapes = self
             .compact
             .loops
@@ -748,6 +727,30 @@ impl<'a> Lowerer<'a> {
         } else {
             Tier::Generic
         };
+        if !lifted.is_empty() {
+            // Constants are lifted only where the rest of the iteration's shape was seen
+            // before (the rows differ in nothing else): elsewhere a template input and
+            // its rounded bound would cost gates and gain no shared template.
+            let mut skeleton_his = his.clone();
+            for (h, u) in skeleton_his.iter_mut().zip(&uses) {
+                if lifted.get(starts[u.place] + u.off as usize) == Some(&true) {
+                    *h = None;
+                }
+            }
+            let skeleton = self.loop_shape(
+                &places,
+                &uses,
+                &values,
+                &skeleton_his,
+                &lifted,
+                &trace,
+                tier,
+            );
+            if self.compact.loops.skeletons.insert((key_body, skeleton)) {
+                lifted = Vec::new();
+                his = self.use_bounds(&uses, &starts, &flat, &lifted);
+            }
+        }
         let key = self.loop_shape(&places, &uses, &values, &his, &lifted, &trace, tier);
         let (generic, ranged) = (tier == Tier::Generic, tier == Tier::Ranged);
         let memo_key = (key_body, key);
@@ -1405,6 +1408,40 @@ impl<'a> Lowerer<'a> {
             }
         }
         key
+    }
+
+    /// The upper bounds of the integers used, which the template assumes of its inputs
+    /// (lower bounds would make nearly every iteration of a table its own shape). A lifted
+    /// constant's bound is rounded up to 2^k - 1, so that iterations holding different
+    /// constants share shapes; other bounds stay exact (rounded ones would grow row by
+    /// row: see docs/c-subset.md). A use of the same bits as an earlier one (`d[i][j - 1]`
+    /// read twice) has its bound (looking it up again would find the same interval).
+    fn use_bounds(
+        &mut self,
+        uses: &[Use],
+        starts: &[usize],
+        flat: &[Lit],
+        lifted: &[bool],
+    ) -> Vec<Option<u64>> {
+        let mut his: Vec<Option<u64>> = Vec::with_capacity(uses.len());
+        let mut first_use: HashMap<(usize, u64, u64), usize, BuildHasherDefault<ShapeHasher>> =
+            HashMap::default();
+        for (k, u) in uses.iter().enumerate() {
+            let hi = if !u.int || !self.opts.value_ranges {
+                None
+            } else if let Some(&j) = first_use.get(&(u.place, u.off, u.len)) {
+                his[j]
+            } else {
+                first_use.insert((u.place, u.off, u.len), k);
+                let at = starts[u.place] + u.off as usize;
+                let bits = &flat[at..at + u.len as usize];
+                let rounded = lifted.get(at) == Some(&true);
+                self.range_of(bits)
+                    .map(|(_, hi)| if rounded { round_up_bound(hi) } else { hi })
+            };
+            his.push(hi);
+        }
+        his
     }
 
     /// Per bit of the places (one after another), whether it is a constant of a use of the
