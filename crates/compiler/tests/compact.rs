@@ -421,7 +421,7 @@ fn inline_loops_inside_function_templates() {
 #[test]
 fn random_ranged_loop_programs_compact_equals_unrolled() {
     let count = if cfg!(debug_assertions) { 40 } else { 150 };
-    let (mut outlined, mut and_compact, mut and_flat) = (0, 0, 0);
+    let (mut outlined, mut nests, mut and_compact, mut and_flat) = (0, 0, 0, 0);
     for seed in 0..count {
         let p = randprog::ranged::generate(seed, &format!("r{seed}"));
         let name = format!("random ranged-loop program seed {seed}");
@@ -433,10 +433,20 @@ fn random_ranged_loop_programs_compact_equals_unrolled() {
         let c = compile_compact_source(&p.source, &name, &opts).unwrap();
         let flat = compile_source(&p.source, &name, &opts).unwrap();
         outlined += (c.loops_outlined > 0) as u64;
+        nests += (c.loops_outlined_nested > 0) as u64;
         and_compact += c.stats.and_gates_final;
         and_flat += flat.circuit.and_count();
     }
-    eprintln!("ranged-loop programs: {and_compact} ANDs compact, {and_flat} unrolled");
+    eprintln!(
+        "ranged-loop programs: {and_compact} ANDs compact, {and_flat} unrolled; \
+         {nests} stored a nest's rows once"
+    );
+    // The table's rows (the outer loop's body) are a nest stored once where its cells
+    // qualify.
+    assert!(
+        nests > count / 10,
+        "only {nests} of {count} programs stored a nest once"
+    );
     assert!(
         outlined > count / 3,
         "only {outlined} of {count} programs stored a loop once"
