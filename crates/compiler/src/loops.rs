@@ -530,6 +530,12 @@ impl NestWalk<'_, '_> {
     }
 }
 
+/// A use's bits (place, offset, length) and the interval noted for them.
+type NotedUse = (usize, u64, u64, Option<(u64, u64)>);
+
+/// A set hashed with [`ShapeHasher`].
+type FastSet<T> = HashSet<T, BuildHasherDefault<ShapeHasher>>;
+
 /// A variable's own bits and active value, while a template sees others.
 type SavedVar = (VarId, Bits, Option<(Lit, Vec<Lit>)>);
 
@@ -812,10 +818,7 @@ impl<'a> Lowerer<'a> {
             .map(|(_, l)| *l)
             .collect();
         let mut results = self.call_memo(&entry.call, &inputs);
-        let mut noted: HashSet<
-            (usize, u64, u64, Option<(u64, u64)>),
-            BuildHasherDefault<ShapeHasher>,
-        > = HashSet::default();
+        let mut noted: FastSet<NotedUse> = HashSet::default();
         for (u, r) in uses.iter().zip(&entry.out_ranges) {
             // A use of the same bits as an earlier one with the same interval (`d[i][j - 1]`
             // read twice) was noted already.

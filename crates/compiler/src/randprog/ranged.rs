@@ -219,7 +219,7 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
     // How the nest is written, drawn from a stream of its own (the cells' choices stay
     // those of the seed): a triangular inner loop, a constant table read in the cell, a
     // secret condition around the inner loop (each a nest the compiler may store once).
-    let mut nest_rng = Rng::new(seed ^ 0x7e57_0f_4e57);
+    let mut nest_rng = Rng::new(seed ^ 0x007e_570f_4e57);
     let triangular = rows <= cols && nest_rng.percent(30);
     let table = nest_rng.percent(40);
     // An inner loop under a secret condition may run at most 1/16 of the unroll limit
