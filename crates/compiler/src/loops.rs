@@ -33,6 +33,18 @@
 //! iteration has its own shape: after [`MAX_SHAPES_PER_BODY`] shapes a body uses a generic
 //! template that takes every bit of its places as a wire. Bodies that do not qualify, or
 //! iterations whose subscripts are not constants, are run inline as before.
+//!
+//! A *nest* is an outer loop's body holding counted loops ([`NestLoop`]) whose counters its
+//! subscripts name. Its headers depend only on names that hold constants when the body
+//! starts (and on the counters), so [`Lowerer::walk_nest_loop`] runs them at compile time and
+//! lists the elements every subscript selects for every counter value: those are the
+//! places, and the runs of the loops (first value, count) join the shape, so an iteration of
+//! the same shape runs the same inner iterations on the same places. Building the template
+//! runs the inner loop inside the outer template's builder, where its iterations become
+//! calls of their own templates. Constants that change between iterations of a nest
+//! (`d[i][0] = i`) become template inputs where that lets iterations share a template
+//! ([`Lowerer::loop_variant_bits`]); a nest that keeps making new shapes (a table whose
+//! bounds grow row by row) runs inline.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
