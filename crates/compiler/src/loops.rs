@@ -978,8 +978,19 @@ impl<'a> Lowerer<'a> {
                 iterations: 0,
             };
             let top = scan.loops.len();
+            let mut walked = Some(());
             for &l in &scan.loop_children[top] {
-                self.walk_nest_loop(scan, &res, l, &mut nest, &mut raw, &mut is_int)?;
+                walked = self.walk_nest_loop(scan, &res, l, &mut nest, &mut raw, &mut is_int);
+                if walked.is_none() {
+                    break;
+                }
+            }
+            if walked.is_none() {
+                if nest.sites > MAX_NEST_SITES || nest.iterations > MAX_NEST_SITES {
+                    // Too large to list: do not walk it again at every iteration.
+                    self.compact.loops.refused.insert(key_body);
+                }
+                return None;
             }
         }
         // Merge overlapping places of one variable.

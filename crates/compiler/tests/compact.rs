@@ -561,3 +561,40 @@ fn nest_rows_share_one_template() {
     let calls = c.circuit.main.iter().filter(|it| is_call(it)).count();
     assert_eq!(calls, 16, "the main body holds one call per row");
 }
+
+/// Nest headers run at compile time as C runs them: a counter counting down past zero
+/// (signed: the loop ends at -1; unsigned: it wraps, and the nest runs inline), a narrow
+/// counter, an unsigned bound, `%` in a subscript.
+#[test]
+fn nest_headers_follow_c_arithmetic() {
+    let src = r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[4][4], uint32_t OUTPUT_r[4][4]) {
+            uint32_t t[4][4];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) t[i][j] = INPUT_A_a[i][j];
+            for (int i = 0; i < 4; i++) {
+                for (unsigned j = 3; j < 4; j--) t[i][j] += t[i][3 - j];
+            }
+            for (int i = 0; i < 4; i++) {
+                for (int j = 3; j >= 0; j--) t[i][j] ^= t[i][(j + 1) % 4] >> 1;
+            }
+            for (int i = 1; i < 4; i++) {
+                for (unsigned char j = 0; j < i; j++) t[i][j] += t[i - 1][j];
+            }
+            for (int i = 0; i < 4; i++) {
+                for (int j = 0; j < 4u; j++) t[i][j] = t[i][j] * 3;
+            }
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) OUTPUT_r[i][j] = t[i][j];
+        }
+    "#;
+    let opts = Options::default();
+    same_outputs("nest-headers", src, &opts, 40, 51);
+    let c = compile_compact_source(src, "nest-headers", &opts).unwrap();
+    assert!(
+        c.loops_outlined_nested >= 3,
+        "{} nests",
+        c.loops_outlined_nested
+    );
+}
