@@ -241,6 +241,8 @@ fn compile_compact(
             "calls_reused": summary.calls_reused,
             "loops_outlined": summary.loops_outlined,
             "loop_iterations_outlined": summary.loop_iterations_outlined,
+            "loops_outlined_nested": summary.loops_outlined_nested,
+            "loop_iterations_outlined_nested": summary.loop_iterations_outlined_nested,
             "peak_live_wires": summary.peak_live_wires,
             "label_bytes_when_run": summary.peak_live_wires * 16,
             "inputs": inputs,
@@ -274,9 +276,12 @@ fn compile_compact(
         report::group(summary.calls_reused)
     );
     outln!(
-        "loops        {} written inline stored once ({} iterations run as template calls)",
+        "loops        {} written inline stored once ({} iterations run as template calls; \
+         {} of them outer loops holding such a loop, {} iterations)",
         summary.loops_outlined,
-        report::group(summary.loop_iterations_outlined)
+        report::group(summary.loop_iterations_outlined),
+        summary.loops_outlined_nested,
+        report::group(summary.loop_iterations_outlined_nested)
     );
     outln!(
         "live wires   {} slots when run ({} of labels per party)",

@@ -495,3 +495,87 @@ fn a_compact_file_cut_while_a_party_waits_fails_both_runs_and_prints_no_output()
         );
     }
 }
+
+/// A nest (an outer loop whose body holds a loop indexing a table) compiled compact: the
+/// rows are stored once (`--json` reports them), and the circuit gives the program's
+/// result locally on one thread and two, like the unrolled circuit.
+#[test]
+fn compact_nest_rows_stored_once_and_run() {
+    let s = Scratch::new("nest");
+    let src = s.path("nest.c");
+    std::fs::write(
+        &src,
+        r#"
+#include <stdint.h>
+#define R 6
+#define C 5
+void mpc_main(uint8_t INPUT_A_a[R * C], uint8_t INPUT_B_b[C], uint32_t *OUTPUT_s) {
+    uint32_t t[R][C];
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++)
+            t[i][j] = INPUT_A_a[i * C + j] * INPUT_B_b[j];
+    for (int i = 1; i < R; i++) {
+        for (int j = 0; j < C; j++) {
+            uint32_t up = t[i - 1][j];
+            if (up > t[i][j]) t[i][j] = up;
+        }
+    }
+    uint32_t sum = 0;
+    for (int j = 0; j < C; j++) sum += t[R - 1][j];
+    *OUTPUT_s = sum;
+}
+"#,
+    )
+    .unwrap();
+    let out = s.path("nest.pgc");
+    let compiled = json_of(&run_ok(s.pgc().args([
+        "compile",
+        &src,
+        "--compact",
+        "always",
+        "-o",
+        &out,
+        "--json",
+    ])));
+    assert_eq!(compiled["loops_outlined_nested"], 2, "{compiled}");
+    assert_eq!(
+        compiled["loop_iterations_outlined_nested"],
+        6 + 5,
+        "{compiled}"
+    );
+    let flat = s.path("flat.pgc");
+    run_ok(
+        s.pgc()
+            .args(["compile", &src, "--compact", "never", "-o", &flat]),
+    );
+
+    let a: Vec<u8> = (0..30).map(|k| (k * 37 % 251) as u8).collect();
+    let b: Vec<u8> = vec![3, 250, 17, 0, 99];
+    let want: u32 = (0..5)
+        .map(|j| {
+            (0..6)
+                .map(|i| a[i * 5 + j] as u32 * b[j] as u32)
+                .max()
+                .unwrap()
+        })
+        .sum();
+    let (ta, tb) = (format!("a={}", list(&a)), format!("b={}", list(&b)));
+    for (file, threads) in [(&out, "1"), (&out, "2"), (&flat, "1")] {
+        let local = json_of(&run_ok(s.pgc().args([
+            "local",
+            file,
+            "--a",
+            &ta,
+            "--b",
+            &tb,
+            "--json",
+            "--threads",
+            threads,
+        ])));
+        assert_eq!(
+            local["outputs"],
+            json!({"OUTPUT_s": want}),
+            "{file}, {threads} threads"
+        );
+    }
+}

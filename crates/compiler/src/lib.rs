@@ -230,6 +230,9 @@ struct FrontEnd {
     /// Loops with iterations run as template calls, and those iterations.
     loops_outlined: u64,
     loop_iterations_outlined: u64,
+    /// Of those, nests (outer loops' bodies stored once), and their iterations.
+    loops_outlined_nested: u64,
+    loop_iterations_outlined_nested: u64,
     /// What the value-range analysis avoided.
     ranges: range::RangeStats,
     interface: Interface,
@@ -346,6 +349,8 @@ fn front_end_on_this_thread(
         calls_reused: low.compact.calls_reused,
         loops_outlined: low.compact.loops.loops_outlined(),
         loop_iterations_outlined: low.compact.loops.iterations,
+        loops_outlined_nested: low.compact.loops.nests_outlined(),
+        loop_iterations_outlined_nested: low.compact.loops.nest_iterations,
         ranges: low.ranges.stats,
         interface,
         entry_name,
@@ -430,6 +435,10 @@ pub struct CompiledCompact {
     /// Loops written inline whose iterations became template calls, and those iterations.
     pub loops_outlined: u64,
     pub loop_iterations_outlined: u64,
+    /// Of those, outer loops whose bodies (holding inner loops) were stored once, and their
+    /// iterations.
+    pub loops_outlined_nested: u64,
+    pub loop_iterations_outlined_nested: u64,
     pub entry_name: String,
     pub entry_params: Vec<String>,
 }
@@ -482,6 +491,8 @@ fn compact_in(
         calls_reused: fe.calls_reused,
         loops_outlined: fe.loops_outlined,
         loop_iterations_outlined: fe.loop_iterations_outlined,
+        loops_outlined_nested: fe.loops_outlined_nested,
+        loop_iterations_outlined_nested: fe.loop_iterations_outlined_nested,
         entry_name: fe.entry_name,
         entry_params: fe.entry_params,
     })
@@ -616,6 +627,8 @@ pub fn compile_compact_streaming(
         calls_reused: fe.calls_reused,
         loops_outlined: fe.loops_outlined,
         loop_iterations_outlined: fe.loop_iterations_outlined,
+        loops_outlined_nested: fe.loops_outlined_nested,
+        loop_iterations_outlined_nested: fe.loop_iterations_outlined_nested,
         main_slots: layout.num_wires as u64,
         peak_live_wires,
     };
@@ -634,6 +647,10 @@ pub struct CompactSummary {
     /// ([`Options::compact`]; see docs/c-subset.md), and how many iterations did.
     pub loops_outlined: u64,
     pub loop_iterations_outlined: u64,
+    /// Of those, outer loops whose bodies (one row of a table: holding an inner loop stored
+    /// once) were stored once themselves, and their iterations.
+    pub loops_outlined_nested: u64,
+    pub loop_iterations_outlined_nested: u64,
     /// Wire slots of the main body.
     pub main_slots: u64,
     /// Label slots a party needs when running it (main slots plus template scratch).

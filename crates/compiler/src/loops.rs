@@ -33,6 +33,18 @@
 //! iteration has its own shape: after [`MAX_SHAPES_PER_BODY`] shapes a body uses a generic
 //! template that takes every bit of its places as a wire. Bodies that do not qualify, or
 //! iterations whose subscripts are not constants, are run inline as before.
+//!
+//! A *nest* is an outer loop's body holding counted loops ([`NestLoop`]) whose counters its
+//! subscripts name. Its headers depend only on names that hold constants when the body
+//! starts (and on the counters), so [`Lowerer::walk_nest_loop`] runs them at compile time and
+//! lists the elements every subscript selects for every counter value: those are the
+//! places, and the runs of the loops (first value, count) join the shape, so an iteration of
+//! the same shape runs the same inner iterations on the same places. Building the template
+//! runs the inner loop inside the outer template's builder, where its iterations become
+//! calls of their own templates. Constants that change between iterations of a nest
+//! (`d[i][0] = i`) become template inputs where that lets iterations share a template
+//! ([`Lowerer::loop_variant_bits`]); a nest that keeps making new shapes (a table whose
+//! bounds grow row by row) runs inline.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -48,7 +60,7 @@ use crate::bits::Bits;
 use crate::compact::{MemoEntry, ShapeHasher, as_template_inputs, is_template_input};
 use crate::expr::{const_value, integer_constant};
 use crate::lower::{Binding, Lowerer, R, Val, VarId};
-use crate::types::Ty;
+use crate::types::{IntTy, Ty};
 
 /// Shapes of one loop body with the bounds of its integers compiled as templates before
 /// further shapes leave the bounds out (an edit-distance table makes about two per column).
@@ -89,12 +101,161 @@ pub struct BodyScan<'a> {
     in_index: u32,
     /// Some name in a subscript is written or declared by the body (never outlined).
     index_changes: bool,
+    /// The counted loops nested in the body whose counters may index its arrays (empty
+    /// unless the body is a nest: see [`BodyScan::of`]).
+    loops: Vec<NestLoop<'a>>,
+    /// Per site of [`Self::sites`], the innermost of [`Self::loops`] around it.
+    site_loop: Vec<Option<usize>>,
+    /// Per loop of [`Self::loops`] and then the body itself (last): its sites and the loops
+    /// directly inside it.
+    loop_sites: Vec<Vec<usize>>,
+    loop_children: Vec<Vec<usize>>,
+    /// Recognize counted loops (the second scan of a body).
+    nest_mode: bool,
+    /// The loop of [`Self::loops`] the visitor is in.
+    cur_loop: Option<usize>,
+}
+
+/// A counted loop `for (T k = init; k OP bound; k++)` (or `k--`, the comparison either way
+/// round) nested in a body: its counter takes values decided at compile time from names
+/// that hold constants when the body starts, so the elements its subscripts select can be
+/// listed before the body runs.
+#[derive(Debug)]
+struct NestLoop<'a> {
+    counter: &'a str,
+    /// The counter's declaration (its type is looked up with the body's names).
+    decl: &'a Node<Declaration>,
+    init: &'a Node<Expression>,
+    /// The condition as `counter op bound`.
+    op: BinaryOperator,
+    bound: &'a Node<Expression>,
+    step: i128,
+    parent: Option<usize>,
+}
+
+/// Whether `e` is made of integer constants, names and integer operators only (a subscript
+/// or loop bound [`Lowerer::nest_value`] can decide).
+fn nest_expr_ok(e: &Expression) -> bool {
+    use BinaryOperator as B;
+    match e {
+        Expression::Constant(c) => matches!(c.node, Constant::Integer(_)),
+        Expression::Identifier(_) => true,
+        Expression::BinaryOperator(b) => {
+            matches!(
+                b.node.operator.node,
+                B::Plus
+                    | B::Minus
+                    | B::Multiply
+                    | B::Divide
+                    | B::Modulo
+                    | B::ShiftLeft
+                    | B::ShiftRight
+                    | B::BitwiseAnd
+                    | B::BitwiseOr
+                    | B::BitwiseXor
+            ) && nest_expr_ok(&b.node.lhs.node)
+                && nest_expr_ok(&b.node.rhs.node)
+        }
+        _ => false,
+    }
+}
+
+/// `for (T k = init; k OP bound; k++)` as a [`NestLoop`] (parent not set), if it has that
+/// form.
+fn nest_loop(f: &ForStatement) -> Option<NestLoop<'_>> {
+    use BinaryOperator as B;
+    let ForInitializer::Declaration(decl) = &f.initializer.node else {
+        return None;
+    };
+    let [d] = &decl.node.declarators[..] else {
+        return None;
+    };
+    let DeclaratorKind::Identifier(id) = &d.node.declarator.node.kind.node else {
+        return None;
+    };
+    if !d.node.declarator.node.derived.is_empty() {
+        return None;
+    }
+    let counter: &str = &id.node.name;
+    let Some(Node {
+        node: Initializer::Expression(init),
+        ..
+    }) = &d.node.initializer
+    else {
+        return None;
+    };
+    let names_counter =
+        |e: &Expression| matches!(e, Expression::Identifier(i) if i.node.name == counter);
+    let Expression::BinaryOperator(c) = &f.condition.as_deref()?.node else {
+        return None;
+    };
+    let (op, bound) = if names_counter(&c.node.lhs.node) {
+        (c.node.operator.node.clone(), &*c.node.rhs)
+    } else if names_counter(&c.node.rhs.node) {
+        let flipped = match c.node.operator.node {
+            B::Less => B::Greater,
+            B::LessOrEqual => B::GreaterOrEqual,
+            B::Greater => B::Less,
+            B::GreaterOrEqual => B::LessOrEqual,
+            ref other => other.clone(),
+        };
+        (flipped, &*c.node.lhs)
+    } else {
+        return None;
+    };
+    if !matches!(
+        op,
+        B::Less | B::LessOrEqual | B::Greater | B::GreaterOrEqual | B::Equals | B::NotEquals
+    ) || !nest_expr_ok(&bound.node)
+        || !nest_expr_ok(&init.node)
+    {
+        return None;
+    }
+    let Expression::UnaryOperator(u) = &f.step.as_deref()?.node else {
+        return None;
+    };
+    if !names_counter(&u.node.operand.node) {
+        return None;
+    }
+    let step = match u.node.operator.node {
+        UnaryOperator::PreIncrement | UnaryOperator::PostIncrement => 1,
+        UnaryOperator::PreDecrement | UnaryOperator::PostDecrement => -1,
+        _ => return None,
+    };
+    Some(NestLoop {
+        counter,
+        decl,
+        init,
+        op,
+        bound,
+        step,
+        parent: None,
+    })
 }
 
 impl<'a> BodyScan<'a> {
+    /// The scan of a body. A body whose subscripts name a variable it changes is scanned
+    /// again as a possible nest: counted loops inside it ([`NestLoop`]) are recognized, their
+    /// counters may index its arrays (written only by their own loop's header), and the
+    /// names in their headers count as names in subscripts (constants when the body starts,
+    /// not written by it).
     pub fn of(body: &'a Node<Statement>) -> BodyScan<'a> {
+        let plain = Self::scan(body, false);
+        if !plain.ok || !plain.index_changes {
+            return plain;
+        }
+        let nest = Self::scan(body, true);
+        if nest.ok && !nest.index_changes && !nest.loops.is_empty() {
+            nest
+        } else {
+            plain
+        }
+    }
+
+    fn scan(body: &'a Node<Statement>, nest_mode: bool) -> BodyScan<'a> {
         let mut s = BodyScan {
             ok: true,
+            nest_mode,
             ..Default::default()
         };
         s.visit_statement(&body.node, &body.span);
@@ -103,15 +264,43 @@ impl<'a> BodyScan<'a> {
         let mut seen = HashSet::new();
         s.index_names.retain(|n| seen.insert(*n));
         // Decided here once rather than per iteration: names the body declares are its own
-        // locals, not places.
+        // locals, not places. Counters are declared by their loop headers (not noted in
+        // `declared`) and written by their steps (not noted in `written`).
         s.index_changes = s
             .index_names
             .iter()
             .any(|n| s.written.contains(n) || s.declared.contains(n));
+        let counters: HashSet<&str> = s.loops.iter().map(|l| l.counter).collect();
+        s.index_names.retain(|n| !counters.contains(n));
         let declared = &s.declared;
-        s.names.retain(|n| !declared.contains(n));
-        s.sites.retain(|(n, _)| !declared.contains(n));
+        s.names
+            .retain(|n| !declared.contains(n) && !counters.contains(n));
+        let mut site_loop = std::mem::take(&mut s.site_loop).into_iter();
+        let mut kept_loops = Vec::with_capacity(s.sites.len());
+        s.sites.retain(|(n, _)| {
+            let l = site_loop.next().expect("one loop per site");
+            let keep = !declared.contains(n);
+            if keep {
+                kept_loops.push(l);
+            }
+            keep
+        });
+        s.site_loop = kept_loops;
+        let top = s.loops.len();
+        s.loop_sites = vec![Vec::new(); top + 1];
+        s.loop_children = vec![Vec::new(); top + 1];
+        for (k, l) in s.site_loop.iter().enumerate() {
+            s.loop_sites[l.unwrap_or(top)].push(k);
+        }
+        for (k, l) in s.loops.iter().enumerate() {
+            s.loop_children[l.parent.unwrap_or(top)].push(k);
+        }
         s
+    }
+
+    /// Whether the body holds counted loops whose counters its subscripts may name.
+    pub fn is_nest(&self) -> bool {
+        !self.loops.is_empty()
     }
 
     fn note_written(&mut self, e: &'a Expression) {
@@ -147,6 +336,24 @@ impl<'a> Visit<'a> for BodyScan<'a> {
             | Statement::Goto(_)
             | Statement::Labeled(_)
             | Statement::Asm(_) => self.ok = false,
+            Statement::For(f) if self.nest_mode => match nest_loop(&f.node) {
+                Some(mut l) => {
+                    // The header's names are read before the body runs, as subscripts are;
+                    // its declaration and step are the counter's only writes.
+                    self.in_index += 1;
+                    self.visit_expression(&l.init.node, &l.init.span);
+                    self.visit_expression(&l.bound.node, &l.bound.span);
+                    self.in_index -= 1;
+                    self.index_names.push(l.counter);
+                    l.parent = self.cur_loop;
+                    let outer = self.cur_loop.replace(self.loops.len());
+                    self.loops.push(l);
+                    let body = &f.node.statement;
+                    self.visit_statement(&body.node, &body.span);
+                    self.cur_loop = outer;
+                }
+                None => visit::visit_statement(self, s, span),
+            },
             _ => visit::visit_statement(self, s, span),
         }
     }
@@ -200,6 +407,7 @@ impl<'a> Visit<'a> for BodyScan<'a> {
                     self.index_names.push(&id.node.name);
                 } else {
                     self.sites.push((&id.node.name, subs));
+                    self.site_loop.push(self.cur_loop);
                 }
                 return;
             }
@@ -265,6 +473,81 @@ impl<'a> Visit<'a> for BodyScan<'a> {
     }
 }
 
+/// Sites (array uses) and nested iterations a nest's walk may list per iteration of its
+/// body before the body runs inline instead.
+const MAX_NEST_SITES: u64 = 1 << 20;
+
+/// Shapes of a nest compiled before it must have reused templates at least as often as it
+/// compiled them (else it runs inline from then on).
+const NEST_SHAPES_BEFORE_REUSE: usize = 4;
+
+/// The state of listing a nest's places ([`Lowerer::walk_nest_loop`]).
+struct NestWalk<'a, 'w> {
+    /// The values of the names in the body's subscripts and loop headers (and whether their
+    /// types are unsigned), when they hold constants.
+    outer: &'w [(&'a str, Option<(i128, bool)>)],
+    /// The counters of the loops being walked, innermost last.
+    env: Vec<(&'a str, i128)>,
+    /// Per loop run, in the order of the walk: its first counter value and its iterations.
+    trace: &'w mut Vec<i128>,
+    sites: u64,
+    iterations: u64,
+}
+
+impl NestWalk<'_, '_> {
+    /// The value of a subscript or loop bound ([`nest_expr_ok`]) and whether an unsigned
+    /// operand took part, when C computes it exactly: every value within `int` (so no
+    /// operation wraps, whatever the types), the operands of `/`, `%`, shifts and bitwise
+    /// operators and every value of an expression with an unsigned operand non-negative
+    /// (the conversions to unsigned then keep them). `None` otherwise.
+    fn value(&self, e: &Expression) -> Option<(i128, bool)> {
+        use BinaryOperator as B;
+        const INT: std::ops::Range<i128> = -(1 << 31)..(1 << 31);
+        let (v, unsigned) = match e {
+            Expression::Constant(c) => match &c.node {
+                Constant::Integer(i) => (i128::from(integer_constant(i)?), i.suffix.unsigned),
+                _ => return None,
+            },
+            Expression::Identifier(id) => {
+                let name = id.node.name.as_str();
+                match self.env.iter().rev().find(|(n, _)| *n == name) {
+                    // A counter: its type's range was checked, its promoted type is at
+                    // least as wide as `int`, and it is compared as itself.
+                    Some(&(_, k)) => (k, false),
+                    None => self.outer.iter().find(|(n, _)| *n == name)?.1?,
+                }
+            }
+            Expression::BinaryOperator(b) => {
+                let (x, ux) = self.value(&b.node.lhs.node)?;
+                let (y, uy) = self.value(&b.node.rhs.node)?;
+                let non_negative = x >= 0 && y >= 0;
+                let v = match b.node.operator.node {
+                    B::Plus => x + y,
+                    B::Minus => x - y,
+                    B::Multiply => x.checked_mul(y)?,
+                    B::Divide if non_negative && y > 0 => x / y,
+                    B::Modulo if non_negative && y > 0 => x % y,
+                    B::ShiftLeft if non_negative && y < 31 => x << y,
+                    B::ShiftRight if non_negative && y < 31 => x >> y,
+                    B::BitwiseAnd if non_negative => x & y,
+                    B::BitwiseOr if non_negative => x | y,
+                    B::BitwiseXor if non_negative => x ^ y,
+                    _ => return None,
+                };
+                (v, ux || uy)
+            }
+            _ => return None,
+        };
+        (INT.contains(&v) && (!unsigned || v >= 0)).then_some((v, unsigned))
+    }
+}
+
+/// A use's bits (place, offset, length) and the interval noted for them.
+type NotedUse = (usize, u64, u64, Option<(u64, u64)>);
+
+/// A set hashed with [`ShapeHasher`].
+type FastSet<T> = HashSet<T, BuildHasherDefault<ShapeHasher>>;
+
 /// A variable's own bits and active value, while a template sees others.
 type SavedVar = (VarId, Bits, Option<(Lit, Vec<Lit>)>);
 
@@ -319,6 +602,9 @@ struct Resolved {
     index: Vec<Option<Binding>>,
     names: Vec<Option<Binding>>,
     sites: Vec<Option<Binding>>,
+    /// Per loop of [`BodyScan::loops`], its counter's type (`None`: not an integer type the
+    /// nest's counting handles, and the body runs inline).
+    counter_types: Vec<Option<IntTy>>,
 }
 
 /// Compact-compilation state of loop bodies.
@@ -337,12 +623,56 @@ pub struct LoopState<'a> {
     outlined: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Iterations run as calls.
     pub iterations: u64,
+    /// Nests (bodies holding counted loops that index their arrays) with at least one
+    /// iteration run as a call, and those iterations.
+    nests_outlined: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
+    pub nest_iterations: u64,
+    /// Per nest, the shapes of its iterations without their lifted constants.
+    skeletons: HashSet<(usize, Vec<u8>), BuildHasherDefault<ShapeHasher>>,
+    /// Per nest, its iterations that reused a template.
+    nest_reuses: HashMap<usize, u64, BuildHasherDefault<ShapeHasher>>,
+    /// Per nest, what its uses held at its last iteration ([`Lowerer::loop_variant_bits`]).
+    variants: HashMap<usize, Variants, BuildHasherDefault<ShapeHasher>>,
+}
+
+/// Per use of a nest: the constant it held at the last iteration (if it held one), and
+/// whether it has held different constants (it is a wire of the nest's templates from then
+/// on).
+#[derive(Default)]
+struct Variants {
+    last: Vec<Option<u64>>,
+    lifted: Vec<bool>,
+}
+
+/// `hi` rounded up to `2^k - 1`: the bound a nest's template assumes for an integer of at
+/// most `hi` (a larger bound is still a fact; see [`Lowerer::try_outline`]).
+fn round_up_bound(hi: u64) -> u64 {
+    if hi == 0 {
+        0
+    } else {
+        u64::MAX >> hi.leading_zeros()
+    }
+}
+
+/// Which bits of an iteration's places are a template's inputs: every bit of a generic
+/// template, else those that are not constants and the lifted ones (per bit of the places
+/// one after another, `starts` where each place begins; empty when none).
+#[derive(Clone, Copy)]
+struct TemplateInputs<'x> {
+    generic: bool,
+    lifted: &'x [bool],
+    starts: &'x [usize],
 }
 
 impl LoopState<'_> {
     /// Loop bodies (loops) with at least one iteration run as a template call.
     pub fn loops_outlined(&self) -> u64 {
         self.outlined.len() as u64
+    }
+
+    /// Of those, the nests (an outer loop's body holding a loop stored once).
+    pub fn nests_outlined(&self) -> u64 {
+        self.nests_outlined.len() as u64
     }
 }
 
@@ -376,10 +706,12 @@ impl<'a> Lowerer<'a> {
         if !scan.ok {
             return Ok(false);
         }
-        let r = self.places_of(&scan, key_body);
+        let mut trace = Vec::new();
+        let r = self.places_of(&scan, key_body, &mut trace);
         let Some((places, uses, index_vars)) = r else {
             return Ok(false);
         };
+        let nest = scan.is_nest();
         self.check_budget()?;
         // The places' literals, one after another (one allocation per iteration, decoded
         // straight from the variables' storage).
@@ -391,23 +723,13 @@ impl<'a> Lowerer<'a> {
         }
         starts.push(flat.len());
         let values: Vec<&[Lit]> = starts.windows(2).map(|w| &flat[w[0]..w[1]]).collect();
-        // The upper bounds of the integers used, which the template assumes of its inputs
-        // (lower bounds would make nearly every iteration of a table its own shape).
-        // A use of the same bits as an earlier one (`d[i][j - 1]` read twice) has its bound
-        // (looking it up again would find the same interval).
-        let mut his: Vec<Option<u64>> = Vec::with_capacity(uses.len());
-        for (k, u) in uses.iter().enumerate() {
-            let same = |w: &Use| (w.place, w.off, w.len, w.int) == (u.place, u.off, u.len, u.int);
-            let hi = if !u.int || !self.opts.value_ranges {
-                None
-            } else if let Some(j) = uses[..k].iter().position(same) {
-                his[j]
-            } else {
-                let bits = &values[u.place][u.off as usize..(u.off + u.len) as usize];
-                self.range_of(bits).map(|(_, hi)| hi)
-            };
-            his.push(hi);
-        }
+        // In a nest, uses holding constants that change between iterations are wires.
+        let mut lifted = if nest {
+            self.loop_variant_bits(key_body, &places, &uses, &starts, &flat, &index_vars)
+        } else {
+            Vec::new()
+        };
+        let mut his = self.use_bounds(&uses, &starts, &flat, &lifted);
         let shapes = self
             .compact
             .loops
@@ -423,15 +745,56 @@ impl<'a> Lowerer<'a> {
         } else {
             Tier::Generic
         };
-        let key = self.loop_shape(&places, &uses, &values, &his, tier);
+        if !lifted.is_empty() {
+            // Constants are lifted only where the rest of the iteration's shape was seen
+            // before (the rows differ in nothing else): elsewhere a template input and
+            // its rounded bound would cost gates and gain no shared template.
+            let mut skeleton_his = his.clone();
+            for (h, u) in skeleton_his.iter_mut().zip(&uses) {
+                if lifted.get(starts[u.place] + u.off as usize) == Some(&true) {
+                    *h = None;
+                }
+            }
+            let skeleton = self.loop_shape(
+                &places,
+                &uses,
+                &values,
+                &skeleton_his,
+                &lifted,
+                &trace,
+                tier,
+            );
+            if self.compact.loops.skeletons.insert((key_body, skeleton)) {
+                lifted = Vec::new();
+                his = self.use_bounds(&uses, &starts, &flat, &lifted);
+            }
+        }
+        let key = self.loop_shape(&places, &uses, &values, &his, &lifted, &trace, tier);
         let (generic, ranged) = (tier == Tier::Generic, tier == Tier::Ranged);
         let memo_key = (key_body, key);
         let entry = match self.compact.loops.memo.get(&memo_key).cloned() {
             Some(e) => {
                 self.compact.calls_reused += 1;
+                if nest {
+                    *self.compact.loops.nest_reuses.entry(key_body).or_default() += 1;
+                }
                 e
             }
             None => {
+                let reuses = self
+                    .compact
+                    .loops
+                    .nest_reuses
+                    .get(&key_body)
+                    .copied()
+                    .unwrap_or(0);
+                if nest && shapes >= NEST_SHAPES_BEFORE_REUSE && reuses < shapes as u64 {
+                    // Its iterations keep making new shapes (a table whose bounds grow
+                    // row by row): each would hold a copy of its inner loop's calls,
+                    // which the main body holds more cheaply.
+                    self.compact.loops.refused.insert(key_body);
+                    return Ok(false);
+                }
                 *self.compact.loops.shapes.entry(key_body).or_default() += 1;
                 let his = if ranged { his } else { vec![None; uses.len()] };
                 match self.build_loop_template(
@@ -441,7 +804,11 @@ impl<'a> Lowerer<'a> {
                     &values,
                     &his,
                     &index_vars,
-                    generic,
+                    TemplateInputs {
+                        generic,
+                        lifted: &lifted,
+                        starts: &starts,
+                    },
                 ) {
                     Ok(e) => {
                         let e = Rc::new(e);
@@ -458,21 +825,17 @@ impl<'a> Lowerer<'a> {
         };
         let inputs: Vec<Lit> = flat
             .iter()
-            .copied()
-            .filter(|l| generic || l.as_const().is_none())
+            .enumerate()
+            .filter(|&(k, l)| generic || l.as_const().is_none() || lifted.get(k) == Some(&true))
+            .map(|(_, l)| *l)
             .collect();
         let mut results = self.call_memo(&entry.call, &inputs);
-        for (k, (u, r)) in uses.iter().zip(&entry.out_ranges).enumerate() {
+        let mut noted: FastSet<NotedUse> = HashSet::default();
+        for (u, r) in uses.iter().zip(&entry.out_ranges) {
             // A use of the same bits as an earlier one with the same interval (`d[i][j - 1]`
             // read twice) was noted already.
-            let noted_before = || {
-                uses[..k]
-                    .iter()
-                    .zip(&entry.out_ranges)
-                    .any(|(w, rw)| (w.place, w.off, w.len) == (u.place, u.off, u.len) && rw == r)
-            };
             if let Some((lo, hi)) = *r
-                && !noted_before()
+                && noted.insert((u.place, u.off, u.len, *r))
             {
                 let at = starts[u.place] + u.off as usize;
                 let slice = &mut results[at..at + u.len as usize];
@@ -491,6 +854,10 @@ impl<'a> Lowerer<'a> {
         }
         self.compact.loops.outlined.insert(key_body);
         self.compact.loops.iterations += 1;
+        if nest {
+            self.compact.loops.nests_outlined.insert(key_body);
+            self.compact.loops.nest_iterations += 1;
+        }
         Ok(true)
     }
 
@@ -501,6 +868,7 @@ impl<'a> Lowerer<'a> {
         &mut self,
         scan: &BodyScan<'a>,
         key_body: usize,
+        trace: &mut Vec<i128>,
     ) -> Option<(Vec<Place>, Vec<Use>, Vec<VarId>)> {
         let res = self.resolved(scan, key_body);
         // A name the body declares must not also name an outer variable: uses before the
@@ -549,7 +917,13 @@ impl<'a> Lowerer<'a> {
         // subscripts do not change them).
         let mut known: Vec<(&'a str, Option<i128>)> = Vec::new();
         let index_bindings = (&scan.index_names[..], &res.index[..]);
-        for ((_, subs), b) in scan.sites.iter().zip(&res.sites) {
+        for (((_, subs), b), _) in scan
+            .sites
+            .iter()
+            .zip(&res.sites)
+            .zip(&scan.site_loop)
+            .filter(|(_, l)| l.is_none())
+        {
             let Binding::Var(v) = *b.as_ref()? else {
                 return None;
             };
@@ -589,6 +963,36 @@ impl<'a> Lowerer<'a> {
                 len: ty.bits(),
             });
         }
+        if scan.is_nest() {
+            let outer: Vec<(&'a str, Option<(i128, bool)>)> = scan
+                .index_names
+                .iter()
+                .zip(&res.index)
+                .map(|(n, b)| (*n, b.as_ref().and_then(|b| self.typed_binding_value(b))))
+                .collect();
+            let mut nest = NestWalk {
+                outer: &outer,
+                env: Vec::new(),
+                trace,
+                sites: 0,
+                iterations: 0,
+            };
+            let top = scan.loops.len();
+            let mut walked = Some(());
+            for &l in &scan.loop_children[top] {
+                walked = self.walk_nest_loop(scan, &res, l, &mut nest, &mut raw, &mut is_int);
+                if walked.is_none() {
+                    break;
+                }
+            }
+            if walked.is_none() {
+                if nest.sites > MAX_NEST_SITES || nest.iterations > MAX_NEST_SITES {
+                    // Too large to list: do not walk it again at every iteration.
+                    self.compact.loops.refused.insert(key_body);
+                }
+                return None;
+            }
+        }
         // Merge overlapping places of one variable.
         let mut sorted = raw.clone();
         sorted.sort_unstable();
@@ -619,6 +1023,146 @@ impl<'a> Lowerer<'a> {
             })
             .collect();
         Some((places, uses, index_vars))
+    }
+
+    /// Runs the header of nested loop `l` at compile time and adds the places its sites
+    /// select on every iteration (and those of the loops inside it), in order; notes the
+    /// loop's first counter value and iteration count in the walk's trace. `None` when a
+    /// header or subscript cannot be decided, a value leaves the range where C's arithmetic
+    /// is the exact one, or the walk grows past [`MAX_NEST_SITES`].
+    fn walk_nest_loop(
+        &self,
+        scan: &BodyScan<'a>,
+        res: &Resolved,
+        l: usize,
+        nest: &mut NestWalk<'a, '_>,
+        raw: &mut Vec<Place>,
+        is_int: &mut Vec<bool>,
+    ) -> Option<()> {
+        use BinaryOperator as B;
+        let lp = &scan.loops[l];
+        let t = res.counter_types[l]?;
+        // The counter's promoted type decides how the condition compares.
+        let counter_unsigned = !t.promoted().signed;
+        let (min, max) = if t.signed {
+            (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+        } else {
+            (0, (1i128 << t.bits) - 1)
+        };
+        let (first, _) = nest.value(&lp.init.node)?;
+        if !(min..=max).contains(&first) {
+            return None;
+        }
+        let mut k = first;
+        let mut count: i128 = 0;
+        loop {
+            nest.env.push((lp.counter, k));
+            let Some((b, b_unsigned)) = nest.value(&lp.bound.node) else {
+                nest.env.pop();
+                return None;
+            };
+            if (counter_unsigned || b_unsigned) && (k < 0 || b < 0) {
+                // Converted to unsigned, a negative value is no longer itself.
+                nest.env.pop();
+                return None;
+            }
+            let goes_on = match lp.op {
+                B::Less => k < b,
+                B::LessOrEqual => k <= b,
+                B::Greater => k > b,
+                B::GreaterOrEqual => k >= b,
+                B::Equals => k == b,
+                _ => k != b,
+            };
+            if !goes_on {
+                nest.env.pop();
+                break;
+            }
+            nest.iterations += 1;
+            if nest.iterations > MAX_NEST_SITES || nest.iterations > self.opts.unroll_limit {
+                nest.env.pop();
+                return None;
+            }
+            let r = (|| {
+                for &site in &scan.loop_sites[l] {
+                    let (place, int) = self.nest_site(scan, res, site, nest)?;
+                    raw.push(place);
+                    is_int.push(int);
+                }
+                for &inner in &scan.loop_children[l] {
+                    self.walk_nest_loop(scan, res, inner, nest, raw, is_int)?;
+                }
+                Some(())
+            })();
+            nest.env.pop();
+            r?;
+            k += lp.step;
+            count += 1;
+            if !(min..=max).contains(&k) {
+                // The step would wrap around (or be undefined).
+                return None;
+            }
+        }
+        nest.trace.push(first);
+        nest.trace.push(count);
+        Some(())
+    }
+
+    /// The place an array use inside a nested loop selects with the walk's counters.
+    fn nest_site(
+        &self,
+        scan: &BodyScan<'a>,
+        res: &Resolved,
+        site: usize,
+        nest: &mut NestWalk<'a, '_>,
+    ) -> Option<(Place, bool)> {
+        nest.sites += 1;
+        if nest.sites > MAX_NEST_SITES {
+            return None;
+        }
+        let Some(Binding::Var(v)) = res.sites[site] else {
+            return None;
+        };
+        if self.vars[v].ptr.is_some() {
+            return None;
+        }
+        let subs = &scan.sites[site].1;
+        let mut off = 0u64;
+        for (depth, e) in subs.iter().enumerate() {
+            let Ty::Array(elem, n) = element_type(&self.vars[v].ty, depth)? else {
+                return None;
+            };
+            let (k, _) = nest.value(&e.node)?;
+            if k < 0 || k >= *n as i128 {
+                return None;
+            }
+            off += k as u64 * elem.bits();
+        }
+        let ty = element_type(&self.vars[v].ty, subs.len())?;
+        if matches!(ty, Ty::Array(..)) {
+            return None;
+        }
+        Some((
+            Place {
+                var: v,
+                off,
+                len: ty.bits(),
+            },
+            matches!(ty, Ty::Int(_)),
+        ))
+    }
+
+    /// The value of a binding whose bits are all constants, and whether its type is
+    /// unsigned after promotion.
+    fn typed_binding_value(&self, b: &Binding) -> Option<(i128, bool)> {
+        let unsigned = match *b {
+            Binding::Var(v) => match &self.vars[v].ty {
+                Ty::Int(t) => !t.promoted().signed,
+                _ => return None,
+            },
+            _ => false,
+        };
+        Some((self.binding_value(b)?, unsigned))
     }
 
     /// A subscript's value found without building anything, when it is made of integer
@@ -697,12 +1241,35 @@ impl<'a> Lowerer<'a> {
         {
             return Rc::clone(r);
         }
+        let counter_types =
+            scan.loops
+                .iter()
+                .map(|l| {
+                    let specs = crate::decl::declaration_type_specs(&l.decl.node.specifiers);
+                    if specs.iter().any(|t| {
+                        matches!(t.node, TypeSpecifier::Enum(_) | TypeSpecifier::Struct(_))
+                    }) {
+                        // Looking those up would declare them.
+                        return None;
+                    }
+                    match self.base_type(&specs, l.decl.span) {
+                        Ok(Ty::Int(t)) if !t.is_bool && (8..=64).contains(&t.bits) => Some(t),
+                        _ => None,
+                    }
+                })
+                .collect();
         let r = Rc::new(Resolved {
             epoch: self.scope_epoch,
-            shadows: scan.declared.iter().any(|d| self.peek(d).is_some()),
+            shadows: scan
+                .declared
+                .iter()
+                .copied()
+                .chain(scan.loops.iter().map(|l| l.counter))
+                .any(|d| self.peek(d).is_some()),
             index: scan.index_names.iter().map(|n| self.peek(n)).collect(),
             names: scan.names.iter().map(|n| self.peek(n)).collect(),
             sites: scan.sites.iter().map(|(n, _)| self.peek(n)).collect(),
+            counter_types,
         });
         self.compact.loops.resolved.insert(key_body, Rc::clone(&r));
         r
@@ -806,12 +1373,15 @@ impl<'a> Lowerer<'a> {
     /// LEB128 varints and literals two bits each (0, 1: that constant; 2: a wire), every
     /// list preceded by its length, so that different shapes give different keys; the key
     /// is hashed and compared once per iteration, so it is kept short.
+    #[allow(clippy::too_many_arguments)]
     fn loop_shape(
         &self,
         places: &[Place],
         uses: &[Use],
         values: &[&[Lit]],
         his: &[Option<u64>],
+        lifted: &[bool],
+        trace: &[i128],
         tier: Tier,
     ) -> Vec<u8> {
         fn varint(key: &mut Vec<u8>, mut x: u64) {
@@ -822,8 +1392,16 @@ impl<'a> Lowerer<'a> {
             key.push(x as u8);
         }
         let bits_total: usize = values.iter().map(|v| v.len()).sum();
-        let mut key = Vec::with_capacity(8 + uses.len() * 8 + places.len() * 8 + bits_total / 4);
+        let mut key = Vec::with_capacity(
+            8 + uses.len() * 8 + places.len() * 8 + bits_total / 4 + trace.len() * 2,
+        );
         key.push(tier as u8);
+        // How a nest's loops ran (zigzag-coded): with the same runs, its counters take the
+        // same values.
+        varint(&mut key, trace.len() as u64);
+        for &t in trace {
+            varint(&mut key, ((t << 1) ^ (t >> 127)) as u64);
+        }
         varint(&mut key, uses.len() as u64);
         for (u, hi) in uses.iter().zip(his) {
             varint(&mut key, u.place as u64);
@@ -837,6 +1415,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         varint(&mut key, places.len() as u64);
+        let mut at = 0;
         for (p, bits) in places.iter().zip(values) {
             varint(&mut key, self.vars[p.var].bits.len() as u64);
             varint(&mut key, p.len);
@@ -844,15 +1423,102 @@ impl<'a> Lowerer<'a> {
                 let mut byte = 0u8;
                 for (t, l) in four.iter().enumerate() {
                     let code = match l.as_const() {
+                        Some(_) if lifted.get(at + t) == Some(&true) => 2,
                         Some(v) if tier != Tier::Generic => v as u8,
                         _ => 2,
                     };
                     byte |= code << (2 * t);
                 }
                 key.push(byte);
+                at += four.len();
             }
         }
         key
+    }
+
+    /// The upper bounds of the integers used, which the template assumes of its inputs
+    /// (lower bounds would make nearly every iteration of a table its own shape). A lifted
+    /// constant's bound is rounded up to 2^k - 1, so that iterations holding different
+    /// constants share shapes; other bounds stay exact (rounded ones would grow row by
+    /// row: see docs/c-subset.md). A use of the same bits as an earlier one (`d[i][j - 1]`
+    /// read twice) has its bound (looking it up again would find the same interval).
+    fn use_bounds(
+        &mut self,
+        uses: &[Use],
+        starts: &[usize],
+        flat: &[Lit],
+        lifted: &[bool],
+    ) -> Vec<Option<u64>> {
+        let mut his: Vec<Option<u64>> = Vec::with_capacity(uses.len());
+        let mut first_use: HashMap<(usize, u64, u64), usize, BuildHasherDefault<ShapeHasher>> =
+            HashMap::default();
+        for (k, u) in uses.iter().enumerate() {
+            let hi = if !u.int || !self.opts.value_ranges {
+                None
+            } else if let Some(&j) = first_use.get(&(u.place, u.off, u.len)) {
+                his[j]
+            } else {
+                first_use.insert((u.place, u.off, u.len), k);
+                let at = starts[u.place] + u.off as usize;
+                let bits = &flat[at..at + u.len as usize];
+                let rounded = lifted.get(at) == Some(&true);
+                self.range_of(bits)
+                    .map(|(_, hi)| if rounded { round_up_bound(hi) } else { hi })
+            };
+            his.push(hi);
+        }
+        his
+    }
+
+    /// Per bit of the places (one after another), whether it is a constant of a use of the
+    /// nest `key_body` that held a different constant at an earlier iteration (`d[i][0]`
+    /// after `d[i][0] = i`): such a use would make every iteration its own shape, so it is
+    /// a wire of the templates from then on, with its bound rounded up like any other.
+    /// Constants that stay the same (a table read in the loop) stay folded. Names of the
+    /// subscripts and loop headers are never lifted (they decide the places and the
+    /// loops). Empty when nothing is lifted.
+    fn loop_variant_bits(
+        &mut self,
+        key_body: usize,
+        places: &[Place],
+        uses: &[Use],
+        starts: &[usize],
+        flat: &[Lit],
+        index_vars: &[VarId],
+    ) -> Vec<bool> {
+        let state = self.compact.loops.variants.entry(key_body).or_default();
+        if state.last.len() != uses.len() {
+            // Another run of the loops (a triangular nest): uses are not comparable.
+            state.last = vec![None; uses.len()];
+            state.lifted = vec![false; uses.len()];
+        }
+        let mut mask = Vec::new();
+        for (k, u) in uses.iter().enumerate() {
+            let p = places[u.place];
+            if !u.int || u.len > 64 || index_vars.contains(&p.var) {
+                continue;
+            }
+            let at = starts[u.place] + u.off as usize;
+            let bits = &flat[at..at + u.len as usize];
+            let value = bits.iter().enumerate().try_fold(0u64, |acc, (b, l)| {
+                l.as_const().map(|v| acc | (v as u64) << b)
+            });
+            if let (Some(v), Some(last)) = (value, state.last[k])
+                && v != last
+            {
+                state.lifted[k] = true;
+            }
+            if value.is_some() {
+                state.last[k] = value;
+            }
+            if state.lifted[k] && value.is_some() {
+                if mask.is_empty() {
+                    mask = vec![false; flat.len()];
+                }
+                mask[at..at + u.len as usize].fill(true);
+            }
+        }
+        mask
     }
 
     /// A binding without side effects (a pending global counts as none: the body's names
@@ -879,12 +1545,20 @@ impl<'a> Lowerer<'a> {
         values: &[&[Lit]],
         his: &[Option<u64>],
         index_vars: &[VarId],
-        generic: bool,
+        inputs: TemplateInputs,
     ) -> R<LoopEntry> {
+        let TemplateInputs {
+            generic,
+            lifted,
+            starts,
+        } = inputs;
+        let is_input =
+            |k: usize, l: &Lit| is_template_input(l, generic) || lifted.get(k) == Some(&true);
         let num_inputs = values
             .iter()
             .flat_map(|v| v.iter())
-            .filter(|l| is_template_input(l, generic))
+            .enumerate()
+            .filter(|&(k, l)| is_input(k, l))
             .count() as u32;
         // Variables in subscripts hold constants on the current paths (checked), but their
         // merged bits may be multiplexers of the outer builder (a counter stepped under a
@@ -905,14 +1579,27 @@ impl<'a> Lowerer<'a> {
         let mut fresh = self.g.input(num_inputs).into_iter();
         let mut saved_bits: Vec<Vec<Lit>> = Vec::with_capacity(places.len());
         let mut saved_active = Vec::new();
-        for (p, bits) in places.iter().zip(values) {
+        for ((p, bits), &start) in places.iter().zip(values).zip(starts) {
             let var = &mut self.vars[p.var];
             if let Some(a) = var.active.take() {
                 saved_active.push((p.var, a));
             }
             let range = p.off as usize..(p.off + p.len) as usize;
             saved_bits.push(var.bits.slice(range.clone()).into_owned());
-            let swapped = as_template_inputs(bits, generic, &mut fresh);
+            let swapped = if lifted.is_empty() {
+                as_template_inputs(bits, generic, &mut fresh)
+            } else {
+                bits.iter()
+                    .enumerate()
+                    .map(|(k, l)| {
+                        if is_input(start + k, l) {
+                            fresh.next().expect("one input per input bit")
+                        } else {
+                            *l
+                        }
+                    })
+                    .collect()
+            };
             var.bits.write(range.start, &swapped);
         }
         // The bounds the shape fixes, as facts about the template's inputs.

@@ -421,7 +421,7 @@ fn inline_loops_inside_function_templates() {
 #[test]
 fn random_ranged_loop_programs_compact_equals_unrolled() {
     let count = if cfg!(debug_assertions) { 40 } else { 150 };
-    let (mut outlined, mut and_compact, mut and_flat) = (0, 0, 0);
+    let (mut outlined, mut nests, mut and_compact, mut and_flat) = (0, 0, 0, 0);
     for seed in 0..count {
         let p = randprog::ranged::generate(seed, &format!("r{seed}"));
         let name = format!("random ranged-loop program seed {seed}");
@@ -433,12 +433,168 @@ fn random_ranged_loop_programs_compact_equals_unrolled() {
         let c = compile_compact_source(&p.source, &name, &opts).unwrap();
         let flat = compile_source(&p.source, &name, &opts).unwrap();
         outlined += (c.loops_outlined > 0) as u64;
+        nests += (c.loops_outlined_nested > 0) as u64;
         and_compact += c.stats.and_gates_final;
         and_flat += flat.circuit.and_count();
     }
-    eprintln!("ranged-loop programs: {and_compact} ANDs compact, {and_flat} unrolled");
+    eprintln!(
+        "ranged-loop programs: {and_compact} ANDs compact, {and_flat} unrolled; \
+         {nests} stored a nest's rows once"
+    );
+    // The table's rows (the outer loop's body) are a nest stored once where its cells
+    // qualify.
+    assert!(
+        nests > count / 10,
+        "only {nests} of {count} programs stored a nest once"
+    );
     assert!(
         outlined > count / 3,
         "only {outlined} of {count} programs stored a loop once"
+    );
+}
+
+/// Nests: outer loops whose bodies hold counted loops indexing 2-D arrays are stored once
+/// (a row per call), with a constant table read inside (folded, not a template input), a
+/// triangular nest (`j < i`: each row its own shape), a secret `if` around the inner loop,
+/// a loop-variant constant (`d[i][0] = i`), a counter counting down and three levels.
+#[test]
+fn nests_compact_equals_unrolled() {
+    let src = r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[6][5], uint8_t INPUT_B_b[5], uint16_t INPUT_B_k,
+                      uint32_t OUTPUT_r[6][5], uint32_t *OUTPUT_s) {
+            uint32_t t[6][5];
+            uint32_t d[6][5];
+            uint8_t tab[5] = {3, 1, 4, 1, 5};
+            uint32_t s = 0;
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 5; j++)
+                    t[i][j] = INPUT_A_a[i][j] + INPUT_B_b[j];
+            for (int i = 0; i < 6; i++) {
+                for (int j = 1; j < 5; j++)
+                    t[i][j] = t[i][j] * tab[j] + t[i][j - 1];
+            }
+            for (int i = 1; i < 6; i++)
+                for (int j = 0; j < i; j++)
+                    t[i][j] ^= t[j][i - 1] >> 2;
+            for (int i = 0; i < 6; i++) {
+                if (t[i][0] > INPUT_B_k) {
+                    for (int j = 0; j < 5; j++) t[i][j] += 7;
+                }
+                s += t[i][4];
+            }
+            for (int i = 0; i < 6; i++) d[i][0] = i;
+            for (int i = 0; i < 6; i++) {
+                for (int j = 1; j < 5; j++) {
+                    uint32_t x = d[i][j - 1] + (t[i][j] & 3);
+                    if (x > 9) x = 9;
+                    d[i][j] = x;
+                }
+            }
+            for (int k = 0; k < 2; k++)
+                for (int i = 0; i < 6; i++)
+                    for (int j = 4; j >= 1; j--)
+                        t[i][j] = t[i][j] + (t[i][j - 1] ^ d[i][j]);
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 5; j++)
+                    OUTPUT_r[i][j] = t[i][j] + d[i][j];
+            *OUTPUT_s = s;
+        }
+    "#;
+    let opts = Options::default();
+    same_outputs("nests", src, &opts, 40, 31);
+    let c = compile_compact_source(src, "nests", &opts).unwrap();
+    let flat = compile_source(src, "nests", &opts).unwrap();
+    assert!(
+        c.loops_outlined_nested >= 3,
+        "{} nests",
+        c.loops_outlined_nested
+    );
+    assert!(
+        c.loop_iterations_outlined_nested >= 20,
+        "{} nest iterations",
+        c.loop_iterations_outlined_nested
+    );
+    // The table's constants stay folded and the bounds exact: no more AND gates than
+    // unrolled but for the few rows where `d[i][0]` is a template input.
+    let (and_compact, and_flat) = (c.stats.and_gates_final, flat.circuit.and_count() as u64);
+    assert!(
+        and_compact <= and_flat + and_flat / 20,
+        "compact {and_compact} AND against {and_flat} unrolled"
+    );
+}
+
+/// The rows of a nest with the same shape share one template: the main body holds one
+/// call per row, and the row template holds the inner loop's calls.
+#[test]
+fn nest_rows_share_one_template() {
+    let src = r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[8][8], uint8_t INPUT_B_b[8], uint32_t OUTPUT_r[8]) {
+            uint16_t t[8][8];
+            uint16_t w[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 8; j++)
+                    t[i][j] = INPUT_A_a[i][j] ^ INPUT_B_b[j];
+            for (int i = 0; i < 8; i++) {
+                for (int j = 1; j < 8; j++)
+                    t[i][j] = (t[i][j] & w[j]) + (t[i][j - 1] >> 1);
+            }
+            for (int i = 0; i < 8; i++) OUTPUT_r[i] = t[i][7];
+        }
+    "#;
+    let opts = Options::default();
+    same_outputs("nest-rows", src, &opts, 30, 41);
+    let c = compile_compact_source(src, "nest-rows", &opts).unwrap();
+    assert_eq!(c.loops_outlined_nested, 2, "both nests stored once");
+    assert_eq!(c.loop_iterations_outlined_nested, 16, "one call per row");
+    // One row template per nest (the templates holding calls), not one per row.
+    let is_call =
+        |it: &pgc_circuit::compact::Item| matches!(it, pgc_circuit::compact::Item::Call(_));
+    let rows = c
+        .circuit
+        .templates
+        .iter()
+        .filter(|t| t.items.iter().any(is_call))
+        .count();
+    assert_eq!(rows, 2, "row templates");
+    let calls = c.circuit.main.iter().filter(|it| is_call(it)).count();
+    assert_eq!(calls, 16, "the main body holds one call per row");
+}
+
+/// Nest headers run at compile time as C runs them: a counter counting down past zero
+/// (signed: the loop ends at -1; unsigned: it wraps, and the nest runs inline), a narrow
+/// counter, an unsigned bound, `%` in a subscript.
+#[test]
+fn nest_headers_follow_c_arithmetic() {
+    let src = r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[4][4], uint32_t OUTPUT_r[4][4]) {
+            uint32_t t[4][4];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) t[i][j] = INPUT_A_a[i][j];
+            for (int i = 0; i < 4; i++) {
+                for (unsigned j = 3; j < 4; j--) t[i][j] += t[i][3 - j];
+            }
+            for (int i = 0; i < 4; i++) {
+                for (int j = 3; j >= 0; j--) t[i][j] ^= t[i][(j + 1) % 4] >> 1;
+            }
+            for (int i = 1; i < 4; i++) {
+                for (unsigned char j = 0; j < i; j++) t[i][j] += t[i - 1][j];
+            }
+            for (int i = 0; i < 4; i++) {
+                for (int j = 0; j < 4u; j++) t[i][j] = t[i][j] * 3;
+            }
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) OUTPUT_r[i][j] = t[i][j];
+        }
+    "#;
+    let opts = Options::default();
+    same_outputs("nest-headers", src, &opts, 40, 51);
+    let c = compile_compact_source(src, "nest-headers", &opts).unwrap();
+    assert!(
+        c.loops_outlined_nested >= 3,
+        "{} nests",
+        c.loops_outlined_nested
     );
 }

@@ -9,7 +9,9 @@
 //! *tame* (only operations that keep cells small and non-negative, so most of their
 //! arithmetic narrows); the others also multiply, subtract below zero, shift
 //! negative values, truncate to narrow types or overflow (wrapping, as gcc's `-fwrapv` has
-//! it), so unsound narrowing would show as a disagreement with gcc.
+//! it), so unsound narrowing would show as a disagreement with gcc. The outer loop's body
+//! may run its inner loop over a triangle (`j <= i`), under a secret condition, or add a
+//! constant table's entry to each cell: nests whose rows the compiler stores once.
 //!
 //! Free of undefined behaviour under `-fwrapv`: divisors and moduli are positive constants,
 //! shift counts are constants below 4, indices are reduced into range as unsigned values.
@@ -214,6 +216,26 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
         .collect();
     let _ = writeln!(g.out, "void {entry}({})\n{{", decls.join(", "));
     g.line(1, &format!("{} t[{rows}][{cols}];", cell.0));
+    // How the nest is written, drawn from a stream of its own (the cells' choices stay
+    // those of the seed): a triangular inner loop, a constant table read in the cell, a
+    // secret condition around the inner loop (each a nest the compiler may store once).
+    let mut nest_rng = Rng::new(seed ^ 0x007e_570f_4e57);
+    let triangular = rows <= cols && nest_rng.percent(30);
+    let table = nest_rng.percent(40);
+    // An inner loop under a secret condition may run at most 1/16 of the unroll limit
+    // (the random-program tests compile with 64).
+    let inner_iterations = if triangular { rows - 1 } else { cols - 1 };
+    let guarded = nest_rng.percent(30) && inner_iterations <= 4;
+    if triangular || guarded {
+        // Cells the nest may leave unwritten are read later.
+        g.line(1, &format!("for (int i = 0; i < {rows}; i++)"));
+        g.line(2, &format!("for (int j = 0; j < {cols}; j++)"));
+        g.line(3, "t[i][j] = 0;");
+    }
+    if table {
+        let weights: Vec<String> = (0..cols).map(|_| nest_rng.below(5).to_string()).collect();
+        g.line(1, &format!("int w[{cols}] = {{{}}};", weights.join(", ")));
+    }
     // Borders: counters scaled, or inputs reduced, or constants.
     let scale = 1 + g.rng.below(3);
     let border = |g: &mut Gen, var: &str, input: &str, n: u32| match g.rng.below(4) {
@@ -228,7 +250,14 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
     g.line(1, &format!("for (int j = 0; j < {cols}; j++)"));
     g.line(2, &format!("t[0][j] = {bj};"));
     g.line(1, &format!("for (int i = 1; i < {rows}; i++) {{"));
-    g.line(2, &format!("for (int j = 1; j < {cols}; j++) {{"));
+    if guarded {
+        g.line(1, "if (INPUT_A_a[i - 1] & 1) {");
+    }
+    if triangular {
+        g.line(2, "for (int j = 1; j <= i; j++) {");
+    } else {
+        g.line(2, &format!("for (int j = 1; j < {cols}; j++) {{"));
+    }
     // The cell: a few locals, then updates of the best one, then the store.
     let nlocals = 1 + g.rng.below(3);
     for k in 0..nlocals {
@@ -265,8 +294,15 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
         }
     }
     let last = g.locals[g.rng.below(nlocals) as usize].clone();
-    g.line(3, &format!("t[i][j] = {last};"));
+    if table {
+        g.line(3, &format!("t[i][j] = {last} + w[j];"));
+    } else {
+        g.line(3, &format!("t[i][j] = {last};"));
+    }
     g.line(2, "}");
+    if guarded {
+        g.line(1, "}");
+    }
     g.line(1, "}");
     g.line(
         1,
