@@ -745,6 +745,13 @@ impl<'a> Lowerer<'a> {
         } else {
             Tier::Generic
         };
+        // A generic template takes every bit of its places as a wire; a variable that is
+        // both a place and in a subscript (`x[j] = j`) would then index with wires inside
+        // the template, reaching elements that are not its places. Such iterations run
+        // inline (each had a shape of its own anyway).
+        if tier == Tier::Generic && places.iter().any(|p| index_vars.contains(&p.var)) {
+            return Ok(false);
+        }
         if !lifted.is_empty() {
             // Constants are lifted only where the rest of the iteration's shape was seen
             // before (the rows differ in nothing else): elsewhere a template input and

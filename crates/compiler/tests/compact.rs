@@ -598,3 +598,27 @@ fn nest_headers_follow_c_arithmetic() {
         c.loops_outlined_nested
     );
 }
+
+/// A loop counter used both as a value and in a subscript (`x[j] = j + a`) gives every
+/// iteration a shape of its own; past the shapes with bounds and those with constants a
+/// generic template would take the counter as wires and index with them, so such
+/// iterations run inline (this used to panic: a template call naming a wire of the
+/// outer builder).
+#[test]
+fn counter_as_value_and_subscript_past_every_shape_tier() {
+    let src = r#"
+        #define N 16500
+        int mpc_main(int INPUT_A_a, int INPUT_B_b) {
+            int x[N];
+            for (int j = 0; j < N; j++)
+                x[j] = j + INPUT_A_a;
+            int s = 0;
+            for (int j = N - 8; j < N; j++)
+                s = s ^ x[j];
+            return s + INPUT_B_b;
+        }
+    "#;
+    let (loops, iterations, ..) = loop_templates("counter_tiers", src, 2, 5);
+    assert!(loops >= 1, "no loop stored once");
+    assert!(iterations < 16_500 + 8, "{iterations} iterations outlined");
+}
