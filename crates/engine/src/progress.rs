@@ -72,6 +72,16 @@ impl Progress {
     }
 }
 
+/// Tells a watcher thread to stop when dropped, also when `work` panics: the scope joins
+/// the watcher before the panic goes on, so without it the process would wait forever.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 /// Runs `work` while a bar follows `counter` (AND gates done, updated by worker threads).
 pub fn watch<T>(total: u64, quiet: bool, counter: &AtomicU64, work: impl FnOnce() -> T) -> T {
     let done = AtomicBool::new(false);
@@ -84,9 +94,8 @@ pub fn watch<T>(total: u64, quiet: bool, counter: &AtomicU64, work: impl FnOnce(
             }
             bar.finish();
         });
-        let result = work();
-        done.store(true, Ordering::Release);
-        result
+        let _stop = StopOnDrop(&done);
+        work()
     })
 }
 
@@ -102,9 +111,8 @@ pub fn watch_compile<T>(quiet: bool, counter: &AtomicU64, work: impl FnOnce() ->
             }
             bar.finish();
         });
-        let result = work();
-        done.store(true, Ordering::Release);
-        result
+        let _stop = StopOnDrop(&done);
+        work()
     })
 }
 
@@ -136,8 +144,26 @@ pub fn spin<T>(quiet: bool, message: &str, work: impl FnOnce() -> T) -> T {
                 b.finish_and_clear();
             }
         });
-        let result = work();
-        done.store(true, Ordering::Release);
-        result
+        let _stop = StopOnDrop(&done);
+        work()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic in the work reaches the caller instead of leaving the process waiting for
+    /// the watcher thread (which it did before the watcher was stopped on drop).
+    #[test]
+    fn a_panicking_work_does_not_hang_its_watcher() {
+        let counter = AtomicU64::new(0);
+        let watched = std::panic::catch_unwind(|| watch(10, true, &counter, || panic!("work")));
+        assert!(watched.is_err());
+        let compiled = std::panic::catch_unwind(|| watch_compile(true, &counter, || panic!("c")));
+        assert!(compiled.is_err());
+        let spun = std::panic::catch_unwind(|| spin(true, "checking", || panic!("spin")));
+        assert!(spun.is_err());
+        assert_eq!(watch(10, true, &counter, || 7), 7);
+    }
 }

@@ -220,7 +220,8 @@ pub fn pumped<R: Send>(
         let mut pause = PUMP_FIRST;
         loop {
             // Checked before draining: whatever the body sent before it ended goes out.
-            let finished = done.load(Ordering::SeqCst);
+            // A body that panicked never sets `done`; its thread has finished all the same.
+            let finished = done.load(Ordering::SeqCst) || body_thread.is_finished();
             let mut busy = false;
             while let Ok(o) = out_rx.try_recv() {
                 busy = true;
