@@ -638,6 +638,8 @@ pub struct LoopState<'a> {
     variants: HashMap<usize, Variants, BuildHasherDefault<ShapeHasher>>,
     /// Nests whose constants are never lifted: a lifted one decided a loop's condition.
     no_lift: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
+    /// Nests whose first template with lifted constants was held against one without.
+    lift_checked: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Templates with lifted constants being built (one inside another counts twice):
     /// while any is, a loop whose condition is not a constant stops the build
     /// ([`Lowerer::lifted_decides_loop`]).
@@ -831,6 +833,61 @@ impl<'a> Lowerer<'a> {
                 );
                 self.compact.loops.lifting -= lifting as u32;
                 match built {
+                    Ok(e) if lifting && self.compact.loops.lift_checked.insert(key_body) => {
+                        // The first template a nest builds with lifted constants is held
+                        // against the same iteration's without them: a lifted divisor,
+                        // shift or factor (`x / d[i][0]`) costs a full operation per row
+                        // where the constant folds, more than sharing the rows saves.
+                        let counts_lifted = self.loop_counts();
+                        let his_unlifted = if ranged {
+                            self.use_bounds(&uses, &starts, &flat, &[])
+                        } else {
+                            vec![None; uses.len()]
+                        };
+                        let unlifted = self.build_loop_template(
+                            body,
+                            &places,
+                            &uses,
+                            &values,
+                            &his_unlifted,
+                            &index_vars,
+                            TemplateInputs {
+                                generic,
+                                lifted: &[],
+                                starts: &starts,
+                            },
+                        );
+                        let lifted_gates = self.memo_gates(&e.call);
+                        match unlifted {
+                            Ok(u) if lifted_gates > self.memo_gates(&u.call) * 5 / 4 + 16 => {
+                                // Only the kept build's iterations run as calls.
+                                self.keep_later_loop_counts(counts_before, counts_lifted);
+                                self.compact.loops.no_lift.insert(key_body);
+                                let key = self.loop_shape(
+                                    &places,
+                                    &uses,
+                                    &values,
+                                    &his_unlifted,
+                                    &[],
+                                    &trace,
+                                    tier,
+                                );
+                                lifted = Vec::new();
+                                let u = Rc::new(u);
+                                self.compact
+                                    .loops
+                                    .memo
+                                    .insert((key_body, key), Rc::clone(&u));
+                                u
+                            }
+                            _ => {
+                                self.restore_loop_counts(counts_lifted);
+                                let e = Rc::new(e);
+                                self.compact.loops.memo.insert(memo_key, Rc::clone(&e));
+                                e
+                            }
+                        }
+                    }
                     Ok(e) => {
                         let e = Rc::new(e);
                         self.compact.loops.memo.insert(memo_key, Rc::clone(&e));
@@ -1578,6 +1635,14 @@ impl<'a> Lowerer<'a> {
             l.outlined.clone(),
             l.nests_outlined.clone(),
         )
+    }
+
+    /// The counts as if only the build after `middle` (since `start`) had run.
+    fn keep_later_loop_counts(&mut self, start: LoopCounts, middle: LoopCounts) {
+        let l = &mut self.compact.loops;
+        l.iterations = start.0 + (l.iterations - middle.0);
+        l.nest_iterations = start.1 + (l.nest_iterations - middle.1);
+        self.compact.calls_reused = start.2 + (self.compact.calls_reused - middle.2);
     }
 
     fn restore_loop_counts(&mut self, counts: LoopCounts) {
