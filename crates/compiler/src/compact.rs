@@ -398,6 +398,13 @@ impl<'a> Lowerer<'a> {
         })
     }
 
+    /// The gates a call of `entry` stands for (its template's, calls expanded).
+    pub(crate) fn memo_gates(&self, entry: &MemoEntry) -> u64 {
+        entry
+            .template
+            .map_or(0, |t| self.compact.template_gates[t as usize])
+    }
+
     /// Emits a call of a memoized body with `inputs` (the template's input bits, in order)
     /// and returns the result bits it stands for.
     pub(crate) fn call_memo(&mut self, entry: &MemoEntry, inputs: &[Lit]) -> Vec<Lit> {

@@ -548,6 +548,9 @@ type NotedUse = (usize, u64, u64, Option<(u64, u64)>);
 /// A set hashed with [`ShapeHasher`].
 type FastSet<T> = HashSet<T, BuildHasherDefault<ShapeHasher>>;
 
+/// Iterations and nest iterations run as calls, calls reused, bodies and nests outlined.
+type LoopCounts = (u64, u64, u64, FastSet<usize>, FastSet<usize>);
+
 /// A variable's own bits and active value, while a template sees others.
 type SavedVar = (VarId, Bits, Option<(Lit, Vec<Lit>)>);
 
@@ -633,6 +636,14 @@ pub struct LoopState<'a> {
     nest_reuses: HashMap<usize, u64, BuildHasherDefault<ShapeHasher>>,
     /// Per nest, what its uses held at its last iteration ([`Lowerer::loop_variant_bits`]).
     variants: HashMap<usize, Variants, BuildHasherDefault<ShapeHasher>>,
+    /// Nests whose constants are never lifted: a lifted one decided a loop's condition.
+    no_lift: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
+    /// Nests whose first template with lifted constants was held against one without.
+    lift_checked: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
+    /// Templates with lifted constants being built (one inside another counts twice):
+    /// while any is, a loop whose condition is not a constant stops the build
+    /// ([`Lowerer::lifted_decides_loop`]).
+    lifting: u32,
 }
 
 /// Per use of a nest: the constant it held at the last iteration (if it held one), and
@@ -804,7 +815,10 @@ impl<'a> Lowerer<'a> {
                 }
                 *self.compact.loops.shapes.entry(key_body).or_default() += 1;
                 let his = if ranged { his } else { vec![None; uses.len()] };
-                match self.build_loop_template(
+                let counts_before = self.loop_counts();
+                let lifting = !lifted.is_empty();
+                self.compact.loops.lifting += lifting as u32;
+                let built = self.build_loop_template(
                     body,
                     &places,
                     &uses,
@@ -816,13 +830,85 @@ impl<'a> Lowerer<'a> {
                         lifted: &lifted,
                         starts: &starts,
                     },
-                ) {
+                );
+                self.compact.loops.lifting -= lifting as u32;
+                match built {
+                    Ok(e) if lifting && self.compact.loops.lift_checked.insert(key_body) => {
+                        // The first template a nest builds with lifted constants is held
+                        // against the same iteration's without them: a lifted divisor,
+                        // shift or factor (`x / d[i][0]`) costs a full operation per row
+                        // where the constant folds, more than sharing the rows saves.
+                        let counts_lifted = self.loop_counts();
+                        let his_unlifted = if ranged {
+                            self.use_bounds(&uses, &starts, &flat, &[])
+                        } else {
+                            vec![None; uses.len()]
+                        };
+                        let unlifted = self.build_loop_template(
+                            body,
+                            &places,
+                            &uses,
+                            &values,
+                            &his_unlifted,
+                            &index_vars,
+                            TemplateInputs {
+                                generic,
+                                lifted: &[],
+                                starts: &starts,
+                            },
+                        );
+                        let lifted_gates = self.memo_gates(&e.call);
+                        match unlifted {
+                            Ok(u) if lifted_gates > self.memo_gates(&u.call) * 5 / 4 + 16 => {
+                                // Only the kept build's iterations run as calls.
+                                self.keep_later_loop_counts(counts_before, counts_lifted);
+                                self.compact.loops.no_lift.insert(key_body);
+                                let key = self.loop_shape(
+                                    &places,
+                                    &uses,
+                                    &values,
+                                    &his_unlifted,
+                                    &[],
+                                    &trace,
+                                    tier,
+                                );
+                                lifted = Vec::new();
+                                let u = Rc::new(u);
+                                self.compact
+                                    .loops
+                                    .memo
+                                    .insert((key_body, key), Rc::clone(&u));
+                                u
+                            }
+                            _ => {
+                                self.restore_loop_counts(counts_lifted);
+                                let e = Rc::new(e);
+                                self.compact.loops.memo.insert(memo_key, Rc::clone(&e));
+                                e
+                            }
+                        }
+                    }
                     Ok(e) => {
                         let e = Rc::new(e);
                         self.compact.loops.memo.insert(memo_key, Rc::clone(&e));
                         e
                     }
-                    Err(_) => {
+                    Err(e) => {
+                        // Nothing of the discarded build runs as a call.
+                        self.restore_loop_counts(counts_before);
+                        if lifting {
+                            // A lifted constant may have made a loop's condition secret
+                            // (a loop over `k = d[i][0]`): without lifting, this iteration
+                            // and the next are stored as before.
+                            *self.compact.loops.shapes.entry(key_body).or_default() -= 1;
+                            self.compact.loops.no_lift.insert(key_body);
+                            return self.try_outline(body);
+                        }
+                        if self.compact.loops.lifting > 0 {
+                            // Inside a template with lifted constants, which may be the
+                            // cause: that one is built again without them.
+                            return Err(e);
+                        }
                         // Inline it from now on; that also reports a real error where it is.
                         self.compact.loops.refused.insert(key_body);
                         return Ok(false);
@@ -1493,6 +1579,9 @@ impl<'a> Lowerer<'a> {
         flat: &[Lit],
         index_vars: &[VarId],
     ) -> Vec<bool> {
+        if self.compact.loops.no_lift.contains(&key_body) {
+            return Vec::new();
+        }
         let state = self.compact.loops.variants.entry(key_body).or_default();
         if state.last.len() != uses.len() {
             // Another run of the loops (a triangular nest): uses are not comparable.
@@ -1526,6 +1615,45 @@ impl<'a> Lowerer<'a> {
             }
         }
         mask
+    }
+
+    /// Whether a loop condition `k` ends the template being built: while a template with
+    /// lifted constants is built, a condition that is not a constant comes from a lifted
+    /// one (the same iteration inline decides it), and would run the loop on secret paths
+    /// up to the limit of such loops before failing.
+    pub(crate) fn lifted_decides_loop(&self, k: Lit) -> bool {
+        self.compact.loops.lifting > 0 && k.as_const().is_none()
+    }
+
+    /// The loop counts of the statistics, kept across a template build that fails.
+    fn loop_counts(&self) -> LoopCounts {
+        let l = &self.compact.loops;
+        (
+            l.iterations,
+            l.nest_iterations,
+            self.compact.calls_reused,
+            l.outlined.clone(),
+            l.nests_outlined.clone(),
+        )
+    }
+
+    /// The counts as if only the build after `middle` (since `start`) had run.
+    fn keep_later_loop_counts(&mut self, start: LoopCounts, middle: LoopCounts) {
+        let l = &mut self.compact.loops;
+        l.iterations = start.0 + (l.iterations - middle.0);
+        l.nest_iterations = start.1 + (l.nest_iterations - middle.1);
+        self.compact.calls_reused = start.2 + (self.compact.calls_reused - middle.2);
+    }
+
+    fn restore_loop_counts(&mut self, counts: LoopCounts) {
+        let l = &mut self.compact.loops;
+        (
+            l.iterations,
+            l.nest_iterations,
+            self.compact.calls_reused,
+            l.outlined,
+            l.nests_outlined,
+        ) = counts;
     }
 
     /// A binding without side effects (a pending global counts as none: the body's names

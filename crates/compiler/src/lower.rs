@@ -1401,6 +1401,9 @@ impl<'a> Lowerer<'a> {
                     Some(b) => Lit::constant(b),
                     None => self.eval_cond(cond)?,
                 };
+                if self.lifted_decides_loop(k) {
+                    return self.err(span, "a lifted constant decides this loop's condition");
+                }
                 let leaving = self.g.and(self.cur, !k);
                 exited = self.g.xor(exited, leaving);
                 self.strengthen(k);

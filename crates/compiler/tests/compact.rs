@@ -622,3 +622,73 @@ fn counter_as_value_and_subscript_past_every_shape_tier() {
     assert!(loops >= 1, "no loop stored once");
     assert!(iterations < 16_500 + 8, "{iterations} iterations outlined");
 }
+
+/// A loop-variant constant of a nest (`c[i]`) that decides a loop in the body (`k <
+/// c[i]`, `while (k > 0)` after `k = c[i]`) is not lifted into a template input: lifted,
+/// the loop's condition was secret inside the template, so a `while` ran on secret paths
+/// up to the limit of such loops (65,536 iterations, all counted as outlined) before the
+/// build failed and the nest ran inline, and a bounded `for` cost gates for a condition
+/// that is a constant inline. Without lifting the rows are stored as before.
+#[test]
+fn lifted_constant_deciding_a_loop_stays_a_constant() {
+    let src = r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[8][4], uint32_t OUTPUT_r[8][4]) {
+            uint32_t t[8][4];
+            int c[8];
+            for (int i = 0; i < 8; i++) c[i] = i % 3 + 1;
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 4; j++) t[i][j] = INPUT_A_a[i][j];
+            for (int i = 0; i < 8; i++) {
+                for (int j = 1; j < 4; j++) t[i][j] += t[i][j - 1];
+                for (int k = 0; k < c[i]; k++) t[i][0] = t[i][0] * 3 + 1;
+            }
+            for (int i = 0; i < 8; i++) {
+                for (int j = 1; j < 4; j++) t[i][j] ^= t[i][j - 1] >> 1;
+                int k = c[i];
+                while (k > 0) { t[i][1] ^= t[i][2] + k; k--; }
+            }
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 4; j++) OUTPUT_r[i][j] = t[i][j];
+        }
+    "#;
+    let (loops, iterations, _, and_compact, and_flat) = loop_templates("lifted_loop", src, 20, 61);
+    assert!(loops >= 2, "{loops} loops stored once");
+    // 8 rows of each nest, their inner iterations, the copy loops: far from 65,536.
+    assert!(iterations < 200, "{iterations} iterations outlined");
+    assert!(
+        and_compact <= and_flat + and_flat / 50,
+        "compact {and_compact} AND against {and_flat} unrolled"
+    );
+}
+
+/// A loop-variant constant of a nest used as a divisor, shift or factor (`x / c[i]`) is not
+/// lifted when that costs more than sharing the rows saves: the first template with lifted
+/// constants is held against the same row's without them (lifted, the rows' divisions
+/// were secret: about 9 times the AND gates of the unrolled program).
+#[test]
+fn lifted_divisor_that_costs_more_stays_a_constant() {
+    let src = r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[8][4], uint32_t OUTPUT_r[8][4]) {
+            uint32_t t[8][4];
+            int c[8];
+            for (int i = 0; i < 8; i++) c[i] = i % 3 + 1;
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 4; j++) t[i][j] = INPUT_A_a[i][j];
+            for (int i = 0; i < 8; i++) {
+                for (int j = 1; j < 4; j++)
+                    t[i][j] += (t[i][j - 1] << c[i]) / c[i] + (t[i][j] >> c[i]) % c[i];
+                t[i][0] = t[i][0] * c[i];
+            }
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 4; j++) OUTPUT_r[i][j] = t[i][j];
+        }
+    "#;
+    let (loops, _, _, and_compact, and_flat) = loop_templates("lifted_divisor", src, 20, 71);
+    assert!(loops >= 2, "{loops} loops stored once");
+    assert!(
+        and_compact <= and_flat + and_flat / 20,
+        "compact {and_compact} AND against {and_flat} unrolled"
+    );
+}
