@@ -26,6 +26,14 @@ done
 stamp "edt offline"
 [ "${SMALL:-0}" = 1 ] || gunzip -c $S/edt1023c.pgc.gz > $EDT
 timeout 120 $S/compact_threads $EDT $TH > $O/edt_offline.txt 2>&1; echo "rc $?" >> $O/edt_offline.txt
+# Rows as calls (crates/cli/tests/programs/edit_distance_rows.c): the executor opens each row
+# call so its cells form the wavefront again (garble/src/compact.rs). Made here with
+#   pgc compile --compact always crates/cli/tests/programs/edit_distance_rows.c -D EDIT_LEN=1023 -o r.pgc && gzip -c r.pgc > $S/edt1023rows.pgc.gz
+if [ "${SMALL:-0}" != 1 ] && [ -f $S/edt1023rows.pgc.gz ]; then
+  stamp "edt rows offline"
+  gunzip -c $S/edt1023rows.pgc.gz > /tmp/edt1023rows.pgc
+  timeout 120 $S/compact_threads /tmp/edt1023rows.pgc $TH > $O/edt_rows_offline.txt 2>&1; echo "rc $?" >> $O/edt_rows_offline.txt
+fi
 stamp "edt end to end"
 port=17400
 for t in $TH; do
