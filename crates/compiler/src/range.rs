@@ -39,6 +39,7 @@ use pgc_circuit::{Lit, OptimizeFor, blocks};
 
 use crate::compact::ShapeHasher;
 use crate::lower::{Lowerer, Val};
+use crate::replay::{Interval, NO_REG, Op, Recorder};
 use crate::types::IntTy;
 
 /// Values wider than this keep no interval (`long long` is the widest integer).
@@ -110,22 +111,54 @@ pub struct Ranges {
     /// literals trimmed) holds, where tighter than its constant literals say.
     young: Table,
     old: Table,
+    /// The bound program of the template being built, where one is recorded
+    /// ([`crate::replay`]).
+    rec: Option<Recording>,
     pub stats: RangeStats,
 }
 
+/// A bound program being recorded, and the register of each literal vector (trimmed) whose
+/// interval it derives.
+#[derive(Default)]
+pub(crate) struct Recording {
+    pub(crate) rec: Recorder,
+    regs: HashMap<Box<[Lit]>, u32, RangeHasher>,
+}
+
+/// The tables of a builder, and its recording.
+pub(crate) type SavedRanges = (Table, Table, Option<Recording>);
+
 impl Ranges {
-    /// Starts the tables of a new builder (a template's); returns the current one's.
-    pub(crate) fn enter_builder(&mut self) -> (Table, Table) {
+    /// Starts the tables of a new builder (a template's), recording nothing; returns the
+    /// current one's.
+    pub(crate) fn enter_builder(&mut self) -> SavedRanges {
         (
             std::mem::take(&mut self.young),
             std::mem::take(&mut self.old),
+            self.rec.take(),
         )
     }
 
     /// Back to the builder whose tables `enter_builder` returned (statistics are kept).
-    pub(crate) fn leave_builder(&mut self, (young, old): (Table, Table)) {
+    pub(crate) fn leave_builder(&mut self, (young, old, rec): SavedRanges) {
         self.young = young;
         self.old = old;
+        self.rec = rec;
+    }
+
+    /// Records the current builder's bound program from now on.
+    pub(crate) fn start_recording(&mut self) {
+        self.rec = Some(Recording::default());
+    }
+
+    /// The recording of the current builder, which stops.
+    pub(crate) fn take_recording(&mut self) -> Option<Recording> {
+        self.rec.take()
+    }
+
+    /// The recording of the current builder, if one is made.
+    pub(crate) fn recording(&mut self) -> Option<&mut Recording> {
+        self.rec.as_mut()
     }
 
     fn get(&mut self, key: &[Lit]) -> Option<(u64, u64)> {
@@ -344,10 +377,85 @@ impl Lowerer<'_> {
                 Some((hl, hh)) => (hl.min(l), hh.max(h)),
             });
         }
-        match hull {
-            Some((lo, hi)) => self.note_range(out, lo, hi),
-            None => out,
+        let Some((lo, hi)) = hull else {
+            return out;
+        };
+        let out = self.note_range(out, lo, hi);
+        if self.ranges.rec.is_some() {
+            let regs: Vec<u32> = inputs.iter().map(|x| self.bound_reg(x)).collect();
+            if !regs.contains(&NO_REG)
+                && let Some(iv) = self.range_of(&out)
+            {
+                let rec = self.ranges.rec.as_mut().expect("recording");
+                let r = rec.rec.push_hull(&regs, iv);
+                self.bind_reg(&out, r);
+            }
         }
+        out
+    }
+
+    /// The register of the bound program being recorded that holds the interval of `bits`:
+    /// the one its derivation was recorded in, else a new one holding only the interval
+    /// known now. [`NO_REG`] when nothing is recorded or `bits` has no interval.
+    pub(crate) fn bound_reg(&mut self, bits: &[Lit]) -> u32 {
+        if self.ranges.rec.is_none() {
+            return NO_REG;
+        }
+        let key = trimmed(bits);
+        if let Some(&r) = self.ranges.rec.as_ref().and_then(|rec| rec.regs.get(key)) {
+            return r;
+        }
+        let Some(iv) = self.range_of(key) else {
+            return NO_REG;
+        };
+        let rec = self.ranges.rec.as_mut().expect("recording");
+        let r = rec.rec.push(Op::Const, iv);
+        rec.regs.insert(key.into(), r);
+        r
+    }
+
+    /// Records that register `r` holds the interval of `bits` (from now on).
+    pub(crate) fn bind_reg(&mut self, bits: &[Lit], r: u32) {
+        if let Some(rec) = self.ranges.rec.as_mut()
+            && r != NO_REG
+        {
+            rec.regs.insert(trimmed(bits).into(), r);
+        }
+    }
+
+    /// Records `op(a, b)` (registers of `a` and `b`) as the derivation of `out`'s interval.
+    pub(crate) fn record_binary(
+        &mut self,
+        op: fn(u32, u32) -> Op,
+        out: &[Lit],
+        a: &[Lit],
+        b: &[Lit],
+    ) {
+        if self.ranges.rec.is_none() {
+            return;
+        }
+        let (ra, rb) = (self.bound_reg(a), self.bound_reg(b));
+        if ra == NO_REG || rb == NO_REG {
+            return;
+        }
+        let Some(iv) = self.range_of(out) else {
+            return;
+        };
+        let rec = self.ranges.rec.as_mut().expect("recording");
+        let r = rec.rec.push(op(ra, rb), iv);
+        self.bind_reg(out, r);
+    }
+
+    /// Records a register of the program being recorded whose interval the build found to be
+    /// `iv`, holding `op`, as the interval of `bits`; returns it ([`NO_REG`] when nothing is
+    /// recorded).
+    pub(crate) fn record_op(&mut self, bits: &[Lit], op: Op, iv: Interval) -> u32 {
+        let Some(rec) = self.ranges.rec.as_mut() else {
+            return NO_REG;
+        };
+        let r = rec.rec.push(op, iv);
+        self.bind_reg(bits, r);
+        r
     }
 
     /// `a op b` for operands of type `ct` (already converted), built over fewer bits where
@@ -446,6 +554,15 @@ impl Lowerer<'_> {
             }
             _ => {
                 let bits = self.note_range(resized(&out, w), lo as u64, hi as u64);
+                let op: fn(u32, u32) -> Op = match kind {
+                    Narrowed::Add => Op::Add,
+                    Narrowed::Sub => Op::Sub,
+                    Narrowed::Mul => Op::Mul,
+                    Narrowed::Div => Op::Div,
+                    Narrowed::Rem => Op::Rem,
+                    _ => Op::And,
+                };
+                self.record_binary(op, &bits, a, b);
                 Some(Val::Int(ct, bits))
             }
         }

@@ -692,3 +692,105 @@ fn lifted_divisor_that_costs_more_stays_a_constant() {
         "compact {and_compact} AND against {and_flat} unrolled"
     );
 }
+
+/// Column counts: `d[i][j]` is at most `i`, so every row of the nest has its own exact
+/// bounds. Keyed by rounded bounds, the rows of a band share a template; the bounds of
+/// their results are replayed per call from the exact ones, so they do not grow (rounded
+/// bounds reported as they are would double row by row).
+fn column_counts(rows: usize, cols: usize, tail: &str) -> String {
+    format!(
+        r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[{rows}], uint8_t INPUT_B_b[{cols}], int OUTPUT_r[{cols} + 1]) {{
+            int d[{rows} + 1][{cols}];
+            for (int j = 0; j < {cols}; j++)
+                d[0][j] = 0;
+            for (int i = 1; i <= {rows}; i++)
+                for (int j = 0; j < {cols}; j++)
+                    d[i][j] = d[i - 1][j] + (INPUT_A_a[i - 1] == INPUT_B_b[j]);
+            for (int j = 0; j < {cols}; j++)
+                OUTPUT_r[j] = d[{rows}][j];
+            OUTPUT_r[{cols}] = {tail};
+        }}
+    "#
+    )
+}
+
+/// AND gates of a compact circuit's main body (calls not counted).
+fn main_body_ands(c: &pgc_compiler::CompiledCompact) -> u64 {
+    c.circuit
+        .main
+        .iter()
+        .filter(
+            |it| matches!(it, pgc_circuit::compact::Item::Gate(g) if g.op == pgc_circuit::Op::And),
+        )
+        .count() as u64
+}
+
+#[test]
+fn nest_rows_share_templates_under_rounded_bounds() {
+    let src = column_counts(40, 5, "0");
+    let opts = Options::default();
+    // All-zero and all-one inputs make every cell a match: each hits its bound.
+    same_outputs("column-counts", &src, &opts, 30, 77);
+    let c = compile_compact_source(&src, "column-counts", &opts).unwrap();
+    let flat = compile_source(&src, "column-counts", &opts).unwrap();
+    // Rows 1-4 (exact shapes), then every row but the first of each band (5, 8, 16, 32),
+    // which runs inline: a rounded shape is built when it comes again.
+    assert_eq!(c.loop_iterations_outlined_nested, 36, "rows as calls");
+    let is_call =
+        |it: &pgc_circuit::compact::Item| matches!(it, pgc_circuit::compact::Item::Call(_));
+    let rows = c
+        .circuit
+        .templates
+        .iter()
+        .filter(|t| t.items.iter().any(is_call))
+        .count();
+    // 4 exact shapes, then one per band of rounded bounds (6, 14, 30, 62).
+    assert_eq!(rows, 8, "row templates for 40 rows");
+    // The bounds do not grow: the cells stay as narrow as unrolled ones, up to the bit a
+    // rounded band costs (doubling bounds would cost several times the ANDs).
+    let (compact, unrolled) = (c.stats.and_gates_final, flat.circuit.and_count() as u64);
+    assert!(
+        compact * 4 <= unrolled * 5,
+        "compact {compact} AND against {unrolled} unrolled"
+    );
+    // Without the replay the rows make new shapes and the nest runs inline after 4.
+    let off = Options {
+        bound_replay: false,
+        ..Options::default()
+    };
+    let c_off = compile_compact_source(&src, "column-counts", &off).unwrap();
+    assert_eq!(c_off.loop_iterations_outlined_nested, 4);
+    same_outputs("column-counts-off", &src, &off, 5, 78);
+}
+
+/// A row template built for a band of rows reports, at a call from a later row of the
+/// band, the bounds replayed from that row's exact inputs, tighter than the ones it was
+/// built with; the caller's next arithmetic is narrowed by them. Here the last row (17) is
+/// built for rows of at most 30 (bounds 2^5 - 2), so its results are at most 31 as the build
+/// sees them, and at most 17 replayed: their product is 9 bits wide, not 10, exactly what
+/// the unrolled circuit builds.
+#[test]
+fn replayed_bounds_narrow_the_callers_arithmetic() {
+    let opts = Options::default();
+    let with = column_counts(17, 2, "d[17][0] * d[17][1]");
+    let without = column_counts(17, 2, "0");
+    same_outputs("product", &with, &opts, 30, 91);
+    let compact = |src: &str| compile_compact_source(src, "product", &opts).unwrap();
+    let (cw, co) = (compact(&with), compact(&without));
+    // Rows 1-4, 6-7, 9-15 and 17 (the first of each band runs inline).
+    assert_eq!(cw.loop_iterations_outlined_nested, 14, "rows stored once");
+    let product_compact = main_body_ands(&cw) - main_body_ands(&co);
+    let flat = |src: &str| {
+        compile_source(src, "product", &opts)
+            .unwrap()
+            .circuit
+            .and_count()
+    };
+    let product_unrolled = flat(&with) - flat(&without);
+    assert_eq!(
+        product_compact, product_unrolled,
+        "the product after the nest costs what it costs with exact bounds"
+    );
+}
