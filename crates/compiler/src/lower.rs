@@ -333,6 +333,8 @@ impl<'a> Lowerer<'a> {
     /// `cur = cur ∧ c`.
     pub fn strengthen(&mut self, c: Lit) {
         let n = self.g.and(self.cur, c);
+        // `if (x < m) m = x;` under an enclosing condition writes on `cur ∧ (x < m)`.
+        self.note_implied_order(n, c);
         self.cur = n;
         self.push_implied(n);
     }
@@ -470,12 +472,7 @@ impl<'a> Lowerer<'a> {
                 .bits
                 .slice(off..off + value.len())
                 .into_owned();
-            let merged: Vec<Lit> = value
-                .iter()
-                .zip(&old)
-                .map(|(&v, &o)| self.g.mux(guard, v, o))
-                .collect();
-            let merged = self.note_mux(merged, &[value, &old]);
+            let merged = self.mux_ranged(guard, value, &old);
             self.vars[var].bits.write(off, &merged);
         }
         self.vars[var].active = seen.map(|s| (guard, s));
