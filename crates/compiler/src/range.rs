@@ -865,6 +865,47 @@ mod tests {
         );
     }
 
+    /// A loop that only updates `m` as a minimum (or maximum) is run as a reduction: each
+    /// iteration starts from the operator's identity and the partial results are combined
+    /// afterwards, by the same narrowed comparisons and choices.
+    #[test]
+    fn min_and_max_reductions_over_loops_are_bounded() {
+        let ret = "m * m + m";
+        for (body, unrelated) in [
+            (
+                "int m = 1000; for (int k = 0; k < 4; k++) { int v = (INPUT_A_x >> (4 * k)) & 15;
+                   if (v < m) m = v; }",
+                "int m = 1000; for (int k = 0; k < 4; k++) { int v = (INPUT_A_x >> (4 * k)) & 15;
+                   if ((INPUT_B_y >> k) & 1) m = v; }",
+            ),
+            (
+                "unsigned m = 3; for (int k = 0; k < 4; k++) {
+                   unsigned v = ((INPUT_A_x >> (4 * k)) & 15) + 1000; if (v >= m) m = v; }
+                 m = m - 1000;",
+                "unsigned m = 3; for (int k = 0; k < 4; k++) {
+                   unsigned v = ((INPUT_A_x >> (4 * k)) & 15) + 1000;
+                   if ((INPUT_B_y >> k) & 1) m = v; }
+                 m = m - 1000;",
+            ),
+        ] {
+            let ands = ands_of_equal_circuits("", body, ret);
+            let hull = ands_of_equal_circuits("", unrelated, ret);
+            assert!(ands < hull, "{body}: {ands} AND, hull {hull}");
+        }
+        // Equal circuits, no claim about the count: signed values that may be negative,
+        // and updates under a secret condition (an iteration that skips the update leaves
+        // the identity, INT_MAX, as its partial result: the hull of the partials is wide
+        // until the last combination with the value before the loop).
+        for body in [
+            "int m = 5; for (int k = 0; k < 3; k++) { int v = (INPUT_A_x << (8 * k)) >> 24;
+               if (v < m) m = v; }",
+            "int m = 1000; for (int k = 0; k < 4; k++) { int v = (INPUT_A_x >> (4 * k)) & 15;
+               if ((INPUT_B_y >> k) & 1) if (m > v) m = v; }",
+        ] {
+            ands_of_equal_circuits("", body, ret);
+        }
+    }
+
     /// Orders that are not unsigned orders of the chosen values must not narrow: signed
     /// values that may be negative, a value changed between comparison and write, a value
     /// truncated on the way, and unrelated values.

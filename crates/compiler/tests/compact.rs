@@ -287,9 +287,12 @@ fn inline_textbook_edit_distance_becomes_templates() {
     assert!(iterations >= 24 * 24, "{iterations} iterations outlined");
     assert!(templates <= 6 * 24, "{templates} templates");
     // The bounds pass through the templates: cells stay narrow (without them every cell
-    // would be 32-bit arithmetic, about 7 times the AND gates).
+    // would be 32-bit arithmetic, about 7 times the AND gates). A row of the nest takes
+    // its border cell `d[i][0] = i` as a lifted constant whose bound is rounded up to
+    // 2^k - 1, so its cells, bounded by the minimum of their neighbours (`max(i, j)`
+    // unrolled), can need a bit more than unrolled ones.
     assert!(
-        and_compact * 10 <= and_flat * 11,
+        and_compact * 10 <= and_flat * 12,
         "compact {and_compact} AND against {and_flat} unrolled"
     );
 }
