@@ -735,12 +735,13 @@ fn key_bounds(
         .collect()
 }
 
-/// In a nest keyed by rounded bounds, the constant zeros of a use between its highest wire
-/// and the width of its rounded bound become template inputs (`lifted`, per bit of the
-/// places; made as long as them if empty): a row whose cells are at most 7 (3 wires) then
-/// has the shape of one whose cells are at most 14 (4 wires), both in the class "at most
-/// 14". Uses whose bits are all constants, and variables that subscripts name, are left
-/// as they are.
+/// In a nest keyed by rounded bounds, the constant bits of a use below the width of its
+/// rounded bound become template inputs (`lifted`, per bit of the places; made as long as
+/// them if empty): a row whose cells are at most 7 (3 wires) then has the shape of one whose
+/// cells are at most 14 (4 wires), both in the class "at most 14", and bits that a cell's
+/// lower bound fixes (in `[4, 7]` bit 2 is a constant 1) do not set rows apart either.
+/// Uses whose bits are all constants, and variables that subscripts name, are left as they
+/// are.
 fn widen_to_rounded_bounds(
     lifted: &mut Vec<bool>,
     places: &[Place],
@@ -757,12 +758,12 @@ fn widen_to_rounded_bounds(
         }
         let at = starts[u.place] + u.off as usize;
         let bits = &flat[at..at + u.len as usize];
-        let Some(top_wire) = bits.iter().rposition(|l| l.as_const().is_none()) else {
+        if bits.iter().all(|l| l.as_const().is_some()) {
             continue;
-        };
+        }
         let width = (64 - hi.leading_zeros() as usize).min(bits.len());
-        for k in top_wire + 1..width {
-            if bits[k] == Lit::FALSE {
+        for k in 0..width {
+            if bits[k].as_const().is_some() {
                 if lifted.is_empty() {
                     *lifted = vec![false; flat.len()];
                 }
@@ -864,10 +865,11 @@ impl<'a> Lowerer<'a> {
         if tier == Tier::Generic && places.iter().any(|p| index_vars.contains(&p.var)) {
             return Ok(false);
         }
-        if !lifted.is_empty() {
+        if !lifted.is_empty() && !round_all {
             // Constants are lifted only where the rest of the iteration's shape was seen
             // before (the rows differ in nothing else): elsewhere a template input and
-            // its rounded bound would cost gates and gain no shared template.
+            // its rounded bound would cost gates and gain no shared template. (Keyed by
+            // rounded bounds, a shape is built only when it comes again anyway.)
             let mut skeleton_his = his.clone();
             for (h, u) in skeleton_his.iter_mut().zip(&uses) {
                 if lifted.get(starts[u.place] + u.off as usize) == Some(&true) {

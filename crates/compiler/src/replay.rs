@@ -54,7 +54,6 @@ pub(crate) enum Op {
     And(u32, u32),
     /// A choice between `t` and `f` (a multiplexer) with what its selector says of their
     /// order ([`Select`]): the hull, narrowed to a minimum's or maximum's bounds.
-    #[allow(dead_code)] // made by the min/max recognition of the value-range analysis
     Select {
         t: u32,
         f: u32,
@@ -107,14 +106,6 @@ pub(crate) struct BoundProgram {
     outs: Vec<u32>,
     /// Uses of the template's body (the length of the inputs a replay takes).
     uses: u32,
-}
-
-impl BoundProgram {
-    /// Registers and arguments (for the statistics of what programs hold).
-    #[allow(dead_code)]
-    pub(crate) fn len(&self) -> usize {
-        self.regs.len() + self.args.len()
-    }
 }
 
 /// A program being recorded while a template is built.
