@@ -43,8 +43,12 @@
 //! runs the inner loop inside the outer template's builder, where its iterations become
 //! calls of their own templates. Constants that change between iterations of a nest
 //! (`d[i][0] = i`) become template inputs where that lets iterations share a template
-//! ([`Lowerer::loop_variant_bits`]); a nest that keeps making new shapes (a table whose
-//! bounds grow row by row) runs inline.
+//! ([`Lowerer::loop_variant_bits`]). A nest that keeps making new shapes (a table whose
+//! bounds grow row by row) is then keyed by *rounded* bounds ([`round_key_bound`]), so the
+//! rows of a band share a template; each call replays the template's bound program
+//! ([`crate::replay`]) from the call's exact intervals, so its results' bounds are those of
+//! the row, not of the band, and the next row rounds exact bounds again. A nest whose
+//! rounded shapes do not repeat either runs inline.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault};
