@@ -603,8 +603,13 @@ fn textbook_edit_distance_rows_stored_once_give_the_distance() {
         &out,
         "--json",
     ])));
-    let rows = compiled["loop_iterations_outlined_nested"].as_u64().unwrap();
-    assert!(rows >= len as u64 / 2, "{rows} rows stored once: {compiled}");
+    let rows = compiled["loop_iterations_outlined_nested"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        rows >= len as u64 / 2,
+        "{rows} rows stored once: {compiled}"
+    );
     let flat = s.path("flat.pgc");
     run_ok(s.pgc().args([
         "compile",

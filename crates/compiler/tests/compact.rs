@@ -805,3 +805,70 @@ fn replayed_bounds_narrow_the_callers_arithmetic() {
         "the product after the nest costs what it costs with exact bounds"
     );
 }
+
+/// The textbook edit distance at 40 characters: its rows are keyed by rounded bounds, so a
+/// row template built for a band is called with the smaller exact bounds of later rows.
+/// On strings with no common character every cell reaches its bound (`max(i, j)`), and on
+/// equal strings the diagonal stays 0: the compact circuit gives the unrolled circuit's
+/// distance (and the DP's) on both, and on strings in between.
+#[test]
+fn textbook_edit_distance_rows_at_their_bounds() {
+    let n = 40;
+    let src =
+        std::fs::read_to_string(common::repo_root().join("examples/edit_distance_textbook.c"))
+            .unwrap()
+            .replace("#define EDIT_LEN 16", &format!("#define EDIT_LEN {n}"));
+    let opts = Options::default();
+    let compact = compile_compact_source(&src, "edt-40", &opts).unwrap();
+    assert!(
+        compact.loop_iterations_outlined_nested >= 30,
+        "{} rows stored once",
+        compact.loop_iterations_outlined_nested
+    );
+    let flat = compile_source(&src, "edt-40", &opts).unwrap();
+    let source_form = CompactSource::new(compact.circuit).expect("valid compact circuit");
+    let bits_of = |a: &[u8], b: &[u8]| -> Vec<bool> {
+        a.iter()
+            .chain(b)
+            .flat_map(|&c| (0..8).map(move |k| (c >> k) & 1 == 1))
+            .collect()
+    };
+    let value = |bits: &[bool]| -> u32 {
+        bits.iter()
+            .take(32)
+            .enumerate()
+            .map(|(k, &b)| (b as u32) << k)
+            .sum()
+    };
+    let dp = |a: &[u8], b: &[u8]| -> u32 {
+        let mut prev: Vec<u32> = (0..=b.len() as u32).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i as u32; b.len() + 1];
+            for j in 1..=b.len() {
+                let cost = (a[i - 1] != b[j - 1]) as u32;
+                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    };
+    let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+        (vec![b'x'; n], vec![b'y'; n]),
+        (vec![255; n], vec![0; n]),
+        (vec![b'q'; n], vec![b'q'; n]),
+        (
+            (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect(),
+            (0..n).map(|i| b'a' + (i * 11 % 26) as u8).collect(),
+        ),
+        (
+            (0..n).map(|i| (i % 3) as u8).collect(),
+            (0..n).map(|i| (i % 5) as u8).collect(),
+        ),
+    ];
+    for (a, b) in cases {
+        let bits = bits_of(&a, &b);
+        let want = dp(&a, &b);
+        assert_eq!(value(&eval_bits(&flat.circuit, &bits)), want, "unrolled");
+        assert_eq!(value(&eval_bits(&source_form, &bits)), want, "compact");
+    }
+}
