@@ -11,9 +11,10 @@ use pgc_protocol::malicious::{DEFAULT_STAT_SEC, MAX_STAT_SEC};
 /// `--security`: the variants' comments are the guarantees `--help` lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LevelArg {
-    /// Both parties follow the protocol; each learns only the outputs revealed to it. A
-    /// party running modified software can learn the other's inputs or make the result
-    /// wrong. The fastest level, and the only one with the --parallel modes.
+    /// If both parties run pgc unmodified, each learns the outputs revealed to it and
+    /// nothing else about the other's inputs. A party running modified software can learn
+    /// more of the other's inputs or make the result wrong, undetected. The fastest level,
+    /// and the only one with the --parallel modes, GMW and the GPU.
     SemiHonest,
     /// Cut-and-choose Yao (KSS12, majority output): against a party running arbitrary
     /// modified software, the honest party's inputs stay private and its outputs are
@@ -24,7 +25,8 @@ pub enum LevelArg {
     Malicious,
     /// Each party garbles once and evaluates the other's circuit, then a secure equality
     /// test compares the outputs. A cheater can learn at most one bit about the other's
-    /// inputs beyond its outputs (whether the test passed), and the honest party never
+    /// inputs beyond its outputs (whether the test passed, which can answer a yes/no
+    /// question of its choosing; with --serve, one bit per run), and the honest party never
     /// accepts a wrong output: a failed test aborts the run. About 2× semi-honest; every
     /// output must be revealed to both (OUTPUT_x); the circuit runs sequentially.
     DualExecution,
