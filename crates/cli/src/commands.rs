@@ -568,6 +568,14 @@ pub fn run(args: RunArgs) -> Result<()> {
             session.run(ch, Endpoint::Listening(listener))?
         }
         (None, Some(addr)) => {
+            // Said first, since connecting retries silently until --timeout.
+            if !session.quiet {
+                eprintln!(
+                    "party {}: connecting to {addr} (retrying for up to {} s, --timeout)",
+                    session.me.letter(),
+                    session.timeout.as_secs_f64()
+                );
+            }
             let ch = session.connect(addr)?;
             session.run(ch, Endpoint::Connected(addr))?
         }

@@ -33,7 +33,7 @@ pub enum NetError {
     Closed,
     #[error("interrupted")]
     Interrupted,
-    #[error("timed out after {0:?} waiting for the peer")]
+    #[error("timed out after {:.1} s waiting for the peer", .0.as_secs_f64())]
     Timeout(std::time::Duration),
     #[error("the peer announced a {len}-byte message, more than the limit of {max} bytes")]
     FrameTooLarge { len: u64, max: usize },
@@ -44,7 +44,10 @@ pub enum NetError {
         addr: String,
         source: std::io::Error,
     },
-    #[error("nobody accepted a connection at {addr} within {waited:?} (last error: {last_error})")]
+    #[error(
+        "nobody accepted a connection at {addr} within {:.1} s (last error: {last_error})",
+        .waited.as_secs_f64()
+    )]
     ConnectTimeout {
         addr: String,
         waited: std::time::Duration,
@@ -60,13 +63,14 @@ pub enum NetError {
         addr: String,
         source: std::io::Error,
     },
-    #[error("no peer connected to {addr} within {waited:?}")]
+    #[error("no peer connected to {addr} within {:.1} s", .waited.as_secs_f64())]
     AcceptTimeout {
         addr: String,
         waited: std::time::Duration,
     },
     #[error(
-        "only {got} of {wanted} extra connections were set up with the peer at {addr} within {waited:?}"
+        "only {got} of {wanted} extra connections were set up with the peer at {addr} within {:.1} s",
+        .waited.as_secs_f64()
     )]
     StreamsTimeout {
         addr: String,
@@ -112,8 +116,9 @@ pub enum NetError {
     #[error("TLS: {0}")]
     Tls(String),
     #[error(
-        "no peer connected to {addr} and completed set-up within {waited:?}; {refused} \
-         connection(s) were turned away, the last because {last}"
+        "no peer connected to {addr} and completed set-up within {:.1} s; {refused} \
+         connection(s) were turned away, the last because {last}",
+        .waited.as_secs_f64()
     )]
     NoAuthenticatedPeer {
         addr: String,

@@ -1,0 +1,129 @@
+//! A new user's mistakes end in one clear error line naming what and where, never a panic
+//! or a silent wait: a C program under another extension, a peer that is not there, and
+//! the help that should have prevented them.
+
+use std::process::Output;
+
+mod support;
+use support::Scratch;
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The one `error:` line of a failed command, asserting there is no panic.
+fn error_line(out: &Output) -> String {
+    let err = stderr(out);
+    assert!(!out.status.success(), "must fail: {err}");
+    assert!(!err.contains("panicked"), "no panic: {err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "one error line: {err}");
+    errors[0].to_string()
+}
+
+#[test]
+fn a_c_program_under_another_extension_is_said_to_have_been_read_as_bristol() {
+    let s = Scratch::new("mistakes", "ext");
+    let source = "void mpc_main(int INPUT_A_x, int INPUT_B_x, int *OUTPUT_r)\n\
+                  { *OUTPUT_r = INPUT_A_x > INPUT_B_x; }\n";
+    std::fs::write(s.0.join("prog.cpp"), source).unwrap();
+    std::fs::write(s.0.join("notes.txt"), "").unwrap();
+    for (file, cause) in [
+        ("prog.cpp", "malformed first header"),
+        ("notes.txt", "file ends before"),
+    ] {
+        for cmd in [
+            vec!["info", file],
+            vec!["eval", file, "--input", "1"],
+            vec!["local", file, "--a", "x=1", "--b", "x=2"],
+        ] {
+            let out = s.pgc().args(&cmd).output().unwrap();
+            let line = error_line(&out);
+            assert!(
+                line.contains(&format!("{file}: line 1: ")),
+                "{cmd:?}: {line}"
+            );
+            assert!(line.contains(cause), "{cmd:?}: {line}");
+            assert!(
+                line.contains(&format!(
+                    "({file} was read as a Bristol circuit, since its name does not end in .c"
+                )),
+                "{cmd:?}: {line}"
+            );
+        }
+    }
+    // A real Bristol file that is wrong further down gets no such hint: its name is not
+    // the problem.
+    std::fs::write(s.0.join("bad.txt"), "1 3\n2 1 1\n1 1\n\n2 1 0 1 2 FOO\n").unwrap();
+    let out = s.pgc().args(["info", "bad.txt"]).output().unwrap();
+    let line = error_line(&out);
+    assert!(line.contains("bad.txt: line "), "{line}");
+    assert!(!line.contains("read as a Bristol circuit"), "{line}");
+}
+
+#[test]
+fn connecting_to_a_closed_port_says_where_it_connects_and_gives_up_at_the_timeout() {
+    let s = Scratch::new("mistakes", "closed");
+    // A port that was free a moment ago and has no listener now.
+    let addr = support::loopback_addr();
+    let out = s
+        .pgc()
+        .args([
+            "run",
+            "builtin:millionaires",
+            "--party",
+            "b",
+            "--input",
+            "7",
+        ])
+        .args(["--connect", &addr, "--insecure-plaintext", "--timeout", "1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "party B: connecting to {addr} (retrying for up to 1 s, --timeout)"
+        )),
+        "{err}"
+    );
+    let line = error_line(&out);
+    assert!(
+        line.contains(&format!(
+            "nobody accepted a connection at {addr} within 1.0 s"
+        )),
+        "{line}"
+    );
+    assert!(out.stdout.is_empty(), "no output");
+}
+
+#[test]
+fn help_texts_teach_what_the_docs_say() {
+    let s = Scratch::new("mistakes", "help");
+    // The text with its line wrapping undone.
+    let help = |args: &[&str]| {
+        let out = support::run_ok(s.pgc().args(args));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    // `pgc keygen --help` explains the fingerprint exchange, not only the flags.
+    let keygen = help(&["keygen", "--help"]);
+    assert!(
+        keygen.contains("Give your fingerprint to the other party"),
+        "{keygen}"
+    );
+    // Dual execution's leak is stated as README states it.
+    let run = help(&["run", "--help"]);
+    assert!(run.contains("a yes/no question of its choosing"), "{run}");
+    assert!(run.contains("with --serve, one bit per run"), "{run}");
+    // The example's macro is the one examples/biomatch.c reads.
+    assert!(run.contains("-D BIOMATCH_N=512"), "{run}");
+    let biomatch = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/biomatch.c"
+    ))
+    .unwrap();
+    assert!(biomatch.contains("#ifndef BIOMATCH_N"));
+    // Flags README names exist: compile --quiet, bench garbling --repeat.
+    assert!(help(&["compile", "--help"]).contains("-q, --quiet"));
+    assert!(help(&["bench", "garbling", "--help"]).contains("[alias: --repeat]"));
+}
