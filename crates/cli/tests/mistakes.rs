@@ -124,6 +124,18 @@ fn help_texts_teach_what_the_docs_say() {
     .unwrap();
     assert!(biomatch.contains("#ifndef BIOMATCH_N"));
     // Flags README names exist: compile --quiet, bench garbling --repeat.
-    assert!(help(&["compile", "--help"]).contains("-q, --quiet"));
+    let compile = help(&["compile", "--help"]);
+    assert!(compile.contains("-q, --quiet"), "{compile}");
+    // Defaults stated in the help are the compiler's, and --format lists its values.
+    let unroll = pgc_compiler::Options::default().unroll_limit;
+    assert!(
+        compile.contains(&format!("stops with an error [default: {unroll}]")),
+        "{compile}"
+    );
+    let info = help(&["info", "--help"]);
+    assert!(
+        info.contains("bristol-fashion (Bristol Fashion, basic or MAND) or bristol"),
+        "{info}"
+    );
     assert!(help(&["bench", "garbling", "--help"]).contains("[alias: --repeat]"));
 }
