@@ -62,6 +62,61 @@ fn a_c_program_under_another_extension_is_said_to_have_been_read_as_bristol() {
 }
 
 #[test]
+fn eval_names_inputs_that_share_a_short_name_in_full() {
+    let s = Scratch::new("mistakes", "shared");
+    std::fs::write(
+        s.0.join("sum.c"),
+        "void mpc_main(unsigned char INPUT_A_c, unsigned char INPUT_B_c, int *OUTPUT_r)\n\
+         { *OUTPUT_r = INPUT_A_c + INPUT_B_c; }\n",
+    )
+    .unwrap();
+    // `eval` takes both parties' inputs with one flag, so `c` names neither: what the
+    // errors suggest must work as given.
+    let out = s
+        .pgc()
+        .args(["eval", "sum.c", "--input", "INPUT_A_c=1", "--input", "z=3"])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains(
+            "no input named 'z'; it expects --input INPUT_A_c=VALUE (uint8_t), \
+             --input INPUT_B_c=VALUE (uint8_t)"
+        ),
+        "{line}"
+    );
+    let out = s
+        .pgc()
+        .args(["eval", "sum.c", "--input", "INPUT_A_c=1"])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains(
+            "missing input INPUT_B_c (uint8_t) of party B (give it with --input INPUT_B_c=VALUE)"
+        ),
+        "{line}"
+    );
+    let out = support::run_ok(s.pgc().args([
+        "eval",
+        "sum.c",
+        "--input",
+        "INPUT_A_c=1",
+        "--input",
+        "INPUT_B_c=2",
+    ]));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "OUTPUT_r = 3\n");
+    // Each party's own flag keeps the short name.
+    let out = s
+        .pgc()
+        .args(["local", "sum.c", "--a", "c=1"])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(line.contains("(give it with --b c=VALUE)"), "{line}");
+}
+
+#[test]
 fn connecting_to_a_closed_port_says_where_it_connects_and_gives_up_at_the_timeout() {
     let s = Scratch::new("mistakes", "closed");
     // A port that was free a moment ago and has no listener now.
