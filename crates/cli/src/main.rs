@@ -89,9 +89,8 @@ Examples:
 
 Either side may start first: --connect retries until --timeout. The listening side ignores
 connections that fail authentication (noting each on stderr) and keeps waiting for its peer.
-Both sides must load the same
-circuit (same program and compile options); a different circuit, version, input assignment or
-output visibility stops both with an error.";
+Both sides must load the same circuit (same program and compile options); a different circuit,
+version, input assignment or output visibility stops both with an error.";
 
 const LOCAL_EXAMPLES: &str = "\
 Both parties run in this process, so every output is shown (OUTPUT_A_x as party A decoded it,
