@@ -172,7 +172,8 @@ pub enum CompactArg {
     Auto,
     /// Store each function once per argument shape (which argument bits are constants) and
     /// expand it while garbling: compiling and the file follow the program's size, not the
-    /// unrolled gate count. Compact circuits run sequentially (--parallel none).
+    /// unrolled gate count. Compact circuits run the sequential protocol (--parallel none
+    /// or auto), their calls that share no wire on --threads threads when it is given.
     Always,
     /// Always unroll every call and loop (the circuit can be split for parallel runs).
     Never,
