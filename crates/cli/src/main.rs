@@ -175,14 +175,19 @@ enum Command {
     /// Make this party's key (or a shared secret) for the encrypted connection.
     #[command(long_about = keygen::KEYGEN_ABOUT, after_help = keygen::KEYGEN_EXAMPLES)]
     Keygen(keygen::KeygenArgs),
-    /// Measure speed: garbling, OT and whole runs on generated circuits, the seed paper's
-    /// experiments (width, apps, ipp), the GPU engine and three-halves garbling.
+    /// Measure speed: garbling, OT, whole runs, the seed paper's experiments, GPU.
+    ///
+    /// Garbling, OT extension and whole runs on generated circuits (garble, ot, run), the
+    /// seed paper's experiments (width, apps, ipp), the GPU engine against the CPU (gpu) and
+    /// three-halves against half-gates garbling (garbling).
     #[command(after_help = BENCH_EXAMPLES)]
     Bench(bench::BenchArgs),
-    /// Show the whole system working between two parties on this machine (loopback TLS), each
-    /// result checked: millionaires (built in code and compiled from C), AES-128 (Yao and
-    /// GMW), a throughput run, BioMatch in three parallel modes, a compact 200×200 edit
-    /// distance, and the millionaires at --security malicious with a recorded caught cheat.
+    /// Show the whole system working: two parties on this machine, each result checked.
+    ///
+    /// Two parties on this machine over loopback TLS, each result checked: millionaires
+    /// (built in code and compiled from C), AES-128 (Yao and GMW), a throughput run, BioMatch
+    /// in three parallel modes, a compact 200×200 edit distance, and the millionaires at
+    /// --security malicious with a recorded run in which cheats are caught.
     Demo(DemoArgs),
 }
 
