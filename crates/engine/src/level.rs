@@ -19,9 +19,11 @@ pub enum LevelArg {
     /// Cut-and-choose Yao (KSS12, majority output): against a party running arbitrary
     /// modified software, the honest party's inputs stay private and its outputs are
     /// correct, except with probability at most 2^-S (S = --stat-sec). A detected cheat
-    /// aborts the run with an error naming the check that failed; no output is given. Costs
-    /// ≈ 3.1·S garbled copies of the circuit (123 for S = 40, 45 of them evaluated); the
-    /// circuit runs sequentially, up to --threads copies at a time.
+    /// aborts the run with an error naming the check that failed; no output is given (a
+    /// garbler caught cheating learns that it was caught, with a chance that does not depend
+    /// on the evaluator's inputs). Costs ≈ 3.1·S garbled copies of the circuit (123 for
+    /// S = 40, 45 of them evaluated); the circuit runs sequentially, up to --threads copies
+    /// at a time.
     Malicious,
     /// Each party garbles once and evaluates the other's circuit, then a secure equality
     /// test compares the outputs. A cheater can learn at most one bit about the other's
