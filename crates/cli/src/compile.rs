@@ -94,6 +94,18 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
             output.display()
         );
     }
+    // Checked before compiling, which may take minutes, rather than when writing.
+    let folder = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        bail!(
+            "cannot write {}: there is no directory {}",
+            output.display(),
+            folder.display()
+        );
+    }
     if args.compile.compact_mode() == CompactArg::Always {
         // Compact compilation streams through temporary files anyway.
         return compile_compact(&args, &args.compile.options(), &output);

@@ -117,6 +117,26 @@ fn eval_names_inputs_that_share_a_short_name_in_full() {
 }
 
 #[test]
+fn compiling_into_a_missing_directory_is_refused_before_compiling() {
+    let s = Scratch::new("mistakes", "outdir");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/millionaires.c");
+    for emit in ["pgc", "bristol"] {
+        let out = s
+            .pgc()
+            .args(["compile", source, "--emit", emit, "-o", "no/such/dir/m.out"])
+            .output()
+            .unwrap();
+        let line = error_line(&out);
+        assert_eq!(
+            line, "error: cannot write no/such/dir/m.out: there is no directory no/such/dir",
+            "{emit}"
+        );
+        // Refused before compiling: no summary was printed.
+        assert!(out.stdout.is_empty(), "{emit}");
+    }
+}
+
+#[test]
 fn connecting_to_a_closed_port_says_where_it_connects_and_gives_up_at_the_timeout() {
     let s = Scratch::new("mistakes", "closed");
     // A port that was free a moment ago and has no listener now.
