@@ -224,8 +224,8 @@ fn main() -> ExitCode {
 }
 
 /// What to add to an error whose cause is not evident from it: a file pgc took for a
-/// Bristol circuit (any name not ending in .c, .v, .sv or .pgc) that is not one at all,
-/// e.g. C++ source or a C program saved under another extension.
+/// Bristol circuit (neither a `.pgc` file by its contents nor named *.c, *.v or *.sv) that is
+/// not one at all, e.g. C++ source or a C program saved under another name.
 fn hint(e: &anyhow::Error) -> String {
     use pgc_circuit::bristol::{CircuitFileError, ParseErrorKind};
     for cause in e.chain() {
@@ -236,8 +236,8 @@ fn hint(e: &anyhow::Error) -> String {
             );
             if source.line == 1 && header {
                 return format!(
-                    " ({} was read as a Bristol circuit, since its name does not end in .c, .v, \
-                     .sv or .pgc; a C program must be named *.c)",
+                    " ({} is not a pgc circuit file, and pgc compiles only files named *.c \
+                     (C) or *.v, *.sv (Verilog), so it was read as a Bristol circuit)",
                     path.display()
                 );
             }

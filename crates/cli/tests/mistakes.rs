@@ -22,15 +22,18 @@ fn error_line(out: &Output) -> String {
 }
 
 #[test]
-fn a_c_program_under_another_extension_is_said_to_have_been_read_as_bristol() {
+fn a_c_program_under_another_name_is_said_to_have_been_read_as_bristol() {
     let s = Scratch::new("mistakes", "ext");
     let source = "void mpc_main(int INPUT_A_x, int INPUT_B_x, int *OUTPUT_r)\n\
                   { *OUTPUT_r = INPUT_A_x > INPUT_B_x; }\n";
     std::fs::write(s.0.join("prog.cpp"), source).unwrap();
     std::fs::write(s.0.join("notes.txt"), "").unwrap();
+    // A .pgc file is known by its contents, not its name.
+    std::fs::write(s.0.join("prog.pgc"), source).unwrap();
     for (file, cause) in [
         ("prog.cpp", "malformed first header"),
         ("notes.txt", "file ends before"),
+        ("prog.pgc", "malformed first header"),
     ] {
         for cmd in [
             vec!["info", file],
@@ -45,8 +48,9 @@ fn a_c_program_under_another_extension_is_said_to_have_been_read_as_bristol() {
             );
             assert!(line.contains(cause), "{cmd:?}: {line}");
             assert!(
-                line.contains(&format!(
-                    "({file} was read as a Bristol circuit, since its name does not end in .c"
+                line.ends_with(&format!(
+                    " ({file} is not a pgc circuit file, and pgc compiles only files named *.c \
+                     (C) or *.v, *.sv (Verilog), so it was read as a Bristol circuit)"
                 )),
                 "{cmd:?}: {line}"
             );
@@ -58,7 +62,7 @@ fn a_c_program_under_another_extension_is_said_to_have_been_read_as_bristol() {
     let out = s.pgc().args(["info", "bad.txt"]).output().unwrap();
     let line = error_line(&out);
     assert!(line.contains("bad.txt: line "), "{line}");
-    assert!(!line.contains("read as a Bristol circuit"), "{line}");
+    assert!(!line.contains("is not a pgc circuit file"), "{line}");
 }
 
 #[test]
