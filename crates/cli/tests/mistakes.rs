@@ -121,6 +121,59 @@ fn eval_names_inputs_that_share_a_short_name_in_full() {
 }
 
 #[test]
+fn obvious_mistakes_end_in_one_error_line_naming_what_and_where() {
+    let s = Scratch::new("mistakes", "obvious");
+    std::fs::write(
+        s.0.join("chars.c"),
+        "void mpc_main(char INPUT_A_c, char INPUT_B_c, int *OUTPUT_r)\n\
+         { *OUTPUT_r = INPUT_A_c < INPUT_B_c; }\n",
+    )
+    .unwrap();
+    std::fs::write(s.0.join("cut.json"), "{\"c\": 5").unwrap();
+    std::fs::write(
+        s.0.join("wide.json"),
+        "{\"INPUT_A_c\": 300, \"INPUT_B_c\": 1}",
+    )
+    .unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["local", "nosuch.c", "--a", "c=1"],
+            "cannot read nosuch.c: No such file or directory",
+        ),
+        (
+            &["local", "chars.c", "--inputs"],
+            "a value is required for '--inputs <FILE.json>'",
+        ),
+        (
+            &["local", "chars.c", "--inputs", "cut.json"],
+            "cut.json is not valid JSON: EOF while parsing an object at line 1",
+        ),
+        (
+            &["local", "chars.c", "--a", "c=300", "--b", "c=1"],
+            "INPUT_A_c: 300 is out of range for int8_t (allowed: -128 to 127",
+        ),
+        (
+            &["eval", "chars.c", "--inputs", "wide.json"],
+            "in wide.json: INPUT_A_c: 300 is out of range for int8_t",
+        ),
+        (
+            &["local", "chars.c", "--a", "c=1", "--b", "d=1"],
+            "--b d=…: the program has no input named 'd'; it expects --b c=VALUE (int8_t)",
+        ),
+        (
+            &["run", "chars.c", "--party", "c", "--listen", "127.0.0.1:0"],
+            "invalid value 'c' for '--party <PARTY>'",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = s.pgc().args(args).output().unwrap();
+        let line = error_line(&out);
+        assert!(line.contains(expected), "{args:?}: {line}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
 fn compiling_into_a_missing_directory_is_refused_before_compiling() {
     let s = Scratch::new("mistakes", "outdir");
     let source = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/millionaires.c");
