@@ -1,6 +1,7 @@
 //! A new user's mistakes end in one clear error line naming what and where, never a panic
-//! or a silent wait: a C program under another extension, a peer that is not there, and
-//! the help that should have prevented them.
+//! or a silent wait: a C program under another name, inputs that do not fit, an output
+//! folder that is not there, a peer that is not there; and the help that should have
+//! prevented them says what README and docs/ say.
 
 use std::process::Output;
 
