@@ -272,3 +272,23 @@ fn help_texts_teach_what_the_docs_say() {
     );
     assert!(help(&["bench", "garbling", "--help"]).contains("[alias: --repeat]"));
 }
+
+#[test]
+fn a_parallel_mode_on_one_side_only_is_named_as_the_cause_on_both_sides() {
+    let s = Scratch::new("mistakes", "forms");
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/millionaires.c");
+    let (a, b) = support::two_parties(
+        &s,
+        program,
+        &["--input", "income=5", "--parallel", "cgp"],
+        &["--input", "income=3", "--parallel", "none"],
+    );
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for (side, out) in [("A", &a), ("B", &b)] {
+        let line = error_line(out);
+        assert!(line.contains("different forms"), "party {side}: {line}");
+        assert!(line.contains("same --parallel"), "party {side}: {line}");
+    }
+    assert!(error_line(&a).contains("here phases and regions for --parallel cgp"));
+    assert!(error_line(&b).contains("here a gate list for the sequential protocol"));
+}

@@ -77,6 +77,14 @@ impl GateSource for Loaded {
             _ => None,
         }
     }
+    fn form(&self) -> pgc_circuit::CircuitForm {
+        match self {
+            Loaded::Memory(c) => c.form(),
+            Loaded::Generated(g) => g.form(),
+            Loaded::Compact(c) => c.form(),
+            Loaded::Unrolled(f) => f.form(),
+        }
+    }
     fn check_complete(&self) -> Result<(), String> {
         match self {
             Loaded::Memory(c) => c.check_complete(),

@@ -191,7 +191,9 @@ pub fn load_for_protocol(
             }
             match held.and_then(circuits::copy_in_memory) {
                 Some(p) => Ok((p, None)),
-                None => circuits::load_streamed(c, circuits::Stream::Never, quiet).map(|p| (p, None)),
+                None => {
+                    circuits::load_streamed(c, circuits::Stream::Never, quiet).map(|p| (p, None))
+                }
             }
         }
     }
