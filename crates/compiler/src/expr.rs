@@ -479,8 +479,7 @@ impl<'a> Lowerer<'a> {
                         let ty = if tt.is_bool && ft.is_bool { IntTy::INT } else { ty };
                         let tb = self.convert_bits(tt, &tb, ty);
                         let fb = self.convert_bits(ft, &fb, ty);
-                        let out = blocks::mux_word(&mut self.g, k, &tb, &fb);
-                        Ok(Val::Int(ty, self.note_mux(out, &[&tb, &fb])))
+                        Ok(Val::Int(ty, self.mux_ranged(k, &tb, &fb)))
                     }
                     (t @ (Val::Int(..) | Val::Float(..)), f @ (Val::Int(..) | Val::Float(..))) => {
                         let (ta, tb) = self.arith_of(t, e.span)?;
@@ -912,6 +911,9 @@ impl<'a> Lowerer<'a> {
                 } else {
                     blocks::lt_unsigned(g, x, y)
                 };
+                if !ct.signed {
+                    self.note_order(lt, x, y);
+                }
                 let v = if matches!(op, B::Less | B::Greater) {
                     lt
                 } else {

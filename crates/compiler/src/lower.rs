@@ -333,6 +333,8 @@ impl<'a> Lowerer<'a> {
     /// `cur = cur ∧ c`.
     pub fn strengthen(&mut self, c: Lit) {
         let n = self.g.and(self.cur, c);
+        // `if (x < m) m = x;` under an enclosing condition writes on `cur ∧ (x < m)`.
+        self.note_implied_order(n, c);
         self.cur = n;
         self.push_implied(n);
     }
@@ -470,12 +472,7 @@ impl<'a> Lowerer<'a> {
                 .bits
                 .slice(off..off + value.len())
                 .into_owned();
-            let merged: Vec<Lit> = value
-                .iter()
-                .zip(&old)
-                .map(|(&v, &o)| self.g.mux(guard, v, o))
-                .collect();
-            let merged = self.note_mux(merged, &[value, &old]);
+            let merged = self.mux_ranged(guard, value, &old);
             self.vars[var].bits.write(off, &merged);
         }
         self.vars[var].active = seen.map(|s| (guard, s));
@@ -1239,6 +1236,22 @@ impl<'a> Lowerer<'a> {
             (a.to_vec(), b.to_vec())
         };
         let (a, b) = (a.as_slice(), b.as_slice());
+        if matches!(op, RedOp::Min | RedOp::Max) && !self.deferring() {
+            // b wins where it is smaller (min) or larger (max); the comparison and the
+            // choice narrowed as the program's own would be (a minimum of bounded partial
+            // results is bounded by the smaller bound).
+            let (x, y) = if op == RedOp::Min { (b, a) } else { (a, b) };
+            let b_wins = match self.ranged_arith(&BinaryOperator::Less, ty, x, y) {
+                Some(Val::Int(_, bits)) => bits[0],
+                _ if ty.signed => blocks::lt_signed(&mut self.g, x, y),
+                _ => {
+                    let lt = blocks::lt_unsigned(&mut self.g, x, y);
+                    self.note_order(lt, x, y);
+                    lt
+                }
+            };
+            return self.mux_ranged(b_wins, b, a);
+        }
         let g = &mut self.g;
         match op {
             RedOp::Add => blocks::add(g, a, b),

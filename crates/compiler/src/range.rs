@@ -16,7 +16,11 @@
 //!   bits that can be nonzero, and are constants where the intervals do not overlap;
 //! * a multiplexer (`c ? x : y`, a write under a secret condition such as
 //!   `if (x < best) best = x;`, a read or write at a secret index) gets the hull of its
-//!   inputs' intervals;
+//!   inputs' intervals, narrowed where its selector is a comparison of its own two choices:
+//!   `x < y ? x : y` and `if (x < best) best = x;` are a minimum, whose bound is the
+//!   *smaller* of the two bounds (and a maximum's lower bound the larger one), so the cells
+//!   of an edit-distance table are bounded by `max(i, j)` instead of `i + j`
+//!   ([`Lowerer::mux_ranged`] has the rule and why it is sound);
 //! * whatever has an interval has its bits above the bound (and the common high bits of
 //!   `lo` and `hi`) replaced by constants, so later gates fold them.
 //!
@@ -110,22 +114,26 @@ pub struct Ranges {
     /// literals trimmed) holds, where tighter than its constant literals say.
     young: Table,
     old: Table,
+    /// Recent comparisons, for recognizing a minimum or maximum.
+    orders: Orders,
     pub stats: RangeStats,
 }
 
 impl Ranges {
     /// Starts the tables of a new builder (a template's); returns the current one's.
-    pub(crate) fn enter_builder(&mut self) -> (Table, Table) {
+    pub(crate) fn enter_builder(&mut self) -> (Table, Table, Orders) {
         (
             std::mem::take(&mut self.young),
             std::mem::take(&mut self.old),
+            std::mem::take(&mut self.orders),
         )
     }
 
     /// Back to the builder whose tables `enter_builder` returned (statistics are kept).
-    pub(crate) fn leave_builder(&mut self, (young, old): (Table, Table)) {
+    pub(crate) fn leave_builder(&mut self, (young, old, orders): (Table, Table, Orders)) {
         self.young = young;
         self.old = old;
+        self.orders = orders;
     }
 
     fn get(&mut self, key: &[Lit]) -> Option<(u64, u64)> {
@@ -150,6 +158,64 @@ impl Ranges {
             self.young.clear();
         }
         self.young.insert(key, packed, r);
+    }
+}
+
+/// How many comparisons [`Orders`] remembers: a comparison matters to the multiplexer right
+/// after it (`if (x < m) m = x;`, `x < m ? x : m`), so a few suffice; older ones are
+/// overwritten (which only costs precision).
+const ORDERS: usize = 32;
+
+/// `guard ⇒ x ≤ y` (unsigned numbers of the trimmed literal vectors `x`, `y`) and, where
+/// `exact`, also `¬guard ⇒ y ≤ x`. A comparison's output `lt ≡ x < y` gives the exact fact
+/// (its complement `¬lt ≡ y ≤ x` the same fact with `x` and `y` swapped); a path condition
+/// `cur ∧ lt` only implies the order.
+struct Order {
+    guard: Lit,
+    x: Vec<Lit>,
+    y: Vec<Lit>,
+    exact: bool,
+}
+
+/// The last [`ORDERS`] order facts of one builder, in a ring whose vectors are reused.
+#[derive(Default)]
+pub(crate) struct Orders {
+    ring: Vec<Order>,
+    next: usize,
+}
+
+impl Orders {
+    fn push(&mut self, guard: Lit, x: &[Lit], y: &[Lit], exact: bool) {
+        if self.ring.len() < ORDERS {
+            self.ring.push(Order {
+                guard: Lit::FALSE,
+                x: Vec::new(),
+                y: Vec::new(),
+                exact: false,
+            });
+        }
+        let o = &mut self.ring[self.next];
+        self.next = (self.next + 1) % ORDERS;
+        o.guard = guard;
+        o.exact = exact;
+        o.x.clear();
+        o.x.extend_from_slice(trimmed(x));
+        o.y.clear();
+        o.y.extend_from_slice(trimmed(y));
+    }
+
+    /// The facts about `g`, as `(x, y, exact)` with `g ⇒ x ≤ y` (and `¬g ⇒ y ≤ x` where
+    /// exact).
+    fn about(&self, g: Lit) -> impl Iterator<Item = (&[Lit], &[Lit], bool)> {
+        self.ring.iter().filter_map(move |o| {
+            if o.guard == g {
+                Some((&o.x[..], &o.y[..], o.exact))
+            } else if o.guard == !g && o.exact {
+                Some((&o.y[..], &o.x[..], true))
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -350,6 +416,104 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Remembers that `lt` is the unsigned comparison `x < y` of the (full-width) operand
+    /// vectors, for [`Self::mux_ranged`]. Callers pass only comparisons that order the
+    /// numbers as unsigned ones: unsigned types, or signed operands known non-negative.
+    pub(crate) fn note_order(&mut self, lt: Lit, x: &[Lit], y: &[Lit]) {
+        if self.opts.value_ranges && lt.as_const().is_none() {
+            self.ranges.orders.push(lt, x, y, true);
+        }
+    }
+
+    /// `n = cur ∧ c` (a path condition) implies the orders that `c` implies.
+    pub(crate) fn note_implied_order(&mut self, n: Lit, c: Lit) {
+        if !self.opts.value_ranges || n == c || n.as_const().is_some() {
+            return;
+        }
+        let facts: Vec<(Vec<Lit>, Vec<Lit>)> = self
+            .ranges
+            .orders
+            .about(c)
+            .map(|(x, y, _)| (x.to_vec(), y.to_vec()))
+            .collect();
+        for (x, y) in facts {
+            self.ranges.orders.push(n, &x, &y, false);
+        }
+    }
+
+    /// `sel ? t : f`, bit by bit, with the interval of the result: the hull of `t`'s and
+    /// `f`'s, narrowed by what a remembered comparison says about `sel`. The bits that the
+    /// interval fixes are constants, without multiplexers.
+    ///
+    /// Soundness: let `r = sel ? t : f` (unsigned numbers). If `sel ⇒ t ≤ f`, then on every
+    /// input either `sel` holds and `r = t ≤ f`, or it does not and `r = f`: so `r ≤ f`,
+    /// `hi(r) ≤ hi(f)`. That is all a path condition `cur ∧ (t < f)` gives (where `cur` is
+    /// false, `r = f` whatever `t` is). If moreover `¬sel ⇒ f ≤ t` (`sel` *is* the comparison
+    /// `t < f` or `t <= f`), then also `r ≤ t`: `r = min(t, f)`, `hi(r) ≤ min(hi(t), hi(f))`.
+    /// Symmetrically `sel ⇒ f ≤ t` gives `r ≥ f`, `lo(r) ≥ lo(f)`, and with `¬sel ⇒ t ≤ f`
+    /// too `r = max(t, f)`, `lo(r) ≥ max(lo(t), lo(f))`. The order facts compare the very
+    /// literal vectors chosen between (equal trimmed vectors hold equal numbers), so each
+    /// is a fact about the Boolean functions on all inputs, like every interval here.
+    pub(crate) fn mux_ranged(&mut self, sel: Lit, t: &[Lit], f: &[Lit]) -> Vec<Lit> {
+        let Some((lo, hi, hull_from)) = self.select_range(sel, t, f) else {
+            return blocks::mux_word(&mut self.g, sel, t, f);
+        };
+        let fixed_from = bit_len((lo ^ hi) as u128).min(t.len());
+        let mut out: Vec<Lit> = t[..fixed_from]
+            .iter()
+            .zip(&f[..fixed_from])
+            .map(|(&x, &y)| self.g.mux(sel, x, y))
+            .collect();
+        out.extend((fixed_from..t.len()).map(|i| Lit::constant(i < 64 && (lo >> i) & 1 == 1)));
+        if fixed_from < hull_from {
+            // The multiplexers the order saved: bits the hull leaves open and the order
+            // fixes.
+            let mut tally = Tally {
+                next: 0,
+                ands: 0,
+                xors: 0,
+                optimize: self.g.optimize_for(),
+            };
+            for i in fixed_from..hull_from {
+                tally.mux(sel, t[i], f[i]);
+            }
+            let s = &mut self.ranges.stats;
+            s.and_gates_avoided += tally.ands;
+            s.gates_avoided += tally.ands + tally.xors;
+        }
+        self.note_range(out, lo, hi)
+    }
+
+    /// The interval of `sel ? t : f` ([`Self::mux_ranged`]) and the first bit that the hull
+    /// alone would fix.
+    fn select_range(&mut self, sel: Lit, t: &[Lit], f: &[Lit]) -> Option<(u64, u64, usize)> {
+        if !self.opts.value_ranges || t.len() != f.len() || sel.as_const().is_some() {
+            return None;
+        }
+        let (tlo, thi) = self.range_of(t)?;
+        let (flo, fhi) = self.range_of(f)?;
+        let (mut lo, mut hi) = (tlo.min(flo), thi.max(fhi));
+        let hull_from = bit_len((lo ^ hi) as u128).min(t.len());
+        let (tk, fk) = (trimmed(t), trimmed(f));
+        for (x, y, exact) in self.ranges.orders.about(sel) {
+            if x == tk && y == fk {
+                // sel ⇒ t ≤ f: r ≤ f; exact: r = min(t, f).
+                hi = hi.min(fhi);
+                if exact {
+                    hi = hi.min(thi);
+                }
+            }
+            if x == fk && y == tk {
+                // sel ⇒ f ≤ t: r ≥ f; exact: r = max(t, f).
+                lo = lo.max(flo);
+                if exact {
+                    lo = lo.max(tlo);
+                }
+            }
+        }
+        Some((lo, hi, hull_from))
+    }
+
     /// `a op b` for operands of type `ct` (already converted), built over fewer bits where
     /// the operands' intervals allow; `None` = build it as usual.
     pub(crate) fn ranged_arith(
@@ -437,6 +601,8 @@ impl Lowerer<'_> {
         match kind {
             Narrowed::Less => {
                 let lt = out[0];
+                // Non-negative operands: the unsigned order of the full-width vectors.
+                self.note_order(lt, &fx[..w], &fy[..w]);
                 let strict = matches!(op, B::Less | B::Greater);
                 Some(bool_val(if strict { lt } else { !lt }))
             }
@@ -569,6 +735,244 @@ mod tests {
             assert!(on_ands <= off_ands, "{src}: {on_ands} > {off_ands}");
             // The first two are edge cases whose literals already show all there is to know.
             assert!(k < 2 || on_ands < off_ands, "nothing narrowed in\n{src}");
+        }
+    }
+
+    const EDGES: [i32; 15] = [
+        0,
+        1,
+        2,
+        3,
+        4,
+        -1,
+        -2,
+        7,
+        255,
+        256,
+        65535,
+        i32::MAX,
+        i32::MIN,
+        0x5a5a_5a5a,
+        -0x1234_5678,
+    ];
+
+    /// Compiles `body` (statements over `int a, b` that set `int m`, inside
+    /// `f(INPUT_A_x, INPUT_B_y)` after `prelude`) returning `ret`, checks that the analysis
+    /// changes no output on the edge inputs, and returns the AND count with the analysis.
+    fn ands_of_equal_circuits(prelude: &str, body: &str, ret: &str) -> u64 {
+        let src =
+            format!("int f(int INPUT_A_x, int INPUT_B_y) {{ {prelude} {body} return {ret}; }}");
+        let (on, off) = both(&src);
+        for &x in &EDGES {
+            for &y in &EDGES {
+                assert_eq!(
+                    run(&on, &[x, y]),
+                    run(&off, &[x, y]),
+                    "inputs ({x}, {y}) of\n{src}"
+                );
+            }
+        }
+        on.stats.and_gates_final
+    }
+
+    /// A choice whose selector is the comparison of its own two choices is a minimum
+    /// (bounded by the smaller bound) or a maximum (bounded below by the larger lower
+    /// bound), in every spelling; a choice on an unrelated secret bit gets only the hull.
+    #[test]
+    fn min_and_max_of_their_own_comparison_are_narrowed() {
+        // a ≤ 255, b ≤ 15: min(a, b) ≤ 15 makes `m * m` a 4-bit product.
+        let small = "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;";
+        let mins = [
+            "int m = a < b ? a : b;",
+            "int m = a <= b ? a : b;",
+            "int m = b > a ? a : b;",
+            "int m = b >= a ? a : b;",
+            "int m = b < a ? b : a;",
+            "int m = a > b ? b : a;",
+            "int m = a >= b ? b : a;",
+            "int m = a; if (b < m) m = b;",
+            "int m = a; if (m > b) m = b;",
+            "int m = a; if (b <= m) m = b;",
+            "int m = a; if (m >= b) m = b;",
+            "int m = a; if (m <= b) {} else m = b;",
+            "int m = b; if (a < m) m = a;",
+            "int m = b; if (!(m <= a)) m = a;",
+        ];
+        let hull = ands_of_equal_circuits(small, "int m = INPUT_A_x & 512 ? a : b;", "m * m");
+        for body in mins {
+            let ands = ands_of_equal_circuits(small, body, "m * m");
+            assert!(ands < hull, "{body}: {ands} AND, hull {hull}");
+        }
+        // a in [240, 255], b ≤ 255: max(a, b) ≥ 240 makes `m - 240` exact and narrow.
+        let high = "int a = (INPUT_A_x & 15) + 240, b = INPUT_B_y & 255;";
+        let maxes = [
+            "int m = a > b ? a : b;",
+            "int m = a >= b ? a : b;",
+            "int m = b < a ? a : b;",
+            "int m = b <= a ? a : b;",
+            "int m = a < b ? b : a;",
+            "int m = b; if (a > m) m = a;",
+            "int m = b; if (m < a) m = a;",
+            "int m = a; if (b >= m) m = b;",
+        ];
+        let ret = "(m - 240) * (m - 240)";
+        let hull = ands_of_equal_circuits(high, "int m = INPUT_A_x & 512 ? a : b;", ret);
+        for body in maxes {
+            let ands = ands_of_equal_circuits(high, body, ret);
+            assert!(ands < hull, "{body}: {ands} AND, hull {hull}");
+        }
+    }
+
+    /// Under an enclosing secret condition the write happens on `cur ∧ (b < m)`: where `cur`
+    /// is false `m` keeps its value, so the result is bounded by `m`'s bound only (not by
+    /// the smaller one), and still narrower than the hull when `m`'s bound is the smaller.
+    #[test]
+    fn min_under_an_enclosing_condition_is_bounded_by_the_kept_value() {
+        let prelude = "int a = INPUT_A_x & 15, b = INPUT_B_y & 255;";
+        let ret = "m * m + m";
+        // Each with the same program choosing on an unrelated secret bit instead.
+        for (body, unrelated) in [
+            (
+                "int m = a; if (INPUT_A_x & 512) { if (b < m) m = b; }",
+                "int m = a; if (INPUT_A_x & 512) { if (INPUT_B_y & 1024) m = b; }",
+            ),
+            (
+                "int m = a; if (INPUT_A_x & 512) { if (m > b) m = b; } else m = a;",
+                "int m = a; if (INPUT_A_x & 512) { if (INPUT_B_y & 1024) m = b; } else m = a;",
+            ),
+            (
+                "int m = a; if (INPUT_A_x & 1) if (b < m) m = b; if (INPUT_A_x & 2) if (b < m) m = b;",
+                "int m = a; if (INPUT_A_x & 1) if (b < m) m = b; if (INPUT_A_x & 2) if (INPUT_B_y & 2) m = b;",
+            ),
+        ] {
+            let ands = ands_of_equal_circuits(prelude, body, ret);
+            let hull = ands_of_equal_circuits(prelude, unrelated, ret);
+            assert!(ands < hull, "{body}: {ands} AND, hull {hull}");
+        }
+        // The kept value has the larger bound: nothing to gain, nothing wrong.
+        let prelude = "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;";
+        ands_of_equal_circuits(
+            prelude,
+            "int m = a; if (INPUT_A_x & 512) { if (b < m) m = b; }",
+            ret,
+        );
+        // A maximum under a condition keeps its lower bound.
+        let prelude = "int a = (INPUT_A_x & 15) + 240, b = INPUT_B_y & 255;";
+        ands_of_equal_circuits(
+            prelude,
+            "int m = a; if (INPUT_A_x & 512) { if (b > m) m = b; }",
+            "(m - 240) * (m - 240)",
+        );
+    }
+
+    /// A loop that only updates `m` as a minimum (or maximum) is run as a reduction: each
+    /// iteration starts from the operator's identity and the partial results are combined
+    /// afterwards, by the same narrowed comparisons and choices.
+    #[test]
+    fn min_and_max_reductions_over_loops_are_bounded() {
+        let ret = "m * m + m";
+        for (body, unrelated) in [
+            (
+                "int m = 1000; for (int k = 0; k < 4; k++) { int v = (INPUT_A_x >> (4 * k)) & 15;
+                   if (v < m) m = v; }",
+                "int m = 1000; for (int k = 0; k < 4; k++) { int v = (INPUT_A_x >> (4 * k)) & 15;
+                   if ((INPUT_B_y >> k) & 1) m = v; }",
+            ),
+            (
+                "unsigned m = 3; for (int k = 0; k < 4; k++) {
+                   unsigned v = ((INPUT_A_x >> (4 * k)) & 15) + 1000; if (v >= m) m = v; }
+                 m = m - 1000;",
+                "unsigned m = 3; for (int k = 0; k < 4; k++) {
+                   unsigned v = ((INPUT_A_x >> (4 * k)) & 15) + 1000;
+                   if ((INPUT_B_y >> k) & 1) m = v; }
+                 m = m - 1000;",
+            ),
+        ] {
+            let ands = ands_of_equal_circuits("", body, ret);
+            let hull = ands_of_equal_circuits("", unrelated, ret);
+            assert!(ands < hull, "{body}: {ands} AND, hull {hull}");
+        }
+        // Equal circuits, no claim about the count: signed values that may be negative,
+        // and updates under a secret condition (an iteration that skips the update leaves
+        // the identity, INT_MAX, as its partial result: the hull of the partials is wide
+        // until the last combination with the value before the loop).
+        for body in [
+            "int m = 5; for (int k = 0; k < 3; k++) { int v = (INPUT_A_x << (8 * k)) >> 24;
+               if (v < m) m = v; }",
+            "int m = 1000; for (int k = 0; k < 4; k++) { int v = (INPUT_A_x >> (4 * k)) & 15;
+               if ((INPUT_B_y >> k) & 1) if (m > v) m = v; }",
+        ] {
+            ands_of_equal_circuits("", body, ret);
+        }
+    }
+
+    /// Orders that are not unsigned orders of the chosen values must not narrow: signed
+    /// values that may be negative, a value changed between comparison and write, a value
+    /// truncated on the way, and unrelated values.
+    #[test]
+    fn choices_that_are_not_min_or_max_are_not_narrowed_wrongly() {
+        let cases = [
+            // Signed minimum of a possibly negative value: not an unsigned minimum.
+            (
+                "int a = INPUT_A_x, b = INPUT_B_y & 15;",
+                "int m = a < b ? a : b;",
+            ),
+            (
+                "int a = INPUT_A_x, b = INPUT_B_y & 15;",
+                "int m = b; if (a < m) m = a;",
+            ),
+            (
+                "int a = INPUT_A_x - 8, b = INPUT_B_y & 15;",
+                "int m = a <= b ? a : b;",
+            ),
+            // Unsigned: a true unsigned minimum whatever the sign bit.
+            (
+                "unsigned a = INPUT_A_x, b = INPUT_B_y & 15;",
+                "unsigned m = a < b ? a : b;",
+            ),
+            (
+                "unsigned a = INPUT_A_x, b = INPUT_B_y & 15;",
+                "unsigned m = a > b ? a : b;",
+            ),
+            // The kept value changes after the comparison.
+            (
+                "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;",
+                "int m = a; if (b < m) { m = m + 100; m = b + (m & 1); }",
+            ),
+            // The written value is not the compared one.
+            (
+                "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;",
+                "int m = a; if (b < m) m = b + 300;",
+            ),
+            (
+                "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;",
+                "int m = a; if (b < (a & 3)) m = b;",
+            ),
+            (
+                "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;",
+                "int m = a < b + 9 ? a : b;",
+            ),
+            (
+                "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;",
+                "int m = a; if (b < m) m = a; else m = b;",
+            ),
+            // Truncated on the way: an 8-bit variable holding a 10-bit value's low bits.
+            (
+                "int a = INPUT_A_x & 1023; unsigned char c = INPUT_B_y;",
+                "int m; if (a < c) c = a; m = c;",
+            ),
+            // A comparison reused as the selector between other values.
+            (
+                "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;",
+                "int c = b < a; int m = c ? a : b;",
+            ),
+            (
+                "int a = INPUT_A_x & 255, b = INPUT_B_y & 15;",
+                "int m = (b < a) ? a + 1 : b;",
+            ),
+        ];
+        for (prelude, body) in cases {
+            ands_of_equal_circuits(prelude, body, "m * m * 3 + (m >> 2) - m");
         }
     }
 

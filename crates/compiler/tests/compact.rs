@@ -287,9 +287,12 @@ fn inline_textbook_edit_distance_becomes_templates() {
     assert!(iterations >= 24 * 24, "{iterations} iterations outlined");
     assert!(templates <= 6 * 24, "{templates} templates");
     // The bounds pass through the templates: cells stay narrow (without them every cell
-    // would be 32-bit arithmetic, about 7 times the AND gates).
+    // would be 32-bit arithmetic, about 7 times the AND gates). A row of the nest takes
+    // its border cell `d[i][0] = i` as a lifted constant whose bound is rounded up to
+    // 2^k - 1, so its cells, bounded by the minimum of their neighbours (`max(i, j)`
+    // unrolled), can need a bit more than unrolled ones.
     assert!(
-        and_compact * 10 <= and_flat * 11,
+        and_compact * 10 <= and_flat * 12,
         "compact {and_compact} AND against {and_flat} unrolled"
     );
 }
@@ -607,7 +610,7 @@ fn nest_headers_follow_c_arithmetic() {
 #[test]
 fn counter_as_value_and_subscript_past_every_shape_tier() {
     let src = r#"
-        #define N 16500
+        #define N 32900
         int mpc_main(int INPUT_A_a, int INPUT_B_b) {
             int x[N];
             for (int j = 0; j < N; j++)
@@ -620,7 +623,8 @@ fn counter_as_value_and_subscript_past_every_shape_tier() {
     "#;
     let (loops, iterations, ..) = loop_templates("counter_tiers", src, 2, 5);
     assert!(loops >= 1, "no loop stored once");
-    assert!(iterations < 16_500 + 8, "{iterations} iterations outlined");
+    // Past 2^15 ranged shapes and 32 with constants (loops.rs), iterations run inline.
+    assert!(iterations < 32_900 + 8, "{iterations} iterations outlined");
 }
 
 /// A loop-variant constant of a nest (`c[i]`) that decides a loop in the body (`k <

@@ -4,7 +4,9 @@
 //! [`generate`] makes a program that fills a two-dimensional table of integer cells in a
 //! bounded double loop, each cell from its neighbours, the loop counters, the inputs
 //! (masked, reduced, compared or raw) and small constants: through `+ - * / % & >>`,
-//! comparisons, `?:`, min/max updates under secret conditions (`if (e < v) v = e;`),
+//! comparisons, `?:`, min/max updates under secret conditions (`if (e < v) v = e;`, also
+//! spelled `<=`, `v > e`, … and as `e < v ? e : v`; the range analysis bounds them by the
+//! smaller bound),
 //! compound assignments, and reads and writes at secret indices. Half the programs are
 //! *tame* (only operations that keep cells small and non-negative, so most of their
 //! arithmetic narrows); the others also multiply, subtract below zero, shift
@@ -41,6 +43,9 @@ fn ctype(t: (&str, u32, bool)) -> CType {
 
 struct Gen {
     rng: Rng,
+    /// How min/max comparisons are spelled (strict or not, which operand first), drawn
+    /// from a stream of its own so that the programs' structure stays that of the seed.
+    spell: Rng,
     /// Only operations that keep values small and non-negative (so most of the program
     /// narrows): no `-`, `*`, `>>` of raw inputs, casts or raw inputs.
     tame: bool,
@@ -77,8 +82,9 @@ impl Gen {
             }
             11 => {
                 let b = self.expr(depth - 1);
-                let min = if self.rng.percent(50) { "<" } else { ">" };
-                format!("({a} {min} {b} ? {a} : {b})")
+                let op = if self.rng.percent(50) { "<" } else { ">" };
+                let (op, first, second) = self.spell_order(op, &a, &b);
+                format!("({first} {op} {second} ? {a} : {b})")
             }
             12 => {
                 let c = self.condition();
@@ -126,6 +132,27 @@ impl Gen {
         }
     }
 
+    /// `a op b` (`op` is `<` or `>`) spelled one of four equivalent-order ways for a min or
+    /// max: strict or not (equal operands choose either, the same value), and possibly
+    /// mirrored (`b > a` for `a < b`). Returns the operator and the operands in order.
+    fn spell_order<'s>(
+        &mut self,
+        op: &str,
+        a: &'s str,
+        b: &'s str,
+    ) -> (&'static str, &'s str, &'s str) {
+        let less = op == "<";
+        let strict = self.spell.percent(50);
+        let mirrored = self.spell.percent(50);
+        let op = match (less != mirrored, strict) {
+            (true, true) => "<",
+            (true, false) => "<=",
+            (false, true) => ">",
+            (false, false) => ">=",
+        };
+        if mirrored { (op, b, a) } else { (op, a, b) }
+    }
+
     fn condition(&mut self) -> String {
         let a = self.leaf();
         let b = self.leaf();
@@ -149,6 +176,7 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
     let mut g = Gen {
         tame: rng.percent(50),
         rng,
+        spell: Rng::new(seed ^ 0x5e11_0d3e_0000_0001),
         cols,
         out: String::new(),
         locals: Vec::new(),
@@ -276,7 +304,8 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
         match g.rng.below(5) {
             0 | 1 => {
                 let op = if g.rng.percent(70) { "<" } else { ">" };
-                g.line(3, &format!("if ({e} {op} {v})"));
+                let (op, first, second) = g.spell_order(op, &e, &v);
+                g.line(3, &format!("if ({first} {op} {second})"));
                 g.line(4, &format!("{v} = {e};"));
             }
             2 => g.line(3, &format!("{v} += {e};")),
