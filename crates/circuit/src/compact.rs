@@ -2244,6 +2244,9 @@ impl GateSource for CompactSource {
             main: self,
         })
     }
+    fn form(&self) -> crate::ir::CircuitForm {
+        crate::ir::CircuitForm::Compact
+    }
 }
 
 /// Size of a compact circuit and of its expansion.

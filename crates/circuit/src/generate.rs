@@ -201,6 +201,9 @@ impl GateSource for RandomLayered {
         }
         Ok(())
     }
+    fn form(&self) -> crate::ir::CircuitForm {
+        crate::ir::CircuitForm::Generated
+    }
 }
 
 /// A reusable chunk buffer that hands itself to the consumer whenever it is full.

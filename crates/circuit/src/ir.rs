@@ -225,6 +225,51 @@ pub trait GateSource: Sync {
     fn compact_parts(&self) -> Option<crate::compact::CompactParts<'_>> {
         None
     }
+    /// How this source holds the circuit. The same program in two forms has two
+    /// fingerprints, so the handshake states the form too and a mismatch can name its cause
+    /// (one side `--parallel cgp`, the other `none`; `--stream` on one side only).
+    fn form(&self) -> CircuitForm {
+        CircuitForm::Gates
+    }
+}
+
+/// How a [`GateSource`] holds its circuit (see [`GateSource::form`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CircuitForm {
+    /// A gate list in memory, in the order the sequential protocol runs it.
+    Gates = 0,
+    /// An unrolled `.pgc` file read gate by gate from disk (`--stream`).
+    Streamed = 1,
+    /// Templates and calls expanded while running (a compact `.pgc` or compilation).
+    Compact = 2,
+    /// Phases and regions for a parallel mode (`--parallel cgp`, `fgp` or `ipp`).
+    Parallel = 3,
+    /// A circuit generated from its parameters (`builtin:random:…`).
+    Generated = 4,
+}
+
+impl CircuitForm {
+    pub fn from_byte(b: u8) -> Option<CircuitForm> {
+        Some(match b {
+            0 => CircuitForm::Gates,
+            1 => CircuitForm::Streamed,
+            2 => CircuitForm::Compact,
+            3 => CircuitForm::Parallel,
+            4 => CircuitForm::Generated,
+            _ => return None,
+        })
+    }
+
+    /// Says what the form is and which options lead to it, for a mismatch error.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CircuitForm::Gates => "a gate list for the sequential protocol (--parallel none)",
+            CircuitForm::Streamed => "an unrolled .pgc file streamed from disk (--stream)",
+            CircuitForm::Compact => "a compact circuit (templates and calls)",
+            CircuitForm::Parallel => "phases and regions for --parallel cgp, fgp or ipp",
+            CircuitForm::Generated => "a generated circuit (builtin:random)",
+        }
+    }
 }
 
 /// A gate source with its [`ValueFormat`] stated; everything else is the inner source's.
@@ -263,6 +308,9 @@ impl<S: GateSource + ?Sized> GateSource for WithValueFormat<'_, S> {
     }
     fn compact_parts(&self) -> Option<crate::compact::CompactParts<'_>> {
         self.inner.compact_parts()
+    }
+    fn form(&self) -> CircuitForm {
+        self.inner.form()
     }
 }
 

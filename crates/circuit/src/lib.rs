@@ -45,7 +45,7 @@ pub use analysis::{
 pub use bristol::{Format, ParseError, parse_circuit, read_circuit_file, write_bristol_fashion};
 pub use builder::{Builder, millionaires_circuit};
 pub use eval::{eval_bits, eval_bitsliced};
-pub use ir::{Circuit, Gate, GateSource, Layout, Op, WireId, WithValueFormat};
+pub use ir::{Circuit, CircuitForm, Gate, GateSource, Layout, Op, WireId, WithValueFormat};
 pub use limits::{MemoryError, MemoryLimit, MemoryNeed};
 pub use netlist::{BuildStats, Gates, Lit, NetBuilder, NetlistError, OptimizeFor};
 pub use parallel::{

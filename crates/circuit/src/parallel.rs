@@ -792,6 +792,9 @@ impl GateSource for ParallelCircuit {
     fn for_each_chunk<E>(&self, f: &mut dyn FnMut(&[Gate]) -> Result<(), E>) -> Result<(), E> {
         self.for_each_flat_chunk(f)
     }
+    fn form(&self) -> crate::ir::CircuitForm {
+        crate::ir::CircuitForm::Parallel
+    }
 }
 
 /// Gate ranges helper for tests and tools: instance `k` of a span as a range.

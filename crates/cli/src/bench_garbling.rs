@@ -38,8 +38,9 @@ pub struct GarblingBenchArgs {
         value_name = "MBIT,.."
     )]
     rate_limit: Vec<f64>,
-    /// Runs of each scheme per setting, alternated; the medians are reported.
-    #[arg(long, default_value_t = 3)]
+    /// Runs of each scheme per setting, alternated; the medians are reported (--repeat, as
+    /// the other benchmarks spell it, works too).
+    #[arg(long, visible_alias = "repeat", default_value_t = 3)]
     repeats: usize,
     /// Only the in-memory figures.
     #[arg(long)]

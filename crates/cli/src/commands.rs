@@ -79,7 +79,8 @@ pub struct RunArgs {
         other party's). {INPUT_HELP}"))]
     pub inputs: Vec<String>,
     /// Compiled programs: read this party's input values from a JSON object keyed by input
-    /// name; --input values take precedence.
+    /// name, e.g. {"income": 5000} or {"db": [[1,2,3,4],[5,6,7,8]]}; --input values take
+    /// precedence.
     #[arg(long = "inputs", value_name = "FILE.json", help_heading = "Inputs")]
     pub inputs_file: Option<PathBuf>,
     /// Keep listening after a run and serve the next peer, one run per connection, with the
@@ -568,6 +569,14 @@ pub fn run(args: RunArgs) -> Result<()> {
             session.run(ch, Endpoint::Listening(listener))?
         }
         (None, Some(addr)) => {
+            // Said first, since connecting retries silently until --timeout.
+            if !session.quiet {
+                eprintln!(
+                    "party {}: connecting to {addr} (retrying for up to {} s, --timeout)",
+                    session.me.letter(),
+                    session.timeout.as_secs_f64()
+                );
+            }
             let ch = session.connect(addr)?;
             session.run(ch, Endpoint::Connected(addr))?
         }

@@ -46,6 +46,10 @@ pub struct CompileCmdArgs {
     /// Print the summary (and with --stats the pass figures) as JSON.
     #[arg(long)]
     pub json: bool,
+    /// No progress line or notes on stderr (a compile longer than a second shows its
+    /// progress when stderr is a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
     /// Stream gates through a temporary file next to the output instead of holding the
     /// circuit in RAM (for programs of hundreds of millions of gates). Memory then stays at
     /// the program's variables plus about 50 MB; the summary has gate counts but no AND
@@ -56,6 +60,13 @@ pub struct CompileCmdArgs {
     pub low_memory: bool,
     #[command(flatten)]
     pub compile: CompileArgs,
+}
+
+impl CompileCmdArgs {
+    /// Nothing on stderr but errors: --quiet, or --json (whose output is for programs).
+    fn quiet(&self) -> bool {
+        self.quiet || self.json
+    }
 }
 
 pub fn compile(args: CompileCmdArgs) -> Result<()> {
@@ -83,6 +94,18 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
             output.display()
         );
     }
+    // Checked before compiling, which may take minutes, rather than when writing.
+    let folder = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        bail!(
+            "cannot write {}: there is no directory {}",
+            output.display(),
+            folder.display()
+        );
+    }
     if args.compile.compact_mode() == CompactArg::Always {
         // Compact compilation streams through temporary files anyway.
         return compile_compact(&args, &args.compile.options(), &output);
@@ -91,11 +114,15 @@ pub fn compile(args: CompileCmdArgs) -> Result<()> {
         return compile_low_memory(&args, &output);
     }
     let opts = args.compile.options();
-    let compiled =
-        match compile_either(&args.source, &opts, args.compile.compact_mode(), args.json)? {
-            Either::Flat(compiled) => compiled,
-            Either::Compact => return compile_compact(&args, &opts, &output),
-        };
+    let compiled = match compile_either(
+        &args.source,
+        &opts,
+        args.compile.compact_mode(),
+        args.quiet(),
+    )? {
+        Either::Flat(compiled) => compiled,
+        Either::Compact => return compile_compact(&args, &opts, &output),
+    };
     let c = &compiled.circuit;
     validate(c).context("the compiler produced an invalid circuit; this is a bug in pgc")?;
     let parallel = compiled
@@ -224,7 +251,8 @@ fn compile_compact(
     };
     let tmp = output.with_extension(format!("pgc.tmp{}", std::process::id()));
     let guard = TempFile::register(tmp.clone());
-    let (interface, cs, summary) = compile_compact_to(&args.source, opts, &dir, &tmp, args.json)?;
+    let (interface, cs, summary) =
+        compile_compact_to(&args.source, opts, &dir, &tmp, args.quiet())?;
     std::fs::rename(&tmp, output).with_context(|| format!("cannot write {}", output.display()))?;
     guard.keep();
     let rate = cs.gates_final as f64 / cs.elapsed.as_secs_f64().max(1e-9);

@@ -1,4 +1,4 @@
-//! `pgc demo`: the real protocol between two parties on this machine (loopback TCP), on
+//! `pgc demo`: the real protocol between two parties on this machine (TLS over loopback), on
 //! circuits pgc builds itself or compiles from an embedded C example, each result checked
 //! against an independent answer.
 

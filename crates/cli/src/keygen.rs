@@ -7,7 +7,7 @@ use clap::Args;
 use pgc_net::keys::default_identity_path;
 use pgc_net::{Identity, Secret};
 
-const KEYGEN_ABOUT: &str = "\
+pub const KEYGEN_ABOUT: &str = "\
 Each party runs `pgc keygen` once. It writes the party's private key (readable by the owner \
 only) and prints the public fingerprint, pgc1-... . Give your fingerprint to the other party \
 over a channel where you recognise each other (in person, by phone, signed mail); it is not \
@@ -23,7 +23,6 @@ Examples:
   pgc keygen --secret shared.psk   # a shared secret for --psk";
 
 #[derive(Args)]
-#[command(long_about = KEYGEN_ABOUT)]
 pub struct KeygenArgs {
     /// Where to write the key [default: $XDG_CONFIG_HOME/pgc/identity.pem or
     /// ~/.config/pgc/identity.pem].

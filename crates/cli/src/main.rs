@@ -30,8 +30,9 @@ In a C program, parameters or locals named INPUT_A_x / INPUT_B_x are party A's /
 private inputs; OUTPUT_x is revealed to both, OUTPUT_A_x only to A, OUTPUT_B_x only to B. A \
 Verilog design's top-module ports follow the same names.
 
-Party A garbles the circuit, party B evaluates it (Yao's garbled circuits with free-XOR and \
-half-gates; B's input labels arrive by IKNP oblivious transfer).";
+By default party A garbles the circuit and party B evaluates it (Yao's garbled circuits with \
+free-XOR and half-gates; B's input labels arrive by IKNP oblivious transfer); --protocol gmw \
+runs GMW instead, both parties holding XOR shares of every wire (semi-honest only).";
 
 const AFTER_HELP: &str = "\
 Quick start (two machines, a C program both have a copy of):
@@ -74,8 +75,9 @@ Examples:
   pgc run millionaires.c --party b --connect hostA:7000 --input income=7000 --security malicious
 
   # Arrays, structs, or a JSON file of inputs (compile once, copy the .pgc to both sides):
-  pgc compile biomatch.c -D N=512        # writes biomatch.pgc
-  pgc run biomatch.pgc --party b --connect hostA:7000 --input 'sample=[3,1,4,1]' --inputs db.json
+  pgc compile biomatch.c -D BIOMATCH_N=512   # writes biomatch.pgc
+  pgc run biomatch.pgc --party a --listen 0.0.0.0:7000 --inputs db.json   # {\"db\": [[1,2,3,4], ...]}
+  pgc run biomatch.pgc --party b --connect hostA:7000 --input 'sample=[3,1,4,1]'
 
   # A holds the key, B the plaintext of a Bristol Fashion AES-128 circuit:
   pgc run aes_128.txt --party a --listen 0.0.0.0:7000 --input 0x000102030405060708090a0b0c0d0e0f
@@ -87,9 +89,8 @@ Examples:
 
 Either side may start first: --connect retries until --timeout. The listening side ignores
 connections that fail authentication (noting each on stderr) and keeps waiting for its peer.
-Both sides must load the same
-circuit (same program and compile options); a different circuit, version, input assignment or
-output visibility stops both with an error.";
+Both sides must load the same circuit (same program and compile options); a different circuit,
+version, input assignment or output visibility stops both with an error.";
 
 const LOCAL_EXAMPLES: &str = "\
 Both parties run in this process, so every output is shown (OUTPUT_A_x as party A decoded it,
@@ -125,6 +126,22 @@ Examples:
 run, local, eval and info also take the .c file directly, with the same -D/-I/--optimize/--entry
 options (compiled programs are cached under $XDG_CACHE_HOME/pgc or ~/.cache/pgc).";
 
+const INFO_EXAMPLES: &str = "\
+Examples:
+  pgc info examples/millionaires.c            # compiles (cached) and describes the circuit
+  pgc info examples/biomatch.c                # lists the parallel regions: line, instances, ANDs
+  pgc info millionaires.pgc --json            # the same figures as JSON
+  pgc info aes_128.txt                        # a Bristol circuit (no names or types)
+  pgc info builtin:random:4096x100";
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  pgc bench garble                            # half-gates speed on one thread, in memory
+  pgc bench run --ands 4000000                # both parties over loopback, TLS and plaintext
+  pgc bench run --ands 100000 --security malicious
+  pgc bench apps --small --out results/       # BioMatch, MExp, MVMul tables and SVG plots
+Each subcommand's --help lists its options and defaults; BENCHMARKS.md has the figures.";
+
 #[derive(Parser)]
 #[command(name = "pgc", version, about = "Secure two-party computation with garbled circuits",
     long_about = ABOUT, after_help = AFTER_HELP)]
@@ -144,6 +161,7 @@ enum Command {
     #[command(after_help = COMPILE_EXAMPLES)]
     Compile(compile::CompileCmdArgs),
     /// Show a circuit's size, AND depth, level widths, wire memory and typed inputs/outputs.
+    #[command(after_help = INFO_EXAMPLES)]
     Info(commands::InfoArgs),
     /// Evaluate a circuit in the clear on all its inputs (no security; for checking).
     #[command(after_help = EVAL_EXAMPLES)]
@@ -155,12 +173,21 @@ enum Command {
     #[command(after_help = LOCAL_EXAMPLES)]
     Local(commands::LocalArgs),
     /// Make this party's key (or a shared secret) for the encrypted connection.
-    #[command(after_help = keygen::KEYGEN_EXAMPLES)]
+    #[command(long_about = keygen::KEYGEN_ABOUT, after_help = keygen::KEYGEN_EXAMPLES)]
     Keygen(keygen::KeygenArgs),
-    /// Measure garbling, OT and end-to-end protocol speed on generated circuits.
+    /// Measure speed: garbling, OT, whole runs, the seed paper's experiments, GPU.
+    ///
+    /// Garbling, OT extension and whole runs on generated circuits (garble, ot, run), the
+    /// seed paper's experiments (width, apps, ipp), the GPU engine against the CPU (gpu) and
+    /// three-halves against half-gates garbling (garbling).
+    #[command(after_help = BENCH_EXAMPLES)]
     Bench(bench::BenchArgs),
-    /// Show the whole system working: secure millionaires' comparison (built in code and
-    /// compiled from C), AES-128 and a throughput run.
+    /// Show the whole system working: two parties on this machine, each result checked.
+    ///
+    /// Two parties on this machine over loopback TLS, each result checked: millionaires
+    /// (built in code and compiled from C), AES-128 (Yao and GMW), a throughput run, BioMatch
+    /// in three parallel modes, a compact 200×200 edit distance, and the millionaires at
+    /// --security malicious with a recorded run in which cheats are caught.
     Demo(DemoArgs),
 }
 
@@ -190,8 +217,31 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", pgc_engine::error_text(&e));
+            eprintln!("error: {}{}", pgc_engine::error_text(&e), hint(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// What to add to an error whose cause is not evident from it: a file pgc took for a
+/// Bristol circuit (neither a `.pgc` file by its contents nor named *.c, *.v or *.sv) that is
+/// not one at all, e.g. C++ source or a C program saved under another name.
+fn hint(e: &anyhow::Error) -> String {
+    use pgc_circuit::bristol::{CircuitFileError, ParseErrorKind};
+    for cause in e.chain() {
+        if let Some(CircuitFileError::Parse { path, source }) = cause.downcast_ref() {
+            let header = matches!(
+                source.kind,
+                ParseErrorKind::BadHeader { .. } | ParseErrorKind::MissingHeader { .. }
+            );
+            if source.line == 1 && header {
+                return format!(
+                    " ({} is not a pgc circuit file, and pgc compiles only files named *.c \
+                     (C) or *.v, *.sv (Verilog), so it was read as a Bristol circuit)",
+                    path.display()
+                );
+            }
+        }
+    }
+    String::new()
 }

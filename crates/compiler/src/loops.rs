@@ -68,8 +68,10 @@ use crate::replay::{BoundProgram, Interval, NO_REG, Op};
 use crate::types::{IntTy, Ty};
 
 /// Shapes of one loop body with the bounds of its integers compiled as templates before
-/// further shapes leave the bounds out (an edit-distance table makes about two per column).
-const MAX_RANGED_SHAPES_PER_BODY: usize = 1 << 14;
+/// further shapes leave the bounds out (an edit-distance table makes about five per row or
+/// column: its cells bounded by `max(i, j)` differ below, on and above the diagonal, and the
+/// first row and column hold constants).
+const MAX_RANGED_SHAPES_PER_BODY: usize = 1 << 15;
 
 /// Shapes without bounds compiled after those before further shapes use one generic
 /// template (every bit of every place a wire).

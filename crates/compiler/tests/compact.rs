@@ -618,7 +618,7 @@ fn nest_headers_follow_c_arithmetic() {
 #[test]
 fn counter_as_value_and_subscript_past_every_shape_tier() {
     let src = r#"
-        #define N 16500
+        #define N 32900
         int mpc_main(int INPUT_A_a, int INPUT_B_b) {
             int x[N];
             for (int j = 0; j < N; j++)
@@ -631,7 +631,8 @@ fn counter_as_value_and_subscript_past_every_shape_tier() {
     "#;
     let (loops, iterations, ..) = loop_templates("counter_tiers", src, 2, 5);
     assert!(loops >= 1, "no loop stored once");
-    assert!(iterations < 16_500 + 8, "{iterations} iterations outlined");
+    // Past 2^15 ranged shapes and 32 with constants (loops.rs), iterations run inline.
+    assert!(iterations < 32_900 + 8, "{iterations} iterations outlined");
 }
 
 /// A loop-variant constant of a nest (`c[i]`) that decides a loop in the body (`k <

@@ -77,6 +77,14 @@ impl GateSource for Loaded {
             _ => None,
         }
     }
+    fn form(&self) -> pgc_circuit::CircuitForm {
+        match self {
+            Loaded::Memory(c) => c.form(),
+            Loaded::Generated(g) => g.form(),
+            Loaded::Compact(c) => c.form(),
+            Loaded::Unrolled(f) => f.form(),
+        }
+    }
     fn check_complete(&self) -> Result<(), String> {
         match self {
             Loaded::Memory(c) => c.check_complete(),
@@ -172,7 +180,8 @@ pub enum CompactArg {
     Auto,
     /// Store each function once per argument shape (which argument bits are constants) and
     /// expand it while garbling: compiling and the file follow the program's size, not the
-    /// unrolled gate count. Compact circuits run sequentially (--parallel none).
+    /// unrolled gate count. Compact circuits run the sequential protocol (--parallel none
+    /// or auto), their calls that share no wire on --threads threads when it is given.
     Always,
     /// Always unroll every call and loop (the circuit can be split for parallel runs).
     Never,
@@ -233,7 +242,8 @@ pub struct CompileArgs {
     /// gates (Yosys and ABC synthesize AND/XOR gates) [default: words].
     #[arg(long, value_enum, value_name = "FLOW")]
     pub verilog_flow: Option<VerilogFlowArg>,
-    /// Most iterations one loop may unroll to before compiling stops with an error.
+    /// Most iterations one loop may unroll to before compiling stops with an error
+    /// [default: 1048576].
     #[arg(long, value_name = "N")]
     pub unroll_limit: Option<u64>,
     /// Store functions called many times once, as templates expanded while garbling:
@@ -305,7 +315,8 @@ pub struct CircuitArgs {
     /// Fashion / MAND / old Bristol file, or builtin:NAME (builtin:millionaires,
     /// builtin:aes128, builtin:random:WIDTHxDEPTH).
     pub circuit: String,
-    /// Bristol file format; detected from the file's line structure when not given.
+    /// Bristol file format: bristol-fashion (Bristol Fashion, basic or MAND) or bristol (the
+    /// old Bristol format); detected from the file's line structure when not given.
     #[arg(long, value_parser = parse_format, help_heading = "Bristol circuits")]
     pub format: Option<Format>,
     /// Bristol circuits: how each value's bits map to wires: lsb0 (wire 0 = least significant

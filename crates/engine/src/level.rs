@@ -11,20 +11,24 @@ use pgc_protocol::malicious::{DEFAULT_STAT_SEC, MAX_STAT_SEC};
 /// `--security`: the variants' comments are the guarantees `--help` lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LevelArg {
-    /// Both parties follow the protocol; each learns only the outputs revealed to it. A
-    /// party running modified software can learn the other's inputs or make the result
-    /// wrong. The fastest level, and the only one with the --parallel modes.
+    /// If both parties run pgc unmodified, each learns the outputs revealed to it and
+    /// nothing else about the other's inputs. A party running modified software can learn
+    /// more of the other's inputs or make the result wrong, undetected. The fastest level,
+    /// and the only one with the --parallel modes, GMW and the GPU.
     SemiHonest,
     /// Cut-and-choose Yao (KSS12, majority output): against a party running arbitrary
     /// modified software, the honest party's inputs stay private and its outputs are
     /// correct, except with probability at most 2^-S (S = --stat-sec). A detected cheat
-    /// aborts the run with an error naming the check that failed; no output is given. Costs
-    /// ≈ 3.1·S garbled copies of the circuit (123 for S = 40, 45 of them evaluated); the
-    /// circuit runs sequentially, up to --threads copies at a time.
+    /// aborts the run with an error naming the check that failed; no output is given (a
+    /// garbler caught cheating learns that it was caught, with a chance that does not depend
+    /// on the evaluator's inputs). Costs ≈ 3.1·S garbled copies of the circuit (123 for
+    /// S = 40, 45 of them evaluated); the circuit runs sequentially, up to --threads copies
+    /// at a time.
     Malicious,
     /// Each party garbles once and evaluates the other's circuit, then a secure equality
     /// test compares the outputs. A cheater can learn at most one bit about the other's
-    /// inputs beyond its outputs (whether the test passed), and the honest party never
+    /// inputs beyond its outputs (whether the test passed, which can answer a yes/no
+    /// question of its choosing; with --serve, one bit per run), and the honest party never
     /// accepts a wrong output: a failed test aborts the run. About 2× semi-honest; every
     /// output must be revealed to both (OUTPUT_x); the circuit runs sequentially.
     DualExecution,

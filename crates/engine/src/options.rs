@@ -68,11 +68,11 @@ pub struct ProtocolArgs {
     #[arg(long, value_name = "ANDS", help_heading = "Parallelism")]
     pub tau: Option<usize>,
     /// Limit what this party sends to MBIT megabits per second, to try a WAN on a LAN or
-    /// one machine (with `local`: each party's sends).
+    /// one machine (with `local`: each party's sends) [default: no limit].
     #[arg(long, value_name = "MBIT", help_heading = "Network shaping")]
     pub rate_limit: Option<f64>,
     /// Delay everything this party sends by MS milliseconds (one way; with `local`: both
-    /// directions, so a round trip takes 2 × MS).
+    /// directions, so a round trip takes 2 × MS) [default: no delay].
     #[arg(long, value_name = "MS", help_heading = "Network shaping")]
     pub latency: Option<f64>,
     /// Where this party garbles or evaluates: cpu (the default), gpu (an NVIDIA GPU; needs a

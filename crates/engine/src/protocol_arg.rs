@@ -26,7 +26,8 @@ pub enum ProtocolArg {
     /// per AND gate but waits for the peer once per AND level (one one-way latency each), so
     /// it suits circuits of low AND depth (compile with --optimize depth) on a fast link.
     /// Semi-honest only: each party learns its outputs and nothing else if both follow the
-    /// protocol; a party running modified software can change the result. One thread.
+    /// protocol; a party running modified software can change the result undetected or
+    /// learn more. One thread.
     Gmw,
     /// Measure the link at the handshake (round trip, bandwidth) and run the protocol
     /// predicted to finish first for this circuit's AND gates and AND depth; both parties

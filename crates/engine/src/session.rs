@@ -133,7 +133,8 @@ pub fn parallel_form(
 /// Loads what a protocol run needs: the sequential protocol takes the circuit levelized
 /// and packed into slots; the parallel one takes it as phases and regions. Under
 /// `--parallel auto` the circuit is loaded first and then `config` is set to what auto
-/// chose for it (see [`pgc_protocol::auto`]), which is said on stderr unless `quiet`.
+/// chose for it (see [`pgc_protocol::auto`]); the note saying so is returned, for the
+/// caller to print once the inputs are known to be good (an input error comes first).
 /// `threads_given`: `--threads` was given; `both_parties_here`: under `pgc local`; `who`
 /// prefixes the note (`"party A: "` under `run`).
 pub fn load_for_protocol(
@@ -144,13 +145,13 @@ pub fn load_for_protocol(
     quiet: bool,
     who: &str,
     loaded: Option<&circuits::Program>,
-) -> Result<circuits::Program> {
+) -> Result<(circuits::Program, Option<String>)> {
     // A program the caller holds in memory already is copied, not loaded again.
     let held = loaded.filter(|p| matches!(p.circuit, Loaded::Memory(_)));
     match config.mode {
         ParallelMode::None => match held.and_then(|p| circuits::prepare_copy(p, &c.circuit)) {
-            Some(prepared) => prepared,
-            None => circuits::load_for_run(c, c.stream_for_run(), quiet),
+            Some(prepared) => prepared.map(|p| (p, None)),
+            None => circuits::load_for_run(c, c.stream_for_run(), quiet).map(|p| (p, None)),
         },
         ParallelMode::Auto => {
             // Loaded as for the sequential protocol (streamed only when it must be), but
@@ -163,17 +164,17 @@ pub fn load_for_protocol(
             let shared_cores = both_parties_here
                 .then(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let choice = auto_choice(program, config.threads, threads_given, shared_cores);
-            if !quiet {
-                eprintln!(
+            let note = (!quiet).then(|| {
+                format!(
                     "{who}--parallel auto chose {}: {}",
                     choice.mode.name(),
                     choice.reason
-                );
-            }
+                )
+            });
             config.mode = choice.mode;
             config.threads = choice.threads;
             let sequential = choice.mode == ParallelMode::None;
-            match (owned, held) {
+            let program = match (owned, held) {
                 (Some(program), _) if sequential => circuits::prepare(program, &c.circuit),
                 (Some(program), _) => Ok(program),
                 (None, Some(p)) if sequential => {
@@ -181,15 +182,18 @@ pub fn load_for_protocol(
                 }
                 (None, Some(p)) => circuits::copy_in_memory(p).context("a program held in memory"),
                 (None, None) => bail!("no program loaded"),
-            }
+            };
+            Ok((program?, note))
         }
         _ => {
             if c.stream {
                 bail!("--stream runs the sequential protocol: add --parallel none (on both sides)");
             }
             match held.and_then(circuits::copy_in_memory) {
-                Some(p) => Ok(p),
-                None => circuits::load_streamed(c, circuits::Stream::Never, quiet),
+                Some(p) => Ok((p, None)),
+                None => {
+                    circuits::load_streamed(c, circuits::Stream::Never, quiet).map(|p| (p, None))
+                }
             }
         }
     }
@@ -533,7 +537,7 @@ impl PartySession {
             Party::A => "party A: ",
             Party::B => "party B: ",
         };
-        let program = load_for_protocol(
+        let (program, auto_note) = load_for_protocol(
             o.circuit,
             &mut config,
             o.p.threads.is_some(),
@@ -565,6 +569,9 @@ impl PartySession {
                 )
             })?,
         };
+        if let Some(note) = auto_note {
+            eprintln!("{note}");
+        }
         let notes = crate::security::stderr_notes(me.letter(), !o.p.quiet);
         check_gpu_early(o.p.device, protocol, level, parallel.is_none())?;
         Ok(PartySession {
@@ -749,7 +756,7 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
     let timeout = o.p.timeout()?;
     let quiet = o.p.quiet || o.p.json;
     let shape = o.p.link_shape()?;
-    let program = load_for_protocol(
+    let (program, auto_note) = load_for_protocol(
         o.circuit,
         &mut config,
         o.p.threads.is_some(),
@@ -806,6 +813,9 @@ pub fn run_local(o: &LocalOptions) -> Result<LocalOutcome> {
             )
         }
     };
+    if let Some(note) = auto_note {
+        eprintln!("{note}");
+    }
     let security = if o.insecure_plaintext {
         LocalSecurity::Plaintext
     } else {

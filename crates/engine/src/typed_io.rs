@@ -107,6 +107,21 @@ fn resolve(iface: &Interface, scope: Scope, name: &str, flag_for: FlagFor) -> Re
     }
 }
 
+/// The name to give `port` by: its short name, unless another port in `scope` shares it
+/// (`pgc eval`'s INPUT_A_x and INPUT_B_x), then the full name.
+fn name_to_give<'a>(iface: &Interface, scope: Scope, port: &'a InputPort) -> &'a str {
+    let sharing = iface
+        .inputs
+        .iter()
+        .filter(|q| scope.covers(q.owner) && q.short_name() == port.short_name())
+        .count();
+    if sharing > 1 {
+        &port.name
+    } else {
+        port.short_name()
+    }
+}
+
 fn expected_list(iface: &Interface, scope: Scope, flag_for: FlagFor) -> String {
     let ports: Vec<String> = iface
         .inputs
@@ -116,7 +131,7 @@ fn expected_list(iface: &Interface, scope: Scope, flag_for: FlagFor) -> String {
             format!(
                 "{} {}=VALUE ({})",
                 flag_for(p.owner),
-                p.short_name(),
+                name_to_give(iface, scope, p),
                 p.ctype.c_name()
             )
         })
@@ -225,7 +240,7 @@ impl<'a> Gathered<'a> {
                     "missing input {} (give it with {} {}=VALUE)",
                     describe(p),
                     flag_for(p.owner),
-                    p.short_name()
+                    name_to_give(self.iface, scope, p)
                 )
             })
             .collect();

@@ -373,6 +373,8 @@ pub fn yao_hello(party: Party) -> Hello {
         protocol: pgc_protocol::ProtocolChoice::Yao,
         garbling: Default::default(),
         cluster_ranks: 0,
+        // What a gate list in memory states (the `GateSource` default).
+        form: pgc_circuit::CircuitForm::Gates,
     }
 }
 

@@ -26,6 +26,17 @@ pub use tls::{TlsChannel, TlsSettings};
 /// hostile peer from making us allocate gigabytes.
 pub const DEFAULT_MAX_FRAME: usize = 64 << 20;
 
+/// A wait as error messages give it: "3.0 s", or "50 ms" below a second.
+fn seconds(d: &std::time::Duration) -> String {
+    // Rounded first: a deadline's remainder is often a hair under the whole seconds given.
+    let ms = (d.as_secs_f64() * 1e3).round();
+    if ms >= 1e3 {
+        format!("{:.1} s", ms / 1e3)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
 /// What can go wrong on a channel. Messages name the cause in terms a user can act on.
 #[derive(Debug, Error)]
 pub enum NetError {
@@ -33,7 +44,7 @@ pub enum NetError {
     Closed,
     #[error("interrupted")]
     Interrupted,
-    #[error("timed out after {0:?} waiting for the peer")]
+    #[error("timed out after {} waiting for the peer", seconds(.0))]
     Timeout(std::time::Duration),
     #[error("the peer announced a {len}-byte message, more than the limit of {max} bytes")]
     FrameTooLarge { len: u64, max: usize },
@@ -44,7 +55,10 @@ pub enum NetError {
         addr: String,
         source: std::io::Error,
     },
-    #[error("nobody accepted a connection at {addr} within {waited:?} (last error: {last_error})")]
+    #[error(
+        "nobody accepted a connection at {addr} within {} (last error: {last_error})",
+        seconds(.waited)
+    )]
     ConnectTimeout {
         addr: String,
         waited: std::time::Duration,
@@ -60,13 +74,14 @@ pub enum NetError {
         addr: String,
         source: std::io::Error,
     },
-    #[error("no peer connected to {addr} within {waited:?}")]
+    #[error("no peer connected to {addr} within {}", seconds(.waited))]
     AcceptTimeout {
         addr: String,
         waited: std::time::Duration,
     },
     #[error(
-        "only {got} of {wanted} extra connections were set up with the peer at {addr} within {waited:?}"
+        "only {got} of {wanted} extra connections were set up with the peer at {addr} within {}",
+        seconds(.waited)
     )]
     StreamsTimeout {
         addr: String,
@@ -112,8 +127,9 @@ pub enum NetError {
     #[error("TLS: {0}")]
     Tls(String),
     #[error(
-        "no peer connected to {addr} and completed set-up within {waited:?}; {refused} \
-         connection(s) were turned away, the last because {last}"
+        "no peer connected to {addr} and completed set-up within {}; {refused} \
+         connection(s) were turned away, the last because {last}",
+        seconds(.waited)
     )]
     NoAuthenticatedPeer {
         addr: String,
@@ -226,5 +242,20 @@ impl<C: Channel + ?Sized> Channel for Box<C> {
     }
     fn recv_frame_into(&mut self, buf: &mut Vec<u8>, max_len: usize) -> Result<(), NetError> {
         (**self).recv_frame_into(buf, max_len)
+    }
+}
+
+#[cfg(test)]
+mod wait_text_tests {
+    use super::seconds;
+    use std::time::Duration;
+
+    #[test]
+    fn waits_print_rounded_in_seconds_or_milliseconds() {
+        assert_eq!(seconds(&Duration::from_nanos(2_999_999_799)), "3.0 s");
+        assert_eq!(seconds(&Duration::from_millis(60_000)), "60.0 s");
+        assert_eq!(seconds(&Duration::from_millis(1_250)), "1.2 s");
+        assert_eq!(seconds(&Duration::from_nanos(999_999_800)), "1.0 s");
+        assert_eq!(seconds(&Duration::from_millis(50)), "50 ms");
     }
 }

@@ -1,10 +1,10 @@
 //! The first message of every run: both parties send a [`Hello`] at once, read the peer's,
 //! and stop with the same clear error on any mismatch (wrong program, version, circuit,
-//! input assignment, output visibility, roles, or how values are read and printed: the typed
+//! the form the circuit is held in (sequential, streamed, compact, parallel), input assignment, output visibility, roles, or how values are read and printed: the typed
 //! interface's C types, the bit order of untyped values) before any secret-dependent message
 //! is sent.
 
-use pgc_circuit::{BitOrder, ValueFormat, Visibility};
+use pgc_circuit::{BitOrder, CircuitForm, ValueFormat, Visibility};
 use pgc_garble::Garbling;
 use pgc_net::Channel;
 
@@ -18,8 +18,9 @@ use crate::yao::{Party, ProtocolError};
 /// completion ("done") messages before any output, see [`crate::completion`]; the value
 /// format in the hello; 5: the security level in the hello, the malicious and
 /// dual-execution protocols; 6: the two-party protocol in the hello, GMW and the `auto`
-/// link probe; 7: the garbling scheme in the hello, three-halves tables).
-pub const PROTOCOL_VERSION: u32 = 8;
+/// link probe; 7: the garbling scheme in the hello, three-halves tables; 8: the cluster's
+/// rank count in the hello; 9: the circuit's form in the hello).
+pub const PROTOCOL_VERSION: u32 = 9;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.
@@ -51,6 +52,9 @@ pub struct Hello {
     /// 0 for one process, K for a cluster of K MPI ranks (`--cluster`): both parties must
     /// run alike.
     pub cluster_ranks: u32,
+    /// How this party holds the circuit: the same program in two forms has two
+    /// fingerprints, and saying the form lets a mismatch name its cause.
+    pub form: CircuitForm,
 }
 
 /// The garbling scheme's byte in the hello (and in `auto`'s decision, [`crate::choice`]).
@@ -104,6 +108,7 @@ impl Hello {
         v.push(self.protocol.to_byte());
         v.push(garbling_byte(self.garbling));
         v.extend_from_slice(&self.cluster_ranks.to_le_bytes());
+        v.push(self.form as u8);
         v.extend_from_slice(&self.fingerprint);
         v.extend_from_slice(&(self.input_widths.len() as u32).to_le_bytes());
         for (w, o) in self.input_widths.iter().zip(&self.input_owners) {
@@ -163,6 +168,7 @@ impl Hello {
             ProtocolChoice::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let garbling = garbling_from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let cluster_ranks = r.u32().ok_or_else(garbage)?;
+        let form = CircuitForm::from_byte(r.u8().ok_or_else(garbage)?).ok_or_else(garbage)?;
         let fingerprint: [u8; 32] = r.take(32).ok_or_else(garbage)?.try_into().unwrap();
         let n_in = r.u32().ok_or_else(garbage)? as usize;
         if n_in > bytes.len() {
@@ -223,6 +229,7 @@ impl Hello {
             protocol,
             garbling,
             cluster_ranks,
+            form,
         })
     }
 
@@ -276,6 +283,14 @@ impl Hello {
                 "the circuits differ: this side has input widths {:?} and output widths {:?}, \
                  the peer {:?} and {:?}",
                 self.input_widths, self.output_widths, peer.input_widths, peer.output_widths
+            ));
+        }
+        if peer.form != self.form {
+            return fail(format!(
+                "the parties hold the circuit in different forms: here {}, at the peer {} \
+                 (give both the same --parallel, and --stream on both sides or neither)",
+                self.form.describe(),
+                peer.form.describe()
             ));
         }
         if peer.fingerprint != self.fingerprint {
@@ -452,6 +467,7 @@ mod tests {
             protocol: ProtocolChoice::Yao,
             garbling: Garbling::HalfGates,
             cluster_ranks: 0,
+            form: CircuitForm::Gates,
         }
     }
 
@@ -506,6 +522,33 @@ mod tests {
         assert_eq!(Hello::from_bytes(&b.to_bytes()).unwrap(), b);
         let e = a.check_peer(&b).unwrap_err().to_string();
         assert!(e.contains("--protocol yao here, gmw at the peer"), "{e}");
+    }
+
+    #[test]
+    fn circuit_forms_must_match_and_the_error_names_both() {
+        let a = hello(Party::A);
+        let mut b = hello(Party::B);
+        b.form = CircuitForm::Parallel;
+        // Different forms also have different fingerprints: the form is named first.
+        b.fingerprint[0] ^= 1;
+        assert_eq!(Hello::from_bytes(&b.to_bytes()).unwrap(), b);
+        let e = a.check_peer(&b).unwrap_err().to_string();
+        assert!(e.contains("different forms"), "{e}");
+        assert!(
+            e.contains("--parallel none") && e.contains("cgp, fgp or ipp"),
+            "{e}"
+        );
+        // A form byte no pgc writes is not a hello.
+        let mut bytes = b.to_bytes();
+        assert_eq!(bytes[form_offset()], CircuitForm::Parallel as u8);
+        bytes[form_offset()] = 9;
+        assert!(Hello::from_bytes(&bytes).is_err());
+    }
+
+    /// Where the form byte sits: magic, version, party, security (tag and value),
+    /// protocol, garbling, cluster ranks.
+    fn form_offset() -> usize {
+        MAGIC.len() + 4 + 1 + hello(Party::A).security.to_bytes().len() + 1 + 1 + 4
     }
 
     #[test]
@@ -641,8 +684,8 @@ mod tests {
         }
         assert!(Hello::from_bytes(b"GET / HTTP/1.1\r\n\r\n").is_err());
         let mut v = good.clone();
-        v[8] = 9; // version
+        v[8] = 99; // version
         let e = Hello::from_bytes(&v).unwrap_err().to_string();
-        assert!(e.contains("protocol version 9"), "{e}");
+        assert!(e.contains("protocol version 99"), "{e}");
     }
 }

@@ -1070,6 +1070,7 @@ fn hello<S: GateSource>(
         protocol: terms.protocol,
         garbling: terms.garbling,
         cluster_ranks: terms.cluster_ranks as u32,
+        form: circuit.form(),
     }
 }
 

@@ -258,6 +258,7 @@ fn peer_disconnecting_mid_protocol_ends_the_run_quickly() {
             protocol: pgc_protocol::ProtocolChoice::Yao,
             garbling: Default::default(),
             cluster_ranks: 0,
+            form: pgc_circuit::CircuitForm::Gates,
         };
         cb.send_frame(&hello.to_bytes()).unwrap();
         cb.flush().unwrap();

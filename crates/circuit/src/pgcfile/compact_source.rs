@@ -378,6 +378,9 @@ impl GateSource for CompactFile {
             main: self,
         })
     }
+    fn form(&self) -> crate::ir::CircuitForm {
+        crate::ir::CircuitForm::Compact
+    }
 }
 
 /// What `open` checks of the main body beyond the format (as

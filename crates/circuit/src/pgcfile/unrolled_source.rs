@@ -247,6 +247,9 @@ impl GateSource for UnrolledFile {
     fn check_complete(&self) -> Result<(), String> {
         self.error.check()
     }
+    fn form(&self) -> crate::ir::CircuitForm {
+        crate::ir::CircuitForm::Streamed
+    }
 }
 
 fn changed(what: String) -> PgcFileError {

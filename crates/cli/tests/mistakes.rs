@@ -1,0 +1,294 @@
+//! A new user's mistakes end in one clear error line naming what and where, never a panic
+//! or a silent wait: a C program under another name, inputs that do not fit, an output
+//! folder that is not there, a peer that is not there; and the help that should have
+//! prevented them says what README and docs/ say.
+
+use std::process::Output;
+
+mod support;
+use support::Scratch;
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The one `error:` line of a failed command, asserting there is no panic.
+fn error_line(out: &Output) -> String {
+    let err = stderr(out);
+    assert!(!out.status.success(), "must fail: {err}");
+    assert!(!err.contains("panicked"), "no panic: {err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "one error line: {err}");
+    errors[0].to_string()
+}
+
+#[test]
+fn a_c_program_under_another_name_is_said_to_have_been_read_as_bristol() {
+    let s = Scratch::new("mistakes", "ext");
+    let source = "void mpc_main(int INPUT_A_x, int INPUT_B_x, int *OUTPUT_r)\n\
+                  { *OUTPUT_r = INPUT_A_x > INPUT_B_x; }\n";
+    std::fs::write(s.0.join("prog.cpp"), source).unwrap();
+    std::fs::write(s.0.join("notes.txt"), "").unwrap();
+    // A .pgc file is known by its contents, not its name.
+    std::fs::write(s.0.join("prog.pgc"), source).unwrap();
+    for (file, cause) in [
+        ("prog.cpp", "malformed first header"),
+        ("notes.txt", "file ends before"),
+        ("prog.pgc", "malformed first header"),
+    ] {
+        for cmd in [
+            vec!["info", file],
+            vec!["eval", file, "--input", "1"],
+            vec!["local", file, "--a", "x=1", "--b", "x=2"],
+        ] {
+            let out = s.pgc().args(&cmd).output().unwrap();
+            let line = error_line(&out);
+            assert!(
+                line.contains(&format!("{file}: line 1: ")),
+                "{cmd:?}: {line}"
+            );
+            assert!(line.contains(cause), "{cmd:?}: {line}");
+            assert!(
+                line.ends_with(&format!(
+                    " ({file} is not a pgc circuit file, and pgc compiles only files named *.c \
+                     (C) or *.v, *.sv (Verilog), so it was read as a Bristol circuit)"
+                )),
+                "{cmd:?}: {line}"
+            );
+        }
+    }
+    // A real Bristol file that is wrong further down gets no such hint: its name is not
+    // the problem.
+    std::fs::write(s.0.join("bad.txt"), "1 3\n2 1 1\n1 1\n\n2 1 0 1 2 FOO\n").unwrap();
+    let out = s.pgc().args(["info", "bad.txt"]).output().unwrap();
+    let line = error_line(&out);
+    assert!(line.contains("bad.txt: line "), "{line}");
+    assert!(!line.contains("is not a pgc circuit file"), "{line}");
+}
+
+#[test]
+fn eval_names_inputs_that_share_a_short_name_in_full() {
+    let s = Scratch::new("mistakes", "shared");
+    std::fs::write(
+        s.0.join("sum.c"),
+        "void mpc_main(unsigned char INPUT_A_c, unsigned char INPUT_B_c, int *OUTPUT_r)\n\
+         { *OUTPUT_r = INPUT_A_c + INPUT_B_c; }\n",
+    )
+    .unwrap();
+    // `eval` takes both parties' inputs with one flag, so `c` names neither: what the
+    // errors suggest must work as given.
+    let out = s
+        .pgc()
+        .args(["eval", "sum.c", "--input", "INPUT_A_c=1", "--input", "z=3"])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains(
+            "no input named 'z'; it expects --input INPUT_A_c=VALUE (uint8_t), \
+             --input INPUT_B_c=VALUE (uint8_t)"
+        ),
+        "{line}"
+    );
+    let out = s
+        .pgc()
+        .args(["eval", "sum.c", "--input", "INPUT_A_c=1"])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains(
+            "missing input INPUT_B_c (uint8_t) of party B (give it with --input INPUT_B_c=VALUE)"
+        ),
+        "{line}"
+    );
+    let out = support::run_ok(s.pgc().args([
+        "eval",
+        "sum.c",
+        "--input",
+        "INPUT_A_c=1",
+        "--input",
+        "INPUT_B_c=2",
+    ]));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "OUTPUT_r = 3\n");
+    // Each party's own flag keeps the short name.
+    let out = s
+        .pgc()
+        .args(["local", "sum.c", "--a", "c=1"])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(line.contains("(give it with --b c=VALUE)"), "{line}");
+}
+
+#[test]
+fn obvious_mistakes_end_in_one_error_line_naming_what_and_where() {
+    let s = Scratch::new("mistakes", "obvious");
+    std::fs::write(
+        s.0.join("chars.c"),
+        "void mpc_main(char INPUT_A_c, char INPUT_B_c, int *OUTPUT_r)\n\
+         { *OUTPUT_r = INPUT_A_c < INPUT_B_c; }\n",
+    )
+    .unwrap();
+    std::fs::write(s.0.join("cut.json"), "{\"c\": 5").unwrap();
+    std::fs::write(
+        s.0.join("wide.json"),
+        "{\"INPUT_A_c\": 300, \"INPUT_B_c\": 1}",
+    )
+    .unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["local", "nosuch.c", "--a", "c=1"],
+            "cannot read nosuch.c: No such file or directory",
+        ),
+        (
+            &["local", "chars.c", "--inputs"],
+            "a value is required for '--inputs <FILE.json>'",
+        ),
+        (
+            &["local", "chars.c", "--inputs", "cut.json"],
+            "cut.json is not valid JSON: EOF while parsing an object at line 1",
+        ),
+        (
+            &["local", "chars.c", "--a", "c=300", "--b", "c=1"],
+            "INPUT_A_c: 300 is out of range for int8_t (allowed: -128 to 127",
+        ),
+        (
+            &["eval", "chars.c", "--inputs", "wide.json"],
+            "in wide.json: INPUT_A_c: 300 is out of range for int8_t",
+        ),
+        (
+            &["local", "chars.c", "--a", "c=1", "--b", "d=1"],
+            "--b d=…: the program has no input named 'd'; it expects --b c=VALUE (int8_t)",
+        ),
+        (
+            &["run", "chars.c", "--party", "c", "--listen", "127.0.0.1:0"],
+            "invalid value 'c' for '--party <PARTY>'",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = s.pgc().args(args).output().unwrap();
+        let line = error_line(&out);
+        assert!(line.contains(expected), "{args:?}: {line}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn compiling_into_a_missing_directory_is_refused_before_compiling() {
+    let s = Scratch::new("mistakes", "outdir");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/millionaires.c");
+    for emit in ["pgc", "bristol"] {
+        let out = s
+            .pgc()
+            .args(["compile", source, "--emit", emit, "-o", "no/such/dir/m.out"])
+            .output()
+            .unwrap();
+        let line = error_line(&out);
+        assert_eq!(
+            line, "error: cannot write no/such/dir/m.out: there is no directory no/such/dir",
+            "{emit}"
+        );
+        // Refused before compiling: no summary was printed.
+        assert!(out.stdout.is_empty(), "{emit}");
+    }
+}
+
+#[test]
+fn connecting_to_a_closed_port_says_where_it_connects_and_gives_up_at_the_timeout() {
+    let s = Scratch::new("mistakes", "closed");
+    // A port that was free a moment ago and has no listener now.
+    let addr = support::loopback_addr();
+    let out = s
+        .pgc()
+        .args([
+            "run",
+            "builtin:millionaires",
+            "--party",
+            "b",
+            "--input",
+            "7",
+        ])
+        .args(["--connect", &addr, "--insecure-plaintext", "--timeout", "1"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "party B: connecting to {addr} (retrying for up to 1 s, --timeout)"
+        )),
+        "{err}"
+    );
+    let line = error_line(&out);
+    assert!(
+        line.contains(&format!(
+            "nobody accepted a connection at {addr} within 1.0 s"
+        )),
+        "{line}"
+    );
+    assert!(out.stdout.is_empty(), "no output");
+}
+
+#[test]
+fn help_texts_teach_what_the_docs_say() {
+    let s = Scratch::new("mistakes", "help");
+    // The text with its line wrapping undone.
+    let help = |args: &[&str]| {
+        let out = support::run_ok(s.pgc().args(args));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    // `pgc keygen --help` explains the fingerprint exchange, not only the flags.
+    let keygen = help(&["keygen", "--help"]);
+    assert!(
+        keygen.contains("Give your fingerprint to the other party"),
+        "{keygen}"
+    );
+    // Dual execution's leak is stated as README states it.
+    let run = help(&["run", "--help"]);
+    assert!(run.contains("a yes/no question of its choosing"), "{run}");
+    assert!(run.contains("with --serve, one bit per run"), "{run}");
+    // The example's macro is the one examples/biomatch.c reads.
+    assert!(run.contains("-D BIOMATCH_N=512"), "{run}");
+    let biomatch = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/biomatch.c"
+    ))
+    .unwrap();
+    assert!(biomatch.contains("#ifndef BIOMATCH_N"));
+    // Flags README names exist: compile --quiet, bench garbling --repeat.
+    let compile = help(&["compile", "--help"]);
+    assert!(compile.contains("-q, --quiet"), "{compile}");
+    // Defaults stated in the help are the compiler's, and --format lists its values.
+    let unroll = pgc_compiler::Options::default().unroll_limit;
+    assert!(
+        compile.contains(&format!("stops with an error [default: {unroll}]")),
+        "{compile}"
+    );
+    let info = help(&["info", "--help"]);
+    assert!(
+        info.contains("bristol-fashion (Bristol Fashion, basic or MAND) or bristol"),
+        "{info}"
+    );
+    assert!(help(&["bench", "garbling", "--help"]).contains("[alias: --repeat]"));
+}
+
+#[test]
+fn a_parallel_mode_on_one_side_only_is_named_as_the_cause_on_both_sides() {
+    let s = Scratch::new("mistakes", "forms");
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/millionaires.c");
+    let (a, b) = support::two_parties(
+        &s,
+        program,
+        &["--input", "income=5", "--parallel", "cgp"],
+        &["--input", "income=3", "--parallel", "none"],
+    );
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for (side, out) in [("A", &a), ("B", &b)] {
+        let line = error_line(out);
+        assert!(line.contains("different forms"), "party {side}: {line}");
+        assert!(line.contains("same --parallel"), "party {side}: {line}");
+    }
+    assert!(error_line(&a).contains("here phases and regions for --parallel cgp"));
+    assert!(error_line(&b).contains("here a gate list for the sequential protocol"));
+}
