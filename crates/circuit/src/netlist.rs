@@ -494,6 +494,11 @@ impl NodeStore {
 /// Calls per chunk of the call store (a chunk is decoded whole when read back).
 const CALL_CHUNK_CALLS: usize = 1 << 14;
 
+/// Encoded bytes after which a chunk is closed whatever its call count: calls with tens of
+/// thousands of inputs (a row of a table stored once) would otherwise make chunks of
+/// hundreds of MiB when decoded (8 bytes an input).
+const CALL_CHUNK_BYTES: usize = 1 << 20;
+
 /// One recorded call of a compact template: its outputs are nodes
 /// `first_node..first_node + num_outputs`, its inputs `inputs` (literals of earlier nodes).
 #[derive(Clone, Debug, Default)]
@@ -616,7 +621,7 @@ impl CallStore {
         self.last_first_node = call.first_node;
         self.current_calls += 1;
         self.total += 1;
-        if self.current_calls == CALL_CHUNK_CALLS {
+        if self.current_calls == CALL_CHUNK_CALLS || self.current.len() >= CALL_CHUNK_BYTES {
             self.seal()?;
         }
         Ok(())

@@ -579,3 +579,73 @@ void mpc_main(uint8_t INPUT_A_a[R * C], uint8_t INPUT_B_b[C], uint32_t *OUTPUT_s
         );
     }
 }
+
+/// The textbook edit distance (one inline double loop, `int` cells) in compact form: its
+/// rows' exact bounds differ, so the nest is keyed by rounded bounds and the rows of a band
+/// share a template, their results' bounds replayed per call. The distance is the unrolled
+/// circuit's and the Rust one's under `pgc local` on one thread and two, for strings with
+/// no common character (every cell at its bound) and for strings with some.
+#[test]
+fn textbook_edit_distance_rows_stored_once_give_the_distance() {
+    let s = Scratch::new("textbook");
+    let len = 70;
+    let define = format!("EDIT_LEN={len}");
+    let program = example("edit_distance_textbook.c");
+    let out = s.path("rows.pgc");
+    let compiled = json_of(&run_ok(s.pgc().args([
+        "compile",
+        &program,
+        "-D",
+        &define,
+        "--compact",
+        "always",
+        "-o",
+        &out,
+        "--json",
+    ])));
+    let rows = compiled["loop_iterations_outlined_nested"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        rows >= len as u64 / 2,
+        "{rows} rows stored once: {compiled}"
+    );
+    let flat = s.path("flat.pgc");
+    run_ok(s.pgc().args([
+        "compile",
+        &program,
+        "-D",
+        &define,
+        "--compact",
+        "never",
+        "-o",
+        &flat,
+    ]));
+    let disjoint: (Vec<u8>, Vec<u8>) = (vec![b'x'; len], vec![b'y'; len]);
+    let mixed: (Vec<u8>, Vec<u8>) = (
+        (0..len).map(|i| b'a' + (i * 7 % 26) as u8).collect(),
+        (0..len).map(|i| b'a' + (i * 11 % 26) as u8).collect(),
+    );
+    for (a, b) in [disjoint, mixed] {
+        let want = edit_distance(&a, &b);
+        let (ta, tb) = (format!("a={}", list(&a)), format!("b={}", list(&b)));
+        for (file, threads) in [(&flat, "1"), (&out, "1"), (&out, "2")] {
+            let local = json_of(&run_ok(s.pgc().args([
+                "local",
+                file,
+                "--a",
+                &ta,
+                "--b",
+                &tb,
+                "--json",
+                "--threads",
+                threads,
+            ])));
+            assert_eq!(
+                local["outputs"],
+                json!({"OUTPUT_return": want}),
+                "{file}, {threads} threads"
+            );
+        }
+    }
+}

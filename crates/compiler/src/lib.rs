@@ -23,6 +23,7 @@ mod phases;
 #[doc(hidden)]
 pub mod randprog;
 mod range;
+mod replay;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -69,6 +70,11 @@ pub struct Options {
     /// Value-range analysis: integer operations over only the bits that can be nonzero
     /// (see the `range` module); off only to measure what it saves.
     pub value_ranges: bool,
+    /// Compact compilation: loop templates record how their results' intervals follow from
+    /// their inputs' and replay that per call (the `replay` module), so a nest whose rows make new
+    /// shapes may key its rows by rounded bounds and store them once; off only to measure
+    /// what it gains.
+    pub bound_replay: bool,
 }
 
 impl Default for Options {
@@ -85,6 +91,7 @@ impl Default for Options {
             gate_budget: None,
             verilog_flow: verilog::VerilogFlow::Words,
             value_ranges: true,
+            bound_replay: true,
         }
     }
 }

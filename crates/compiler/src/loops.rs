@@ -43,11 +43,15 @@
 //! runs the inner loop inside the outer template's builder, where its iterations become
 //! calls of their own templates. Constants that change between iterations of a nest
 //! (`d[i][0] = i`) become template inputs where that lets iterations share a template
-//! ([`Lowerer::loop_variant_bits`]); a nest that keeps making new shapes (a table whose
-//! bounds grow row by row) runs inline.
+//! ([`Lowerer::loop_variant_bits`]). A nest that keeps making new shapes (a table whose
+//! bounds grow row by row) is then keyed by *rounded* bounds ([`round_key_bound`]), so the
+//! rows of a band share a template; each call replays the template's bound program
+//! ([`crate::replay`]) from the call's exact intervals, so its results' bounds are those of
+//! the row, not of the band, and the next row rounds exact bounds again. A nest whose
+//! rounded shapes do not repeat either runs inline.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasher, BuildHasherDefault};
 use std::rc::Rc;
 
 use lang_c::ast::*;
@@ -60,6 +64,7 @@ use crate::bits::Bits;
 use crate::compact::{MemoEntry, ShapeHasher, as_template_inputs, is_template_input};
 use crate::expr::{const_value, integer_constant};
 use crate::lower::{Binding, Lowerer, R, Val, VarId};
+use crate::replay::{BoundProgram, Interval, NO_REG, Op};
 use crate::types::{IntTy, Ty};
 
 /// Shapes of one loop body with the bounds of its integers compiled as templates before
@@ -582,6 +587,8 @@ struct Use {
 struct LoopEntry {
     call: MemoEntry,
     out_ranges: Vec<Option<(u64, u64)>>,
+    /// The template's bound program ([`LoopState::programs`]), where one was recorded.
+    prog: Option<u32>,
 }
 
 /// How much of an iteration its shape fixes.
@@ -642,10 +649,26 @@ pub struct LoopState<'a> {
     no_lift: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Nests whose first template with lifted constants was held against one without.
     lift_checked: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
+    /// The bound programs of loop templates ([`crate::replay`]).
+    programs: Vec<BoundProgram>,
+    /// Scratch registers of replays.
+    replay_stack: Vec<Interval>,
+    /// Nests keyed by rounded bounds (their first shapes were not reused).
+    rounded: HashMap<usize, Rounded, BuildHasherDefault<ShapeHasher>>,
     /// Templates with lifted constants being built (one inside another counts twice):
     /// while any is, a loop whose condition is not a constant stops the build
     /// ([`Lowerer::lifted_decides_loop`]).
     lifting: u32,
+}
+
+/// A nest keyed by rounded bounds: its shape and reuse counts when it switched, the
+/// (hashed) rounded shapes seen, and how many were seen once before being built.
+#[derive(Default)]
+struct Rounded {
+    shapes: usize,
+    reuses: u64,
+    seen: HashSet<u64, BuildHasherDefault<ShapeHasher>>,
+    first_sightings: u64,
 }
 
 /// Per use of a nest: the constant it held at the last iteration (if it held one), and
@@ -686,6 +709,85 @@ impl LoopState<'_> {
     /// Of those, the nests (an outer loop's body holding a loop stored once).
     pub fn nests_outlined(&self) -> u64 {
         self.nests_outlined.len() as u64
+    }
+}
+
+/// The upper bounds of the integers used (`ivs`, from [`Lowerer::use_intervals`]), which the
+/// template assumes of its inputs (lower bounds would make nearly every iteration of a table
+/// its own shape). A lifted constant's bound is rounded up to 2^k - 1, so that iterations
+/// holding different constants share shapes; with `round_all` (a nest whose rows make new
+/// shapes) every bound is rounded ([`round_key_bound`]); other bounds stay exact. The
+/// results' bounds are replayed per call from the exact ones ([`crate::replay`]), so rounding
+/// the key does not make them grow.
+fn key_bounds(
+    ivs: &[Option<Interval>],
+    uses: &[Use],
+    starts: &[usize],
+    lifted: &[bool],
+    round_all: bool,
+) -> Vec<Option<u64>> {
+    ivs.iter()
+        .zip(uses)
+        .map(|(iv, u)| {
+            let hi = iv.as_ref()?.1;
+            Some(if round_all {
+                round_key_bound(hi)
+            } else if lifted.get(starts[u.place] + u.off as usize) == Some(&true) {
+                round_up_bound(hi)
+            } else {
+                hi
+            })
+        })
+        .collect()
+}
+
+/// In a nest keyed by rounded bounds, the constant bits of a use below the width of its
+/// rounded bound become template inputs (`lifted`, per bit of the places; made as long as
+/// them if empty): a row whose cells are at most 7 (3 wires) then has the shape of one whose
+/// cells are at most 14 (4 wires), both in the class "at most 14", and bits that a cell's
+/// lower bound fixes (in `[4, 7]` bit 2 is a constant 1) do not set rows apart either.
+/// Uses whose bits are all constants, and variables that subscripts name, are left as they
+/// are.
+fn widen_to_rounded_bounds(
+    lifted: &mut Vec<bool>,
+    places: &[Place],
+    uses: &[Use],
+    starts: &[usize],
+    flat: &[Lit],
+    his: &[Option<u64>],
+    index_vars: &[VarId],
+) {
+    for (u, hi) in uses.iter().zip(his) {
+        let Some(hi) = *hi else { continue };
+        if index_vars.contains(&places[u.place].var) {
+            continue;
+        }
+        let at = starts[u.place] + u.off as usize;
+        let bits = &flat[at..at + u.len as usize];
+        if bits.iter().all(|l| l.as_const().is_some()) {
+            continue;
+        }
+        let width = (64 - hi.leading_zeros() as usize).min(bits.len());
+        for k in 0..width {
+            if bits[k].as_const().is_some() {
+                if lifted.is_empty() {
+                    *lifted = vec![false; flat.len()];
+                }
+                lifted[at + k] = true;
+            }
+        }
+    }
+}
+
+/// `hi` rounded up to `2^k - 2` (`0` stays `0`): the bound a row of a nest keyed by rounded
+/// bounds assumes for an integer of at most `hi`. Not `2^k - 1`: a value of at most `2^k - 2`
+/// plus one still fits in `k` bits, so a row's cells cost what they cost with exact bounds
+/// one bit narrower (see docs/c-subset.md, "Nests").
+fn round_key_bound(hi: u64) -> u64 {
+    if hi == 0 || hi >= u64::MAX / 2 {
+        hi
+    } else {
+        (u64::MAX >> (hi + 1).leading_zeros()) - 1
     }
 }
 
@@ -742,7 +844,11 @@ impl<'a> Lowerer<'a> {
         } else {
             Vec::new()
         };
-        let mut his = self.use_bounds(&uses, &starts, &flat, &lifted);
+        // The exact intervals of the uses (the key holds their upper bounds, rounded in a
+        // nest keyed by rounded bounds; the call's results are replayed from them).
+        let ivs = self.use_intervals(&uses, &starts, &flat);
+        let round_all = nest && self.compact.loops.rounded.contains_key(&key_body);
+        let mut his = key_bounds(&ivs, &uses, &starts, &lifted, round_all);
         let shapes = self
             .compact
             .loops
@@ -765,10 +871,11 @@ impl<'a> Lowerer<'a> {
         if tier == Tier::Generic && places.iter().any(|p| index_vars.contains(&p.var)) {
             return Ok(false);
         }
-        if !lifted.is_empty() {
+        if !lifted.is_empty() && !round_all {
             // Constants are lifted only where the rest of the iteration's shape was seen
             // before (the rows differ in nothing else): elsewhere a template input and
-            // its rounded bound would cost gates and gain no shared template.
+            // its rounded bound would cost gates and gain no shared template. (Keyed by
+            // rounded bounds, a shape is built only when it comes again anyway.)
             let mut skeleton_his = his.clone();
             for (h, u) in skeleton_his.iter_mut().zip(&uses) {
                 if lifted.get(starts[u.place] + u.off as usize) == Some(&true) {
@@ -786,8 +893,21 @@ impl<'a> Lowerer<'a> {
             );
             if self.compact.loops.skeletons.insert((key_body, skeleton)) {
                 lifted = Vec::new();
-                his = self.use_bounds(&uses, &starts, &flat, &lifted);
+                his = key_bounds(&ivs, &uses, &starts, &lifted, round_all);
             }
+        }
+        // Loop-variant constants lifted (their builds are checked as such, below).
+        let lifting = !lifted.is_empty();
+        if round_all && tier == Tier::Ranged {
+            widen_to_rounded_bounds(
+                &mut lifted,
+                &places,
+                &uses,
+                &starts,
+                &flat,
+                &his,
+                &index_vars,
+            );
         }
         let key = self.loop_shape(&places, &uses, &values, &his, &lifted, &trace, tier);
         let (generic, ranged) = (tier == Tier::Generic, tier == Tier::Ranged);
@@ -808,18 +928,61 @@ impl<'a> Lowerer<'a> {
                     .get(&key_body)
                     .copied()
                     .unwrap_or(0);
-                if nest && shapes >= NEST_SHAPES_BEFORE_REUSE && reuses < shapes as u64 {
+                let (shapes_then, reuses_then) = self
+                    .compact
+                    .loops
+                    .rounded
+                    .get(&key_body)
+                    .map_or((0, 0), |r| (r.shapes, r.reuses));
+                let (new_shapes, new_reuses) = (shapes - shapes_then, reuses - reuses_then);
+                if round_all {
+                    // A rounded shape is built when it comes again: the first row of a band
+                    // runs inline, and rows whose rounded bounds still differ (a table
+                    // bounded by `i + j`) build nothing before the nest runs inline.
+                    let hash = BuildHasherDefault::<ShapeHasher>::default().hash_one(&memo_key.1);
+                    let r = self
+                        .compact
+                        .loops
+                        .rounded
+                        .get_mut(&key_body)
+                        .expect("rounded");
+                    if r.seen.insert(hash) {
+                        r.first_sightings += 1;
+                        if r.first_sightings > NEST_SHAPES_BEFORE_REUSE as u64
+                            && new_reuses + (new_shapes as u64) < r.first_sightings
+                        {
+                            self.compact.loops.refused.insert(key_body);
+                        }
+                        return Ok(false);
+                    }
+                }
+                if nest && new_shapes >= NEST_SHAPES_BEFORE_REUSE && new_reuses < new_shapes as u64
+                {
                     // Its iterations keep making new shapes (a table whose bounds grow
                     // row by row): each would hold a copy of its inner loop's calls,
-                    // which the main body holds more cheaply.
+                    // which the main body holds more cheaply. Keyed by rounded bounds, rows
+                    // of a band may share templates (their results' bounds replayed per
+                    // call stay exact); if they still do not, it runs inline.
+                    if !round_all && self.opts.value_ranges && self.opts.bound_replay {
+                        self.compact.loops.rounded.insert(
+                            key_body,
+                            Rounded {
+                                shapes,
+                                reuses,
+                                ..Rounded::default()
+                            },
+                        );
+                        return self.try_outline(body);
+                    }
                     self.compact.loops.refused.insert(key_body);
                     return Ok(false);
                 }
                 *self.compact.loops.shapes.entry(key_body).or_default() += 1;
                 let his = if ranged { his } else { vec![None; uses.len()] };
                 let counts_before = self.loop_counts();
-                let lifting = !lifted.is_empty();
-                self.compact.loops.lifting += lifting as u32;
+                // Widened bits, too, may make a loop's condition secret in the template.
+                let any_lifted = !lifted.is_empty();
+                self.compact.loops.lifting += any_lifted as u32;
                 let built = self.build_loop_template(
                     body,
                     &places,
@@ -833,7 +996,7 @@ impl<'a> Lowerer<'a> {
                         starts: &starts,
                     },
                 );
-                self.compact.loops.lifting -= lifting as u32;
+                self.compact.loops.lifting -= any_lifted as u32;
                 match built {
                     Ok(e) if lifting && self.compact.loops.lift_checked.insert(key_body) => {
                         // The first template a nest builds with lifted constants is held
@@ -842,7 +1005,7 @@ impl<'a> Lowerer<'a> {
                         // where the constant folds, more than sharing the rows saves.
                         let counts_lifted = self.loop_counts();
                         let his_unlifted = if ranged {
-                            self.use_bounds(&uses, &starts, &flat, &[])
+                            key_bounds(&ivs, &uses, &starts, &[], round_all)
                         } else {
                             vec![None; uses.len()]
                         };
@@ -925,8 +1088,57 @@ impl<'a> Lowerer<'a> {
             .map(|(_, l)| *l)
             .collect();
         let mut results = self.call_memo(&entry.call, &inputs);
+        // The results' intervals: the upper bounds replayed from the uses' exact intervals
+        // where the template has a bound program, within what its build found either way.
+        // Lower bounds stay the build's: a replayed one fixes the common high bits of a
+        // cell's bounds as constants, and those are part of the next iteration's shape
+        // (nearly every cell of a table would be its own shape, as with lower bounds in
+        // the key).
+        let out_ranges: Vec<Option<Interval>> = match entry.prog {
+            Some(p) => {
+                let loops = &mut self.compact.loops;
+                let replayed =
+                    crate::replay::replay(&loops.programs, p, &ivs, &mut loops.replay_stack);
+                replayed
+                    .iter()
+                    .zip(&entry.out_ranges)
+                    .map(|(r, b)| match (*r, *b) {
+                        (Some(r), Some(b)) => Some((b.0, r.1.min(b.1))),
+                        (_, b) => b,
+                    })
+                    .collect()
+            }
+            None => entry.out_ranges.clone(),
+        };
+        // Inside a template whose bound program is recorded, the call is a step of it.
+        let mut result_regs: Vec<u32> = Vec::new();
+        if let Some(p) = entry.prog
+            && self.ranges.recording().is_some()
+        {
+            let in_regs: Vec<u32> = uses
+                .iter()
+                .zip(&ivs)
+                .map(|(u, iv)| {
+                    if iv.is_none() {
+                        return NO_REG;
+                    }
+                    let at = starts[u.place] + u.off as usize;
+                    self.bound_reg(&flat[at..at + u.len as usize])
+                })
+                .collect();
+            let build_ivs: Vec<Interval> = out_ranges
+                .iter()
+                .map(|r| r.unwrap_or((0, u64::MAX)))
+                .collect();
+            let programs = &self.compact.loops.programs;
+            let rec = self.ranges.recording().expect("recording");
+            let first = rec
+                .rec
+                .push_call(p, &programs[p as usize], &in_regs, &build_ivs);
+            result_regs = (first..first + uses.len() as u32).collect();
+        }
         let mut noted: FastSet<NotedUse> = HashSet::default();
-        for (u, r) in uses.iter().zip(&entry.out_ranges) {
+        for (k, (u, r)) in uses.iter().zip(&out_ranges).enumerate() {
             // A use of the same bits as an earlier one with the same interval (`d[i][j - 1]`
             // read twice) was noted already.
             if let Some((lo, hi)) = *r
@@ -936,6 +1148,9 @@ impl<'a> Lowerer<'a> {
                 let slice = &mut results[at..at + u.len as usize];
                 let noted = self.note_range(slice.to_vec(), lo, hi);
                 slice.copy_from_slice(&noted);
+                if let Some(&r) = result_regs.get(k) {
+                    self.bind_reg(&noted, r);
+                }
             }
         }
         // The variables hold what they held before the call (the template was built with
@@ -1531,38 +1746,31 @@ impl<'a> Lowerer<'a> {
         key
     }
 
-    /// The upper bounds of the integers used, which the template assumes of its inputs
-    /// (lower bounds would make nearly every iteration of a table its own shape). A lifted
-    /// constant's bound is rounded up to 2^k - 1, so that iterations holding different
-    /// constants share shapes; other bounds stay exact (rounded ones would grow row by
-    /// row: see docs/c-subset.md). A use of the same bits as an earlier one (`d[i][j - 1]`
-    /// read twice) has its bound (looking it up again would find the same interval).
-    fn use_bounds(
+    /// The intervals of the integers used (exact; `None` for other uses and where the
+    /// analysis is off). A use of the same bits as an earlier one (`d[i][j - 1]` read twice)
+    /// has its interval (looking it up again would find the same).
+    fn use_intervals(
         &mut self,
         uses: &[Use],
         starts: &[usize],
         flat: &[Lit],
-        lifted: &[bool],
-    ) -> Vec<Option<u64>> {
-        let mut his: Vec<Option<u64>> = Vec::with_capacity(uses.len());
+    ) -> Vec<Option<Interval>> {
+        let mut ivs: Vec<Option<Interval>> = Vec::with_capacity(uses.len());
         let mut first_use: HashMap<(usize, u64, u64), usize, BuildHasherDefault<ShapeHasher>> =
             HashMap::default();
         for (k, u) in uses.iter().enumerate() {
-            let hi = if !u.int || !self.opts.value_ranges {
+            let iv = if !u.int || !self.opts.value_ranges {
                 None
             } else if let Some(&j) = first_use.get(&(u.place, u.off, u.len)) {
-                his[j]
+                ivs[j]
             } else {
                 first_use.insert((u.place, u.off, u.len), k);
                 let at = starts[u.place] + u.off as usize;
-                let bits = &flat[at..at + u.len as usize];
-                let rounded = lifted.get(at) == Some(&true);
-                self.range_of(bits)
-                    .map(|(_, hi)| if rounded { round_up_bound(hi) } else { hi })
+                self.range_of(&flat[at..at + u.len as usize])
             };
-            his.push(hi);
+            ivs.push(iv);
         }
-        his
+        ivs
     }
 
     /// Per bit of the places (one after another), whether it is a constant of a use of the
@@ -1711,6 +1919,11 @@ impl<'a> Lowerer<'a> {
             .collect();
         let outer = std::mem::replace(&mut self.g, NetBuilder::new(self.opts.optimize));
         let outer_ranges = self.ranges.enter_builder();
+        let record =
+            self.opts.value_ranges && self.opts.bound_replay && his.iter().any(Option::is_some);
+        if record {
+            self.ranges.start_recording();
+        }
         let saved_paths = self.take_path_state();
         // Swap the places' bits for the template's inputs, inside the variables.
         let mut fresh = self.g.input(num_inputs).into_iter();
@@ -1739,13 +1952,17 @@ impl<'a> Lowerer<'a> {
             };
             var.bits.write(range.start, &swapped);
         }
-        // The bounds the shape fixes, as facts about the template's inputs.
-        for (u, hi) in uses.iter().zip(his) {
+        // The bounds the shape fixes, as facts about the template's inputs (the inputs of
+        // the bound program).
+        for (k, (u, hi)) in uses.iter().zip(his).enumerate() {
             if let Some(hi) = *hi {
                 let p = places[u.place];
                 let at = (p.off + u.off) as usize..(p.off + u.off + u.len) as usize;
                 let bits = self.vars[p.var].bits.slice(at.clone()).into_owned();
                 let noted = self.note_range(bits, 0, hi);
+                if record && let Some(iv) = self.range_of(&noted) {
+                    self.record_op(&noted, Op::Input(k as u32), iv);
+                }
                 self.vars[p.var].bits.write(at.start, &noted);
             }
         }
@@ -1754,6 +1971,7 @@ impl<'a> Lowerer<'a> {
         self.compact.building -= 1;
         let mut results: Vec<Lit> = Vec::new();
         let mut out_ranges = Vec::with_capacity(uses.len());
+        let mut out_regs = Vec::with_capacity(uses.len());
         if r.is_ok() {
             for p in places {
                 results.extend_from_slice(
@@ -1763,15 +1981,17 @@ impl<'a> Lowerer<'a> {
             for u in uses {
                 let p = places[u.place];
                 let at = (p.off + u.off) as usize..(p.off + u.off + u.len) as usize;
-                let r = if u.int && self.opts.value_ranges {
+                let (r, reg) = if u.int && self.opts.value_ranges {
                     let bits = self.var_slice(p.var, at).into_owned();
-                    self.range_of(&bits)
+                    (self.range_of(&bits), self.bound_reg(&bits))
                 } else {
-                    None
+                    (None, NO_REG)
                 };
                 out_ranges.push(r);
+                out_regs.push(reg);
             }
         }
+        let recording = self.ranges.take_recording();
         // The variables get their own bits back, whatever happened.
         for (p, bits) in places.iter().zip(saved_bits) {
             let var = &mut self.vars[p.var];
@@ -1790,6 +2010,15 @@ impl<'a> Lowerer<'a> {
         self.restore_path_state(saved_paths);
         r?;
         let call = self.finish_template("loop body", body.span, inner, &results, num_inputs)?;
-        Ok(LoopEntry { call, out_ranges })
+        let prog = recording.map(|rec| {
+            let programs = &mut self.compact.loops.programs;
+            programs.push(rec.rec.finish(out_regs));
+            programs.len() as u32 - 1
+        });
+        Ok(LoopEntry {
+            call,
+            out_ranges,
+            prog,
+        })
     }
 }

@@ -43,6 +43,7 @@ use pgc_circuit::{Lit, OptimizeFor, blocks};
 
 use crate::compact::ShapeHasher;
 use crate::lower::{Lowerer, Val};
+use crate::replay::{Interval, NO_REG, Op, Recorder, Select};
 use crate::types::IntTy;
 
 /// Values wider than this keep no interval (`long long` is the widest integer).
@@ -116,24 +117,56 @@ pub struct Ranges {
     old: Table,
     /// Recent comparisons, for recognizing a minimum or maximum.
     orders: Orders,
+    /// The bound program of the template being built, where one is recorded
+    /// ([`crate::replay`]).
+    rec: Option<Recording>,
     pub stats: RangeStats,
 }
 
+/// A bound program being recorded, and the register of each literal vector (trimmed) whose
+/// interval it derives.
+#[derive(Default)]
+pub(crate) struct Recording {
+    pub(crate) rec: Recorder,
+    regs: HashMap<Box<[Lit]>, u32, RangeHasher>,
+}
+
+/// The tables of a builder, and its recording.
+pub(crate) type SavedRanges = (Table, Table, Orders, Option<Recording>);
+
 impl Ranges {
-    /// Starts the tables of a new builder (a template's); returns the current one's.
-    pub(crate) fn enter_builder(&mut self) -> (Table, Table, Orders) {
+    /// Starts the tables of a new builder (a template's), recording nothing; returns the
+    /// current one's.
+    pub(crate) fn enter_builder(&mut self) -> SavedRanges {
         (
             std::mem::take(&mut self.young),
             std::mem::take(&mut self.old),
             std::mem::take(&mut self.orders),
+            self.rec.take(),
         )
     }
 
     /// Back to the builder whose tables `enter_builder` returned (statistics are kept).
-    pub(crate) fn leave_builder(&mut self, (young, old, orders): (Table, Table, Orders)) {
+    pub(crate) fn leave_builder(&mut self, (young, old, orders, rec): SavedRanges) {
         self.young = young;
         self.old = old;
         self.orders = orders;
+        self.rec = rec;
+    }
+
+    /// Records the current builder's bound program from now on.
+    pub(crate) fn start_recording(&mut self) {
+        self.rec = Some(Recording::default());
+    }
+
+    /// The recording of the current builder, which stops.
+    pub(crate) fn take_recording(&mut self) -> Option<Recording> {
+        self.rec.take()
+    }
+
+    /// The recording of the current builder, if one is made.
+    pub(crate) fn recording(&mut self) -> Option<&mut Recording> {
+        self.rec.as_mut()
     }
 
     fn get(&mut self, key: &[Lit]) -> Option<(u64, u64)> {
@@ -410,10 +443,85 @@ impl Lowerer<'_> {
                 Some((hl, hh)) => (hl.min(l), hh.max(h)),
             });
         }
-        match hull {
-            Some((lo, hi)) => self.note_range(out, lo, hi),
-            None => out,
+        let Some((lo, hi)) = hull else {
+            return out;
+        };
+        let out = self.note_range(out, lo, hi);
+        if self.ranges.rec.is_some() {
+            let regs: Vec<u32> = inputs.iter().map(|x| self.bound_reg(x)).collect();
+            if !regs.contains(&NO_REG)
+                && let Some(iv) = self.range_of(&out)
+            {
+                let rec = self.ranges.rec.as_mut().expect("recording");
+                let r = rec.rec.push_hull(&regs, iv);
+                self.bind_reg(&out, r);
+            }
         }
+        out
+    }
+
+    /// The register of the bound program being recorded that holds the interval of `bits`:
+    /// the one its derivation was recorded in, else a new one holding only the interval
+    /// known now. [`NO_REG`] when nothing is recorded or `bits` has no interval.
+    pub(crate) fn bound_reg(&mut self, bits: &[Lit]) -> u32 {
+        if self.ranges.rec.is_none() {
+            return NO_REG;
+        }
+        let key = trimmed(bits);
+        if let Some(&r) = self.ranges.rec.as_ref().and_then(|rec| rec.regs.get(key)) {
+            return r;
+        }
+        let Some(iv) = self.range_of(key) else {
+            return NO_REG;
+        };
+        let rec = self.ranges.rec.as_mut().expect("recording");
+        let r = rec.rec.push(Op::Const, iv);
+        rec.regs.insert(key.into(), r);
+        r
+    }
+
+    /// Records that register `r` holds the interval of `bits` (from now on).
+    pub(crate) fn bind_reg(&mut self, bits: &[Lit], r: u32) {
+        if let Some(rec) = self.ranges.rec.as_mut()
+            && r != NO_REG
+        {
+            rec.regs.insert(trimmed(bits).into(), r);
+        }
+    }
+
+    /// Records `op(a, b)` (registers of `a` and `b`) as the derivation of `out`'s interval.
+    pub(crate) fn record_binary(
+        &mut self,
+        op: fn(u32, u32) -> Op,
+        out: &[Lit],
+        a: &[Lit],
+        b: &[Lit],
+    ) {
+        if self.ranges.rec.is_none() {
+            return;
+        }
+        let (ra, rb) = (self.bound_reg(a), self.bound_reg(b));
+        if ra == NO_REG || rb == NO_REG {
+            return;
+        }
+        let Some(iv) = self.range_of(out) else {
+            return;
+        };
+        let rec = self.ranges.rec.as_mut().expect("recording");
+        let r = rec.rec.push(op(ra, rb), iv);
+        self.bind_reg(out, r);
+    }
+
+    /// Records a register of the program being recorded whose interval the build found to be
+    /// `iv`, holding `op`, as the interval of `bits`; returns it ([`NO_REG`] when nothing is
+    /// recorded).
+    pub(crate) fn record_op(&mut self, bits: &[Lit], op: Op, iv: Interval) -> u32 {
+        let Some(rec) = self.ranges.rec.as_mut() else {
+            return NO_REG;
+        };
+        let r = rec.rec.push(op, iv);
+        self.bind_reg(bits, r);
+        r
     }
 
     /// Remembers that `lt` is the unsigned comparison `x < y` of the (full-width) operand
@@ -455,7 +563,7 @@ impl Lowerer<'_> {
     /// literal vectors chosen between (equal trimmed vectors hold equal numbers), so each
     /// is a fact about the Boolean functions on all inputs, like every interval here.
     pub(crate) fn mux_ranged(&mut self, sel: Lit, t: &[Lit], f: &[Lit]) -> Vec<Lit> {
-        let Some((lo, hi, hull_from)) = self.select_range(sel, t, f) else {
+        let Some((lo, hi, hull_from, order)) = self.select_range(sel, t, f) else {
             return blocks::mux_word(&mut self.g, sel, t, f);
         };
         let fixed_from = bit_len((lo ^ hi) as u128).min(t.len());
@@ -481,12 +589,33 @@ impl Lowerer<'_> {
             s.and_gates_avoided += tally.ands;
             s.gates_avoided += tally.ands + tally.xors;
         }
-        self.note_range(out, lo, hi)
+        let out = self.note_range(out, lo, hi);
+        if self.ranges.rec.is_some() {
+            let (rt, rf) = (self.bound_reg(t), self.bound_reg(f));
+            if rt != NO_REG
+                && rf != NO_REG
+                && let Some(iv) = self.range_of(&out)
+            {
+                let op = Op::Select {
+                    t: rt,
+                    f: rf,
+                    order,
+                };
+                self.record_op(&out, op, iv);
+            }
+        }
+        out
     }
 
     /// The interval of `sel ? t : f` ([`Self::mux_ranged`]) and the first bit that the hull
     /// alone would fix.
-    fn select_range(&mut self, sel: Lit, t: &[Lit], f: &[Lit]) -> Option<(u64, u64, usize)> {
+    /// Also which of the choices' bounds bound it, for the bound program being recorded.
+    fn select_range(
+        &mut self,
+        sel: Lit,
+        t: &[Lit],
+        f: &[Lit],
+    ) -> Option<(u64, u64, usize, Select)> {
         if !self.opts.value_ranges || t.len() != f.len() || sel.as_const().is_some() {
             return None;
         }
@@ -495,23 +624,28 @@ impl Lowerer<'_> {
         let (mut lo, mut hi) = (tlo.min(flo), thi.max(fhi));
         let hull_from = bit_len((lo ^ hi) as u128).min(t.len());
         let (tk, fk) = (trimmed(t), trimmed(f));
+        let mut order = Select::default();
         for (x, y, exact) in self.ranges.orders.about(sel) {
             if x == tk && y == fk {
                 // sel ⇒ t ≤ f: r ≤ f; exact: r = min(t, f).
                 hi = hi.min(fhi);
+                order.hi_f = true;
                 if exact {
                     hi = hi.min(thi);
+                    order.hi_t = true;
                 }
             }
             if x == fk && y == tk {
                 // sel ⇒ f ≤ t: r ≥ f; exact: r = max(t, f).
                 lo = lo.max(flo);
+                order.lo_f = true;
                 if exact {
                     lo = lo.max(tlo);
+                    order.lo_t = true;
                 }
             }
         }
-        Some((lo, hi, hull_from))
+        Some((lo, hi, hull_from, order))
     }
 
     /// `a op b` for operands of type `ct` (already converted), built over fewer bits where
@@ -612,6 +746,15 @@ impl Lowerer<'_> {
             }
             _ => {
                 let bits = self.note_range(resized(&out, w), lo as u64, hi as u64);
+                let op: fn(u32, u32) -> Op = match kind {
+                    Narrowed::Add => Op::Add,
+                    Narrowed::Sub => Op::Sub,
+                    Narrowed::Mul => Op::Mul,
+                    Narrowed::Div => Op::Div,
+                    Narrowed::Rem => Op::Rem,
+                    _ => Op::And,
+                };
+                self.record_binary(op, &bits, a, b);
                 Some(Val::Int(ct, bits))
             }
         }

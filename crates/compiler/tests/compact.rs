@@ -281,10 +281,18 @@ fn inline_textbook_edit_distance_becomes_templates() {
             .unwrap()
             .replace("#define EDIT_LEN 16", "#define EDIT_LEN 24");
     let (loops, iterations, templates, and_compact, and_flat) = loop_templates("edt", &src, 30, 11);
+    let c = compile_compact_source(&src, "edt", &Options::default()).unwrap();
+    let rows = c.loop_iterations_outlined_nested;
+    eprintln!(
+        "edt-24: {iterations} iterations, {rows} rows, {templates} templates, {and_compact} / {and_flat} AND"
+    );
     // The cell loop's 24 × 24 iterations: a shape is the cells' constant bits and upper
-    // bounds, which change along the table's edges and diagonal (a few per column).
-    assert!(loops >= 1, "no loop stored once");
-    assert!(iterations >= 24 * 24, "{iterations} iterations outlined");
+    // bounds, which change along the table's edges and diagonal (a few per column). Rows
+    // whose exact bounds differ are keyed by rounded bounds: the rows of a band share a
+    // template (the first of each band, and the rows where the band changes, run inline).
+    assert!(loops >= 2, "no loop stored once");
+    assert!(rows >= 12, "{rows} rows stored once");
+    assert!(iterations >= 24 * 12, "{iterations} iterations outlined");
     assert!(templates <= 6 * 24, "{templates} templates");
     // The bounds pass through the templates: cells stay narrow (without them every cell
     // would be 32-bit arithmetic, about 7 times the AND gates). A row of the nest takes
@@ -695,4 +703,173 @@ fn lifted_divisor_that_costs_more_stays_a_constant() {
         and_compact <= and_flat + and_flat / 20,
         "compact {and_compact} AND against {and_flat} unrolled"
     );
+}
+
+/// Column counts: `d[i][j]` is at most `i`, so every row of the nest has its own exact
+/// bounds. Keyed by rounded bounds, the rows of a band share a template; the bounds of
+/// their results are replayed per call from the exact ones, so they do not grow (rounded
+/// bounds reported as they are would double row by row).
+fn column_counts(rows: usize, cols: usize, tail: &str) -> String {
+    format!(
+        r#"
+        #include <stdint.h>
+        void mpc_main(uint8_t INPUT_A_a[{rows}], uint8_t INPUT_B_b[{cols}], int OUTPUT_r[{cols} + 1]) {{
+            int d[{rows} + 1][{cols}];
+            for (int j = 0; j < {cols}; j++)
+                d[0][j] = 0;
+            for (int i = 1; i <= {rows}; i++)
+                for (int j = 0; j < {cols}; j++)
+                    d[i][j] = d[i - 1][j] + (INPUT_A_a[i - 1] == INPUT_B_b[j]);
+            for (int j = 0; j < {cols}; j++)
+                OUTPUT_r[j] = d[{rows}][j];
+            OUTPUT_r[{cols}] = {tail};
+        }}
+    "#
+    )
+}
+
+/// AND gates of a compact circuit's main body (calls not counted).
+fn main_body_ands(c: &pgc_compiler::CompiledCompact) -> u64 {
+    c.circuit
+        .main
+        .iter()
+        .filter(
+            |it| matches!(it, pgc_circuit::compact::Item::Gate(g) if g.op == pgc_circuit::Op::And),
+        )
+        .count() as u64
+}
+
+#[test]
+fn nest_rows_share_templates_under_rounded_bounds() {
+    let src = column_counts(40, 5, "0");
+    let opts = Options::default();
+    // All-zero and all-one inputs make every cell a match: each hits its bound.
+    same_outputs("column-counts", &src, &opts, 30, 77);
+    let c = compile_compact_source(&src, "column-counts", &opts).unwrap();
+    let flat = compile_source(&src, "column-counts", &opts).unwrap();
+    // Rows 1-4 (exact shapes), then every row but the first of each band (5, 8, 16, 32),
+    // which runs inline: a rounded shape is built when it comes again.
+    assert_eq!(c.loop_iterations_outlined_nested, 36, "rows as calls");
+    let is_call =
+        |it: &pgc_circuit::compact::Item| matches!(it, pgc_circuit::compact::Item::Call(_));
+    let rows = c
+        .circuit
+        .templates
+        .iter()
+        .filter(|t| t.items.iter().any(is_call))
+        .count();
+    // 4 exact shapes, then one per band of rounded bounds (6, 14, 30, 62).
+    assert_eq!(rows, 8, "row templates for 40 rows");
+    // The bounds do not grow: the cells stay as narrow as unrolled ones, up to the bit a
+    // rounded band costs (doubling bounds would cost several times the ANDs).
+    let (compact, unrolled) = (c.stats.and_gates_final, flat.circuit.and_count() as u64);
+    assert!(
+        compact * 4 <= unrolled * 5,
+        "compact {compact} AND against {unrolled} unrolled"
+    );
+    // Without the replay the rows make new shapes and the nest runs inline after 4.
+    let off = Options {
+        bound_replay: false,
+        ..Options::default()
+    };
+    let c_off = compile_compact_source(&src, "column-counts", &off).unwrap();
+    assert_eq!(c_off.loop_iterations_outlined_nested, 4);
+    same_outputs("column-counts-off", &src, &off, 5, 78);
+}
+
+/// A row template built for a band of rows reports, at a call from a later row of the
+/// band, the bounds replayed from that row's exact inputs, tighter than the ones it was
+/// built with; the caller's next arithmetic is narrowed by them. Here the last row (17) is
+/// built for rows of at most 30 (bounds 2^5 - 2), so its results are at most 31 as the build
+/// sees them, and at most 17 replayed: their product is 9 bits wide, not 10, exactly what
+/// the unrolled circuit builds.
+#[test]
+fn replayed_bounds_narrow_the_callers_arithmetic() {
+    let opts = Options::default();
+    let with = column_counts(17, 2, "d[17][0] * d[17][1]");
+    let without = column_counts(17, 2, "0");
+    same_outputs("product", &with, &opts, 30, 91);
+    let compact = |src: &str| compile_compact_source(src, "product", &opts).unwrap();
+    let (cw, co) = (compact(&with), compact(&without));
+    // Rows 1-4, 6-7, 9-15 and 17 (the first of each band runs inline).
+    assert_eq!(cw.loop_iterations_outlined_nested, 14, "rows stored once");
+    let product_compact = main_body_ands(&cw) - main_body_ands(&co);
+    let flat = |src: &str| {
+        compile_source(src, "product", &opts)
+            .unwrap()
+            .circuit
+            .and_count()
+    };
+    let product_unrolled = flat(&with) - flat(&without);
+    assert_eq!(
+        product_compact, product_unrolled,
+        "the product after the nest costs what it costs with exact bounds"
+    );
+}
+
+/// The textbook edit distance at 40 characters: its rows are keyed by rounded bounds, so a
+/// row template built for a band is called with the smaller exact bounds of later rows.
+/// On strings with no common character every cell reaches its bound (`max(i, j)`), and on
+/// equal strings the diagonal stays 0: the compact circuit gives the unrolled circuit's
+/// distance (and the DP's) on both, and on strings in between.
+#[test]
+fn textbook_edit_distance_rows_at_their_bounds() {
+    let n = 40;
+    let src =
+        std::fs::read_to_string(common::repo_root().join("examples/edit_distance_textbook.c"))
+            .unwrap()
+            .replace("#define EDIT_LEN 16", &format!("#define EDIT_LEN {n}"));
+    let opts = Options::default();
+    let compact = compile_compact_source(&src, "edt-40", &opts).unwrap();
+    assert!(
+        compact.loop_iterations_outlined_nested >= 30,
+        "{} rows stored once",
+        compact.loop_iterations_outlined_nested
+    );
+    let flat = compile_source(&src, "edt-40", &opts).unwrap();
+    let source_form = CompactSource::new(compact.circuit).expect("valid compact circuit");
+    let bits_of = |a: &[u8], b: &[u8]| -> Vec<bool> {
+        a.iter()
+            .chain(b)
+            .flat_map(|&c| (0..8).map(move |k| (c >> k) & 1 == 1))
+            .collect()
+    };
+    let value = |bits: &[bool]| -> u32 {
+        bits.iter()
+            .take(32)
+            .enumerate()
+            .map(|(k, &b)| (b as u32) << k)
+            .sum()
+    };
+    let dp = |a: &[u8], b: &[u8]| -> u32 {
+        let mut prev: Vec<u32> = (0..=b.len() as u32).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i as u32; b.len() + 1];
+            for j in 1..=b.len() {
+                let cost = (a[i - 1] != b[j - 1]) as u32;
+                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    };
+    let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+        (vec![b'x'; n], vec![b'y'; n]),
+        (vec![255; n], vec![0; n]),
+        (vec![b'q'; n], vec![b'q'; n]),
+        (
+            (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect(),
+            (0..n).map(|i| b'a' + (i * 11 % 26) as u8).collect(),
+        ),
+        (
+            (0..n).map(|i| (i % 3) as u8).collect(),
+            (0..n).map(|i| (i % 5) as u8).collect(),
+        ),
+    ];
+    for (a, b) in cases {
+        let bits = bits_of(&a, &b);
+        let want = dp(&a, &b);
+        assert_eq!(value(&eval_bits(&flat.circuit, &bits)), want, "unrolled");
+        assert_eq!(value(&eval_bits(&source_form, &bits)), want, "compact");
+    }
 }
