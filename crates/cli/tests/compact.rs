@@ -71,6 +71,22 @@ fn edit_distance(a: &[u8], b: &[u8]) -> u32 {
     row[b.len()]
 }
 
+/// The outputs `pgc local FILE --a A --b B --json --threads T` prints.
+fn local_outputs(s: &Scratch, file: &str, a: &str, b: &str, threads: &str) -> serde_json::Value {
+    json_of(&run_ok(s.pgc().args([
+        "local",
+        file,
+        "--a",
+        a,
+        "--b",
+        b,
+        "--json",
+        "--threads",
+        threads,
+    ])))["outputs"]
+        .clone()
+}
+
 fn list(v: &[u8]) -> String {
     format!(
         "[{}]",
@@ -139,19 +155,8 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
     assert_eq!(eval["outputs"], json!({"OUTPUT_distance": want}));
     // Independent calls (the wavefront) on any number of threads: the same result.
     for threads in ["1", "2", "3"] {
-        let local = json_of(&run_ok(s.pgc().args([
-            "local",
-            &out,
-            "--a",
-            &ta,
-            "--b",
-            &tb,
-            "--json",
-            "--threads",
-            threads,
-        ])));
         assert_eq!(
-            local["outputs"],
+            local_outputs(&s, &out, &ta, &tb, threads),
             json!({"OUTPUT_distance": want}),
             "{threads} threads"
         );
@@ -289,20 +294,7 @@ fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
     let b: Vec<u8> = (0..len).map(|i| b'a' + (i * 11 % 26) as u8).collect();
     let want = edit_distance(&a, &b);
     let (ta, tb) = (format!("text={}", list(&a)), format!("text={}", list(&b)));
-    let local = |file: &str, threads: &str| {
-        json_of(&run_ok(s.pgc().args([
-            "local",
-            file,
-            "--a",
-            &ta,
-            "--b",
-            &tb,
-            "--json",
-            "--threads",
-            threads,
-        ])))["outputs"]
-            .clone()
-    };
+    let local = |file: &str, threads: &str| local_outputs(&s, file, &ta, &tb, threads);
     let unrolled = local(&flat, "1");
     assert_eq!(unrolled, json!({"OUTPUT_distance": want}));
     for threads in ["1", "2"] {
@@ -561,19 +553,8 @@ void mpc_main(uint8_t INPUT_A_a[R * C], uint8_t INPUT_B_b[C], uint32_t *OUTPUT_s
         .sum();
     let (ta, tb) = (format!("a={}", list(&a)), format!("b={}", list(&b)));
     for (file, threads) in [(&out, "1"), (&out, "2"), (&flat, "1")] {
-        let local = json_of(&run_ok(s.pgc().args([
-            "local",
-            file,
-            "--a",
-            &ta,
-            "--b",
-            &tb,
-            "--json",
-            "--threads",
-            threads,
-        ])));
         assert_eq!(
-            local["outputs"],
+            local_outputs(&s, file, &ta, &tb, threads),
             json!({"OUTPUT_s": want}),
             "{file}, {threads} threads"
         );
@@ -630,19 +611,8 @@ fn textbook_edit_distance_rows_stored_once_give_the_distance() {
         let want = edit_distance(&a, &b);
         let (ta, tb) = (format!("a={}", list(&a)), format!("b={}", list(&b)));
         for (file, threads) in [(&flat, "1"), (&out, "1"), (&out, "2")] {
-            let local = json_of(&run_ok(s.pgc().args([
-                "local",
-                file,
-                "--a",
-                &ta,
-                "--b",
-                &tb,
-                "--json",
-                "--threads",
-                threads,
-            ])));
             assert_eq!(
-                local["outputs"],
+                local_outputs(&s, file, &ta, &tb, threads),
                 json!({"OUTPUT_return": want}),
                 "{file}, {threads} threads"
             );

@@ -846,27 +846,10 @@ mod tests {
                  if (v[k] < m) m = v[k]; }
                v[INPUT_B_y & 3] = m + 1; return v[0] * 1000 + v[1] * 100 + v[2] * 10 + v[3] + m; }",
         ];
-        let edges = [
-            0,
-            1,
-            2,
-            3,
-            4,
-            -1,
-            -2,
-            7,
-            255,
-            256,
-            65535,
-            i32::MAX,
-            i32::MIN,
-            0x5a5a_5a5a,
-            -0x1234_5678,
-        ];
         for (k, src) in programs.iter().enumerate() {
             let (on, off) = both(src);
-            for &x in &edges {
-                for &y in &edges {
+            for &x in &EDGES {
+                for &y in &EDGES {
                     assert_eq!(
                         run(&on, &[x, y]),
                         run(&off, &[x, y]),
