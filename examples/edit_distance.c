@@ -1,9 +1,10 @@
 /* Edit (Levenshtein) distance between two private strings: the fewest single-character
  * insertions, deletions and substitutions that turn one into the other.
  *
- *   pgc local examples/edit_distance.c -D EDIT_LEN=6 --a text=[107,105,116,116,101,110] --b text=[115,105,116,116,105,110]
+ *   pgc local examples/edit_distance.c -D EDIT_LEN=7 --a 'text="kitten"' --b 'text="sitting"'
  *
- * (that is "kitten" vs "sitting" cut to 6 characters, "sittin": distance 2). Party A holds a
+ * ("kitten" vs "sitting": distance 3; a string shorter than EDIT_LEN is padded with zero
+ * bytes, as a C initializer pads it). Party A holds a
  * string of EDIT_LEN characters (16 by default), party B another; both learn OUTPUT_distance.
  * The dynamic-programming table keeps one row and uses uint8_t cells (distances never exceed
  * EDIT_LEN, at most 255), which keeps the circuit small.

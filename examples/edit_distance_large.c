@@ -1,9 +1,10 @@
 /* Edit (Levenshtein) distance at the seed paper's EDT sizes: the fewest single-character
  * insertions, deletions and substitutions that turn A's string into B's.
  *
- *   pgc local examples/edit_distance_large.c -D EDIT_LEN=6 --a text=[107,105,116,116,101,110] --b text=[115,105,116,116,105,110]
+ *   pgc local examples/edit_distance_large.c -D EDIT_LEN=7 --a 'text="kitten"' --b 'text="sitting"'
  *
- * ("kitten" vs "sittin": distance 2). The seed's n x n benchmark sizes are EDIT_LEN = 31, 63,
+ * ("kitten" vs "sitting": distance 3; a string shorter than EDIT_LEN is padded with zero
+ * bytes, as a C initializer pads it). The seed's n x n benchmark sizes are EDIT_LEN = 31, 63,
  * 127, 255, ..., 4095, e.g. `pgc compile --stats examples/edit_distance_large.c -D EDIT_LEN=255`.
  * Party A holds a string of EDIT_LEN bytes (16 by default, at most 65535), party B another of
  * the same length; both learn OUTPUT_distance.

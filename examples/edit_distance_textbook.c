@@ -1,9 +1,10 @@
 /* Edit (Levenshtein) distance as a textbook writes it: the whole dynamic-programming table
  * of `int` cells filled by one inline double loop, no helper function, no hand-picked widths.
  *
- *   pgc local examples/edit_distance_textbook.c -D EDIT_LEN=6 --a a=[107,105,116,116,101,110] --b b=[115,105,116,116,105,110]
+ *   pgc local examples/edit_distance_textbook.c -D EDIT_LEN=7 --a 'a="kitten"' --b 'b="sitting"'
  *
- * ("kitten" vs "sittin": distance 2). Party A holds a string of EDIT_LEN bytes (16 by
+ * ("kitten" vs "sitting": distance 3; a string shorter than EDIT_LEN is padded with zero
+ * bytes, as a C initializer pads it). Party A holds a string of EDIT_LEN bytes (16 by
  * default), party B another of the same length; both learn OUTPUT_distance. Every cell is an
  * `int`, yet its value never exceeds EDIT_LEN: pgc's value-range analysis finds that and does
  * the cell's additions and comparisons over only the bits that can be nonzero (see

@@ -299,7 +299,9 @@ def local(
         circuit: a :class:`Circuit`, or anything :func:`compile` opens.
         a: party A's inputs: a dict by name, with or without the ``INPUT_A_`` prefix
             (``{"income": 5000}``); values are ints, bools, floats, lists or NumPy arrays
-            for C arrays, dicts for structs. For a Bristol circuit, a list of ints.
+            for C arrays (``bytes`` for arrays of 8-bit integers), dicts for structs, or
+            strings in ``--input``'s notation (``"0xff"``, ``'"kitten"'``, ``"'a'"``). For a
+            Bristol circuit, a list of ints.
         b: party B's inputs, the same way.
         parallel: ``"auto"``, ``"none"``, ``"fgp"``, ``"cgp"`` or ``"ipp"`` (as
             ``--parallel``).

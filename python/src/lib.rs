@@ -36,7 +36,9 @@ use pgc_engine::typed_io::{self, Scope};
 use pgc_protocol::Party;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
 use serde_json::Value;
 
 pyo3::create_exception!(_native, PgcError, PyException, "An error from pgc.");
@@ -120,6 +122,11 @@ fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if obj.is_instance_of::<PyString>() {
         return Ok(Value::String(obj.extract()?));
     }
+    // `bytes`/`bytearray` for arrays of 8-bit integers: one element per byte.
+    if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() {
+        let bytes: Vec<u8> = obj.extract()?;
+        return Ok(Value::Array(bytes.into_iter().map(Value::from).collect()));
+    }
     if obj.is_instance_of::<PyDict>() {
         let mut map = serde_json::Map::new();
         for (k, v) in obj.cast::<PyDict>()?.iter() {
@@ -142,7 +149,7 @@ fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         return to_json(&obj.call_method0("tolist")?);
     }
     Err(PyValueError::new_err(format!(
-        "cannot use a {} as an input value (give ints, bools, floats, lists, dicts or NumPy arrays)",
+        "cannot use a {} as an input value (give ints, bools, floats, lists, dicts, bytes or NumPy arrays)",
         obj.get_type().name()?
     )))
 }

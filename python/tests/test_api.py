@@ -78,6 +78,24 @@ def test_numpy_inputs_and_array_outputs():
     assert out["OUTPUT_sum"] == 15
 
 
+def test_text_as_bytes_and_strings():
+    c = pgc.compile(
+        "#include <stdint.h>\n"
+        "void mpc_main(char INPUT_A_s[8], uint8_t INPUT_B_t[8], char INPUT_B_c, int *OUTPUT_same) {\n"
+        "  int n = 0;\n"
+        "  for (int i = 0; i < 8; i++) n += INPUT_A_s[i] == (char)INPUT_B_t[i];\n"
+        "  *OUTPUT_same = n * 1000 + INPUT_B_c;\n}\n"
+    )
+    # bytes/bytearray give one element per byte; a quoted string is C's initializer text,
+    # padded with zero bytes; 'c' is a character.
+    out = pgc.local(c, a={"s": b"kitten\0\0"}, b={"t": '"sitten"', "c": "'a'"})
+    assert out == {"OUTPUT_same": 7 * 1000 + 97}
+    out = pgc.local(c, a={"s": bytearray(b"abcdefgh")}, b={"t": list(b"abcdefgX"), "c": 0})
+    assert out == {"OUTPUT_same": 7000}
+    with pytest.raises(ValueError, match="text goes in double quotes"):
+        pgc.local(c, a={"s": "kitten"}, b={"t": [0] * 8, "c": 0})
+
+
 def test_structs_and_bools():
     c = pgc.compile(
         "#include <stdbool.h>\n"

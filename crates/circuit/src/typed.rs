@@ -7,6 +7,12 @@
 //!   is the type's bit pattern, so for `int8_t` both `-1` and `0xff` mean -1; `-0x10` is
 //!   -16 (range-checked like decimal);
 //! - `_Bool`: `true`, `false`, `0` or `1`;
+//! - character constants for integers: `'a'` is the byte 97, as in C (escapes `\n`, `\t`,
+//!   `\r`, `\0`, `\\`, `\'`, `\"` and `\xHH`); a character is one byte of UTF-8, taken
+//!   as the type's bit pattern like hexadecimal (so `'\xff'` is -1 for `int8_t`);
+//! - strings for arrays of 8-bit integers (`char`, `int8_t`, `uint8_t`): `"kitten"` is its
+//!   UTF-8 bytes, padded with zero bytes to the array's length as a C initializer pads them
+//!   (`char s[6] = "kitten"` fills all six bytes; a longer string is an error);
 //! - `float`/`double`: decimal (`1.5`, `-0.0`, `1e-3`, `.5`, `7`), C hexadecimal floating
 //!   constants (`0x1.8p3`), `inf`, `-inf`, `nan`, `-nan` (any case; `infinity` too), all
 //!   rounded correctly to the type (to nearest, ties to even, like `strtof`/`strtod`); or
@@ -18,8 +24,9 @@
 //!
 //! JSON (`--inputs FILE.json`): numbers, strings in the text notation (`"0xff"`, `"-5"`,
 //! needed for integers beyond what JSON numbers carry exactly; `"nan"`, `"-inf"`,
-//! `"0x7fc00001"` for what JSON numbers cannot say), `true`/`false`, nested lists for
-//! arrays, objects (or lists, positionally) for structs. A JSON number for a `double` is
+//! `"0x7fc00001"` for what JSON numbers cannot say; `"\"kitten\""` for text, since a JSON
+//! string is read as the text notation and text there is quoted), `true`/`false`, nested
+//! lists for arrays, objects (or lists, positionally) for structs. A JSON number for a `double` is
 //! rounded correctly; for a `float` it is rounded to a `double` first, which differs from
 //! rounding straight to `float` only for numbers within 2^-29 of a unit in the last place
 //! from halfway between two floats (give such a value as a string to have it rounded once).
@@ -284,6 +291,8 @@ enum Node {
     /// A JSON number that is not an integer (serde_json rounds it correctly to a double).
     JsonReal(f64),
     Bool(bool),
+    /// A string literal `"…"`: its bytes (escapes resolved), and the literal as written.
+    Text(Vec<u8>, String),
     /// `[a, b]` or `{a, b}`, or a JSON list.
     Seq(Vec<Node>),
     /// `{x: a, y: b}`, or a JSON object.
@@ -299,13 +308,24 @@ struct Num {
     text: String,
 }
 
+impl Num {
+    /// A character constant (`'a'`), which only integer types take.
+    fn is_character(&self) -> bool {
+        self.text.starts_with('\'')
+    }
+}
+
 impl Node {
     fn describe(&self) -> String {
         match self {
+            Node::Num(n) if n.is_character() => format!("the character {}", quoted(&n.text)),
             Node::Num(n) => format!("the number {}", quoted(&n.text)),
             Node::Real(text) => format!("the number {}", quoted(text)),
             Node::JsonReal(v) => format!("the number {v}"),
             Node::Bool(b) => format!("{b}"),
+            Node::Text(bytes, text) => {
+                format!("the string {} ({} bytes)", quoted(text), bytes.len())
+            }
             Node::Seq(v) => format!("a list of {} element(s)", v.len()),
             Node::Named(f) => format!("a struct value with {} field(s)", f.len()),
         }
@@ -432,6 +452,8 @@ impl<'a> TextParser<'a> {
                 self.list('}', depth)
             }
             Some(c) if c == '-' || c == '.' || c.is_ascii_digit() => self.number(),
+            Some('"') => self.string(),
+            Some('\'') => self.character(),
             Some(c) if c.is_alphabetic() || c == '_' => {
                 let word = self.word();
                 match word.as_str() {
@@ -440,11 +462,100 @@ impl<'a> TextParser<'a> {
                     w if is_float_word(w) => Ok(Node::Real(word)),
                     _ => {
                         self.pos -= word.chars().count();
-                        Err(self.error(format!("'{}' is not a value", quoted(&word))))
+                        Err(self.error(format!(
+                            "'{}' is not a value (text goes in double quotes: \"{}\")",
+                            quoted(&word),
+                            quoted(&word)
+                        )))
                     }
                 }
             }
             Some(c) => Err(self.error(format!("unexpected '{c}'"))),
+        }
+    }
+
+    /// `"…"` at the cursor: its bytes as UTF-8 with escapes resolved.
+    fn string(&mut self) -> Result<Node, TypedError> {
+        let start = self.pos;
+        self.pos += 1;
+        let bytes = self.quoted_bytes('"')?;
+        let text = self.chars[start..self.pos].iter().collect();
+        Ok(Node::Text(bytes, text))
+    }
+
+    /// `'c'` at the cursor: one byte, as the type's bit pattern (like a hexadecimal value).
+    fn character(&mut self) -> Result<Node, TypedError> {
+        let start = self.pos;
+        self.pos += 1;
+        let bytes = self.quoted_bytes('\'')?;
+        let text: String = self.chars[start..self.pos].iter().collect();
+        if bytes.len() != 1 {
+            self.pos = start;
+            return Err(self.error(format!(
+                "a character constant holds one byte, {} holds {} (a string goes in double \
+                 quotes)",
+                quoted(&text),
+                bytes.len()
+            )));
+        }
+        Ok(Node::Num(Num {
+            negative: false,
+            magnitude: bytes[0] as u128,
+            hex: true,
+            text,
+        }))
+    }
+
+    /// The bytes up to the closing `close` (consumed), escapes resolved.
+    fn quoted_bytes(&mut self, close: char) -> Result<Vec<u8>, TypedError> {
+        let mut bytes = Vec::new();
+        loop {
+            let Some(&c) = self.chars.get(self.pos) else {
+                return Err(self.error(format!("missing the closing {close}")));
+            };
+            self.pos += 1;
+            if c == close {
+                return Ok(bytes);
+            }
+            if c != '\\' {
+                let mut utf8 = [0u8; 4];
+                bytes.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                continue;
+            }
+            let escape_at = self.pos - 1;
+            let byte = match self.chars.get(self.pos).copied() {
+                Some('n') => b'\n',
+                Some('t') => b'\t',
+                Some('r') => b'\r',
+                Some('0') => 0,
+                Some('\\') => b'\\',
+                Some('\'') => b'\'',
+                Some('"') => b'"',
+                Some('x') => {
+                    let digits: String = self.chars[self.pos + 1..]
+                        .iter()
+                        .take(2)
+                        .take_while(|d| d.is_ascii_hexdigit())
+                        .collect();
+                    if digits.is_empty() {
+                        self.pos = escape_at;
+                        return Err(self.error("\\x needs one or two hexadecimal digits"));
+                    }
+                    self.pos += digits.len();
+                    u8::from_str_radix(&digits, 16).expect("two hexadecimal digits fit a byte")
+                }
+                other => {
+                    self.pos = escape_at;
+                    return Err(self.error(match other {
+                        Some(e) => format!(
+                            "unknown escape \\{e} (known: \\n \\t \\r \\0 \\\\ \\' \\\" \\xHH)"
+                        ),
+                        None => format!("missing the closing {close}"),
+                    }));
+                }
+            };
+            self.pos += 1;
+            bytes.push(byte);
         }
     }
 
@@ -691,7 +802,12 @@ fn encode_into(
                 });
             }
             let Node::Num(n) = node else {
-                return Err(shape(port, ctype, "an integer".into(), node));
+                let expected = if *width == 8 {
+                    "an integer or a character like 'a'"
+                } else {
+                    "an integer"
+                };
+                return Err(shape(port, ctype, expected.into(), node));
             };
             let pattern = int_pattern(n, *width, *signed, ctype, port)?;
             bits.extend((0..*width).map(|j| (pattern >> j) & 1 == 1));
@@ -702,6 +818,18 @@ fn encode_into(
         }
         CType::Array { elem, len } => {
             let expected = || format!("a list of {len} element(s)");
+            if let (Node::Text(bytes, _), CType::Int { bits: 8, .. }) = (node, &**elem) {
+                if bytes.len() > *len as usize {
+                    let expected = format!("a string of at most {len} byte(s)");
+                    return Err(shape(port, ctype, expected, node));
+                }
+                // Padded with zero bytes, as `char s[N] = "…"` pads in C.
+                let padded = bytes.iter().copied().chain(std::iter::repeat(0));
+                for byte in padded.take(*len as usize) {
+                    bits.extend((0..8).map(|j| (byte >> j) & 1 == 1));
+                }
+                return Ok(());
+            }
             let Node::Seq(items) = node else {
                 return Err(shape(port, ctype, expected(), node));
             };
@@ -852,6 +980,9 @@ fn float_pattern(node: &Node, width: u32, ctype: &CType, port: &str) -> Result<u
         allowed,
     };
     Ok(match node {
+        Node::Num(n) if n.is_character() => {
+            return Err(shape(port, ctype, "a number".into(), node));
+        }
         Node::Num(n) if n.hex => {
             if n.negative || n.magnitude > all_ones as u128 {
                 return Err(out_of_range(
@@ -1239,6 +1370,83 @@ mod tests {
         assert!(e.contains("all fields named, or none"), "{e}");
         let e = parse_port_value("[1, [1, 2]]", &p, "P");
         assert!(e.is_ok(), "positional struct in brackets is fine: {e:?}");
+    }
+
+    #[test]
+    fn characters_and_strings() {
+        let u8t = int(8, false);
+        let i8t = int(8, true);
+        assert_eq!(round_trip("'a'", &u8t), "97");
+        assert_eq!(round_trip("'\\n'", &i8t), "10");
+        assert_eq!(
+            round_trip("'\\xff'", &i8t),
+            "-1",
+            "a character is a bit pattern"
+        );
+        assert_eq!(round_trip("'\\''", &u8t), "39");
+        assert_eq!(round_trip("'\"'", &u8t), "34");
+        assert_eq!(round_trip("'A'", &int(32, true)), "65");
+        let text = array(u8t.clone(), 8);
+        assert_eq!(
+            round_trip("\"kitten\"", &text),
+            "[107, 105, 116, 116, 101, 110, 0, 0]",
+            "padded with zero bytes"
+        );
+        assert_eq!(
+            round_trip("\"a\\\"\\\\\\0\\x41\\t\"", &array(i8t.clone(), 6)),
+            "[97, 34, 92, 0, 65, 9]"
+        );
+        assert_eq!(
+            round_trip("[\"ab\", \"c\"]", &array(array(u8t.clone(), 2), 2)),
+            "[[97, 98], [99, 0]]"
+        );
+        assert_eq!(
+            round_trip("\"é\"", &array(u8t.clone(), 2)),
+            "[195, 169]",
+            "UTF-8 bytes"
+        );
+        let bits = json_port_value(&serde_json::json!("\"hi\""), &text, "P").unwrap();
+        assert_eq!(lsb(&bits), 104 | 105 << 8);
+
+        let e = parse_port_value("\"kittens\"", &array(u8t.clone(), 6), "INPUT_A_text")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "INPUT_A_text: expected a string of at most 6 byte(s) for uint8_t[6], \
+             got the string \"kittens\" (7 bytes)"
+        );
+        let e = parse_port_value("\"ab\"", &array(int(16, false), 2), "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected a list of 2 element(s)"), "{e}");
+        let e = parse_port_value("\"a\"", &u8t, "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("an integer or a character like 'a'"), "{e}");
+        let e = parse_port_value("'a'", &CType::Float { bits: 32 }, "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("got the character 'a'"), "{e}");
+        let e = parse_port_value("kitten", &text, "P")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("text goes in double quotes: \"kitten\""), "{e}");
+        for (bad, at) in [
+            ("'ab'", 1),
+            ("''", 1),
+            ("'é'", 1),
+            ("\"abc", 5),
+            ("'a", 3),
+            ("\"a\\qb\"", 3),
+            ("\"\\x\"", 2),
+            ("\"\\", 2),
+        ] {
+            match parse_port_value(bad, &text, "P") {
+                Err(TypedError::Syntax { at: got, .. }) => assert_eq!(got, at, "{bad:?}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -36,7 +36,9 @@ pub struct InfoArgs {
 /// How inputs are given; the same wording for every command.
 const INPUT_HELP: &str = "For a compiled program: NAME=VALUE, NAME with or without its \
 INPUT_A_/INPUT_B_ prefix; VALUE decimal (negative for signed types) or 0x-hex, true/false, \
-[1,2,3] for arrays ([[1,2],[3,4]] nested), {x: 1, y: [1,2]} for structs. For a Bristol \
+'a' for a character, [1,2,3] for arrays ([[1,2],[3,4]] nested), \"kitten\" for an array of \
+8-bit integers (zero-padded, as in C; quote it for the shell: 'text=\"kitten\"'), \
+{x: 1, y: [1,2]} for structs. For a Bristol \
 circuit: one bare decimal or 0x-hex value per input value, in circuit order.";
 
 #[derive(Args)]
@@ -553,10 +555,11 @@ pub fn run(args: RunArgs) -> Result<()> {
         Some(addr) if cluster.is_none() => Some(TcpChannel::listen(addr)?),
         _ => None,
     };
-    session.describe_on_stderr();
     if let Some(cluster) = cluster {
+        // It describes the session itself, once the options are known to suit a cluster.
         return cluster_arg::run(cluster, &session, &args);
     }
+    session.describe_on_stderr();
     if args.serve {
         let listener = listener
             .as_ref()

@@ -695,6 +695,51 @@ fn examples_readme_proximity_commands() {
     }
 }
 
+/// The edit-distance commands of examples/README.md (strings as `'text="kitten"'`, shell
+/// quoting included) print the distance they state.
+#[test]
+fn examples_readme_edit_distance_commands() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("examples/README.md")).unwrap();
+    let s = Scratch::new("edit-distance-readme");
+    let mut checked = 0;
+    for line in readme
+        .lines()
+        .filter(|l| l.contains("`pgc local examples/edit_distance"))
+    {
+        let cmd = line.split('`').nth(1).unwrap();
+        let want: i64 = line
+            .split("(here ")
+            .nth(1)
+            .and_then(|h| h.split(')').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `(here N)` in {line}"));
+        // Through the shell, as a user pastes it: the quotes are part of the example.
+        let args = cmd.strip_prefix("pgc ").unwrap();
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("\"$PGC\" {args} --quiet"))
+            .current_dir(&root)
+            .env("PGC", env!("CARGO_BIN_EXE_pgc"))
+            .env("XDG_CACHE_HOME", s.cache())
+            .output()
+            .expect("sh starts");
+        assert!(
+            out.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = stdout(&out);
+        let value = got.trim().rsplit(" = ").next().unwrap_or_default();
+        assert_eq!(value, want.to_string(), "{cmd}: {got}");
+        checked += 1;
+    }
+    assert_eq!(
+        checked, 3,
+        "edit_distance, _textbook and _large each have a command"
+    );
+}
+
 /// AES's rounds: a parallel S-box loop per round and XOR-only loops between them. The
 /// listing shows the repeated region once with its count and the AND-free ones on one line,
 /// not a line per region (examples/aes128.c printed 64).
