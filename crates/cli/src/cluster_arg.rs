@@ -136,6 +136,8 @@ mod imp {
         let me = session.me;
         let who = format!("party {} rank {rank} (of {k})", me.letter());
         let result = check(session).and_then(|what| {
+            // After the check, so options a cluster refuses print only the refusal.
+            session.describe_on_stderr();
             if rank == 0 {
                 coordinate(team, session, args, what)
             } else {

@@ -171,6 +171,36 @@ mod with_mpi {
         }
     }
 
+    /// Options a cluster cannot run are refused before anything is described or connected:
+    /// stderr holds the refusal alone (no "connection:" or "security level:" lines first).
+    #[test]
+    fn options_a_cluster_refuses_print_only_the_refusal() {
+        for (extra, says) in [
+            (
+                &["--security", "dual-execution"][..],
+                "dual execution has neither",
+            ),
+            (&["--parallel", "ipp"][..], "not ipp"),
+        ] {
+            let out = mpirun(1, "a")
+                .arg(env!("CARGO_BIN_EXE_pgc"))
+                .args(["run", &example("biomatch.c"), "-D", "BIOMATCH_N=7"])
+                .args(["--party", "a", "--input", DB, "--psk", &test_psk()])
+                .args(["--cluster", "--listen", "127.0.0.1:1"])
+                .args(extra)
+                .env("XDG_CACHE_HOME", cache("refuse"))
+                .output()
+                .expect("mpirun starts (install openmpi-bin)");
+            assert!(!out.status.success(), "{extra:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(says), "{extra:?}: {err}");
+            assert!(
+                !err.contains("connection:") && !err.contains("security level:"),
+                "{extra:?}: described before refusing: {err}"
+            );
+        }
+    }
+
     #[test]
     fn parties_with_different_rank_counts_both_fail_saying_so() {
         let (a, b) = both(2, 1, &["--threads", "1"]);
