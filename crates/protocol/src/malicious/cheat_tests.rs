@@ -325,7 +325,8 @@ fn caught_cheat_transcript() {
     let mut text = format!(
         "Recorded by `cargo test -p pgc-protocol caught_cheat_transcript` with a test-only \
          cheating party\n(release builds of pgc contain none). Millionaires (8-bit), \
-         --security malicious --stat-sec 40:\n{} copies garbled, {} checked, {} evaluated.\n",
+         --security malicious --stat-sec 40:\n{} copies garbled, {} checked, {} evaluated (which ones is \
+         drawn at random each run,\nso a copy's number is shown as N).\n",
         plan.copies,
         plan.checked,
         plan.evaluated()
@@ -367,7 +368,7 @@ fn caught_cheat_transcript() {
         assert!(caught(honest), "{what}: {}", show(honest));
         text.push_str(&format!("\ncheat: {what}\n  {who}: {}\n", show(honest)));
     }
-    // "copy 17" → "copy #": which copy is checked varies from run to run.
+    // "copy 17" → "copy N": which copy is checked varies from run to run.
     let mut normalized = String::new();
     let mut rest = text.as_str();
     while let Some(at) = rest.find("copy ") {
@@ -375,7 +376,7 @@ fn caught_cheat_transcript() {
         rest = &rest[at + 5..];
         let digits = rest.chars().take_while(char::is_ascii_digit).count();
         if digits > 0 {
-            normalized.push('#');
+            normalized.push('N');
             rest = &rest[digits..];
         }
     }
