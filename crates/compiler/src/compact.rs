@@ -16,6 +16,13 @@
 //! condition, which is what inlining would have done. Results that are constants or
 //! unchanged inputs come back as such (no wires), so read-only array arguments cost
 //! nothing at the call.
+//!
+//! Value ranges ([`crate::range`]) pass through calls: the shape also holds the upper bound of
+//! each integer a call passes ([`FnUse`]), the template assumes those bounds of its inputs and
+//! records its *bound program* ([`crate::replay`]), and each call replays it from its own
+//! exact intervals to bound its results. A function whose exact shapes are not reused (a row
+//! of a table, bounds growing row by row) is keyed by rounded bounds ([`FnTier::Rounded`]), as
+//! a nest of loops is ([`crate::loops`]).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
