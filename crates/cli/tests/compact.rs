@@ -243,7 +243,8 @@ fn compact_edit_distance_compiles_small_and_runs_everywhere() {
 }
 
 /// Rows as calls (`tests/programs/edit_distance_rows.c`: one call per row, each calling a
-/// template per cell): at 180 characters a row has more ANDs than `OPEN_CALL_ANDS`, so
+/// template per cell): at 320 characters a row has more ANDs than `OPEN_CALL_ANDS` (its
+/// cells narrowed by the bounds that function templates replay: 17 k ANDs a row), so
 /// the executor opens the row calls and runs their cells as items of their own (on 2
 /// threads in parallel). The distance is the unrolled circuit's and the Rust one's under
 /// `pgc local` and in two `pgc run` processes on 2 threads each (`pgc local` cuts its
@@ -257,7 +258,7 @@ fn rows_as_calls_give_the_unrolled_distance_on_one_and_two_threads() {
         .to_str()
         .unwrap()
         .to_string();
-    let len = 180;
+    let len = 320;
     let define = format!("EDIT_LEN={len}");
     let out = s.path("rows.pgc");
     let compiled = json_of(&run_ok(s.pgc().args([

@@ -16,9 +16,17 @@
 //! condition, which is what inlining would have done. Results that are constants or
 //! unchanged inputs come back as such (no wires), so read-only array arguments cost
 //! nothing at the call.
+//!
+//! Value ranges ([`crate::range`]) pass through calls: the shape also holds the upper bound of
+//! each integer a call passes ([`FnUse`]), the template assumes those bounds of its inputs and
+//! records its *bound program* ([`crate::replay`]), and each call replays it from its own
+//! exact intervals to bound its results. A function whose exact shapes are not reused (a row
+//! of a table, bounds growing row by row) is keyed by rounded bounds ([`FnTier::Rounded`]), as
+//! a nest of loops is ([`crate::loops`]).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
 
 use lang_c::ast::{FunctionDefinition, Identifier};
 use lang_c::span::{Node, Span};
@@ -28,7 +36,8 @@ use pgc_circuit::compact::{Item, Template};
 use pgc_circuit::netlist::NetBuilder;
 
 use crate::decl::Param;
-use crate::lower::{Binding, Lowerer, Ptr, Val};
+use crate::lower::{Binding, Lowerer, Ptr, Val, VarId};
+use crate::replay::{Interval, NO_REG, Op};
 use crate::types::Ty;
 
 type R<T> = Result<T, crate::CompileError>;
@@ -38,6 +47,67 @@ type R<T> = Result<T, crate::CompileError>;
 /// a function called with a different constant each time (a loop counter, or values whose
 /// known-zero high bits grow with the iteration) would otherwise make one template per call.
 const MAX_SHAPES_PER_FUNCTION: usize = 16;
+
+/// Shapes of one function keyed by the upper bounds of its integers (exact, then rounded)
+/// compiled as templates before its calls are keyed by constant bits only.
+const MAX_RANGED_SHAPES_PER_FUNCTION: usize = 1 << 15;
+
+/// An integer that a call passes or gets back: a scalar integer argument, an integer
+/// element of an array passed by pointer (which the call also gives back), or the return
+/// value (given back only). Its interval is an input of the template's bound program, its
+/// result's interval an output ([`crate::replay`]).
+#[derive(Clone, Copy, Debug)]
+struct FnUse {
+    /// The argument it lies in (`None`: the return value).
+    arg: Option<usize>,
+    /// Its first bit in the argument's bits (or the return value's).
+    off: u32,
+    len: u32,
+}
+
+/// How much of a call a function's shape fixes, besides its constant bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FnTier {
+    /// The exact upper bounds of its integers.
+    Exact,
+    /// Their upper bounds rounded up ([`crate::loops::round_key_bound`]), the constant bits
+    /// of an integer below its rounded bound's width made wires: calls whose bounds grow
+    /// call by call (a row of a table) share a template per band of bounds.
+    Rounded,
+    /// No bounds (and after [`MAX_SHAPES_PER_FUNCTION`] shapes no constants either).
+    Constants,
+}
+
+/// Per function, how its shapes keyed by bounds were reused.
+#[derive(Default)]
+struct FnRanged {
+    exact_shapes: usize,
+    exact_reuses: u64,
+    /// Its exact shapes were not reused: keyed by rounded bounds from now on.
+    rounded: bool,
+    rounded_shapes: usize,
+    rounded_reuses: u64,
+    /// Its rounded shapes were not reused either (or a build failed): keyed by constants.
+    unranged: bool,
+}
+
+/// Whether a function has made at least `MAX_SHAPES_PER_FUNCTION` shapes and fewer reuses
+/// than shapes (or the most ranged shapes): its next keys should be coarser.
+fn shapes_not_reused(shapes: usize, reuses: u64) -> bool {
+    shapes >= MAX_RANGED_SHAPES_PER_FUNCTION
+        || (shapes >= MAX_SHAPES_PER_FUNCTION && reuses < shapes as u64)
+}
+
+/// A compiled shape of a function: its call, and what its results' intervals are.
+pub struct FnEntry {
+    call: MemoEntry,
+    /// Per use ([`FnUse`]), the interval the build found for its result (`None`: no result,
+    /// or nothing known); empty when the shape has no bounds.
+    out_ranges: Vec<Option<Interval>>,
+    /// The template's bound program ([`crate::loops::LoopState::programs`]), where one was
+    /// recorded.
+    prog: Option<u32>,
+}
 
 /// Where one result bit of a memoized call comes from.
 #[derive(Clone, Copy, Debug)]
@@ -87,8 +157,11 @@ pub struct CompactState<'a> {
     /// Loop bodies stored once ([`crate::loops`]).
     pub loops: crate::loops::LoopState<'a>,
     pub templates: Vec<Template>,
-    memo: HashMap<(String, Vec<u8>), MemoEntry, BuildHasherDefault<ShapeHasher>>,
+    /// Shared: every call of a shape takes its entry (a clone would copy its vectors).
+    memo: HashMap<(String, Vec<u8>), Rc<FnEntry>, BuildHasherDefault<ShapeHasher>>,
     shapes: HashMap<String, usize>,
+    /// Per function, its shapes keyed by bounds.
+    ranged: HashMap<String, FnRanged>,
     qualifies: HashMap<String, bool>,
     /// Calls answered from a template (for statistics).
     pub calls_reused: u64,
@@ -224,25 +297,70 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let mut shape = Vec::new();
+        // The integers passed and given back, and the exact intervals of those passed.
+        let flat: Vec<Lit> = prepared
+            .iter()
+            .flat_map(|a| a.bits.iter().copied())
+            .collect();
+        let mut arg_starts = Vec::with_capacity(prepared.len());
+        let mut at = 0;
         for a in &prepared {
-            if let Some(p) = &a.ptr {
-                shape.extend_from_slice(format!("*{}x{:?};", p.count, p.elem).as_bytes());
-            }
-            shape.extend(a.bits.iter().map(|l| match l.as_const() {
-                Some(v) => v as u8,
-                None => 2,
-            }));
-            shape.push(b';');
+            arg_starts.push(at);
+            at += a.bits.len();
         }
-        let mut key = (name.to_string(), shape);
-        let mut generic = false;
-        let entry = match self.compact.memo.get(&key) {
-            Some(e) => {
+        let uses = if self.opts.value_ranges && self.opts.bound_replay {
+            fn_uses(&prepared, ret_ty)
+        } else {
+            Vec::new()
+        };
+        let ivs: Vec<Option<Interval>> = uses
+            .iter()
+            .map(|u| {
+                let a = u.arg?;
+                let at = arg_starts[a] + u.off as usize;
+                self.range_of(&flat[at..at + u.len as usize])
+            })
+            .collect();
+        let mut tier = match self.compact.ranged.get(name) {
+            _ if !ivs.iter().any(Option::is_some) => FnTier::Constants,
+            Some(r) if r.unranged => FnTier::Constants,
+            Some(r) if r.rounded => FnTier::Rounded,
+            _ => FnTier::Exact,
+        };
+        let (entry, generic, lifted) = loop {
+            let (lifted, his) = match tier {
+                FnTier::Exact => (Vec::new(), ivs.iter().map(|iv| iv.map(|iv| iv.1)).collect()),
+                FnTier::Rounded => rounded_key(&uses, &ivs, &arg_starts, &flat),
+                FnTier::Constants => (Vec::new(), Vec::new()),
+            };
+            let mut key = (name.to_string(), call_shape(&prepared, &lifted, tier, &his));
+            let mut generic = false;
+            if let Some(e) = self.compact.memo.get(&key) {
                 self.compact.calls_reused += 1;
-                e.clone()
+                let st = self.compact.ranged.entry(name.to_string()).or_default();
+                match tier {
+                    FnTier::Exact => st.exact_reuses += 1,
+                    FnTier::Rounded => st.rounded_reuses += 1,
+                    FnTier::Constants => {}
+                }
+                break (Rc::clone(e), generic, lifted);
             }
-            None => {
+            if tier != FnTier::Constants {
+                let st = self.compact.ranged.entry(name.to_string()).or_default();
+                if tier == FnTier::Exact && shapes_not_reused(st.exact_shapes, st.exact_reuses) {
+                    // Calls whose bounds differ call by call: rounded bounds may repeat.
+                    st.rounded = true;
+                    tier = FnTier::Rounded;
+                    continue;
+                }
+                if tier == FnTier::Rounded
+                    && shapes_not_reused(st.rounded_shapes, st.rounded_reuses)
+                {
+                    st.unranged = true;
+                    tier = FnTier::Constants;
+                    continue;
+                }
+            } else {
                 let shapes = self.compact.shapes.entry(name.to_string()).or_default();
                 if *shapes >= MAX_SHAPES_PER_FUNCTION {
                     // The generic shape: every bit a wire.
@@ -254,37 +372,85 @@ impl<'a> Lowerer<'a> {
                     }
                     key.0.push_str("\0generic");
                 }
-                match self.compact.memo.get(&key) {
-                    Some(e) => {
-                        self.compact.calls_reused += 1;
-                        e.clone()
-                    }
-                    None => {
-                        *self.compact.shapes.entry(name.to_string()).or_default() += 1;
-                        match self.build_template(name, f, params, &prepared, ret_ty, generic) {
-                            Ok(e) => {
-                                self.compact.memo.insert(key, e.clone());
-                                e
-                            }
-                            Err(_) => {
-                                // Something only the template form refuses (e.g. a pointer
-                                // moved before its argument's start): inline this function
-                                // from now on, which also reports any real error in place.
-                                self.compact.qualifies.insert(name.to_string(), false);
-                                return Ok(None);
+                if let Some(e) = self.compact.memo.get(&key) {
+                    self.compact.calls_reused += 1;
+                    break (Rc::clone(e), generic, lifted);
+                }
+            }
+            let his = if his.is_empty() {
+                vec![None; uses.len()]
+            } else {
+                his
+            };
+            let inputs = TemplateArgs {
+                args: &prepared,
+                generic,
+                lifted: &lifted,
+                uses: &uses,
+                his: &his,
+            };
+            match self.build_template(name, f, params, inputs, ret_ty) {
+                Ok(e) => {
+                    match tier {
+                        FnTier::Exact | FnTier::Rounded => {
+                            let st = self.compact.ranged.entry(name.to_string()).or_default();
+                            if tier == FnTier::Exact {
+                                st.exact_shapes += 1;
+                            } else {
+                                st.rounded_shapes += 1;
                             }
                         }
+                        FnTier::Constants => {
+                            *self.compact.shapes.entry(name.to_string()).or_default() += 1;
+                        }
                     }
+                    let e = Rc::new(e);
+                    self.compact.memo.insert(key, Rc::clone(&e));
+                    break (e, generic, lifted);
+                }
+                Err(_) if tier != FnTier::Constants => {
+                    // Perhaps a wire made of a constant (a loop's bound): keyed by
+                    // constants from now on, which also reports any real error.
+                    let st = self.compact.ranged.entry(name.to_string()).or_default();
+                    st.unranged = true;
+                    tier = FnTier::Constants;
+                }
+                Err(_) => {
+                    // Something only the template form refuses (e.g. a pointer moved before
+                    // its argument's start): inline this function from now on, which also
+                    // reports any real error in place.
+                    self.compact.qualifies.insert(name.to_string(), false);
+                    return Ok(None);
                 }
             }
         };
         // The call: the argument bits that are template inputs, in order.
-        let inputs: Vec<Lit> = prepared
+        let inputs: Vec<Lit> = flat
             .iter()
-            .flat_map(|a| a.bits.iter().copied())
-            .filter(|l| generic || l.as_const().is_none())
+            .enumerate()
+            .filter(|&(k, l)| is_template_input(l, generic) || lifted.get(k) == Some(&true))
+            .map(|(_, l)| *l)
             .collect();
-        let all = self.call_memo(&entry, &inputs);
+        let mut all = self.call_memo(&entry.call, &inputs);
+        if !entry.out_ranges.is_empty() {
+            let ret_len = ret_ty.bits() as usize;
+            let mut result_starts = vec![None; prepared.len()];
+            let mut at = ret_len;
+            for (k, a) in prepared.iter().enumerate() {
+                if a.ptr.is_some() {
+                    result_starts[k] = Some(at);
+                    at += a.bits.len();
+                }
+            }
+            let call = FnCall {
+                uses: &uses,
+                ivs: &ivs,
+                flat: &flat,
+                arg_starts: &arg_starts,
+                result_starts: &result_starts,
+            };
+            self.note_call_results(&entry, call, &mut all);
+        }
         let mut results = all.into_iter();
         let ret_bits: Vec<Lit> = results.by_ref().take(ret_ty.bits() as usize).collect();
         for a in &prepared {
@@ -300,28 +466,116 @@ impl<'a> Lowerer<'a> {
         }))
     }
 
-    /// Compiles `name`'s body for the shape of `args` in a builder of its own.
+    /// Notes the intervals of a call's results (`all`, return value then pointer regions):
+    /// those the template's bound program gives from the call's exact intervals, within what
+    /// its build found (lower bounds the build's: a replayed one would fix a result's common
+    /// high bits as constants, which are part of the next call's shape). Inside a template
+    /// whose bound program is recorded, the call is a step of it.
+    fn note_call_results(&mut self, entry: &FnEntry, call: FnCall, all: &mut [Lit]) {
+        let FnCall {
+            uses,
+            ivs,
+            flat,
+            arg_starts,
+            result_starts,
+        } = call;
+        let out_ranges: Vec<Option<Interval>> = match entry.prog {
+            Some(p) => {
+                let loops = &mut self.compact.loops;
+                let replayed =
+                    crate::replay::replay(&loops.programs, p, ivs, &mut loops.replay_stack);
+                replayed
+                    .iter()
+                    .zip(&entry.out_ranges)
+                    .map(|(r, b)| match (*r, *b) {
+                        (Some(r), Some(b)) => Some((b.0, r.1.min(b.1))),
+                        (_, b) => b,
+                    })
+                    .collect()
+            }
+            None => entry.out_ranges.clone(),
+        };
+        let mut result_regs: Vec<u32> = Vec::new();
+        if let Some(p) = entry.prog
+            && self.ranges.recording().is_some()
+        {
+            let in_regs: Vec<u32> = uses
+                .iter()
+                .zip(ivs)
+                .map(|(u, iv)| match (u.arg, iv) {
+                    (Some(a), Some(_)) => {
+                        let at = arg_starts[a] + u.off as usize;
+                        self.bound_reg(&flat[at..at + u.len as usize])
+                    }
+                    _ => NO_REG,
+                })
+                .collect();
+            let build_ivs: Vec<Interval> = out_ranges
+                .iter()
+                .map(|r| r.unwrap_or((0, u64::MAX)))
+                .collect();
+            let programs = &self.compact.loops.programs;
+            let rec = self.ranges.recording().expect("recording");
+            let first = rec
+                .rec
+                .push_call(p, &programs[p as usize], &in_regs, &build_ivs);
+            result_regs = (first..first + uses.len() as u32).collect();
+        }
+        for (k, (u, r)) in uses.iter().zip(&out_ranges).enumerate() {
+            let Some((lo, hi)) = *r else { continue };
+            let at = match u.arg {
+                None => 0,
+                Some(a) => match result_starts[a] {
+                    Some(s) => s,
+                    None => continue,
+                },
+            } + u.off as usize;
+            let slice = &mut all[at..at + u.len as usize];
+            let noted = self.note_range(slice.to_vec(), lo, hi);
+            slice.copy_from_slice(&noted);
+            if let Some(&r) = result_regs.get(k) {
+                self.bind_reg(&noted, r);
+            }
+        }
+    }
+
+    /// Compiles `name`'s body for the shape of `inputs.args` in a builder of its own,
+    /// recording its bound program where the shape has bounds.
     fn build_template(
         &mut self,
         name: &str,
         f: &'a Node<FunctionDefinition>,
         params: &[Param],
-        args: &[Arg],
+        inputs: TemplateArgs,
         ret_ty: &Ty,
-        generic: bool,
-    ) -> R<MemoEntry> {
+    ) -> R<FnEntry> {
         let outer = std::mem::replace(&mut self.g, NetBuilder::new(self.opts.optimize));
         // Intervals are facts about one builder's literals.
         let outer_ranges = self.ranges.enter_builder();
+        let record = inputs.his.iter().any(Option::is_some);
+        if record {
+            self.ranges.start_recording();
+        }
         let saved_paths = self.take_path_state();
         self.compact.building += 1;
-        let result = self.template_body(name, f, params, args, ret_ty, generic);
+        let result = self.template_body(name, f, params, &inputs, ret_ty);
         self.compact.building -= 1;
+        let recording = self.ranges.take_recording();
         let inner = std::mem::replace(&mut self.g, outer);
         self.ranges.leave_builder(outer_ranges);
         self.restore_path_state(saved_paths);
-        let (result_lits, num_inputs) = result?;
-        self.finish_template(name, f.span, inner, &result_lits, num_inputs)
+        let body = result?;
+        let call = self.finish_template(name, f.span, inner, &body.results, body.num_inputs)?;
+        let prog = recording.map(|rec| {
+            let programs = &mut self.compact.loops.programs;
+            programs.push(rec.rec.finish(body.out_regs));
+            programs.len() as u32 - 1
+        });
+        Ok(FnEntry {
+            call,
+            out_ranges: if record { body.out_ranges } else { Vec::new() },
+            prog,
+        })
     }
 
     /// Turns a builder that compiled a body with `num_inputs` fresh inputs into a stored
@@ -428,32 +682,59 @@ impl<'a> Lowerer<'a> {
             .collect()
     }
 
-    /// Runs the body with the non-constant argument bits as the builder's inputs; returns
-    /// the result bits (return value, then each pointer region) and the input count.
+    /// Runs the body with the argument bits that are template inputs as the builder's
+    /// inputs, each integer use ([`FnUse`]) noted to lie below its bound in the shape (an
+    /// input of the bound program being recorded, if one is); returns the result bits
+    /// (return value, then each pointer region), the input count and the results' intervals.
     fn template_body(
         &mut self,
         name: &str,
         f: &'a Node<FunctionDefinition>,
         params: &[Param],
-        args: &[Arg],
+        inputs: &TemplateArgs,
         ret_ty: &Ty,
-        generic: bool,
-    ) -> R<(Vec<Lit>, u32)> {
+    ) -> R<TemplateBody> {
+        let TemplateArgs {
+            args,
+            generic,
+            lifted,
+            uses,
+            his,
+        } = *inputs;
+        let is_input =
+            |k: usize, l: &Lit| is_template_input(l, generic) || lifted.get(k) == Some(&true);
         let num_inputs = args
             .iter()
             .flat_map(|a| &a.bits)
-            .filter(|l| is_template_input(l, generic))
+            .enumerate()
+            .filter(|&(k, l)| is_input(k, l))
             .count();
         let mut fresh = self.g.input(num_inputs as u32).into_iter();
         let mut region_vars = Vec::new();
         let mut param_vars = Vec::new();
+        // Per argument, the variable holding its bits.
+        let mut arg_vars: Vec<VarId> = Vec::with_capacity(args.len());
+        let mut at = 0;
         for a in args {
-            let bits = as_template_inputs(&a.bits, generic, &mut fresh);
+            let bits: Vec<Lit> = a
+                .bits
+                .iter()
+                .enumerate()
+                .map(|(k, l)| {
+                    if is_input(at + k, l) {
+                        fresh.next().expect("one input per input bit")
+                    } else {
+                        *l
+                    }
+                })
+                .collect();
+            at += a.bits.len();
             let var = match &a.ptr {
                 Some(p) => {
                     let ty = Ty::Array(Box::new(p.elem.clone()), p.count);
                     let target = self.new_var(ty, bits);
                     region_vars.push(target);
+                    arg_vars.push(target);
                     let v = self.new_var(a.ty.clone(), vec![]);
                     self.vars[v].ptr = Some(Ptr {
                         var: target,
@@ -463,9 +744,27 @@ impl<'a> Lowerer<'a> {
                     });
                     v
                 }
-                None => self.new_var(a.ty.clone(), bits),
+                None => {
+                    let v = self.new_var(a.ty.clone(), bits);
+                    arg_vars.push(v);
+                    v
+                }
             };
             param_vars.push(var);
+        }
+        // The bounds the shape fixes, as facts about the template's inputs.
+        for (k, (u, hi)) in uses.iter().zip(his).enumerate() {
+            let (Some(a), Some(hi)) = (u.arg, *hi) else {
+                continue;
+            };
+            let v = arg_vars[a];
+            let range = u.off as usize..(u.off + u.len) as usize;
+            let bits = self.vars[v].bits.slice(range.clone()).into_owned();
+            let noted = self.note_range(bits, 0, hi);
+            if let Some(iv) = self.range_of(&noted) {
+                self.record_op(&noted, Op::Input(k as u32), iv);
+            }
+            self.vars[v].bits.write(range.start, &noted);
         }
         let bindings = params
             .iter()
@@ -477,11 +776,181 @@ impl<'a> Lowerer<'a> {
             Val::Int(_, bits) | Val::Float(_, bits) | Val::Agg(_, bits) => bits,
             _ => Vec::new(),
         };
-        for v in region_vars {
-            results.extend_from_slice(&self.var_bits(v));
+        let ret_len = results.len();
+        let mut region_starts = vec![None; args.len()];
+        let mut regions = region_vars.into_iter();
+        for (k, a) in args.iter().enumerate() {
+            if a.ptr.is_some() {
+                region_starts[k] = Some(results.len());
+                let v = regions.next().expect("one region per pointer");
+                results.extend_from_slice(&self.var_bits(v));
+            }
         }
-        Ok((results, num_inputs as u32))
+        let mut out_ranges = Vec::with_capacity(uses.len());
+        let mut out_regs = Vec::with_capacity(uses.len());
+        for u in uses {
+            let at = match u.arg {
+                None if ret_len > 0 => Some(0),
+                None => None,
+                Some(a) => region_starts[a],
+            };
+            let (r, reg) = match at {
+                Some(s) => {
+                    let bits = &results[s + u.off as usize..s + (u.off + u.len) as usize];
+                    (self.range_of(bits), self.bound_reg(bits))
+                }
+                None => (None, NO_REG),
+            };
+            out_ranges.push(r);
+            out_regs.push(reg);
+        }
+        Ok(TemplateBody {
+            results,
+            num_inputs: num_inputs as u32,
+            out_ranges,
+            out_regs,
+        })
     }
+}
+
+/// What a template of a function is built from: the call's arguments, which of their bits
+/// are inputs (all where `generic`, else those that are not constants and those `lifted`,
+/// per bit of the arguments one after another; empty when none), and per integer use its
+/// bound in the shape (`None`: none).
+#[derive(Clone, Copy)]
+struct TemplateArgs<'x> {
+    args: &'x [Arg],
+    generic: bool,
+    lifted: &'x [bool],
+    uses: &'x [FnUse],
+    his: &'x [Option<u64>],
+}
+
+/// A function's body built as a template.
+struct TemplateBody {
+    results: Vec<Lit>,
+    num_inputs: u32,
+    /// Per use, its result's interval and its register in the bound program recorded.
+    out_ranges: Vec<Option<Interval>>,
+    out_regs: Vec<u32>,
+}
+
+/// One call, for noting its results' intervals: its integer uses and their exact intervals,
+/// its argument bits one after another (`arg_starts`: where each argument begins), and
+/// where each pointer argument's region begins in the call's results.
+#[derive(Clone, Copy)]
+struct FnCall<'x> {
+    uses: &'x [FnUse],
+    ivs: &'x [Option<Interval>],
+    flat: &'x [Lit],
+    arg_starts: &'x [usize],
+    result_starts: &'x [Option<usize>],
+}
+
+/// The integers of a call ([`FnUse`]): an integer return value, each scalar integer
+/// argument, each element of an array of integers passed by pointer.
+fn fn_uses(args: &[Arg], ret_ty: &Ty) -> Vec<FnUse> {
+    let mut uses = Vec::new();
+    if let Ty::Int(t) = ret_ty {
+        uses.push(FnUse {
+            arg: None,
+            off: 0,
+            len: t.bits,
+        });
+    }
+    for (k, a) in args.iter().enumerate() {
+        match (&a.ptr, &a.ty) {
+            (Some(p), _) => {
+                if let Ty::Int(t) = &p.elem {
+                    for e in 0..p.count as u32 {
+                        uses.push(FnUse {
+                            arg: Some(k),
+                            off: e * t.bits,
+                            len: t.bits,
+                        });
+                    }
+                }
+            }
+            (None, Ty::Int(t)) => uses.push(FnUse {
+                arg: Some(k),
+                off: 0,
+                len: t.bits,
+            }),
+            _ => {}
+        }
+    }
+    uses
+}
+
+/// A call's key bounds when keyed by rounded bounds ([`FnTier::Rounded`]), and the bits it
+/// lifts: per use with an interval its upper bound rounded up, and the constant bits below
+/// that bound's width made wires (per bit of the arguments; empty when none), so calls whose
+/// integers hold different constants or bounds of one band share a shape.
+fn rounded_key(
+    uses: &[FnUse],
+    ivs: &[Option<Interval>],
+    arg_starts: &[usize],
+    flat: &[Lit],
+) -> (Vec<bool>, Vec<Option<u64>>) {
+    let mut lifted = Vec::new();
+    let mut his = Vec::with_capacity(uses.len());
+    for (u, iv) in uses.iter().zip(ivs) {
+        let (Some(a), Some(iv)) = (u.arg, iv) else {
+            his.push(None);
+            continue;
+        };
+        let hi = crate::loops::round_key_bound(iv.1);
+        his.push(Some(hi));
+        let at = arg_starts[a] + u.off as usize;
+        let width = (64 - hi.leading_zeros() as usize).min(u.len as usize);
+        for k in at..at + width {
+            if flat[k].as_const().is_some() {
+                if lifted.is_empty() {
+                    lifted = vec![false; flat.len()];
+                }
+                lifted[k] = true;
+            }
+        }
+    }
+    (lifted, his)
+}
+
+/// The shape of a call as bytes: per argument, a pointer's element count and type, then
+/// per bit 0 or 1 (that constant) or 2 (a wire, or a lifted constant); with bounds, then the
+/// tier and each use's bound (LEB128).
+fn call_shape(args: &[Arg], lifted: &[bool], tier: FnTier, his: &[Option<u64>]) -> Vec<u8> {
+    let mut shape = Vec::new();
+    let mut at = 0;
+    for a in args {
+        if let Some(p) = &a.ptr {
+            shape.extend_from_slice(format!("*{}x{:?};", p.count, p.elem).as_bytes());
+        }
+        shape.extend(a.bits.iter().enumerate().map(|(k, l)| match l.as_const() {
+            Some(_) if lifted.get(at + k) == Some(&true) => 2,
+            Some(v) => v as u8,
+            None => 2,
+        }));
+        at += a.bits.len();
+        shape.push(b';');
+    }
+    if tier != FnTier::Constants {
+        shape.push(0xff);
+        shape.push(tier as u8);
+        for hi in his {
+            match *hi {
+                None => shape.push(0),
+                Some(mut h) => {
+                    shape.push(1);
+                    while h >= 0x80 {
+                        shape.push(h as u8 | 0x80);
+                        h >>= 7;
+                    }
+                    shape.push(h as u8);
+                }
+            }
+        }
+    }
+    shape
 }
 
 fn lit_xor(l: Lit, neg: bool) -> Lit {

@@ -650,9 +650,9 @@ pub struct LoopState<'a> {
     /// Nests whose first template with lifted constants was held against one without.
     lift_checked: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// The bound programs of loop templates ([`crate::replay`]).
-    programs: Vec<BoundProgram>,
+    pub(crate) programs: Vec<BoundProgram>,
     /// Scratch registers of replays.
-    replay_stack: Vec<Interval>,
+    pub(crate) replay_stack: Vec<Interval>,
     /// Nests keyed by rounded bounds (their first shapes were not reused).
     rounded: HashMap<usize, Rounded, BuildHasherDefault<ShapeHasher>>,
     /// Templates with lifted constants being built (one inside another counts twice):
@@ -783,7 +783,7 @@ fn widen_to_rounded_bounds(
 /// bounds assumes for an integer of at most `hi`. Not `2^k - 1`: a value of at most `2^k - 2`
 /// plus one still fits in `k` bits, so a row's cells cost what they cost with exact bounds
 /// one bit narrower (see docs/c-subset.md, "Nests").
-fn round_key_bound(hi: u64) -> u64 {
+pub(crate) fn round_key_bound(hi: u64) -> u64 {
     if hi == 0 || hi >= u64::MAX / 2 {
         hi
     } else {

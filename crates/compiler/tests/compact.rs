@@ -873,3 +873,169 @@ fn textbook_edit_distance_rows_at_their_bounds() {
         assert_eq!(value(&eval_bits(&source_form, &bits)), want, "compact");
     }
 }
+
+/// Column counts with one function call per row: `count_row` adds a row's matches to the
+/// counts, which are at most `i` after row `i`, so every call has its own exact bounds.
+/// After the first shapes of the function are not reused, its calls are keyed by rounded
+/// bounds (the row's `i` a wire below its rounded bound): the rows of a band share a
+/// template, and each call's results get the bounds replayed from that call's exact ones
+/// (`crate::replay`), so they do not grow band by band.
+fn column_counts_by_function(rows: usize, cols: usize, tail: &str) -> String {
+    format!(
+        r#"
+        #include <stdint.h>
+        static void count_row(uint16_t counts[{cols}], uint16_t i, uint8_t a, uint8_t b[{cols}]) {{
+            for (int j = 0; j < {cols}; j++)
+                counts[j] = counts[j] + (a == b[j]);
+            counts[0] = counts[0] + (i > 100);
+        }}
+        void mpc_main(uint8_t INPUT_A_a[{rows}], uint8_t INPUT_B_b[{cols}], uint16_t OUTPUT_r[{cols} + 1]) {{
+            uint16_t counts[{cols}];
+            for (int j = 0; j < {cols}; j++)
+                counts[j] = 0;
+            for (int i = 1; i <= {rows}; i++)
+                count_row(counts, (uint16_t)i, INPUT_A_a[i - 1], INPUT_B_b);
+            for (int j = 0; j < {cols}; j++)
+                OUTPUT_r[j] = counts[j];
+            OUTPUT_r[{cols}] = {tail};
+        }}
+    "#
+    )
+}
+
+#[test]
+fn function_rows_share_templates_under_rounded_bounds() {
+    let src = column_counts_by_function(40, 5, "0");
+    let opts = Options::default();
+    // All-zero and all-one inputs make every cell a match: each hits its bound.
+    same_outputs("column-counts-fn", &src, &opts, 30, 177);
+    let c = compile_compact_source(&src, "column-counts-fn", &opts).unwrap();
+    let flat = compile_source(&src, "column-counts-fn", &opts).unwrap();
+    // 16 exact shapes (rows 1-16), then one per band of rounded bounds met (rows 17-30 are
+    // at most 30, 31-40 at most 62), and a row whose input bounds straddle a band edge.
+    let templates = c.circuit.templates.len();
+    assert!(
+        (17..=20).contains(&templates),
+        "{templates} templates for 40 rows"
+    );
+    // Narrow like unrolled cells, up to the bit a rounded band costs (bounds that doubled
+    // row by row, or no bounds at all, cost several times more).
+    let (compact, unrolled) = (c.stats.and_gates_final, flat.circuit.and_count() as u64);
+    assert!(
+        compact * 4 <= unrolled * 5,
+        "compact {compact} AND against {unrolled} unrolled"
+    );
+    // Without bounds in the shape the calls use a generic template of full-width counts.
+    let off = Options {
+        bound_replay: false,
+        ..Options::default()
+    };
+    let c_off = compile_compact_source(&src, "column-counts-fn", &off).unwrap();
+    assert!(
+        c_off.stats.and_gates_final > compact * 2,
+        "unranged {} AND against {compact}",
+        c_off.stats.and_gates_final
+    );
+    same_outputs("column-counts-fn-off", &src, &off, 5, 178);
+}
+
+/// A function template built for a band of rows reports, at a call from a later row of
+/// the band, the bounds replayed from that call's exact inputs: the last call (row 20) is
+/// of a template built for counts of at most 30, so its results are at most 20 replayed
+/// (31 as the build sees them). The product after the calls is then exactly as wide as in
+/// the unrolled circuit; and calls from rows of different bounds (17 and 20, both of the
+/// band) get different bounds back, each the unrolled one.
+#[test]
+fn function_replayed_bounds_narrow_the_callers_arithmetic() {
+    let opts = Options::default();
+    let with = column_counts_by_function(20, 2, "counts[0] * counts[1]");
+    let without = column_counts_by_function(20, 2, "0");
+    same_outputs("fn-product", &with, &opts, 30, 191);
+    let compact = |src: &str| compile_compact_source(src, "fn-product", &opts).unwrap();
+    let (cw, co) = (compact(&with), compact(&without));
+    assert!(cw.calls_reused >= 2, "{} calls reused", cw.calls_reused);
+    let product_compact = main_body_ands(&cw) - main_body_ands(&co);
+    let flat = |src: &str| {
+        compile_source(src, "fn-product", &opts)
+            .unwrap()
+            .circuit
+            .and_count()
+    };
+    let product_unrolled = flat(&with) - flat(&without);
+    assert_eq!(
+        product_compact, product_unrolled,
+        "the product after the calls costs what it costs with exact bounds"
+    );
+}
+
+/// The edit distance with one function call per row (crates/cli/tests/programs), at 40
+/// characters: its row function is keyed by rounded bounds after 16 rows, and each of its
+/// 40 cell calls per row by the exact bounds of the cell. On strings with no common
+/// character every cell reaches its bound, on equal strings the diagonal stays 0: the
+/// compact circuit gives the DP's distance on those and on strings in between, and costs
+/// at most a fifth more than the unrolled circuit.
+#[test]
+fn edit_distance_rows_as_functions_at_their_bounds() {
+    let n = 40;
+    let src = std::fs::read_to_string(
+        common::repo_root().join("crates/cli/tests/programs/edit_distance_rows.c"),
+    )
+    .unwrap()
+    .replace("#define EDIT_LEN 16", &format!("#define EDIT_LEN {n}"));
+    let opts = Options::default();
+    let compact = compile_compact_source(&src, "edt-rows-40", &opts).unwrap();
+    let flat = compile_source(&src, "edt-rows-40", &opts).unwrap();
+    let (and_compact, and_flat) = (
+        compact.stats.and_gates_final,
+        flat.circuit.and_count() as u64,
+    );
+    assert!(
+        and_compact * 5 <= and_flat * 6,
+        "compact {and_compact} AND against {and_flat} unrolled"
+    );
+    let source_form = CompactSource::new(compact.circuit).expect("valid compact circuit");
+    let bits_of = |a: &[u8], b: &[u8]| -> Vec<bool> {
+        a.iter()
+            .chain(b)
+            .flat_map(|&c| (0..8).map(move |k| (c >> k) & 1 == 1))
+            .collect()
+    };
+    let value = |bits: &[bool]| -> u32 {
+        bits.iter()
+            .take(16)
+            .enumerate()
+            .map(|(k, &b)| (b as u32) << k)
+            .sum()
+    };
+    let dp = |a: &[u8], b: &[u8]| -> u32 {
+        let mut prev: Vec<u32> = (0..=b.len() as u32).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i as u32; b.len() + 1];
+            for j in 1..=b.len() {
+                let cost = (a[i - 1] != b[j - 1]) as u32;
+                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    };
+    let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+        (vec![b'x'; n], vec![b'y'; n]),
+        (vec![255; n], vec![0; n]),
+        (vec![b'q'; n], vec![b'q'; n]),
+        (
+            (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect(),
+            (0..n).map(|i| b'a' + (i * 11 % 26) as u8).collect(),
+        ),
+        (
+            (0..n).map(|i| (i % 3) as u8).collect(),
+            (0..n).map(|i| (i % 5) as u8).collect(),
+        ),
+    ];
+    for (a, b) in cases {
+        let bits = bits_of(&a, &b);
+        let want = dp(&a, &b);
+        assert_eq!(value(&eval_bits(&flat.circuit, &bits)), want, "unrolled");
+        assert_eq!(value(&eval_bits(&source_form, &bits)), want, "compact");
+    }
+}

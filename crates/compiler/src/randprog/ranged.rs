@@ -13,7 +13,11 @@
 //! negative values, truncate to narrow types or overflow (wrapping, as gcc's `-fwrapv` has
 //! it), so unsound narrowing would show as a disagreement with gcc. The outer loop's body
 //! may run its inner loop over a triangle (`j <= i`), under a secret condition, or add a
-//! constant table's entry to each cell: nests whose rows the compiler stores once.
+//! constant table's entry to each cell: nests whose rows the compiler stores once. In a
+//! third of the programs a row is a function (`{prefix}_row`, taking the previous and the
+//! current row, the row's index and the inputs by pointer) called once per row of 17 to 22:
+//! the compiler stores it once per shape, keyed by its integers' bounds, exact and then
+//! rounded, and replays its bounds per call (`crate::compact`).
 //!
 //! Free of undefined behaviour under `-fwrapv`: divisors and moduli are positive constants,
 //! shift counts are constants below 4, indices are reduced into range as unsigned values.
@@ -168,7 +172,15 @@ impl Gen {
 /// Generates the program for `seed`; its entry is `{prefix}_main`.
 pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
     let mut rng = Rng::new(seed ^ 0x0ab9_ed5e_ed01);
-    let rows = 2 + rng.below(5) as u32;
+    let mut rows = 2 + rng.below(5) as u32;
+    // Rows as calls of a function, drawn from a stream of its own (the cells' choices stay
+    // those of the seed); enough rows that its exact shapes stop being reused and its calls
+    // are keyed by rounded bounds.
+    let mut fn_rng = Rng::new(seed ^ 0x00f0_0ca1_1500);
+    let row_function = fn_rng.percent(33);
+    if row_function {
+        rows = 17 + fn_rng.below(6) as u32;
+    }
     let cols = 2 + rng.below(5) as u32;
     let cell = *rng.pick(&TYPES);
     let ta = *rng.pick(&TYPES);
@@ -278,6 +290,18 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
     g.line(1, &format!("for (int j = 0; j < {cols}; j++)"));
     g.line(2, &format!("t[0][j] = {bj};"));
     g.line(1, &format!("for (int i = 1; i < {rows}; i++) {{"));
+    let row_name = format!("{prefix}_row");
+    let caller = if row_function {
+        let w = if table { ", w" } else { "" };
+        g.line(
+            2,
+            &format!("{row_name}(t[i - 1], t[i], i, INPUT_A_a, INPUT_B_b{w});"),
+        );
+        g.line(1, "}");
+        Some(std::mem::take(&mut g.out))
+    } else {
+        None
+    };
     if guarded {
         g.line(1, "if (INPUT_A_a[i - 1] & 1) {");
     }
@@ -332,7 +356,29 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
     if guarded {
         g.line(1, "}");
     }
-    g.line(1, "}");
+    if let Some(caller) = caller {
+        // The row's statements as the function's body, over its parameters.
+        let body = std::mem::replace(&mut g.out, caller)
+            .replace("INPUT_A_a", "in_a")
+            .replace("INPUT_B_b", "in_b")
+            .replace("t[i - 1][", "prev[")
+            .replace("t[i][", "cur[");
+        let w = if table {
+            format!(", int w[{cols}]")
+        } else {
+            String::new()
+        };
+        g.out = format!(
+            "static void {row_name}({c} prev[{cols}], {c} cur[{cols}], int i, {ta} in_a[{la}], \
+             {tb} in_b[{lb}]{w})\n{{\n{body}}}\n\n{}",
+            g.out,
+            c = cell.0,
+            ta = ta.0,
+            tb = tb.0,
+        );
+    } else {
+        g.line(1, "}");
+    }
     g.line(
         1,
         &format!("*OUTPUT_corner = t[{}][{}];", rows - 1, cols - 1),
