@@ -16,8 +16,10 @@ use crate::script::ScriptChannel;
 use crate::{YAO_OWNERS, record_pair, replay_entropy, yao_circuit, yao_input};
 
 /// The statistical security parameter of the cut-and-choose target: few copies (see
-/// [`CopyPlan::for_stat_sec`]), but every phase of the protocol.
-pub const STAT_SEC: u32 = 3;
+/// [`CopyPlan::for_stat_sec`]: 11, of which 8 are checked and 3 evaluated, so the
+/// majority vote and the input-consistency check across evaluated copies are reached),
+/// but every phase of the protocol.
+pub const STAT_SEC: u32 = 4;
 
 /// The honest party and the output visibility of a [`cut_and_choose`] input, from its first
 /// byte: bit 0 the party (A garbles, B checks and evaluates), bit 1 whether the output is

@@ -205,3 +205,11 @@ fn replayed_entropy_seeds_run_to_the_correct_outputs() {
         }
     }
 }
+
+/// The cut-and-choose target's parameter leaves more than one evaluated copy, so that the
+/// majority vote and the input-consistency check across copies are fuzzed too.
+#[test]
+fn cut_and_choose_target_evaluates_several_copies() {
+    let plan = pgc_fuzz::malicious::cut_and_choose_plan();
+    assert!(plan.evaluated() >= 2 && plan.checked >= 1, "{plan:?}");
+}
