@@ -41,10 +41,22 @@ fn main() -> std::io::Result<()> {
         );
     }
     let more = [
-        ("cut_and_choose", pgc_fuzz::malicious::cut_and_choose_transcripts()),
-        ("dual_execution", pgc_fuzz::malicious::dual_execution_transcripts()),
-        ("yao_three_halves", pgc_fuzz::yao_variants::yao_three_halves_transcripts()),
-        ("yao_compact", pgc_fuzz::yao_variants::yao_compact_transcripts()),
+        (
+            "cut_and_choose",
+            pgc_fuzz::malicious::cut_and_choose_transcripts(),
+        ),
+        (
+            "dual_execution",
+            pgc_fuzz::malicious::dual_execution_transcripts(),
+        ),
+        (
+            "yao_three_halves",
+            pgc_fuzz::yao_variants::yao_three_halves_transcripts(),
+        ),
+        (
+            "yao_compact",
+            pgc_fuzz::yao_variants::yao_compact_transcripts(),
+        ),
     ];
     for (target, seeds) in more {
         for (name, seed) in seeds {

@@ -141,10 +141,7 @@ pub fn dual_execution_run(data: &[u8]) -> Option<Result<Outcome, ProtocolError>>
 
 /// Seeds of [`dual_execution`]: each party's byte and what it received in an honest run.
 pub fn dual_execution_transcripts() -> Vec<(String, Vec<u8>)> {
-    let (to_a, to_b) = record_pair(
-        |ch| dual_party(ch, Party::A),
-        |ch| dual_party(ch, Party::B),
-    );
+    let (to_a, to_b) = record_pair(|ch| dual_party(ch, Party::A), |ch| dual_party(ch, Party::B));
     vec![
         ("A".to_string(), [vec![0], to_a].concat()),
         ("B".to_string(), [vec![1], to_b].concat()),

@@ -5,8 +5,8 @@
 
 use std::sync::OnceLock;
 
-use pgc_circuit::pgcfile::read_pgc_compact_from;
 use pgc_circuit::compact::CompactSource;
+use pgc_circuit::pgcfile::read_pgc_compact_from;
 use pgc_circuit::{GateSource, Owner, Visibility};
 use pgc_net::Channel;
 use pgc_protocol::yao::{RunOptions, run_evaluator_with, run_garbler_with};
@@ -141,7 +141,7 @@ fn compact_input(party: Party) -> Vec<Vec<bool>> {
         .filter(|&(_, &owner)| owner == party)
         .map(|(&width, _)| {
             (0..width as usize)
-                .map(|i| (i * 7 + party as usize) % 3 == 0)
+                .map(|i| (i * 7 + party as usize).is_multiple_of(3))
                 .collect()
         })
         .collect()
