@@ -68,8 +68,12 @@ compile auction-2 auction.c -D AUCTION_A=2 -D AUCTION_B=2
 compile biomatch-2 biomatch.c -D BIOMATCH_N=2 -D BIOMATCH_D=2
 compile edit_distance-3 edit_distance.c -D EDIT_LEN=3
 
-# Honest transcripts of both parties, sequential and every parallel mode and thread count.
-cargo run --release -q -p pgc-fuzz --example write_seeds --manifest-path "$ROOT/Cargo.toml" -- "$CORPUS"
+# Honest transcripts of both parties, sequential and every parallel mode and thread count,
+# the malicious protocols, three-halves and compact. Recorded by a `--cfg fuzzing` build
+# (its own target dir), whose replayed entropy the fuzz build shares: the newer targets'
+# transcripts pass the honest party's random checks only then (docs/fuzzing.md).
+RUSTFLAGS="--cfg fuzzing" cargo run -q -p pgc-fuzz --example write_seeds \
+    --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/fuzz/target/cfg-fuzzing" -- "$CORPUS"
 
 for dir in "$CORPUS"/*/; do
     printf '%-14s %4d files\n' "$(basename "$dir")" "$(find "$dir" -type f | wc -l)"

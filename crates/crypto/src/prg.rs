@@ -72,9 +72,44 @@ impl Prg {
 
 /// 128 bits from the operating system's entropy source.
 pub fn os_random_block() -> Block {
+    #[cfg(fuzzing)]
+    if let Some(b) = fuzzing::next_block() {
+        return b;
+    }
     let mut b = [0u8; 16];
     getrandom::fill(&mut b).expect("the operating system's random number generator failed");
     Block::from_bytes(b)
+}
+
+/// Replayable "entropy", for fuzzing builds only (`--cfg fuzzing`, which `cargo fuzz`
+/// sets; release builds have no such module): a fuzz target replays an honest peer's
+/// recorded messages, and the malicious protocols check them against this party's own
+/// random choices (the OT-extension check coin, the cut-and-choose check set), so a
+/// recorded transcript passes those checks only if this party draws what it drew when the
+/// transcript was recorded. [`fuzzing::replay_entropy`] makes [`os_random_block`] (and so
+/// [`Prg::from_os_entropy`]) return a fixed stream on the calling thread.
+#[cfg(fuzzing)]
+pub mod fuzzing {
+    use std::cell::RefCell;
+
+    use super::Prg;
+    use crate::Block;
+
+    thread_local! {
+        static STREAM: RefCell<Option<Prg>> = const { RefCell::new(None) };
+    }
+
+    /// From now on, on this thread, [`super::os_random_block`] returns the stream of `seed`
+    /// (restarted by each call); `None`: the operating system's entropy again.
+    pub fn replay_entropy(seed: Option<u64>) {
+        STREAM.with(|s| {
+            *s.borrow_mut() = seed.map(|seed| Prg::from_seed(Block(seed as u128 | 1 << 100)))
+        });
+    }
+
+    pub(super) fn next_block() -> Option<Block> {
+        STREAM.with(|s| s.borrow_mut().as_mut().map(Prg::random_block))
+    }
 }
 
 #[cfg(test)]

@@ -31,5 +31,37 @@ fn main() -> std::io::Result<()> {
     for (name, seed) in pgc_fuzz::gmw_transcripts() {
         write("gmw_peer", &name, &seed)?;
     }
+    // These four targets replay their own entropy in fuzzing builds only: record them in
+    // one (`RUSTFLAGS="--cfg fuzzing"`, see docs/fuzzing.md), or they stop at the first
+    // check that depends on the honest party's random choices.
+    if !cfg!(fuzzing) {
+        eprintln!(
+            "note: not a --cfg fuzzing build: the seeds of cut_and_choose, dual_execution, \
+             yao_three_halves and yao_compact will not match the fuzz build's entropy"
+        );
+    }
+    let more = [
+        (
+            "cut_and_choose",
+            pgc_fuzz::malicious::cut_and_choose_transcripts(),
+        ),
+        (
+            "dual_execution",
+            pgc_fuzz::malicious::dual_execution_transcripts(),
+        ),
+        (
+            "yao_three_halves",
+            pgc_fuzz::yao_variants::yao_three_halves_transcripts(),
+        ),
+        (
+            "yao_compact",
+            pgc_fuzz::yao_variants::yao_compact_transcripts(),
+        ),
+    ];
+    for (target, seeds) in more {
+        for (name, seed) in seeds {
+            write(target, &name, &seed)?;
+        }
+    }
     Ok(())
 }

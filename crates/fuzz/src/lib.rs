@@ -16,7 +16,9 @@
 //! stopping at a checksum mismatch. The protocol entry points run one honest party against
 //! a scripted peer ([`script::ScriptChannel`]): the fuzz input is every byte the peer sends.
 
+pub mod malicious;
 pub mod script;
+pub mod yao_variants;
 
 use std::io::Write;
 use std::sync::atomic::AtomicU64;
@@ -91,7 +93,26 @@ pub const TARGETS: &[Target] = &[
         name: "gmw_peer",
         run: gmw_peer,
     },
+    Target {
+        name: "cut_and_choose",
+        run: cut_and_choose,
+    },
+    Target {
+        name: "dual_execution",
+        run: dual_execution,
+    },
+    Target {
+        name: "yao_three_halves",
+        run: yao_three_halves,
+    },
+    Target {
+        name: "yao_compact",
+        run: yao_compact,
+    },
 ];
+
+pub use malicious::{cut_and_choose, dual_execution};
+pub use yao_variants::{yao_compact, yao_three_halves};
 
 /// Circuits at most this many gates are also evaluated (a cheap check of what was parsed).
 const EVAL_GATES: usize = 1 << 12;
@@ -385,9 +406,9 @@ pub fn yao_circuit() -> &'static Circuit {
     CIRCUIT.get_or_init(|| millionaires_circuit(8))
 }
 
-const YAO_OWNERS: [Party; 2] = [Party::A, Party::B];
+pub(crate) const YAO_OWNERS: [Party; 2] = [Party::A, Party::B];
 
-fn yao_input(party: Party) -> Vec<Vec<bool>> {
+pub(crate) fn yao_input(party: Party) -> Vec<Vec<bool>> {
     let value: u8 = if party == Party::A { 200 } else { 77 };
     vec![(0..8).map(|i| value >> i & 1 == 1).collect()]
 }
@@ -547,6 +568,53 @@ pub fn gmw_transcripts() -> Vec<(String, Vec<u8>)> {
         ("A".to_string(), seed(0, take(&got_a))),
         ("B".to_string(), seed(1, take(&got_b))),
     ]
+}
+
+/// Makes this thread's "OS entropy" the fixed stream of `party` (`None`: the real entropy
+/// again), in fuzzing builds (`--cfg fuzzing`) only; elsewhere it does nothing. The newer
+/// protocol targets record their seeds and run their inputs this way, so that a recorded
+/// peer's messages pass the checks that depend on this party's random choices (the OT
+/// extension's check coin, the cut-and-choose check set, the equality test), and a fuzz
+/// input runs the same way every time (see `pgc_crypto::prg::fuzzing`).
+pub fn replay_entropy(party: Option<Party>) {
+    #[cfg(fuzzing)]
+    pgc_crypto::prg::fuzzing::replay_entropy(party.map(|p| 0xA0 + p as u64));
+    #[cfg(not(fuzzing))]
+    let _ = party;
+}
+
+/// An honest in-memory run of two parties, A on a thread of its own, each with its fixed
+/// entropy ([`replay_entropy`]); what each received: `(A's, B's)`.
+pub(crate) fn record_pair(
+    run_a: impl FnOnce(&mut dyn Channel) -> Result<Outcome, ProtocolError> + Send,
+    run_b: impl FnOnce(&mut dyn Channel) -> Result<Outcome, ProtocolError>,
+) -> (Vec<u8>, Vec<u8>) {
+    let (ca, cb) = MemoryChannel::pair();
+    let (got_a, got_b) = (Arc::default(), Arc::default());
+    let mut ra = Recorder {
+        inner: timed(ca),
+        received: Arc::clone(&got_a),
+    };
+    let mut rb = Recorder {
+        inner: timed(cb),
+        received: Arc::clone(&got_b),
+    };
+    std::thread::scope(|s| {
+        let a = s.spawn(|| {
+            replay_entropy(Some(Party::A));
+            let result = run_a(&mut ra);
+            replay_entropy(None);
+            result
+        });
+        replay_entropy(Some(Party::B));
+        let b = run_b(&mut rb);
+        replay_entropy(None);
+        b.unwrap_or_else(|e| panic!("an honest party B fails: {e}"));
+        a.join()
+            .expect("party A's thread does not panic")
+            .unwrap_or_else(|e| panic!("an honest party A fails: {e}"));
+    });
+    (take(&got_a), take(&got_b))
 }
 
 fn timed(mut ch: MemoryChannel) -> MemoryChannel {

@@ -167,3 +167,49 @@ fn protocol_seeds_run_to_the_outputs() {
         }
     }
 }
+
+/// The seeds of the targets that replay their entropy run to the end with the correct
+/// outputs, in a fuzzing build only (the entropy replay exists there): an honest cut-and-choose
+/// or dual-execution party fed the recorded peer passes every check. Run with
+/// `RUSTFLAGS="--cfg fuzzing" cargo test -p pgc-fuzz --target-dir fuzz/target/cfg-fuzzing`.
+#[cfg(fuzzing)]
+#[test]
+fn replayed_entropy_seeds_run_to_the_correct_outputs() {
+    use pgc_fuzz::{malicious, yao_variants};
+    let root = repo_root().join("fuzz/seeds");
+    let runs: [(&str, fn(&[u8]) -> Option<Result<_, _>>); 4] = [
+        ("cut_and_choose", malicious::cut_and_choose_run),
+        ("dual_execution", malicious::dual_execution_run),
+        ("yao_three_halves", yao_variants::yao_three_halves_run),
+        ("yao_compact", yao_variants::yao_compact_run),
+    ];
+    for (target, run) in runs {
+        let seeds = files_in(&root.join(target));
+        assert!(seeds.len() >= 2, "{target}: a seed per party");
+        for seed in seeds {
+            let data = std::fs::read(&seed).expect("the seed");
+            let outcome: pgc_protocol::Outcome = run(&data)
+                .expect("a non-empty seed")
+                .unwrap_or_else(|e| panic!("{}: {e}", seed.display()));
+            // The millionaires circuit on the parties' inputs (A: 200, B: 77).
+            if target != "yao_compact" {
+                let inputs: Vec<bool> = (0..8)
+                    .map(|i| 200u8 >> i & 1 == 1)
+                    .chain((0..8).map(|i| 77u8 >> i & 1 == 1))
+                    .collect();
+                let expected = pgc_circuit::eval_bits(pgc_fuzz::yao_circuit(), &inputs);
+                for output in outcome.outputs.iter().flatten() {
+                    assert_eq!(output, &expected, "{}", seed.display());
+                }
+            }
+        }
+    }
+}
+
+/// The cut-and-choose target's parameter leaves more than one evaluated copy, so that the
+/// majority vote and the input-consistency check across copies are fuzzed too.
+#[test]
+fn cut_and_choose_target_evaluates_several_copies() {
+    let plan = pgc_fuzz::malicious::cut_and_choose_plan();
+    assert!(plan.evaluated() >= 2 && plan.checked >= 1, "{plan:?}");
+}
