@@ -4,7 +4,7 @@
 //!
 //! Conventions:
 //! - Values cross as JSON-like Python objects: ints, bools, floats, strings, lists, dicts
-//!   (NumPy arrays and scalars through their `tolist()`), checked against the program's C
+//!   (NumPy arrays and scalars through their `tolist()`, `bytes` as lists of bytes), checked against the program's C
 //!   types by the same code as `pgc run --inputs FILE.json`.
 //! - Work that can take long (compiling, running a protocol) runs with the GIL released, on
 //!   a worker thread; the calling thread looks for Ctrl-C every 100 ms and, on one, ends the
@@ -13,6 +13,11 @@
 //! - Errors carry the CLI's messages: `CompileError` (with `file`, `line`, `col`),
 //!   `ProtocolError` (the peer, the network, a detected cheat), `ValueError` (inputs),
 //!   `PgcError` for the rest (a malformed circuit file, a missing key, a bad option).
+
+// The fuzzing build's replayable entropy (`pgc_crypto::prg::fuzzing`, `--cfg fuzzing`) makes
+// every "random" choice predictable: it must never reach a program that protects real data.
+#[cfg(fuzzing)]
+compile_error!("pgc must not be built with --cfg fuzzing: its randomness is replayable there");
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};

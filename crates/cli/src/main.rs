@@ -14,6 +14,11 @@ mod plot;
 
 use std::process::ExitCode;
 
+// The fuzzing build's replayable entropy (`pgc_crypto::prg::fuzzing`, `--cfg fuzzing`) makes
+// every "random" choice predictable: it must never reach a program that protects real data.
+#[cfg(fuzzing)]
+compile_error!("pgc must not be built with --cfg fuzzing: its randomness is replayable there");
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
