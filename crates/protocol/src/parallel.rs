@@ -1,5 +1,7 @@
 //! Yao's protocol across threads and, with inter-party parallelization, across both parties
-//! (USENIX Sec 2015 §4.2–§5).
+//! (Buescher, Katzenbeisser, *Faster Secure Computation through Automatic Parallelization*,
+//! USENIX Security 2015, §4.2–§4.4 and §5: per-thread channels, fine- and coarse-grained
+//! parallelism, and IPP's *transferring roles*).
 //!
 //! After the handshake the parties agree on a [`ParallelMode`] and a thread count T, run the
 //! input phase of [`crate::yao`] (A garbles every input), then open T more connections

@@ -1,5 +1,12 @@
 //! Semi-honest Yao: party A garbles, party B evaluates.
 //!
+//! Constructions: Yao's garbled-circuit protocol (Yao, FOCS 1986; its semi-honest security
+//! proof: Lindell, Pinkas, J. Cryptology 2009) with half-gates garbling (Zahur, Rosulek,
+//! Evans, EUROCRYPT 2015; [`pgc_garble`]) or three-halves garbling (Rosulek, Roy, CRYPTO
+//! 2021; [`pgc_garble::three_halves`]), B's input labels by IKNP correlated OT extension
+//! (Ishai, Kilian, Nissim, Petrank, CRYPTO 2003; [`pgc_ot::iknp`]) on Chou–Orlandi base OT
+//! (LATINCRYPT 2015; [`pgc_ot::base`]).
+//!
 //! Message flow, after the [handshake](crate::handshake):
 //! 1. A → B: the labels of A's input bits (A's zero-labels XOR bit·Δ).
 //! 2. A ⇄ B: IKNP correlated OT with correlation Δ gives B the labels of its input bits
