@@ -107,15 +107,16 @@ impl Side {
     }
 }
 
-type Party2<'a> =
+/// One party's side of a run, given its tapped channel and worker streams.
+type PartyRun<'a> =
     &'a (dyn Fn(&mut Tap<MemoryChannel>, &mut TapStreams) -> Result<Outcome, ProtocolError> + Sync);
 
 /// Runs `a` and `b` on two threads over tapped in-memory channels and streams.
-fn run_pair(a: Party2<'_>, b: Party2<'_>) -> (Side, Side) {
+fn run_pair(a: PartyRun<'_>, b: PartyRun<'_>) -> (Side, Side) {
     let timeout = Duration::from_secs(30);
     let (ca, cb) = MemoryChannel::pair();
     let (sa, sb) = MemoryStreams::pair(timeout);
-    let side = |f: Party2<'_>, mut ch: MemoryChannel, streams: MemoryStreams| {
+    let side = |f: PartyRun<'_>, mut ch: MemoryChannel, streams: MemoryStreams| {
         ch.set_timeout(Some(timeout));
         let log = Log::default();
         let mut ch = Tap {
