@@ -43,6 +43,9 @@ mod kernels {
     /// AES-NI, AVX-512F and VAES.
     #[target_feature(enable = "aes,avx512f,vaes")]
     pub unsafe fn vaes512(aes: &Aes128, iterations: u64) -> u64 {
+        // SAFETY: register-only intrinsics and `RoundKeys512`, which need AES-NI, AVX-512F and
+        // VAES: this function's contract; callers check `AesKernel::Vaes512.is_available()`
+        // first.
         unsafe {
             let keys = RoundKeys512::new(aes);
             let mut s: [__m512i; 12] = std::array::from_fn(|i| _mm512_set1_epi64(i as i64));

@@ -739,40 +739,54 @@ mod x86 {
 
     #[inline(always)]
     pub(super) unsafe fn load1(p: *const u8) -> Xmm {
+        // SAFETY: the caller passes `p` valid for reading 16 bytes; unaligned load, SSE2
+        // baseline.
         unsafe { _mm_loadu_si128(p as *const __m128i) }
     }
     #[inline(always)]
     pub(super) unsafe fn store1(p: *mut u8, v: Xmm) {
+        // SAFETY: the caller passes `p` valid for writing 16 bytes; unaligned store, SSE2
+        // baseline.
         unsafe { _mm_storeu_si128(p as *mut __m128i, v) }
     }
     #[inline(always)]
     pub(super) unsafe fn xor1(a: Xmm, b: Xmm) -> Xmm {
+        // SAFETY: a register-only SSE2 intrinsic (baseline on x86-64).
         unsafe { _mm_xor_si128(a, b) }
     }
     #[inline(always)]
     pub(super) unsafe fn block1(v: u128) -> Xmm {
+        // SAFETY: a register-only SSE2 intrinsic (baseline on x86-64).
         unsafe { _mm_set_epi64x((v >> 64) as i64, v as i64) }
     }
     /// The tweak as a block: its 64 bits in the low half.
     #[inline(always)]
     pub(super) unsafe fn tweak1(t: u64) -> Xmm {
+        // SAFETY: a register-only SSE2 intrinsic (baseline on x86-64).
         unsafe { _mm_cvtsi64_si128(t as i64) }
     }
     #[inline(always)]
     pub(super) unsafe fn load4(p: *const u8) -> Zmm {
+        // SAFETY: the caller passes `p` valid for reading 64 bytes; unaligned load; AVX-512F
+        // per the module doc.
         unsafe { _mm512_loadu_si512(p as *const __m512i) }
     }
     #[inline(always)]
     pub(super) unsafe fn store4(p: *mut u8, v: Zmm) {
+        // SAFETY: the caller passes `p` valid for writing 64 bytes; unaligned store; AVX-512F
+        // per the module doc.
         unsafe { _mm512_storeu_si512(p as *mut __m512i, v) }
     }
     #[inline(always)]
     pub(super) unsafe fn xor4(a: Zmm, b: Zmm) -> Zmm {
+        // SAFETY: a register-only AVX-512F intrinsic (the module doc's feature rule).
         unsafe { _mm512_xor_si512(a, b) }
     }
     /// Four tweaks `t[0..4]` as four blocks (each in the low half of its lane).
     #[inline(always)]
     pub(super) unsafe fn tweaks4(t: *const u64) -> Zmm {
+        // SAFETY: the expand-load reads only as many u64s as the mask has bits set (4), which
+        // the caller guarantees are readable at `t`; AVX-512F per the module doc.
         unsafe { _mm512_maskz_expandloadu_epi64(0b0101_0101, t as *const i64) }
     }
     /// Blocks `0, 1, 2, 3` and `0, 0, 1, 1` in their low halves, for [`low_words4`].
@@ -781,6 +795,8 @@ mod x86 {
     /// Four blocks with low halves `base + steps[lane]` (wrapping) and high halves `high`.
     #[inline(always)]
     pub(super) unsafe fn low_words4(base: u64, steps: [i64; 8], high: u64) -> Zmm {
+        // SAFETY: loads 64 bytes from the live 8-element `steps` array, then register-only
+        // AVX-512F intrinsics (the module doc's feature rule).
         unsafe {
             let steps = _mm512_loadu_si512(steps.as_ptr() as *const __m512i);
             _mm512_mask_add_epi64(
@@ -794,11 +810,14 @@ mod x86 {
     /// `v` in the odd blocks of four, zero in the even ones.
     #[inline(always)]
     pub(super) unsafe fn odd_lanes4(v: Block) -> Zmm {
+        // SAFETY: register-only AVX-512F intrinsics (the module doc's feature rule).
         unsafe { _mm512_maskz_broadcast_i32x4(0b1111_0000_1111_0000, block1(v.0)) }
     }
     /// Blocks `p[0], p[0], p[1], p[1]`.
     #[inline(always)]
     pub(super) unsafe fn load2_twice(p: *const u8) -> Zmm {
+        // SAFETY: the caller passes `p` valid for reading 32 bytes (two blocks); AVX-512F per
+        // the module doc.
         unsafe {
             let two = _mm512_castsi256_si512(_mm256_loadu_si256(p as *const __m256i));
             _mm512_shuffle_i64x2::<0b01_01_00_00>(two, two)
@@ -809,6 +828,7 @@ mod x86 {
     pub(super) unsafe fn expand_key(key: Block) -> [Block; 11] {
         #[inline(always)]
         unsafe fn next(prev: __m128i, assist: __m128i) -> __m128i {
+            // SAFETY: register-only SSE2 intrinsics (baseline on x86-64).
             unsafe {
                 let t = _mm_shuffle_epi32::<0xff>(assist);
                 let mut k = prev;
@@ -1077,11 +1097,14 @@ pub mod wide {
         /// The CPU must have AVX-512F and VAES (see the module doc).
         #[inline(always)]
         pub unsafe fn new(aes: &Aes128) -> RoundKeys512 {
+            // SAFETY: the features `from_round_keys` needs are this function's contract.
             unsafe { RoundKeys512::from_round_keys(&aes.round_keys) }
         }
 
         #[inline(always)]
         pub(crate) unsafe fn from_round_keys(rk: &[Block; 11]) -> RoundKeys512 {
+            // SAFETY: a register-only AVX-512F intrinsic; the caller guarantees the feature (as
+            // for `new`).
             let mut k = [unsafe { _mm512_setzero_si512() }; 11];
             for (kr, r) in k.iter_mut().zip(rk) {
                 // SAFETY: a `Block` is 16 readable bytes; AVX-512F per the caller.

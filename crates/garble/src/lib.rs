@@ -513,11 +513,15 @@ impl GarbleAnd for wide::GarbleYmm {
         rows: *mut Block,
         out: *mut Block,
     ) {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::GarbleYmm::garble_and(self, a, b, rows, out) }
     }
 
     #[inline(always)]
     unsafe fn set_and_index(&mut self, and_index: u64) {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::GarbleYmm::set_and_index(self, and_index) }
     }
 }
@@ -532,11 +536,15 @@ impl EvaluateAnd for wide::EvaluateYmm {
         rows: *const Block,
         out: *mut Block,
     ) {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::EvaluateYmm::evaluate_and(self, a, b, rows, out) }
     }
 
     #[inline(always)]
     unsafe fn set_and_index(&mut self, and_index: u64) {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::EvaluateYmm::set_and_index(self, and_index) }
     }
 }
@@ -551,11 +559,15 @@ impl EvaluateAnd for wide::EvaluateZmm {
         rows: *const Block,
         out: *mut Block,
     ) {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::EvaluateZmm::evaluate_and(self, a, b, rows, out) }
     }
 
     #[inline(always)]
     unsafe fn set_and_index(&mut self, and_index: u64) {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::EvaluateZmm::set_and_index(self, and_index) }
     }
 
@@ -572,6 +584,8 @@ impl EvaluateAnd for wide::EvaluateZmm {
         out2: *mut Block,
         rows: *const Block,
     ) {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::EvaluateZmm::evaluate_pair(self, a1, b1, out1, a2, b2, out2, rows) }
     }
 
@@ -579,6 +593,8 @@ impl EvaluateAnd for wide::EvaluateZmm {
 
     #[inline(always)]
     unsafe fn window_ready(&self, gates: *const Gate, max_wire: u32) -> bool {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::independent_ands::<8>(gates, max_wire) }
     }
 
@@ -592,6 +608,8 @@ impl EvaluateAnd for wide::EvaluateZmm {
         rows: *const Block,
         rows_left: usize,
     ) -> usize {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe {
             wide::EvaluateZmm::evaluate_windows(
                 self, labels, gates, first, max_wire, rows, rows_left,
@@ -601,6 +619,8 @@ impl EvaluateAnd for wide::EvaluateZmm {
 
     #[inline(always)]
     unsafe fn fields_at_most(&self, gates: &[Gate], max_wire: u32) -> bool {
+        // SAFETY: this method's contract (valid pointers), forwarded; the CPU features hold as
+        // the comment above `impl GarbleAnd for wide::GarbleZmm` says.
         unsafe { wide::fields_at_most(gates, max_wire) }
     }
 }

@@ -54,11 +54,15 @@ pub(crate) const GARBLE_BATCH: usize = 8;
 
 #[inline(always)]
 unsafe fn load(p: *const Block) -> __m128i {
+    // SAFETY: the caller passes a pointer valid for reading one block; the load is unaligned
+    // and SSE2 is baseline on x86-64.
     unsafe { _mm_loadu_si128(p as *const __m128i) }
 }
 
 #[inline(always)]
 unsafe fn store(p: *mut Block, v: __m128i) {
+    // SAFETY: the caller passes a pointer valid for writing one block; the store is unaligned
+    // and SSE2 is baseline on x86-64.
     unsafe { _mm_storeu_si128(p as *mut __m128i, v) }
 }
 
@@ -68,6 +72,8 @@ unsafe fn store(p: *mut Block, v: __m128i) {
 /// `p` is valid for a block.
 #[inline(always)]
 unsafe fn lsb(p: *const Block) -> usize {
+    // SAFETY: `p` is valid for a block (the contract), and a `Block` (a u128) is 16-aligned, so
+    // its first 8 bytes are an aligned, readable u64.
     unsafe { (*(p as *const u64) & 1) as usize }
 }
 
@@ -98,6 +104,8 @@ unsafe fn garbler_outputs(
     rows: *mut Block,
     out: *mut Block,
 ) {
+    // SAFETY: the pointers are valid (the contract); `p_a`, `p_b` are 0 or 1, so the unchecked
+    // indices 0..=1 and 2..=3 are within the 2 and 4 elements; SSE2 is baseline.
     unsafe {
         let delta_if = |bit: usize| load(zero_delta.get_unchecked(bit));
         store(rows, _mm_xor_si128(g, delta_if(p_b)));
@@ -129,6 +137,8 @@ impl GarbleZmm {
     pub(crate) unsafe fn new(keys: RoundKeys512, delta: Block, and_index: u64) -> GarbleZmm {
         let t = and_index.wrapping_mul(2);
         let (t0, t1) = (t as i64, t.wrapping_add(1) as i64);
+        // SAFETY: register intrinsics and a load from a live `Block`; the CPU features are this
+        // function's contract.
         unsafe {
             GarbleZmm {
                 keys,
@@ -149,6 +159,7 @@ impl GarbleZmm {
     pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
         let t = and_index.wrapping_mul(2);
         let (t0, t1) = (t as i64, t.wrapping_add(1) as i64);
+        // SAFETY: a register-only intrinsic; the CPU feature is this function's contract.
         self.tweaks = unsafe { _mm512_set_epi64(0, t1, 0, t1, 0, t0, 0, t0) };
     }
 
@@ -166,6 +177,9 @@ impl GarbleZmm {
         rows: *mut Block,
         out: *mut Block,
     ) {
+        // SAFETY: loads from `a`, `b` and stores to `rows[0..2]`, `out` are valid by the
+        // contract; the 64-byte store goes to the 64-aligned `lanes`; the CPU features are the
+        // contract's.
         unsafe {
             let a0 = load(a);
             // [A⁰, A⁰, B⁰, B⁰] (the mask selects the 32-bit words of blocks 2, 3), ⊕ Δ in
@@ -204,6 +218,10 @@ impl GarbleZmm {
         gates: *const Gate,
         rows: *mut Block,
     ) {
+        // SAFETY: every gate index `k < N` is within `gates`, every wire below the length of
+        // `labels`, and `rows` has room for 2N blocks (the contract); the inputs are all loaded
+        // before any store, which is the sequential semantics since no gate reads an earlier
+        // one's output; the CPU features are the contract's.
         unsafe {
             let step = _mm512_set_epi64(0, 2, 0, 2, 0, 2, 0, 2);
             let mut xs = [_mm512_setzero_si512(); N];
@@ -297,6 +315,8 @@ static CORRECTIONS: LaneIndices =
 /// AVX-512F; `bits` < 18.
 #[inline(always)]
 unsafe fn batch_outputs(h: Zmm, x: Zmm, odd_delta: Zmm, bits: usize) -> Zmm {
+    // SAFETY: register-only intrinsics (AVX-512F, the contract); the permute controls are
+    // picked from a table by `bits` < 18 (the contract).
     unsafe {
         let idx = |t: &LaneIndices| _mm512_load_si512(t.0.get_unchecked(bits).as_ptr() as *const _);
         let first = _mm512_permutexvar_epi64(idx(&FIRST_HASHES), h);
@@ -323,6 +343,8 @@ impl GarbleYmm {
     #[inline(always)]
     pub(crate) unsafe fn new(keys: RoundKeys256, delta: Block, and_index: u64) -> GarbleYmm {
         let t = and_index.wrapping_mul(2) as i64;
+        // SAFETY: register intrinsics and a load from a live `Block`; the CPU features are this
+        // function's contract.
         unsafe {
             GarbleYmm {
                 keys,
@@ -341,6 +363,7 @@ impl GarbleYmm {
     #[inline(always)]
     pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
         let t = and_index.wrapping_mul(2) as i64;
+        // SAFETY: a register-only intrinsic; the CPU feature is this function's contract.
         self.tweaks = unsafe { _mm256_set_epi64x(0, t, 0, t) };
     }
 
@@ -356,6 +379,8 @@ impl GarbleYmm {
         rows: *mut Block,
         out: *mut Block,
     ) {
+        // SAFETY: loads from `a`, `b` and stores to `rows[0..2]`, `out` are valid by the
+        // contract; the CPU features are the contract's.
         unsafe {
             let a0 = load(a);
             let xa = _mm256_xor_si256(_mm256_broadcastsi128_si256(a0), self.odd_delta);
@@ -389,6 +414,7 @@ impl EvaluateYmm {
     #[inline(always)]
     pub(crate) unsafe fn new(keys: RoundKeys256, and_index: u64) -> EvaluateYmm {
         let t = and_index.wrapping_mul(2);
+        // SAFETY: a register-only intrinsic; the CPU feature is this function's contract.
         let tweaks = unsafe { _mm256_set_epi64x(0, t.wrapping_add(1) as i64, 0, t as i64) };
         EvaluateYmm { keys, tweaks }
     }
@@ -400,6 +426,7 @@ impl EvaluateYmm {
     #[inline(always)]
     pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
         let t = and_index.wrapping_mul(2);
+        // SAFETY: a register-only intrinsic; the CPU feature is this function's contract.
         self.tweaks = unsafe { _mm256_set_epi64x(0, t.wrapping_add(1) as i64, 0, t as i64) };
     }
 
@@ -416,6 +443,8 @@ impl EvaluateYmm {
         rows: *const Block,
         out: *mut Block,
     ) {
+        // SAFETY: loads from `a`, `b`, `rows[0..2]` and the store to `out` are valid by the
+        // contract; the CPU features are the contract's.
         unsafe {
             let x = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(load(a)), load(b));
             let [h] = self.keys.tmmo([x], [self.tweaks]);
@@ -456,6 +485,8 @@ impl EvaluateZmm {
         and_index: u64,
     ) -> EvaluateZmm {
         EvaluateZmm {
+            // SAFETY: `EvaluateYmm::new` needs AES-NI, AVX2 and VAES, a subset of this
+            // function's contract.
             single: unsafe { EvaluateYmm::new(keys256, and_index) },
             keys,
         }
@@ -473,6 +504,7 @@ impl EvaluateZmm {
         rows: *const Block,
         out: *mut Block,
     ) {
+        // SAFETY: the same contract as `EvaluateYmm::evaluate_and`, forwarded.
         unsafe { self.single.evaluate_and(a, b, rows, out) }
     }
 
@@ -482,6 +514,7 @@ impl EvaluateZmm {
     /// AES-NI, AVX2 and VAES.
     #[inline(always)]
     pub(crate) unsafe fn set_and_index(&mut self, and_index: u64) {
+        // SAFETY: the same contract as `EvaluateYmm::set_and_index`, forwarded.
         unsafe { self.single.set_and_index(and_index) }
     }
 
@@ -504,6 +537,9 @@ impl EvaluateZmm {
         out2: *mut Block,
         rows: *const Block,
     ) {
+        // SAFETY: the pointers are valid (`rows` for 4) and `a2`, `b2` are not `out1`, so
+        // loading all inputs first and storing `out1` before `out2` is the sequential semantics
+        // (the contract); the CPU features are the contract's.
         unsafe {
             // Built by three inserts in a row: from two 256-bit halves the compiler had
             // built x again in pieces for the lsb and `[0, A₁, 0, A₂]` terms (five inserts
@@ -751,6 +787,9 @@ unsafe fn pair_outputs(h: Zmm, x: Zmm, rows: *const Block, out1: *mut Block, out
 #[inline(always)]
 pub(crate) unsafe fn independent_ands<const N: usize>(gates: *const Gate, max_wire: u32) -> bool {
     const { assert!(N >= 2 && N <= 8) };
+    // SAFETY: masked loads read only the `op` byte and the a, b, out dwords of the first `N`
+    // gate records, valid by the contract (never the padding, never past the N-th gate); the
+    // CPU features are the contract's.
     unsafe {
         let p = gates as *const u8;
         let and_op = _mm512_set1_epi8(Op::And as i8);
@@ -854,6 +893,8 @@ pub(crate) unsafe fn fields_at_most(gates: &[Gate], max_wire: u32) -> bool {
     );
     let chunks = gates.chunks_exact(4);
     let rest = chunks.remainder();
+    // SAFETY: AVX-512F is the contract; each masked load reads 64 bytes of four whole gates
+    // (`chunks_exact(4)`), see the comment at the load.
     unsafe {
         let mut highest = _mm512_setzero_si512();
         for four in chunks {

@@ -67,6 +67,14 @@ pub enum KeyError {
         "{0:?} is not a pgc key fingerprint (expected pgc1- and 64 hex digits, as printed by `pgc keygen`) nor a file holding one"
     )]
     BadFingerprint(String),
+    /// A fingerprint file whose first line is not a fingerprint. Its content is not
+    /// shown: the file may be a secret or a key given in the wrong place.
+    #[error(
+        "{path} does not hold a pgc key fingerprint on its first non-empty line (expected \
+         pgc1- and 64 hex digits, as printed by `pgc keygen`; the file's content is not shown \
+         in case it is a secret or key)"
+    )]
+    BadFingerprintFile { path: PathBuf },
     #[error(
         "the secret in {path} has about {bits} bits of material; at least {min} are needed, \
          since a weak secret could be guessed offline from a recorded handshake \
@@ -129,7 +137,11 @@ impl Fingerprint {
             .map(str::trim)
             .find(|l| !l.is_empty() && !l.starts_with('#'))
             .unwrap_or("");
-        Fingerprint::parse(line)
+        // Not `parse`'s error, which quotes the text: this file may be a PSK or a private
+        // key given to --peer by mistake, and its first line must not reach the terminal.
+        Fingerprint::parse(line).map_err(|_| KeyError::BadFingerprintFile {
+            path: path.to_path_buf(),
+        })
     }
 }
 
@@ -456,8 +468,20 @@ mod tests {
         std::fs::write(&file, "not a fingerprint\n").unwrap();
         assert!(matches!(
             Fingerprint::from_arg(arg),
-            Err(KeyError::BadFingerprint(_))
+            Err(KeyError::BadFingerprintFile { .. })
         ));
+        // A PSK file given where a fingerprint belongs: the error names the file and shows
+        // none of the secret.
+        let secret = Secret::generate().unwrap();
+        secret.save(&file, true).unwrap();
+        let err = Fingerprint::from_arg(arg).unwrap_err().to_string();
+        let hex: String = secret.0.iter().map(|b| format!("{b:02x}")).collect();
+        assert!(err.contains("peer.txt"), "{err}");
+        for piece in hex.as_bytes().chunks(8) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            assert!(!err.contains(piece), "the secret leaks into: {err}");
+        }
+        assert!(!err.contains(SECRET_PREFIX), "{err}");
         let missing = dir.join("missing").to_str().unwrap().to_string();
         let err = Fingerprint::from_arg(&missing).unwrap_err();
         assert!(

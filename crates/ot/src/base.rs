@@ -1,6 +1,7 @@
-//! Base oblivious transfer: the "simplest OT" of Chou and Orlandi (2015) over the Ristretto
-//! group, secure against semi-honest parties (both follow the protocol; either may try to
-//! learn more from what it sees). It is not secure against a malicious receiver or sender,
+//! Base oblivious transfer: the "simplest OT" of Chou and Orlandi (*The Simplest Protocol
+//! for Oblivious Transfer*, LATINCRYPT 2015, ePrint 2015/267) over the Ristretto group,
+//! secure against semi-honest parties (both follow the protocol; either may try to learn
+//! more from what it sees). It is not secure against a malicious receiver or sender,
 //! which is all pgc's semi-honest Yao protocol needs.
 //!
 //! Protocol for n transfers, G the Ristretto base point:

@@ -497,6 +497,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn neither_party_sends_its_secret() {
+        // The sender's secret s (the garbler's Δ in Yao) stays out of everything it sends;
+        // the receiver's choice bits stay out of what it sends.
+        use crate::transcript::{Tap, assert_bits_absent, assert_block_absent};
+        use pgc_net::MemoryChannel;
+        let (a, b) = MemoryChannel::pair();
+        let (mut a, mut b) = (Tap::new(a), Tap::new(b));
+        let mut prg = Prg::from_seed(Block(0x1c));
+        let delta = Block(prg.random_block().0 | 1);
+        let choices: Vec<bool> = (0..1000).map(|_| prg.random_bool()).collect();
+        std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let mut r = IknpReceiver::setup(&mut b, &mut Prg::from_seed(Block(2))).unwrap();
+                let mut got = r.receive_correlated(&mut b, &choices[..400]).unwrap();
+                got.extend(r.receive_random(&mut b, &choices[400..]).unwrap());
+                got
+            });
+            let mut sender =
+                IknpSender::setup(&mut a, delta, &mut Prg::from_seed(Block(1))).unwrap();
+            let x0 = sender.send_correlated(&mut a, 400).unwrap();
+            let pairs = sender.send_random(&mut a, 600).unwrap();
+            let got = h.join().unwrap();
+            for (j, (&x, &c)) in x0.iter().zip(&choices).enumerate() {
+                assert_eq!(got[j], x ^ delta.select(c));
+            }
+            for (j, (p, &c)) in pairs.iter().zip(&choices[400..]).enumerate() {
+                assert_eq!(got[400 + j], if c { p.1 } else { p.0 });
+            }
+        });
+        assert_block_absent(&a.sent(), delta, "the IKNP sender's secret s");
+        assert_bits_absent(&b.sent(), &choices, "the IKNP receiver's choice bits");
+    }
+
+    #[test]
     fn pack_choices_matches_bit_by_bit() {
         let mut prg = Prg::from_seed(Block(5));
         for n in [1usize, 7, 8, 9, 63, 64, 65, 128, 129, 300] {

@@ -474,6 +474,36 @@ mod tests {
     }
 
     #[test]
+    fn neither_party_sends_its_secret() {
+        // The sender's Δ (the base-OT choice bits) stays out of everything it sends, over
+        // the setup and two batches; the receiver's choice bits stay out of what it sends.
+        use crate::transcript::{Tap, assert_bits_absent, assert_block_absent};
+        let (a, b) = MemoryChannel::pair();
+        let (mut a, mut b) = (Tap::new(a), Tap::new(b));
+        let mut prg = Prg::from_seed(Block(0x5ec));
+        let choices: Vec<bool> = (0..1000).map(|_| prg.random_bool()).collect();
+        let (sender, received) = thread::scope(|s| {
+            let h = s.spawn(|| {
+                let mut r = KosReceiver::setup(&mut b, &mut Prg::from_seed(Block(2))).unwrap();
+                let mut got = r.receive_random(&mut b, &choices[..300]).unwrap();
+                got.extend(r.receive_random(&mut b, &choices[300..]).unwrap());
+                got
+            });
+            let mut sender = KosSender::setup(&mut a, &mut Prg::from_seed(Block(1))).unwrap();
+            let mut pairs = sender.send_random(&mut a, 300).unwrap();
+            pairs.extend(sender.send_random(&mut a, 700).unwrap());
+            let got = h.join().unwrap();
+            for ((p, &c), g) in pairs.iter().zip(&choices).zip(&got) {
+                assert_eq!(*g, if c { p.1 } else { p.0 });
+            }
+            (sender, got)
+        });
+        assert_eq!(received.len(), 1000);
+        assert_block_absent(&a.sent(), sender.delta, "the KOS sender's Δ");
+        assert_bits_absent(&b.sent(), &choices, "the KOS receiver's choice bits");
+    }
+
+    #[test]
     fn honest_run_passes_the_check() {
         let (mut sender, mut receiver) = setup_pair(10);
         for n in [5, 300] {

@@ -25,6 +25,9 @@ pub mod iknp;
 pub mod kos;
 pub mod transpose;
 
+#[cfg(test)]
+pub(crate) mod transcript;
+
 pub use iknp::{IknpReceiver, IknpSender};
 pub use kos::{KosReceiver, KosSender};
 

@@ -16,6 +16,9 @@ pub mod handshake;
 pub mod local;
 pub mod malicious;
 pub mod parallel;
+mod secret_probe;
+#[cfg(test)]
+mod transcript_tests;
 pub mod yao;
 
 pub use choice::ProtocolChoice;

@@ -1,5 +1,7 @@
 //! Yao's protocol across threads and, with inter-party parallelization, across both parties
-//! (USENIX Sec 2015 §4.2–§5).
+//! (Buescher, Katzenbeisser, *Faster Secure Computation through Automatic Parallelization*,
+//! USENIX Security 2015, §4.2–§4.4 and §5: per-thread channels, fine- and coarse-grained
+//! parallelism, and IPP's *transferring roles*).
 //!
 //! After the handshake the parties agree on a [`ParallelMode`] and a thread count T, run the
 //! input phase of [`crate::yao`] (A garbles every input), then open T more connections
@@ -55,6 +57,7 @@ use pgc_net::{
 use pgc_ot::{IknpReceiver, IknpSender};
 
 use crate::completion::{self, Done, Expected};
+use crate::secret_probe::{self, Secret};
 use crate::yao::{
     HelloTerms, Outcome, Party, ProtocolError, RunStats, TABLE_FRAME_BLOCKS, TableReader, begin,
     input_wires_by_owner, pack_bits, recv_bits, recv_blocks_exact, sees,
@@ -485,6 +488,7 @@ pub(crate) fn run_parallel_driven(
     let mut world = match me {
         Party::A => {
             let delta = random_delta(&mut prg);
+            secret_probe::note(Secret::Delta, &[delta]);
             let hash_key = prg.random_block();
             ch.send_frame(Block::slice_as_bytes(&[hash_key]))?;
             let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
@@ -783,6 +787,7 @@ fn setup_reverse(
         }
         (Party::B, World::B { ot_sender, .. }) => {
             let delta = random_delta(prg);
+            secret_probe::note(Secret::Delta, &[delta]);
             let hash_key = prg.random_block();
             ch.send_frame(Block::slice_as_bytes(&[hash_key]))?;
             ch.flush()?;

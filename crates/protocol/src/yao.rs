@@ -1,5 +1,12 @@
 //! Semi-honest Yao: party A garbles, party B evaluates.
 //!
+//! Constructions: Yao's garbled-circuit protocol (Yao, FOCS 1986; its semi-honest security
+//! proof: Lindell, Pinkas, J. Cryptology 2009) with half-gates garbling (Zahur, Rosulek,
+//! Evans, EUROCRYPT 2015; [`pgc_garble`]) or three-halves garbling (Rosulek, Roy, CRYPTO
+//! 2021; [`pgc_garble::three_halves`]), B's input labels by IKNP correlated OT extension
+//! (Ishai, Kilian, Nissim, Petrank, CRYPTO 2003; [`pgc_ot::iknp`]) on Chou–Orlandi base OT
+//! (LATINCRYPT 2015; [`pgc_ot::base`]).
+//!
 //! Message flow, after the [handshake](crate::handshake):
 //! 1. A → B: the labels of A's input bits (A's zero-labels XOR bit·Δ).
 //! 2. A ⇄ B: IKNP correlated OT with correlation Δ gives B the labels of its input bits
@@ -41,6 +48,7 @@ use crate::completion::{self, Done, Expected};
 use crate::gpu::{Device, receive_tables_gpu, send_tables_gpu};
 use crate::handshake::{self, Hello, PROTOCOL_VERSION};
 use crate::malicious::Security;
+use crate::secret_probe::{self, Secret};
 
 /// The two parties. A garbles, B evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -239,6 +247,7 @@ pub fn run_garbler_with<S: GateSource>(
 
     let mut prg = Prg::from_os_entropy();
     let delta = random_delta(&mut prg);
+    secret_probe::note(Secret::Delta, &[delta]);
     // The garbling hash's key: public, but fresh each run, so that no attack work carries
     // over between runs (see pgc_crypto::hash).
     let hash_key = prg.random_block();
@@ -257,6 +266,7 @@ pub fn run_garbler_with<S: GateSource>(
     let (a_wires, b_wires) = input_wires_by_owner(layout, owners);
     let mut zero = vec![Block::ZERO; a_wires.len()];
     prg.fill_blocks(&mut zero);
+    secret_probe::note(Secret::OwnZeroLabels, &zero);
     let a_bits = inputs.iter().flatten();
     let mut active = Vec::with_capacity(a_wires.len());
     for ((&w, &z), &bit) in a_wires.iter().zip(&zero).zip(a_bits) {
@@ -270,6 +280,7 @@ pub fn run_garbler_with<S: GateSource>(
     if !b_wires.is_empty() {
         let mut ot = IknpSender::setup(ch, delta, &mut prg)?;
         let x0 = ot.send_correlated(ch, b_wires.len())?;
+        secret_probe::note(Secret::PeerZeroLabels, &x0);
         for (&w, &z) in b_wires.iter().zip(&x0) {
             garbler.set_zero_label(w, z);
         }
@@ -405,6 +416,7 @@ pub fn run_evaluator_with<S: GateSource>(
         let choices: Vec<bool> = inputs.iter().flatten().copied().collect();
         let mut ot = IknpReceiver::setup(ch, &mut Prg::from_os_entropy())?;
         let labels = ot.receive_correlated(ch, &choices)?;
+        secret_probe::note(Secret::EvaluatorLabels, &labels);
         for (&w, &l) in b_wires.iter().zip(&labels) {
             evaluator.set_label(w, l);
         }

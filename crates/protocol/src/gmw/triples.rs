@@ -24,6 +24,7 @@ use pgc_crypto::{Block, Prg};
 use pgc_net::Channel;
 use pgc_ot::{IknpReceiver, IknpSender};
 
+use crate::secret_probe::{self, Secret};
 use crate::yao::{Party, ProtocolError};
 
 /// Triples made per OT-extension batch in each direction: one 32 KiB message, so that a
@@ -140,6 +141,7 @@ impl TripleGenerator {
         let mut prg = Prg::from_os_entropy();
         // The sender's secret s of IKNP; any uniform value (no free-XOR constraint here).
         let s = prg.random_block();
+        secret_probe::note(Secret::Delta, &[s]);
         let (sender, receiver) = match me {
             Party::A => {
                 let sender = IknpSender::setup(ch, s, &mut prg)?;

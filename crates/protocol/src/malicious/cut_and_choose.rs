@@ -80,6 +80,7 @@ use pgc_net::Channel;
 use crate::malicious::Security;
 use crate::malicious::cluster::Ranks;
 use crate::malicious::input_ot;
+use crate::secret_probe::{self, Secret};
 use crate::yao::{
     HelloTerms, Outcome, Party, ProtocolError, begin, input_wires_by_owner, outcome, pack_bits,
     sees, unpack_bits,
@@ -912,6 +913,10 @@ fn garbler<S: GateSource>(
     // 1. Seed commitments.
     let seeds: Vec<Block> = (0..n).map(|_| prg.random_block()).collect();
     let keys: Vec<CopyKeys> = seeds.iter().map(|&s| CopyKeys::from_seed(s)).collect();
+    secret_probe::note(Secret::CopySeed, &seeds);
+    for k in &keys {
+        secret_probe::note(Secret::Delta, &[k.delta]);
+    }
     let mut msg = Vec::with_capacity(32 * n);
     for (j, &s) in seeds.iter().enumerate() {
         msg.extend_from_slice(&commit_seed(j, s));

@@ -70,6 +70,7 @@ use pgc_net::Channel;
 use super::Security;
 use super::peqt;
 use crate::completion::{self, Done, Expected};
+use crate::secret_probe::{self, Secret};
 use crate::yao::{
     HelloTerms, Outcome, Party, ProtocolError, begin, input_wires_by_owner, outcome, pack_bits,
     receive_tables, recv_bits, recv_blocks_exact, send_tables,
@@ -320,6 +321,7 @@ fn garble<S: GateSource>(
     let layout = circuit.layout();
     let mut prg = Prg::from_os_entropy();
     let delta = random_delta(&mut prg);
+    secret_probe::note(Secret::Delta, &[delta]);
     // Public, fresh for each circuit (see pgc_crypto::hash).
     let hash_key = prg.random_block();
     let mut garbler = Garbler::new(layout.num_wires as usize, delta, hash_key);
