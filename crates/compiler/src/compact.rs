@@ -479,22 +479,7 @@ impl<'a> Lowerer<'a> {
             arg_starts,
             result_starts,
         } = call;
-        let out_ranges: Vec<Option<Interval>> = match entry.prog {
-            Some(p) => {
-                let loops = &mut self.compact.loops;
-                let replayed =
-                    crate::replay::replay(&loops.programs, p, ivs, &mut loops.replay_stack);
-                replayed
-                    .iter()
-                    .zip(&entry.out_ranges)
-                    .map(|(r, b)| match (*r, *b) {
-                        (Some(r), Some(b)) => Some((b.0, r.1.min(b.1))),
-                        (_, b) => b,
-                    })
-                    .collect()
-            }
-            None => entry.out_ranges.clone(),
-        };
+        let out_ranges = self.replayed_ranges(entry.prog, ivs, &entry.out_ranges);
         let mut result_regs: Vec<u32> = Vec::new();
         if let Some(p) = entry.prog
             && self.ranges.recording().is_some()
@@ -510,16 +495,7 @@ impl<'a> Lowerer<'a> {
                     _ => NO_REG,
                 })
                 .collect();
-            let build_ivs: Vec<Interval> = out_ranges
-                .iter()
-                .map(|r| r.unwrap_or((0, u64::MAX)))
-                .collect();
-            let programs = &self.compact.loops.programs;
-            let rec = self.ranges.recording().expect("recording");
-            let first = rec
-                .rec
-                .push_call(p, &programs[p as usize], &in_regs, &build_ivs);
-            result_regs = (first..first + uses.len() as u32).collect();
+            result_regs = self.record_call_step(p, &in_regs, &out_ranges);
         }
         for (k, (u, r)) in uses.iter().zip(&out_ranges).enumerate() {
             let Some((lo, hi)) = *r else { continue };

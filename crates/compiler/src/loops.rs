@@ -805,6 +805,54 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The intervals of a template call's results (loop bodies and functions stored once
+    /// alike): the upper bounds its bound program `prog` gives from the call's exact input
+    /// intervals `ivs`, within what its build found (`built`); without a program, the
+    /// build's. Lower bounds stay the build's: a replayed one fixes the common high bits of
+    /// a result as constants, and those are part of the next call's shape (nearly every
+    /// cell of a table would be its own shape, as with lower bounds in the key).
+    pub(crate) fn replayed_ranges(
+        &mut self,
+        prog: Option<u32>,
+        ivs: &[Option<Interval>],
+        built: &[Option<Interval>],
+    ) -> Vec<Option<Interval>> {
+        let Some(p) = prog else {
+            return built.to_vec();
+        };
+        let loops = &mut self.compact.loops;
+        let replayed = crate::replay::replay(&loops.programs, p, ivs, &mut loops.replay_stack);
+        replayed
+            .iter()
+            .zip(built)
+            .map(|(r, b)| match (*r, *b) {
+                (Some(r), Some(b)) => Some((b.0, r.1.min(b.1))),
+                (_, b) => b,
+            })
+            .collect()
+    }
+
+    /// Inside a template whose bound program is being recorded, a call of template
+    /// program `p` is a step of it: records the step (its inputs in `in_regs`) and returns
+    /// the registers of its results, one per entry of `out_ranges`.
+    pub(crate) fn record_call_step(
+        &mut self,
+        p: u32,
+        in_regs: &[u32],
+        out_ranges: &[Option<Interval>],
+    ) -> Vec<u32> {
+        let build_ivs: Vec<Interval> = out_ranges
+            .iter()
+            .map(|r| r.unwrap_or((0, u64::MAX)))
+            .collect();
+        let programs = &self.compact.loops.programs;
+        let rec = self.ranges.recording().expect("recording");
+        let first = rec
+            .rec
+            .push_call(p, &programs[p as usize], in_regs, &build_ivs);
+        (first..first + out_ranges.len() as u32).collect()
+    }
+
     /// `Ok(false)`: run the body inline (nothing was changed).
     fn try_outline(&mut self, body: &'a Node<Statement>) -> R<bool> {
         let key_body = body as *const Node<Statement> as usize;
@@ -1088,28 +1136,8 @@ impl<'a> Lowerer<'a> {
             .map(|(_, l)| *l)
             .collect();
         let mut results = self.call_memo(&entry.call, &inputs);
-        // The results' intervals: the upper bounds replayed from the uses' exact intervals
-        // where the template has a bound program, within what its build found either way.
-        // Lower bounds stay the build's: a replayed one fixes the common high bits of a
-        // cell's bounds as constants, and those are part of the next iteration's shape
-        // (nearly every cell of a table would be its own shape, as with lower bounds in
-        // the key).
-        let out_ranges: Vec<Option<Interval>> = match entry.prog {
-            Some(p) => {
-                let loops = &mut self.compact.loops;
-                let replayed =
-                    crate::replay::replay(&loops.programs, p, &ivs, &mut loops.replay_stack);
-                replayed
-                    .iter()
-                    .zip(&entry.out_ranges)
-                    .map(|(r, b)| match (*r, *b) {
-                        (Some(r), Some(b)) => Some((b.0, r.1.min(b.1))),
-                        (_, b) => b,
-                    })
-                    .collect()
-            }
-            None => entry.out_ranges.clone(),
-        };
+        // The results' intervals (see `replayed_ranges`).
+        let out_ranges = self.replayed_ranges(entry.prog, &ivs, &entry.out_ranges);
         // Inside a template whose bound program is recorded, the call is a step of it.
         let mut result_regs: Vec<u32> = Vec::new();
         if let Some(p) = entry.prog
@@ -1126,16 +1154,7 @@ impl<'a> Lowerer<'a> {
                     self.bound_reg(&flat[at..at + u.len as usize])
                 })
                 .collect();
-            let build_ivs: Vec<Interval> = out_ranges
-                .iter()
-                .map(|r| r.unwrap_or((0, u64::MAX)))
-                .collect();
-            let programs = &self.compact.loops.programs;
-            let rec = self.ranges.recording().expect("recording");
-            let first = rec
-                .rec
-                .push_call(p, &programs[p as usize], &in_regs, &build_ivs);
-            result_regs = (first..first + uses.len() as u32).collect();
+            result_regs = self.record_call_step(p, &in_regs, &out_ranges);
         }
         let mut noted: FastSet<NotedUse> = HashSet::default();
         for (k, (u, r)) in uses.iter().zip(&out_ranges).enumerate() {
