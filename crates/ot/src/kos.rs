@@ -477,9 +477,10 @@ mod tests {
     fn neither_party_sends_its_secret() {
         // The sender's Δ (the base-OT choice bits) stays out of everything it sends, over
         // the setup and two batches; the receiver's choice bits stay out of what it sends.
-        use crate::transcript::{Tap, assert_bits_absent, assert_block_absent};
+        use crate::transcript::{assert_bits_absent, assert_block_absent};
+        use pgc_net::RecordingChannel;
         let (a, b) = MemoryChannel::pair();
-        let (mut a, mut b) = (Tap::new(a), Tap::new(b));
+        let (mut a, mut b) = (RecordingChannel::new(a), RecordingChannel::new(b));
         let mut prg = Prg::from_seed(Block(0x5ec));
         let choices: Vec<bool> = (0..1000).map(|_| prg.random_bool()).collect();
         let (sender, received) = thread::scope(|s| {

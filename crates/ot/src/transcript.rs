@@ -1,45 +1,7 @@
-//! Test support: a channel that records what its party sends, and the check that a secret
-//! block (or a bit string) never appears in such a record.
-
-use std::sync::{Arc, Mutex};
+//! Test support: the check that a secret block (or a bit string) never appears in what a
+//! party sent (recorded by a [`pgc_net::RecordingChannel`]).
 
 use pgc_crypto::Block;
-use pgc_net::{ByteCounts, Channel, NetError};
-
-/// Wraps a channel and records every byte sent through it.
-pub(crate) struct Tap<C> {
-    pub(crate) inner: C,
-    pub(crate) sent: Arc<Mutex<Vec<u8>>>,
-}
-
-impl<C> Tap<C> {
-    pub(crate) fn new(inner: C) -> Tap<C> {
-        Tap {
-            inner,
-            sent: Arc::default(),
-        }
-    }
-
-    pub(crate) fn sent(&self) -> Vec<u8> {
-        self.sent.lock().unwrap().clone()
-    }
-}
-
-impl<C: Channel> Channel for Tap<C> {
-    fn send(&mut self, bytes: &[u8]) -> Result<(), NetError> {
-        self.sent.lock().unwrap().extend_from_slice(bytes);
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<(), NetError> {
-        self.inner.flush()
-    }
-    fn counts(&self) -> ByteCounts {
-        self.inner.counts()
-    }
-}
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)

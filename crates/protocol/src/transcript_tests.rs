@@ -1,7 +1,8 @@
 //! What each party puts on the wire, checked against the secrets it drew.
 //!
-//! Every protocol runs between two threads over in-memory channels wrapped in a [`Tap`]
-//! that records every byte a party sends (main channel and worker streams alike). The
+//! Every protocol runs between two threads over in-memory channels, each wrapped in a
+//! [`RecordingChannel`] that records every byte a party sends (main channel and worker
+//! streams share one log). The
 //! secrets come from [`crate::secret_probe`] (test builds only). The checks, each only what
 //! the protocol guarantees:
 //!
@@ -23,7 +24,6 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pgc_circuit::blocks::{add, lt_unsigned, mul, mux_word};
@@ -33,7 +33,7 @@ use pgc_circuit::{
     Gate, GateSource, Layout, NetBuilder, OptimizeFor, ParallelCircuit, Visibility, eval_bits,
 };
 use pgc_crypto::Block;
-use pgc_net::{ByteCounts, Channel, MemoryChannel, NetError};
+use pgc_net::{Channel, MemoryChannel, NetError, RecordingChannel, SentLog};
 
 use crate::Garbling;
 use crate::gmw::{GmwConfig, run_gmw};
@@ -44,34 +44,10 @@ use crate::secret_probe::{self, Secret};
 use crate::yao::{Outcome, Party, ProtocolError, RunOptions, all_visible};
 use crate::yao::{run_evaluator_with, run_garbler_with};
 
-type Log = Arc<Mutex<Vec<u8>>>;
-
-/// A channel that records every byte its party sends.
-struct Tap<C: Channel> {
-    inner: C,
-    log: Log,
-}
-
-impl<C: Channel> Channel for Tap<C> {
-    fn send(&mut self, bytes: &[u8]) -> Result<(), NetError> {
-        self.log.lock().unwrap().extend_from_slice(bytes);
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<(), NetError> {
-        self.inner.flush()
-    }
-    fn counts(&self) -> ByteCounts {
-        self.inner.counts()
-    }
-}
-
 /// Worker streams whose every stream records into the party's log.
 struct TapStreams {
     inner: MemoryStreams,
-    log: Log,
+    log: SentLog,
 }
 
 impl StreamOpener for TapStreams {
@@ -81,10 +57,7 @@ impl StreamOpener for TapStreams {
             .open(n, token)?
             .into_iter()
             .map(|inner| {
-                Box::new(Tap {
-                    inner,
-                    log: self.log.clone(),
-                }) as Box<dyn Channel>
+                Box::new(RecordingChannel::with_log(inner, self.log.clone())) as Box<dyn Channel>
             })
             .collect())
     }
@@ -108,8 +81,13 @@ impl Side {
 }
 
 /// One party's side of a run, given its tapped channel and worker streams.
-type PartyRun<'a> =
-    &'a (dyn Fn(&mut Tap<MemoryChannel>, &mut TapStreams) -> Result<Outcome, ProtocolError> + Sync);
+type PartyRun<'a> = &'a (
+        dyn Fn(
+    &mut RecordingChannel<MemoryChannel>,
+    &mut TapStreams,
+) -> Result<Outcome, ProtocolError>
+            + Sync
+    );
 
 /// Runs `a` and `b` on two threads over tapped in-memory channels and streams.
 fn run_pair(a: PartyRun<'_>, b: PartyRun<'_>) -> (Side, Side) {
@@ -118,11 +96,8 @@ fn run_pair(a: PartyRun<'_>, b: PartyRun<'_>) -> (Side, Side) {
     let (sa, sb) = MemoryStreams::pair(timeout);
     let side = |f: PartyRun<'_>, mut ch: MemoryChannel, streams: MemoryStreams| {
         ch.set_timeout(Some(timeout));
-        let log = Log::default();
-        let mut ch = Tap {
-            inner: ch,
-            log: log.clone(),
-        };
+        let log = SentLog::default();
+        let mut ch = RecordingChannel::with_log(ch, log.clone());
         let mut streams = TapStreams {
             inner: streams,
             log: log.clone(),
@@ -398,11 +373,13 @@ fn parallel_modes_send_no_delta_or_input() {
             threads: 2,
             tau: 4,
         };
-        let party =
-            |me: Party, inputs: &[Vec<bool>], ch: &mut Tap<MemoryChannel>, s: &mut TapStreams| {
-                let progress = AtomicU64::new(0);
-                run_parallel(me, ch, s, &pc, &owners, &vis, inputs, &config, &progress)
-            };
+        let party = |me: Party,
+                     inputs: &[Vec<bool>],
+                     ch: &mut RecordingChannel<MemoryChannel>,
+                     s: &mut TapStreams| {
+            let progress = AtomicU64::new(0);
+            run_parallel(me, ch, s, &pc, &owners, &vis, inputs, &config, &progress)
+        };
         let (a, b) = run_pair(&|ch, s| party(Party::A, &x, ch, s), &|ch, s| {
             party(Party::B, &y, ch, s)
         });

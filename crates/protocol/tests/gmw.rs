@@ -2,7 +2,6 @@
 //! ../shared/circuits, random circuits against cleartext evaluation (in windows, with slot
 //! reuse and triple refills), what each party's bytes reveal, and the failure cases.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pgc_circuit::analysis::{assign_slots, levelize};
@@ -12,7 +11,7 @@ use pgc_circuit::generate::random_circuit;
 use pgc_circuit::testdata::{load_vectors, vector_file};
 use pgc_circuit::value::{format_value, parse_value};
 use pgc_circuit::{Circuit, Gate, GateSource, Layout};
-use pgc_net::{Channel, LinkShape, MemoryChannel, NetError};
+use pgc_net::{Channel, LinkShape, MemoryChannel, NetError, RecordingChannel};
 use pgc_protocol::{
     GmwConfig, LocalSecurity, Outcome, Party, ProtocolError, Visibility, run_evaluator, run_gmw,
     run_local_gmw, split_inputs,
@@ -222,28 +221,6 @@ fn random_circuits_match_cleartext_in_windows_with_refills_and_private_outputs()
     }
 }
 
-/// A channel that records everything its end sends.
-struct Tap<C> {
-    inner: C,
-    log: Arc<Mutex<Vec<u8>>>,
-}
-
-impl<C: Channel> Channel for Tap<C> {
-    fn send(&mut self, bytes: &[u8]) -> Result<(), NetError> {
-        self.log.lock().unwrap().extend_from_slice(bytes);
-        self.inner.send(bytes)
-    }
-    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {
-        self.inner.recv(buf)
-    }
-    fn flush(&mut self) -> Result<(), NetError> {
-        self.inner.flush()
-    }
-    fn counts(&self) -> pgc_net::ByteCounts {
-        self.inner.counts()
-    }
-}
-
 fn pack(bits: &[bool]) -> Vec<u8> {
     bits.chunks(8)
         .map(|c| {
@@ -312,19 +289,10 @@ fn transcripts_hold_no_intermediate_value_only_masked_shares() {
                 };
             }
         }
-        let logs = [
-            Arc::new(Mutex::new(Vec::new())),
-            Arc::new(Mutex::new(Vec::new())),
-        ];
         let (ca, cb) = MemoryChannel::pair();
-        let mut ta = Tap {
-            inner: ca,
-            log: logs[0].clone(),
-        };
-        let mut tb = Tap {
-            inner: cb,
-            log: logs[1].clone(),
-        };
+        let mut ta = RecordingChannel::new(ca);
+        let mut tb = RecordingChannel::new(cb);
+        let logs = [ta.log().clone(), tb.log().clone()];
         let (a, b) = run_over(
             &mut ta,
             &mut tb,
