@@ -26,12 +26,9 @@ use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use pgc_circuit::blocks::{add, lt_unsigned, mul, mux_word};
 use pgc_circuit::compact::{Call, CompactCircuit, CompactSource, Item, Template};
 use pgc_circuit::generate::{SplitMix64, random_circuit};
-use pgc_circuit::{
-    Gate, GateSource, Layout, NetBuilder, OptimizeFor, ParallelCircuit, Visibility, eval_bits,
-};
+use pgc_circuit::{Gate, GateSource, Layout, Visibility, eval_bits};
 use pgc_crypto::Block;
 use pgc_net::{Channel, MemoryChannel, NetError, RecordingChannel, SentLog};
 
@@ -315,47 +312,12 @@ fn compact_circuits_send_no_delta_inactive_label_or_input() {
     }
 }
 
-/// A's n values, B's n values (w bits each): a region of products, their sum, a region of
-/// sums and their minimum (as the parallel protocol's integration tests).
-fn mixed_circuit(n: usize, w: u32) -> ParallelCircuit {
-    let mut g = NetBuilder::new(OptimizeFor::Size);
-    let a: Vec<_> = (0..n).map(|_| g.input(w)).collect();
-    let b: Vec<_> = (0..n).map(|_| g.input(w)).collect();
-    g.begin_region(1);
-    let mut products = Vec::new();
-    for i in 0..n {
-        if i > 0 {
-            g.next_instance();
-        }
-        products.push(mul(&mut g, &a[i], &b[i]));
-    }
-    assert!(g.end_region());
-    let mut dot = products[0].clone();
-    for p in &products[1..] {
-        dot = add(&mut g, &dot, p);
-    }
-    g.output(&dot);
-    g.begin_region(2);
-    let mut sums = Vec::new();
-    for i in 0..n {
-        if i > 0 {
-            g.next_instance();
-        }
-        let t = add(&mut g, &a[i], &dot);
-        sums.push(mul(&mut g, &t, &b[i]));
-    }
-    assert!(g.end_region());
-    let mut best = sums[0].clone();
-    for s in &sums[1..] {
-        let lt = lt_unsigned(&mut g, s, &best);
-        best = mux_word(&mut g, lt, s, &best);
-    }
-    g.output(&best);
-    let prepared = g.prepare().unwrap();
-    let spans = prepared.region_spans().to_vec();
-    let (c, _) = prepared.into_circuit().unwrap();
-    ParallelCircuit::from_flat(&c, &spans).unwrap()
-}
+/// The parallel protocol's integration tests' circuit (two regions between sequential
+/// phases), shared rather than copied.
+#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+use common::mixed_circuit;
 
 #[test]
 fn parallel_modes_send_no_delta_or_input() {
