@@ -22,7 +22,10 @@
 //! records its *bound program* ([`crate::replay`]), and each call replays it from its own
 //! exact intervals to bound its results. A function whose exact shapes are not reused (a row
 //! of a table, bounds growing row by row) is keyed by rounded bounds ([`FnTier::Rounded`]), as
-//! a nest of loops is ([`crate::loops`]).
+//! a nest of loops is ([`crate::loops`]). A scalar's lower bound is part of the shape too,
+//! rounded down to a power of two ([`key_lower_bound`]), and scalar results get their lower
+//! bounds replayed: a DP cell at least `|i − j|` is as narrow as inlined near the table's
+//! edges, while the cells' shapes still repeat.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -63,6 +66,8 @@ struct FnUse {
     /// Its first bit in the argument's bits (or the return value's).
     off: u32,
     len: u32,
+    /// A scalar argument or the return value (not an element of an array).
+    scalar: bool,
 }
 
 /// How much of a call a function's shape fixes, besides its constant bits.
@@ -72,8 +77,12 @@ enum FnTier {
     Exact,
     /// Their upper bounds rounded up ([`crate::loops::round_key_bound`]), the constant bits
     /// of an integer below its rounded bound's width made wires: calls whose bounds grow
-    /// call by call (a row of a table) share a template per band of bounds.
+    /// call by call (a row of a table) share a template per band of bounds. Scalars keep
+    /// their lower bounds' tiers ([`key_lower_bound`]).
     Rounded,
+    /// As `Rounded`, without lower bounds: where the rounded shapes with lower bounds were
+    /// not reused (a short table, whose cells have too few calls per class).
+    RoundedUpper,
     /// No bounds (and after [`MAX_SHAPES_PER_FUNCTION`] shapes no constants either).
     Constants,
 }
@@ -87,6 +96,10 @@ struct FnRanged {
     rounded: bool,
     rounded_shapes: usize,
     rounded_reuses: u64,
+    /// Its rounded shapes with lower bounds were not reused: keyed without them.
+    upper_only: bool,
+    upper_shapes: usize,
+    upper_reuses: u64,
     /// Its rounded shapes were not reused either (or a build failed): keyed by constants.
     unranged: bool,
 }
@@ -324,13 +337,20 @@ impl<'a> Lowerer<'a> {
         let mut tier = match self.compact.ranged.get(name) {
             _ if !ivs.iter().any(Option::is_some) => FnTier::Constants,
             Some(r) if r.unranged => FnTier::Constants,
+            Some(r) if r.upper_only => FnTier::RoundedUpper,
             Some(r) if r.rounded => FnTier::Rounded,
             _ => FnTier::Exact,
         };
         let (entry, generic, lifted) = loop {
             let (lifted, his) = match tier {
-                FnTier::Exact => (Vec::new(), ivs.iter().map(|iv| iv.map(|iv| iv.1)).collect()),
-                FnTier::Rounded => rounded_key(&uses, &ivs, &arg_starts, &flat),
+                FnTier::Exact => (
+                    Vec::new(),
+                    ivs.iter()
+                        .map(|iv| iv.map(|(lo, hi)| (key_lower_bound(lo), hi)))
+                        .collect(),
+                ),
+                FnTier::Rounded => rounded_key(&uses, &ivs, &arg_starts, &flat, true),
+                FnTier::RoundedUpper => rounded_key(&uses, &ivs, &arg_starts, &flat, false),
                 FnTier::Constants => (Vec::new(), Vec::new()),
             };
             let mut key = (name.to_string(), call_shape(&prepared, &lifted, tier, &his));
@@ -341,6 +361,7 @@ impl<'a> Lowerer<'a> {
                 match tier {
                     FnTier::Exact => st.exact_reuses += 1,
                     FnTier::Rounded => st.rounded_reuses += 1,
+                    FnTier::RoundedUpper => st.upper_reuses += 1,
                     FnTier::Constants => {}
                 }
                 break (Rc::clone(e), generic, lifted);
@@ -355,6 +376,13 @@ impl<'a> Lowerer<'a> {
                 }
                 if tier == FnTier::Rounded
                     && shapes_not_reused(st.rounded_shapes, st.rounded_reuses)
+                {
+                    st.upper_only = true;
+                    tier = FnTier::RoundedUpper;
+                    continue;
+                }
+                if tier == FnTier::RoundedUpper
+                    && shapes_not_reused(st.upper_shapes, st.upper_reuses)
                 {
                     st.unranged = true;
                     tier = FnTier::Constants;
@@ -392,12 +420,12 @@ impl<'a> Lowerer<'a> {
             match self.build_template(name, f, params, inputs, ret_ty) {
                 Ok(e) => {
                     match tier {
-                        FnTier::Exact | FnTier::Rounded => {
+                        FnTier::Exact | FnTier::Rounded | FnTier::RoundedUpper => {
                             let st = self.compact.ranged.entry(name.to_string()).or_default();
-                            if tier == FnTier::Exact {
-                                st.exact_shapes += 1;
-                            } else {
-                                st.rounded_shapes += 1;
+                            match tier {
+                                FnTier::Exact => st.exact_shapes += 1,
+                                FnTier::Rounded => st.rounded_shapes += 1,
+                                _ => st.upper_shapes += 1,
                             }
                         }
                         FnTier::Constants => {
@@ -479,7 +507,16 @@ impl<'a> Lowerer<'a> {
             arg_starts,
             result_starts,
         } = call;
-        let out_ranges = self.replayed_ranges(entry.prog, ivs, &entry.out_ranges);
+        let mut out_ranges = self.replayed_ranges(entry.prog, ivs, &entry.out_ranges, true);
+        // An array's elements keep the build's lower bounds: replayed ones would fix some of
+        // their high bits as constants (a row of a table), which the next call passes as
+        // lifted inputs among wires, and a call's inputs are stored compactly only as runs
+        // of wires (EDT-1023 as rows: a 15 MB file became 58 MB).
+        for ((u, r), b) in uses.iter().zip(&mut out_ranges).zip(&entry.out_ranges) {
+            if let (false, Some(r), Some(b)) = (u.scalar, r.as_mut(), b) {
+                r.0 = b.0;
+            }
+        }
         let mut result_regs: Vec<u32> = Vec::new();
         if let Some(p) = entry.prog
             && self.ranges.recording().is_some()
@@ -729,14 +766,14 @@ impl<'a> Lowerer<'a> {
             param_vars.push(var);
         }
         // The bounds the shape fixes, as facts about the template's inputs.
-        for (k, (u, hi)) in uses.iter().zip(his).enumerate() {
-            let (Some(a), Some(hi)) = (u.arg, *hi) else {
+        for (k, (u, bound)) in uses.iter().zip(his).enumerate() {
+            let (Some(a), Some((lo, hi))) = (u.arg, *bound) else {
                 continue;
             };
             let v = arg_vars[a];
             let range = u.off as usize..(u.off + u.len) as usize;
             let bits = self.vars[v].bits.slice(range.clone()).into_owned();
-            let noted = self.note_range(bits, 0, hi);
+            let noted = self.note_range(bits, lo, hi);
             if let Some(iv) = self.range_of(&noted) {
                 self.record_op(&noted, Op::Input(k as u32), iv);
             }
@@ -799,7 +836,7 @@ struct TemplateArgs<'x> {
     generic: bool,
     lifted: &'x [bool],
     uses: &'x [FnUse],
-    his: &'x [Option<u64>],
+    his: &'x [Option<Interval>],
 }
 
 /// A function's body built as a template.
@@ -832,6 +869,7 @@ fn fn_uses(args: &[Arg], ret_ty: &Ty) -> Vec<FnUse> {
             arg: None,
             off: 0,
             len: t.bits,
+            scalar: true,
         });
     }
     for (k, a) in args.iter().enumerate() {
@@ -843,6 +881,7 @@ fn fn_uses(args: &[Arg], ret_ty: &Ty) -> Vec<FnUse> {
                             arg: Some(k),
                             off: e * t.bits,
                             len: t.bits,
+                            scalar: false,
                         });
                     }
                 }
@@ -851,6 +890,7 @@ fn fn_uses(args: &[Arg], ret_ty: &Ty) -> Vec<FnUse> {
                 arg: Some(k),
                 off: 0,
                 len: t.bits,
+                scalar: true,
             }),
             _ => {}
         }
@@ -867,7 +907,8 @@ fn rounded_key(
     ivs: &[Option<Interval>],
     arg_starts: &[usize],
     flat: &[Lit],
-) -> (Vec<bool>, Vec<Option<u64>>) {
+    with_lower: bool,
+) -> (Vec<bool>, Vec<Option<Interval>>) {
     let mut lifted = Vec::new();
     let mut his = Vec::with_capacity(uses.len());
     for (u, iv) in uses.iter().zip(ivs) {
@@ -876,7 +917,15 @@ fn rounded_key(
             continue;
         };
         let hi = crate::loops::round_key_bound(iv.1);
-        his.push(Some(hi));
+        // An array's elements keep lower bounds of 0: a row of a table has a different
+        // lower bound per element in each row (`|i - j|`), and its rounded shapes would
+        // no longer repeat.
+        let lo = if with_lower && u.scalar {
+            key_lower_bound(iv.0).min(hi)
+        } else {
+            0
+        };
+        his.push(Some((lo, hi)));
         let at = arg_starts[a] + u.off as usize;
         let width = (64 - hi.leading_zeros() as usize).min(u.len as usize);
         for k in at..at + width {
@@ -894,7 +943,20 @@ fn rounded_key(
 /// The shape of a call as bytes: per argument, a pointer's element count and type, then
 /// per bit 0 or 1 (that constant) or 2 (a wire, or a lifted constant); with bounds, then the
 /// tier and each use's bound (LEB128).
-fn call_shape(args: &[Arg], lifted: &[bool], tier: FnTier, his: &[Option<u64>]) -> Vec<u8> {
+/// The lower bound a call's key holds for an integer of at least `lo`: `lo` rounded down to
+/// a power of two (`0` stays `0`). Exact lower bounds would make nearly every cell of a
+/// table its own shape (a cell `(i, j)` of an edit distance is at least `|i - j|`), and the
+/// function would fall back to coarser keys; powers of two keep what a lower bound does for
+/// a value near its bound (fixes its top bit, decides comparisons with smaller values).
+fn key_lower_bound(lo: u64) -> u64 {
+    if lo == 0 {
+        0
+    } else {
+        1 << (63 - lo.leading_zeros())
+    }
+}
+
+fn call_shape(args: &[Arg], lifted: &[bool], tier: FnTier, his: &[Option<Interval>]) -> Vec<u8> {
     let mut shape = Vec::new();
     let mut at = 0;
     for a in args {
@@ -912,16 +974,18 @@ fn call_shape(args: &[Arg], lifted: &[bool], tier: FnTier, his: &[Option<u64>]) 
     if tier != FnTier::Constants {
         shape.push(0xff);
         shape.push(tier as u8);
-        for hi in his {
-            match *hi {
+        for bound in his {
+            match *bound {
                 None => shape.push(0),
-                Some(mut h) => {
+                Some((lo, hi)) => {
                     shape.push(1);
-                    while h >= 0x80 {
-                        shape.push(h as u8 | 0x80);
-                        h >>= 7;
+                    for mut h in [hi, lo] {
+                        while h >= 0x80 {
+                            shape.push(h as u8 | 0x80);
+                            h >>= 7;
+                        }
+                        shape.push(h as u8);
                     }
-                    shape.push(h as u8);
                 }
             }
         }

@@ -808,14 +808,18 @@ impl<'a> Lowerer<'a> {
     /// The intervals of a template call's results (loop bodies and functions stored once
     /// alike): the upper bounds its bound program `prog` gives from the call's exact input
     /// intervals `ivs`, within what its build found (`built`); without a program, the
-    /// build's. Lower bounds stay the build's: a replayed one fixes the common high bits of
-    /// a result as constants, and those are part of the next call's shape (nearly every
-    /// cell of a table would be its own shape, as with lower bounds in the key).
+    /// build's. Lower bounds are replayed too where `replay_lower` is set (functions, whose
+    /// keys hold lower bounds in tiers, [`crate::compact`]); else they stay the build's: a
+    /// replayed one fixes the common high bits of a result as constants, and those are part
+    /// of the next call's shape (a loop body keyed by upper bounds only would make more
+    /// shapes than it saves gates: EDT-255 in the textbook form 829 → 2,498 templates for
+    /// 0.9 % fewer ANDs, BENCHMARKS.md).
     pub(crate) fn replayed_ranges(
         &mut self,
         prog: Option<u32>,
         ivs: &[Option<Interval>],
         built: &[Option<Interval>],
+        replay_lower: bool,
     ) -> Vec<Option<Interval>> {
         let Some(p) = prog else {
             return built.to_vec();
@@ -826,7 +830,10 @@ impl<'a> Lowerer<'a> {
             .iter()
             .zip(built)
             .map(|(r, b)| match (*r, *b) {
-                (Some(r), Some(b)) => Some((b.0, r.1.min(b.1))),
+                (Some(r), Some(b)) => {
+                    let lo = if replay_lower { r.0.max(b.0) } else { b.0 };
+                    Some((lo, r.1.min(b.1)))
+                }
                 (_, b) => b,
             })
             .collect()
@@ -1137,7 +1144,7 @@ impl<'a> Lowerer<'a> {
             .collect();
         let mut results = self.call_memo(&entry.call, &inputs);
         // The results' intervals (see `replayed_ranges`).
-        let out_ranges = self.replayed_ranges(entry.prog, &ivs, &entry.out_ranges);
+        let out_ranges = self.replayed_ranges(entry.prog, &ivs, &entry.out_ranges, false);
         // Inside a template whose bound program is recorded, the call is a step of it.
         let mut result_regs: Vec<u32> = Vec::new();
         if let Some(p) = entry.prog
