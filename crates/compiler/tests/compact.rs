@@ -1067,12 +1067,17 @@ fn templates_are_not_reused_across_lower_bounds() {
     let opts = Options::default();
     // All-zero inputs give y = 0, where a wrongly shared template differs.
     let (templates, _) = same_outputs("lower-bounds", src, &opts, 40, 31);
-    assert_eq!(templates, 3, "one template per lower-bound class and upper bound");
-    // Only the first call: its template folds `x < 4` and subtracts in 4 bits, as unrolled.
-    let first = src.replace("OUTPUT_r[1] = above_four(y);", "OUTPUT_r[1] = y;").replace(
-        "OUTPUT_r[2] = above_four((uint16_t)((INPUT_B_b >> 4 & 7) + 6));",
-        "OUTPUT_r[2] = 0;",
+    assert_eq!(
+        templates, 3,
+        "one template per lower-bound class and upper bound"
     );
+    // Only the first call: its template folds `x < 4` and subtracts in 4 bits, as unrolled.
+    let first = src
+        .replace("OUTPUT_r[1] = above_four(y);", "OUTPUT_r[1] = y;")
+        .replace(
+            "OUTPUT_r[2] = above_four((uint16_t)((INPUT_B_b >> 4 & 7) + 6));",
+            "OUTPUT_r[2] = 0;",
+        );
     let c = compile_compact_source(&first, "lower-bound-narrow", &opts).unwrap();
     let flat = compile_source(&first, "lower-bound-narrow", &opts).unwrap();
     assert_eq!(
