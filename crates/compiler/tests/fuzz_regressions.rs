@@ -81,3 +81,30 @@ fn calls_count_against_the_step_limit() {
     };
     compile_source(src, "calls.c", &opts).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// yosys_json: the netlist of `examples/verilog/mac.v` with the `$mul` cell's `Y_WIDTH`
+/// mutated to 2^27 + 32 while its ports have 63 bits in all. The mapper built the product
+/// at the declared width (libFuzzer: out-of-memory, 2,350 MB > 2,048 MB, from a 4 KB
+/// netlist); now a width parameter above the bits connected to the cell is refused, naming
+/// the cell and its place in the Verilog source.
+#[test]
+fn a_width_parameter_beyond_the_cells_ports_is_refused() {
+    // The fuzzer also put a byte that is not UTF-8 into a name; the target reads lossily.
+    let netlist = String::from_utf8_lossy(&input("yosys_json", "mul-y-width-beyond-its-port.json"))
+        .into_owned();
+    let e = pgc_compiler::verilog::compile_json_netlist(&netlist, "mac", &Options::default())
+        .map(|_| ())
+        .unwrap_err();
+    let at = e.pos().expect("the cell's source position");
+    assert_eq!(
+        (at.file.as_str(), at.line, at.col),
+        ("examples/verilog/mac.v", 11, 35),
+        "{e}"
+    );
+    let e = e.to_string();
+    assert!(e.contains("($mul)"), "{e}");
+    assert!(
+        e.contains("parameter Y_WIDTH is 134217760, more than the 63 bits connected to the cell"),
+        "{e}"
+    );
+}
