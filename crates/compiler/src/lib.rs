@@ -51,6 +51,9 @@ pub struct Options {
     pub optimize: OptimizeFor,
     /// Most iterations any single loop may unroll to before it is an error.
     pub unroll_limit: u64,
+    /// Most loop iterations and function calls the whole compilation may run (nested loops
+    /// multiply: each may stay under `unroll_limit` while together they run for hours).
+    pub step_limit: u64,
     /// Find parallel regions (`for` loops whose iterations are independent) on their own;
     /// loops marked `#pragma omp parallel for` become regions either way.
     pub regions: bool,
@@ -77,6 +80,13 @@ pub struct Options {
     pub bound_replay: bool,
 }
 
+/// The default [`Options::step_limit`]: 2^30 loop iterations and calls. Symbolic execution
+/// runs about half a million iterations of a small constant loop per second (measured on the
+/// development machine), so this bounds a compilation that makes no gates to about half an
+/// hour; the largest programs of BENCHMARKS.md run about 10^7 (EDIT_LEN = 2047: 4.2 M
+/// iterations), and each iteration that makes gates costs memory long before 2^30.
+pub const DEFAULT_STEP_LIMIT: u64 = 1 << 30;
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -85,6 +95,7 @@ impl Default for Options {
             entry: None,
             optimize: OptimizeFor::Size,
             unroll_limit: 1 << 20,
+            step_limit: DEFAULT_STEP_LIMIT,
             regions: true,
             compact: false,
             progress: None,

@@ -153,6 +153,8 @@ pub struct Lowerer<'a> {
     implied_count: HashMap<Lit, u32>,
     pub ctl: Vec<Ctl>,
     pub call_stack: Vec<String>,
+    /// Loop iterations and calls run so far, against [`Options::step_limit`].
+    pub steps: u64,
     pub inputs: Vec<InputPort>,
     pub outputs: Vec<PendingOutput>,
     /// Declarations of ports already executed (a port declared in a loop is an error).
@@ -232,6 +234,7 @@ impl<'a> Lowerer<'a> {
             implied_count: HashMap::from([(Lit::TRUE, 1)]),
             ctl: Vec::new(),
             call_stack: Vec::new(),
+            steps: 0,
             inputs: Vec::new(),
             outputs: Vec::new(),
             port_decls: HashSet::new(),
@@ -864,6 +867,27 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// Counts one loop iteration or call against [`Options::step_limit`]: nested loops
+    /// multiply their counts, and calls in loops (or calls of functions that call others
+    /// twice) run exponentially often, so a short program whose loops make no gates (all
+    /// constant) could otherwise keep the compiler busy for hours. `span` is the loop or
+    /// call that went past the limit.
+    pub(crate) fn count_step(&mut self, span: Span) -> R<()> {
+        self.steps += 1;
+        if self.steps > self.opts.step_limit {
+            return self.err(
+                span,
+                format!(
+                    "the program runs more than {} loop iterations and calls in all (nested \
+                     loops multiply their counts); this one is past the limit (raise it with \
+                     --step-limit N)",
+                    self.opts.step_limit
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// Fails when the large variables' storage is full (see [`crate::bits`]).
     pub(crate) fn check_storage(&self) -> R<()> {
         if let Some(v) = self.pool_overflow() {
@@ -1429,6 +1453,7 @@ impl<'a> Lowerer<'a> {
             }
             first = false;
             iterations += 1;
+            self.count_step(span)?;
             if self.cur != Lit::TRUE {
                 secret_iterations += 1;
             }
@@ -1684,6 +1709,7 @@ impl<'a> Lowerer<'a> {
         if self.call_stack.len() > 256 {
             return self.err(span, "calls nested deeper than 256 levels");
         }
+        self.count_step(span)?;
         let (ret_ty, params) = if self.opts.compact {
             // Calls are many and cheap in compact mode: parse each signature once.
             match self.compact.signatures.get(name) {

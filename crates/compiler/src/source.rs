@@ -1,19 +1,63 @@
 //! Preprocessing with the system `cpp` and mapping byte offsets of the preprocessed text back
 //! to `file:line:col` of the user's source (through the `# line "file"` markers cpp emits).
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::{CompileError, Options, SourcePos};
 
+/// Most bytes of preprocessed text pgc reads from `cpp`: a few macros that each expand to
+/// two uses of the next one expand exponentially (40 of them to terabytes), and the text is
+/// held in memory and parsed. Real programs preprocess to kilobytes or a few megabytes.
+const MAX_PREPROCESSED_BYTES: u64 = 256 << 20;
+
+/// Most address space the preprocessor may take (Unix): `#include "/dev/zero"` makes it read
+/// an endless file into memory, which would otherwise exhaust the machine's.
+const CPP_MEMORY_BYTES: u64 = 2 << 30;
+
+/// Longest `cpp` may run: `$PGC_CPP_TIMEOUT` seconds, else 120 (an include of a device or
+/// pipe that never ends, or never delivers).
+fn cpp_time_limit() -> Duration {
+    let secs = std::env::var("PGC_CPP_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(120);
+    Duration::from_secs(secs.max(1))
+}
+
+/// What the preprocessor may take: address space, wall-clock time, and bytes of output.
+#[derive(Clone, Copy, Debug)]
+struct CppLimits {
+    memory: u64,
+    time: Duration,
+    output: u64,
+}
+
 /// Runs the C preprocessor over `source`; `name` is the file name positions should show.
 /// `dir` (the source's directory) is searched for `#include "…"` like a compiler would.
+/// The preprocessor runs in bounded time, memory and output (see [`MAX_PREPROCESSED_BYTES`]).
 pub fn preprocess(
     source: &str,
     name: &str,
     dir: Option<&Path>,
     opts: &Options,
+) -> Result<String, CompileError> {
+    let limits = CppLimits {
+        memory: CPP_MEMORY_BYTES,
+        time: cpp_time_limit(),
+        output: MAX_PREPROCESSED_BYTES,
+    };
+    preprocess_within(source, name, dir, opts, limits)
+}
+
+fn preprocess_within(
+    source: &str,
+    name: &str,
+    dir: Option<&Path>,
+    opts: &Options,
+    limits: CppLimits,
 ) -> Result<String, CompileError> {
     let mut cmd = Command::new("cpp");
     // -std=gnu11 matches gcc's default dialect closely enough for the subset; __PGC__ lets a
@@ -32,6 +76,7 @@ pub fn preprocess(
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    limit_memory(&mut cmd, limits.memory);
     let mut child = cmd.spawn().map_err(|e| {
         CompileError::Preprocessor(format!(
             "cannot start `cpp` (the system C preprocessor; install gcc or cpp): {e}"
@@ -39,19 +84,122 @@ pub fn preprocess(
     })?;
     let mut stdin = child.stdin.take().expect("piped stdin");
     let text = source.to_string();
-    // Write on a thread so a large output cannot deadlock against a full stdin pipe.
+    // Write and read on threads so a large output cannot deadlock against a full pipe.
     let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
-    let out = child
-        .wait_with_output()
-        .map_err(|e| CompileError::Preprocessor(format!("cpp failed: {e}")))?;
+    let read_capped = |pipe: Option<Box<dyn Read + Send>>, cap: u64| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(p) = pipe {
+                let _ = p.take(cap + 1).read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read_capped(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        limits.output,
+    );
+    let stderr = read_capped(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        1 << 20,
+    );
+    let too_large = || {
+        CompileError::Preprocessor(format!(
+            "{name}: the preprocessed program is larger than {} MiB (a macro that expands \
+             to several uses of another, repeatedly?)",
+            limits.output >> 20
+        ))
+    };
+    let limit = limits.time;
+    let deadline = Instant::now() + limit;
+    let mut stdout = Some(stdout);
+    let mut out = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if stdout.as_ref().is_some_and(|t| t.is_finished()) => {
+                let bytes = stdout.take().expect("checked").join().unwrap_or_default();
+                if bytes.len() as u64 > limits.output {
+                    // The reader stopped at the cap; cpp would block on the full pipe.
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(too_large());
+                }
+                out = Some(bytes);
+            }
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(CompileError::Preprocessor(format!(
+                    "{name}: the preprocessor did not finish within {} s (set PGC_CPP_TIMEOUT to \
+                     allow more): an #include of a device or pipe that never ends?",
+                    limit.as_secs()
+                )));
+            }
+            Err(e) => return Err(CompileError::Preprocessor(format!("cpp failed: {e}"))),
+        }
+    };
     let _ = writer.join();
-    if !out.status.success() {
-        let msg = String::from_utf8_lossy(&out.stderr).replace("<stdin>", name);
-        return Err(CompileError::Preprocessor(msg.trim_end().to_string()));
+    let out = match (out, stdout) {
+        (Some(bytes), _) => bytes,
+        (None, Some(reader)) => reader.join().unwrap_or_default(),
+        (None, None) => Vec::new(),
+    };
+    let err = stderr.join().unwrap_or_default();
+    if out.len() as u64 > limits.output {
+        return Err(too_large());
     }
-    String::from_utf8(out.stdout)
+    if !status.success() {
+        let msg = String::from_utf8_lossy(&err).replace("<stdin>", name);
+        let msg = msg.trim_end();
+        // cc1 names no file when its memory runs out; say what the usual cause is.
+        if msg.is_empty() || msg.contains("out of memory") {
+            return Err(CompileError::Preprocessor(format!(
+                "{name}: the preprocessor ran out of its {} MiB of memory (an #include of an \
+                 endless file such as /dev/zero?){}{msg}",
+                limits.memory >> 20,
+                if msg.is_empty() { "" } else { ": " }
+            )));
+        }
+        return Err(CompileError::Preprocessor(msg.to_string()));
+    }
+    String::from_utf8(out)
         .map_err(|_| CompileError::Preprocessor("source is not valid UTF-8".into()))
 }
+
+/// Limits the address space of the process `cmd` starts (and of its children: `cpp` runs
+/// `cc1`), so an endless input makes it fail instead of exhausting the machine's memory.
+#[cfg(unix)]
+fn limit_memory(cmd: &mut Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    let limit = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: bytes as libc::rlim_t,
+    };
+    // SAFETY: the closure runs in the forked child before exec and only calls setrlimit,
+    // which is async-signal-safe; it touches no memory shared with the parent's threads
+    // (`limit` is copied into the closure).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn limit_memory(_cmd: &mut Command, _bytes: u64) {}
 
 /// Maps offsets in preprocessed text to original positions.
 pub struct LineMap {
@@ -232,5 +380,67 @@ mod tests {
                 col: 1
             }
         );
+    }
+
+    /// Small limits, so that the tests of runaway preprocessing take a second.
+    fn small_limits() -> CppLimits {
+        CppLimits {
+            memory: 256 << 20,
+            time: Duration::from_secs(20),
+            output: 1 << 20,
+        }
+    }
+
+    /// Found while adding the `c_program` fuzz target: an include of an endless file made
+    /// `cpp` read it into memory until the machine's ran out (and pgc waited for it).
+    #[test]
+    fn an_endless_include_is_refused_within_the_memory_limit() {
+        let src = "#include \"/dev/zero\"\nint x;\n";
+        let e = preprocess_within(src, "zero.c", None, &Options::default(), small_limits())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ran out of its 256 MiB of memory"), "{e}");
+        assert!(e.contains("zero.c"), "{e}");
+    }
+
+    /// A wall-clock limit stops a preprocessor that blocks (here: one whose include never
+    /// delivers, a FIFO nobody writes).
+    #[cfg(unix)]
+    #[test]
+    fn a_preprocessor_that_never_finishes_is_stopped() {
+        let dir = std::env::temp_dir().join(format!("pgc-cpp-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("never.h");
+        let _ = std::fs::remove_file(&fifo);
+        let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        let src = format!("#include \"{}\"\nint x;\n", fifo.display());
+        let limits = CppLimits {
+            time: Duration::from_millis(500),
+            ..small_limits()
+        };
+        let e = preprocess_within(&src, "fifo.c", None, &Options::default(), limits)
+            .unwrap_err()
+            .to_string();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(e.contains("did not finish within"), "{e}");
+        assert!(e.contains("fifo.c"), "{e}");
+    }
+
+    /// Macros that each expand to two uses of the next: 2^30 tokens from 30 lines. The
+    /// output cap stops it after the first megabyte instead of holding gigabytes.
+    #[test]
+    fn an_exponential_macro_is_refused_at_the_output_cap() {
+        let mut src = String::from("#define m0 x\n");
+        for i in 1..=30 {
+            src.push_str(&format!("#define m{i} m{} m{}\n", i - 1, i - 1));
+        }
+        src.push_str("m30\n");
+        let e = preprocess_within(&src, "bomb.c", None, &Options::default(), small_limits())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than 1 MiB"), "{e}");
+        assert!(e.contains("bomb.c"), "{e}");
     }
 }

@@ -246,6 +246,10 @@ pub struct CompileArgs {
     /// [default: 1048576].
     #[arg(long, value_name = "N")]
     pub unroll_limit: Option<u64>,
+    /// Most loop iterations and function calls the whole compilation may run (nested loops
+    /// multiply their counts) before it stops with an error [default: 1073741824].
+    #[arg(long, value_name = "N")]
+    pub step_limit: Option<u64>,
     /// Store functions called many times once, as templates expanded while garbling:
     /// auto (only programs above 2^25 gates), always, never [default: auto].
     #[arg(long, value_enum, value_name = "WHEN")]
@@ -271,6 +275,9 @@ impl CompileArgs {
         if let Some(n) = self.unroll_limit {
             o.unroll_limit = n;
         }
+        if let Some(n) = self.step_limit {
+            o.step_limit = n;
+        }
         o
     }
 
@@ -280,6 +287,7 @@ impl CompileArgs {
             || self.optimize.is_some()
             || self.entry.is_some()
             || self.unroll_limit.is_some()
+            || self.step_limit.is_some()
             || self.compact.is_some()
             || self.verilog_flow.is_some()
     }
@@ -293,6 +301,9 @@ impl CompileArgs {
         if is_verilog_source(spec) {
             if self.unroll_limit.is_some() {
                 bail!("--unroll-limit applies to C programs; {spec} is a Verilog design");
+            }
+            if self.step_limit.is_some() {
+                bail!("--step-limit applies to C programs; {spec} is a Verilog design");
             }
             if self.compact == Some(CompactArg::Always) {
                 bail!(

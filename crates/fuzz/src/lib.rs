@@ -16,6 +16,7 @@
 //! stopping at a checksum mismatch. The protocol entry points run one honest party against
 //! a scripted peer ([`script::ScriptChannel`]): the fuzz input is every byte the peer sends.
 
+pub mod front_ends;
 pub mod malicious;
 pub mod script;
 pub mod yao_variants;
@@ -109,8 +110,21 @@ pub const TARGETS: &[Target] = &[
         name: "yao_compact",
         run: yao_compact,
     },
+    Target {
+        name: "c_program",
+        run: c_program,
+    },
+    Target {
+        name: "yosys_json",
+        run: yosys_json,
+    },
+    Target {
+        name: "inputs_json",
+        run: inputs_json,
+    },
 ];
 
+pub use front_ends::{c_program, inputs_json, yosys_json};
 pub use malicious::{cut_and_choose, dual_execution};
 pub use yao_variants::{yao_compact, yao_three_halves};
 

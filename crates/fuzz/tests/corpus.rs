@@ -213,3 +213,31 @@ fn cut_and_choose_target_evaluates_several_copies() {
     let plan = pgc_fuzz::malicious::cut_and_choose_plan();
     assert!(plan.evaluated() >= 2 && plan.checked >= 1, "{plan:?}");
 }
+
+/// The front-end seeds reach a result, so the fuzzer starts from inputs that pass the
+/// parsers: every C seed but one compiles under the targets' small limits (`mexp.c` is kept
+/// for the gate-budget error), every netlist maps, every inputs object gives all values.
+#[test]
+fn front_end_seeds_reach_a_result() {
+    let root = repo_root().join("fuzz/seeds");
+    for seed in files_in(&root.join("c_program")) {
+        let data = std::fs::read(&seed).expect("the seed");
+        let outcome = pgc_fuzz::front_ends::c_program_run(&data).expect("a non-empty seed");
+        if seed.ends_with("mexp.c") {
+            let e = outcome.expect_err("mexp is over the budget");
+            assert!(e.contains("more than 65536 gates"), "{e}");
+        } else if let Err(e) = outcome {
+            panic!("{}: {e}", seed.display());
+        }
+    }
+    for seed in files_in(&root.join("yosys_json")) {
+        let data = std::fs::read(&seed).expect("the seed");
+        pgc_fuzz::front_ends::yosys_json_run(&data)
+            .unwrap_or_else(|e| panic!("{}: {e}", seed.display()));
+    }
+    for seed in files_in(&root.join("inputs_json")) {
+        let data = std::fs::read(&seed).expect("the seed");
+        let outcome = pgc_fuzz::front_ends::inputs_json_run(&data).expect("a non-empty seed");
+        outcome.unwrap_or_else(|e| panic!("{}: {e}", seed.display()));
+    }
+}

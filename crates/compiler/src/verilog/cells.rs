@@ -266,8 +266,19 @@ impl<'a> Mapper<'a> {
         param_uint(v).ok_or_else(|| format!("parameter {name} is not a small integer"))
     }
 
+    /// A width (or count) parameter of `cell`. Each describes bits of a port, so it cannot
+    /// exceed the bits connected to the cell: a netlist that says otherwise would have the
+    /// mapper build words of the declared width (a 2^27-bit product from 16-bit operands),
+    /// so it is refused here, before anything of that size is made.
     fn width(&self, cell: &Cell, name: &str) -> CellResult<usize> {
         let w = self.param(cell, name)?;
+        let connected: u64 = cell.connections.0.iter().map(|(_, b)| b.len() as u64).sum();
+        // SIZE (a memory's word count) is bounded by the table limit where it is used.
+        if name != "SIZE" && w > connected {
+            return Err(format!(
+                "parameter {name} is {w}, more than the {connected} bits connected to the cell"
+            ));
+        }
         usize::try_from(w).map_err(|_| format!("parameter {name} is too large"))
     }
 

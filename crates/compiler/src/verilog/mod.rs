@@ -259,7 +259,29 @@ fn compile_renamed(
         &format!("{read}; {}", script(opts.verilog_flow, &top)),
         rename,
     )?;
-    let design = parse_design(&text)?;
+    compile_netlist(&text, &top, opts, rename, start)
+}
+
+/// Compiles a netlist in Yosys' JSON format (what `write_json` writes after the passes of
+/// [`script`]), module `top` (or the one marked `top`): what [`compile_file`] does once Yosys
+/// has run. The netlist is outside input like the design (the fuzz target `yosys_json`
+/// feeds it bytes), so every malformed part is a clean error.
+pub fn compile_json_netlist(
+    text: &str,
+    top: &str,
+    opts: &Options,
+) -> Result<Compiled, CompileError> {
+    compile_netlist(text, top, opts, &|f: &str| f.to_string(), Instant::now())
+}
+
+fn compile_netlist(
+    text: &str,
+    top: &str,
+    opts: &Options,
+    rename: &dyn Fn(&str) -> String,
+    start: Instant,
+) -> Result<Compiled, CompileError> {
+    let design = parse_design(text)?;
     let module = design
         .modules
         .0
@@ -283,7 +305,7 @@ fn compile_renamed(
         regions: Vec::new(),
         interface,
         stats,
-        entry_name: top,
+        entry_name: top.to_string(),
         entry_params: params,
     })
 }
