@@ -16,6 +16,7 @@
 //! stopping at a checksum mismatch. The protocol entry points run one honest party against
 //! a scripted peer ([`script::ScriptChannel`]): the fuzz input is every byte the peer sends.
 
+pub mod cluster;
 pub mod malicious;
 pub mod script;
 pub mod yao_variants;
@@ -109,8 +110,13 @@ pub const TARGETS: &[Target] = &[
         name: "yao_compact",
         run: yao_compact,
     },
+    Target {
+        name: "cluster_rank",
+        run: cluster_rank,
+    },
 ];
 
+pub use cluster::cluster_rank;
 pub use malicious::{cut_and_choose, dual_execution};
 pub use yao_variants::{yao_compact, yao_three_halves};
 

@@ -126,6 +126,25 @@ pub trait RankLinks: Send {
     ) -> Result<Vec<Box<dyn Channel>>, ProtocolError>;
 }
 
+/// Rank-pair links over any [`StreamOpener`] that needs no address (in-memory streams in
+/// tests, scripted ones in fuzzing): neither side advertises one, and a worker's streams are
+/// whatever the opener opens.
+pub struct OpenerLinks<O>(pub O);
+
+impl<O: StreamOpener + Send> RankLinks for OpenerLinks<O> {
+    fn advertise(&mut self, _peer_host: &str) -> Result<Option<String>, ProtocolError> {
+        Ok(None)
+    }
+    fn open(
+        &mut self,
+        _peer_advert: Option<&str>,
+        n: usize,
+        token: [u8; 16],
+    ) -> Result<Vec<Box<dyn Channel>>, ProtocolError> {
+        Ok(self.0.open(n, token)?)
+    }
+}
+
 /// Runs rank 0 of party `me` in a cluster run: [`crate::parallel::run_parallel_with`] with
 /// the region instances spread over `team` (see the module doc). `opener` opens rank 0's
 /// own streams; `peer_host` is the peer's host as the main connection sees it. On an
@@ -227,17 +246,27 @@ fn coordinate(
 const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The first failure a worker reports within [`FAILURE_GRACE`], as "party A rank i (of K)
-/// failed: why".
+/// failed: why". A worker whose messages can no longer be read (the party aborted, the
+/// rank is lost, a script has ended) reports nothing more, so the wait ends early once that
+/// holds for every worker.
 pub(crate) fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
     let k = team.size();
     let deadline = std::time::Instant::now() + FAILURE_GRACE;
+    let mut gone = vec![false; k];
     while k > 1 && std::time::Instant::now() < deadline {
         for r in 1..k {
-            if let Ok(Some(bytes)) = team.poll(r)
-                && let Ok(Msg::Failed(why)) = Msg::from_bytes(&bytes, "a worker")
-            {
-                return Some(format!("{} failed: {why}", rank_name(me, r, k)));
+            match team.poll(r) {
+                Ok(Some(bytes)) => {
+                    if let Ok(Msg::Failed(why)) = Msg::from_bytes(&bytes, "a worker") {
+                        return Some(format!("{} failed: {why}", rank_name(me, r, k)));
+                    }
+                }
+                Ok(None) => {}
+                Err(_) => gone[r] = true,
             }
+        }
+        if gone[1..].iter().all(|&g| g) {
+            return None;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
