@@ -626,6 +626,22 @@ fn collect_outputs(
     outs.extend(wires.copied().zip(labels.iter().copied()));
 }
 
+/// The flat index of each phase's first AND (the tweak order of [`engine`]), and one more
+/// entry: the circuit's AND count.
+fn phase_and_bases(circuit: &ParallelCircuit) -> Vec<u64> {
+    let mut bases = Vec::with_capacity(circuit.phases.len() + 1);
+    let mut at = 0u64;
+    bases.push(at);
+    for phase in &circuit.phases {
+        at = match phase {
+            Phase::Sequential(gates) => at + count_ands(gates),
+            Phase::Region(region) => end_of(circuit, region, at),
+        };
+        bases.push(at);
+    }
+    bases
+}
+
 /// The AND index after `region`.
 fn end_of(circuit: &ParallelCircuit, region: &Region, and_base: u64) -> u64 {
     and_base
@@ -862,6 +878,7 @@ fn serve_rank0(
         streams: Vec::new(),
         setup: None,
         work: Work::default(),
+        phase_bases: None,
     };
     match state.serve() {
         Ok(Some(summary)) => Ok(WorkerEnd::Finished(summary)),
@@ -979,6 +996,9 @@ struct WorkerState<'a> {
     streams: Vec<Box<dyn Channel>>,
     setup: Option<WorkerSetup>,
     work: Work,
+    /// The flat index of each phase's first AND ([`phase_and_bases`]), once a region
+    /// arrives.
+    phase_bases: Option<Vec<u64>>,
 }
 
 impl WorkerState<'_> {
@@ -1058,6 +1078,18 @@ impl WorkerState<'_> {
                             )));
                         }
                     };
+                    // The region's first AND is fixed by the circuit: rank 0 has no choice,
+                    // and another value would shift every tweak (or overflow them).
+                    let bases = self
+                        .phase_bases
+                        .get_or_insert_with(|| phase_and_bases(circuit));
+                    if and_base != bases[phase as usize] {
+                        return Err(ProtocolError::Peer(format!(
+                            "rank 0 sent phase {phase} starting at AND {and_base}, but it starts \
+                             at AND {}",
+                            bases[phase as usize]
+                        )));
+                    }
                     let share = plan::rank_shares(circuit, region, k)[rank].clone();
                     let wires = plan::boundary_wires(region, share.clone());
                     if labels.len() != wires.len() {
