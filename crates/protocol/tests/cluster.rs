@@ -707,3 +707,19 @@ fn a_worker_refuses_a_region_at_another_and_index() {
         "{returned}"
     );
 }
+
+/// A garbling worker's Δ must have lsb 1 (point-and-permute; fuzz finding 4 of
+/// docs/fuzzing.md, `cluster_rank`: the garbling kernel asserted it); the worker refuses
+/// one without at the set-up, without showing it.
+#[test]
+fn a_worker_refuses_a_delta_without_its_permute_bit() {
+    let pc = mixed_circuit(2, 4);
+    let delta = 0x1234_5678_9abc_def0_u128;
+    let (reported, returned) = worker_a_refuses(&pc, &[setup_a(&pc, delta)]);
+    assert!(reported.contains("lowest bit"), "{reported}");
+    assert!(returned.contains("lowest bit"), "{returned}");
+    assert!(
+        !returned.contains("1234"),
+        "Δ stays out of the error: {returned}"
+    );
+}

@@ -1033,6 +1033,13 @@ impl WorkerState<'_> {
                                 .into(),
                         ));
                     }
+                    if delta.is_some_and(|d| !d.lsb()) {
+                        return Err(ProtocolError::Peer(
+                            "rank 0 sent a Δ whose lowest bit is 0 (point-and-permute needs \
+                             1)"
+                            .into(),
+                        ));
+                    }
                     let (setup, advert) = accept_setup(
                         self.links,
                         rank,
