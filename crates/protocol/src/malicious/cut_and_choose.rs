@@ -1554,7 +1554,7 @@ fn evaluator<S: GateSource>(
     let mut results =
         work.evaluate(ch, &my_evals, &|j| &enc_labels[j], &commitment_of, progress)?;
     if let Some(r) = ranks {
-        results.extend(r.collect_checks(shape)?);
+        results.extend(r.collect_checks(shape, &eval_copies)?);
     }
     let circuit_done = Instant::now();
 
