@@ -252,20 +252,21 @@ const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 pub(crate) fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
     let k = team.size();
     let deadline = std::time::Instant::now() + FAILURE_GRACE;
-    let mut gone = vec![false; k];
     while k > 1 && std::time::Instant::now() < deadline {
+        let mut all_gone = true;
         for r in 1..k {
             match team.poll(r) {
                 Ok(Some(bytes)) => {
+                    all_gone = false;
                     if let Ok(Msg::Failed(why)) = Msg::from_bytes(&bytes, "a worker") {
                         return Some(format!("{} failed: {why}", rank_name(me, r, k)));
                     }
                 }
-                Ok(None) => {}
-                Err(_) => gone[r] = true,
+                Ok(None) => all_gone = false,
+                Err(_) => {}
             }
         }
-        if gone[1..].iter().all(|&g| g) {
+        if all_gone {
             return None;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
