@@ -55,6 +55,12 @@ impl Prg {
         self.random_block().lsb()
     }
 
+    /// A uniformly random integer in `0..bound` (exactly uniform: see [`uniform_below`]).
+    /// Panics if `bound` is 0.
+    pub fn random_below(&mut self, bound: u64) -> u64 {
+        uniform_below(bound, || self.random_u64())
+    }
+
     /// Counter-mode output into `out` (a multiple of 16 bytes), split wherever the counter's
     /// low 64 bits would wrap (the kernels keep the high half fixed within a call).
     fn fill_whole_blocks(&mut self, mut out: &mut [u8]) {
@@ -66,6 +72,26 @@ impl Prg {
             self.aes.counter_bytes(kernel, self.counter, now);
             self.counter = self.counter.wrapping_add(blocks as u128);
             out = rest;
+        }
+    }
+}
+
+/// A uniformly random integer in `0..bound` from uniform 64-bit words `draw()`.
+///
+/// `x % bound` alone favours the residues below 2^64 mod `bound` (by up to `bound`/2^64);
+/// a word below `rejected` = 2^64 mod `bound` is drawn again, which leaves
+/// 2^64 − `rejected` accepted words, a multiple of `bound`, so each residue is hit by
+/// exactly as many of them. A word is rejected with probability below `bound`/2^64, so for
+/// protocol-sized bounds the result equals `x % bound` of the first word all but never
+/// (recorded transcripts keep their draws). Panics if `bound` is 0.
+pub fn uniform_below(bound: u64, mut draw: impl FnMut() -> u64) -> u64 {
+    assert!(bound > 0, "uniform_below: the bound must be positive");
+    // (2^64 − bound) mod bound = 2^64 mod bound, in u64 arithmetic.
+    let rejected = bound.wrapping_neg() % bound;
+    loop {
+        let x = draw();
+        if x >= rejected {
+            return x % bound;
         }
     }
 }
@@ -153,6 +179,61 @@ mod tests {
         prg.fill_blocks(&mut blocks);
         assert_eq!(blocks, blockwise(seed, start, 50));
         assert_eq!(prg.counter, start + 50);
+    }
+
+    /// `uniform_below` with scripted words: the number of words it took and its result.
+    fn scripted_below(bound: u64, words: &[u64]) -> (usize, u64) {
+        let mut next = words.iter();
+        let mut taken = 0;
+        let r = uniform_below(bound, || {
+            taken += 1;
+            *next
+                .next()
+                .expect("uniform_below drew more words than scripted")
+        });
+        (taken, r)
+    }
+
+    #[test]
+    fn uniform_below_rejects_exactly_the_words_below_2_64_mod_bound() {
+        // bound = 2^63 + 1: 2^64 mod bound = 2^63 − 1, so 0 ..= 2^63 − 2 are drawn again
+        // (a plain `%` would have returned 0 for the first word).
+        let bound = (1u64 << 63) + 1;
+        let threshold = (1u64 << 63) - 1;
+        assert_eq!(
+            scripted_below(bound, &[0, threshold - 1, threshold]),
+            (3, threshold)
+        );
+        assert_eq!(scripted_below(bound, &[u64::MAX]), (1, u64::MAX - bound));
+        // bound = 3: 2^64 ≡ 1 (mod 3), so only 0 is rejected; 2^64 − 1 ≡ 0.
+        assert_eq!(scripted_below(3, &[0, 0, 1]), (3, 1));
+        assert_eq!(scripted_below(3, &[u64::MAX]), (1, 0));
+        // Powers of two (and 1) reject nothing.
+        assert_eq!(scripted_below(1, &[0]), (1, 0));
+        assert_eq!(scripted_below(1 << 40, &[0]), (1, 0));
+        assert_eq!(scripted_below(u64::MAX, &[0, u64::MAX]), (2, 0));
+    }
+
+    #[test]
+    fn uniform_below_counts_each_residue_equally_over_the_accepted_words() {
+        // The accepted words are rejected .. 2^64; their count must be a multiple of the
+        // bound, so every residue has the same number of preimages.
+        for bound in [1u64, 2, 3, 7, 10, 123, 1 << 33, (1 << 63) + 1, u64::MAX] {
+            let rejected = bound.wrapping_neg() % bound;
+            let accepted = (1u128 << 64) - rejected as u128;
+            assert_eq!(accepted % bound as u128, 0, "bound {bound}");
+            assert!((rejected as u128) < bound as u128);
+        }
+    }
+
+    #[test]
+    fn random_below_stays_below_its_bound() {
+        let mut prg = Prg::from_seed(Block(7));
+        for bound in (1..200u64).chain([1 << 63, u64::MAX]) {
+            for _ in 0..20 {
+                assert!(prg.random_below(bound) < bound);
+            }
+        }
     }
 
     #[test]

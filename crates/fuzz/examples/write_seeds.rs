@@ -31,16 +31,21 @@ fn main() -> std::io::Result<()> {
     for (name, seed) in pgc_fuzz::gmw_transcripts() {
         write("gmw_peer", &name, &seed)?;
     }
-    // These four targets replay their own entropy in fuzzing builds only: record them in
-    // one (`RUSTFLAGS="--cfg fuzzing"`, see docs/fuzzing.md), or they stop at the first
-    // check that depends on the honest party's random choices.
+    // These targets replay their own entropy in fuzzing builds only: record them in one
+    // (`RUSTFLAGS="--cfg fuzzing"`, see docs/fuzzing.md), or they stop at the first check
+    // that depends on the honest party's random choices.
     if !cfg!(fuzzing) {
         eprintln!(
             "note: not a --cfg fuzzing build: the seeds of cut_and_choose, dual_execution, \
-             yao_three_halves and yao_compact will not match the fuzz build's entropy"
+             yao_three_halves, yao_compact and cluster_rank will not match the fuzz build's \
+             entropy"
         );
     }
     let more = [
+        (
+            "cluster_rank",
+            pgc_fuzz::cluster::cluster_rank_transcripts(),
+        ),
         (
             "cut_and_choose",
             pgc_fuzz::malicious::cut_and_choose_transcripts(),

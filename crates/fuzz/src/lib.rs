@@ -16,6 +16,7 @@
 //! stopping at a checksum mismatch. The protocol entry points run one honest party against
 //! a scripted peer ([`script::ScriptChannel`]): the fuzz input is every byte the peer sends.
 
+pub mod cluster;
 pub mod front_ends;
 pub mod malicious;
 pub mod script;
@@ -122,8 +123,13 @@ pub const TARGETS: &[Target] = &[
         name: "inputs_json",
         run: inputs_json,
     },
+    Target {
+        name: "cluster_rank",
+        run: cluster_rank,
+    },
 ];
 
+pub use cluster::cluster_rank;
 pub use front_ends::{c_program, inputs_json, yosys_json};
 pub use malicious::{cut_and_choose, dual_execution};
 pub use yao_variants::{yao_compact, yao_three_halves};

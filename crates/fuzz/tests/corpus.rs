@@ -241,3 +241,26 @@ fn front_end_seeds_reach_a_result() {
         outcome.unwrap_or_else(|e| panic!("{}: {e}", seed.display()));
     }
 }
+
+/// The cluster ranks' seeds run to the end: rank 0 given what an honest peer and worker
+/// sent it completes the run, and the worker given what an honest rank 0 and peer rank
+/// sent it finishes its share, so the fuzzer mutates every plan message and the tables,
+/// not only the set-up. Only in a fuzzing build, as the other replayed-entropy seeds (rank
+/// 0 of cut-and-choose B draws the check set); the workers draw nothing, so their seeds
+/// are checked in every build.
+#[test]
+fn cluster_rank_seeds_run_to_the_end() {
+    use pgc_fuzz::cluster::{RankEnd, cluster_rank_run};
+    let seeds = files_in(&repo_root().join("fuzz/seeds/cluster_rank"));
+    assert_eq!(seeds.len(), 8, "a seed per protocol, party and rank");
+    for seed in seeds {
+        let data = std::fs::read(&seed).expect("the seed");
+        let end = cluster_rank_run(&data).expect("a non-empty seed");
+        match end {
+            Ok(RankEnd::Worker(pgc_protocol::cluster::WorkerEnd::Finished(_))) => {}
+            Ok(RankEnd::Coordinator(_)) if cfg!(fuzzing) => {}
+            Err(_) | Ok(RankEnd::Coordinator(_)) if !cfg!(fuzzing) && data[0] & 4 == 0 => {}
+            other => panic!("{}: {other:?}", seed.display()),
+        }
+    }
+}

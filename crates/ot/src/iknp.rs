@@ -500,9 +500,9 @@ mod tests {
     fn neither_party_sends_its_secret() {
         // The sender's secret s (the garbler's Δ in Yao) stays out of everything it sends;
         // the receiver's choice bits stay out of what it sends.
-        use crate::transcript::{assert_bits_absent, assert_block_absent};
         use pgc_net::MemoryChannel;
         use pgc_net::RecordingChannel;
+        use pgc_net::recording::{assert_bits_absent, assert_block_absent};
         let (a, b) = MemoryChannel::pair();
         let (mut a, mut b) = (RecordingChannel::new(a), RecordingChannel::new(b));
         let mut prg = Prg::from_seed(Block(0x1c));
@@ -527,7 +527,7 @@ mod tests {
                 assert_eq!(got[400 + j], if c { p.1 } else { p.0 });
             }
         });
-        assert_block_absent(&a.sent(), delta, "the IKNP sender's secret s");
+        assert_block_absent(&a.sent(), delta.0, "the IKNP sender's secret s");
         assert_bits_absent(&b.sent(), &choices, "the IKNP receiver's choice bits");
     }
 

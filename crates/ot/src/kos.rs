@@ -477,8 +477,8 @@ mod tests {
     fn neither_party_sends_its_secret() {
         // The sender's Δ (the base-OT choice bits) stays out of everything it sends, over
         // the setup and two batches; the receiver's choice bits stay out of what it sends.
-        use crate::transcript::{assert_bits_absent, assert_block_absent};
         use pgc_net::RecordingChannel;
+        use pgc_net::recording::{assert_bits_absent, assert_block_absent};
         let (a, b) = MemoryChannel::pair();
         let (mut a, mut b) = (RecordingChannel::new(a), RecordingChannel::new(b));
         let mut prg = Prg::from_seed(Block(0x5ec));
@@ -500,7 +500,7 @@ mod tests {
             (sender, got)
         });
         assert_eq!(received.len(), 1000);
-        assert_block_absent(&a.sent(), sender.delta, "the KOS sender's Δ");
+        assert_block_absent(&a.sent(), sender.delta.0, "the KOS sender's Δ");
         assert_bits_absent(&b.sent(), &choices, "the KOS receiver's choice bits");
     }
 

@@ -25,9 +25,6 @@ pub mod iknp;
 pub mod kos;
 pub mod transpose;
 
-#[cfg(test)]
-pub(crate) mod transcript;
-
 pub use iknp::{IknpReceiver, IknpSender};
 pub use kos::{KosReceiver, KosSender};
 

@@ -634,3 +634,92 @@ fn workers_wait_for_rank_0_to_reach_its_peer() {
     });
     assert_eq!(worker.unwrap(), WorkerEnd::Stopped);
 }
+
+/// Runs worker rank 1 of party A (of 2) on `pc`, with this thread as its rank 0 sending
+/// `messages` (each answered by the worker), until the worker reports a failure: what it
+/// reported to rank 0 and what it returned once stopped.
+fn worker_a_refuses(pc: &ParallelCircuit, messages: &[Msg]) -> (String, String) {
+    let team = MemoryTeam::new(2, TIMEOUT);
+    let (t0, t1) = (&team[0], &team[1]);
+    // The next message of the worker that is not a heartbeat.
+    let hear = || loop {
+        let m = t0.recv(1).expect("the worker answers");
+        if !m.is_empty() {
+            return Msg::from_bytes(&m, "the worker").expect("a message");
+        }
+    };
+    std::thread::scope(|s| {
+        let worker = s.spawn(move || {
+            // The peer rank's end stays open: the worker's streams are made, never used.
+            let (opener, _peer) = MemoryStreams::pair(TIMEOUT);
+            let mut links = MemoryLinks {
+                opener,
+                break_after: None,
+            };
+            run_worker(Party::A, t1, pc, &mut links, &AtomicU64::new(0))
+        });
+        for m in messages {
+            t0.send(1, &m.to_bytes()).unwrap();
+            if let Msg::Failed(why) = hear() {
+                t0.send(1, &Msg::Stop.to_bytes()).unwrap();
+                let end = worker.join().unwrap();
+                return (why, end.expect_err("the worker fails").to_string());
+            }
+        }
+        panic!("the worker accepted every message");
+    })
+}
+
+/// Rank 0's set-up of a garbling worker, with Δ = `delta`.
+fn setup_a(pc: &ParallelCircuit, delta: u128) -> Msg {
+    Msg::Setup {
+        threads: 1,
+        token: [7; 16],
+        fingerprint: pc.fingerprint(),
+        hash_key: pgc_crypto::Block(11),
+        delta: Some(pgc_crypto::Block(delta)),
+        peer_host: "127.0.0.1".into(),
+    }
+}
+
+/// A region whose first AND is not where the circuit puts it (fuzz finding 3 of
+/// docs/fuzzing.md, `cluster_rank`: an index near 2^64 overflowed the tweak arithmetic):
+/// the worker refuses it by name, tells rank 0, and returns the failure once stopped.
+#[test]
+fn a_worker_refuses_a_region_at_another_and_index() {
+    use pgc_circuit::Phase;
+    let pc = mixed_circuit(2, 4);
+    let phase = pc
+        .phases
+        .iter()
+        .position(|p| matches!(p, Phase::Region(_)))
+        .expect("the circuit has a region");
+    let region = Msg::Region {
+        phase: phase as u32,
+        and_base: u64::MAX - 2,
+        labels: Vec::new(),
+    };
+    let messages = [setup_a(&pc, 13), Msg::Peer { advert: None }, region];
+    let (reported, returned) = worker_a_refuses(&pc, &messages);
+    assert!(reported.contains("starts at AND"), "{reported}");
+    assert!(
+        returned.contains(&format!("phase {phase} starting at AND")),
+        "{returned}"
+    );
+}
+
+/// A garbling worker's Δ must have lsb 1 (point-and-permute; fuzz finding 4 of
+/// docs/fuzzing.md, `cluster_rank`: the garbling kernel asserted it); the worker refuses
+/// one without at the set-up, without showing it.
+#[test]
+fn a_worker_refuses_a_delta_without_its_permute_bit() {
+    let pc = mixed_circuit(2, 4);
+    let delta = 0x1234_5678_9abc_def0_u128;
+    let (reported, returned) = worker_a_refuses(&pc, &[setup_a(&pc, delta)]);
+    assert!(reported.contains("lowest bit"), "{reported}");
+    assert!(returned.contains("lowest bit"), "{returned}");
+    assert!(
+        !returned.contains("1234"),
+        "Δ stays out of the error: {returned}"
+    );
+}

@@ -126,6 +126,25 @@ pub trait RankLinks: Send {
     ) -> Result<Vec<Box<dyn Channel>>, ProtocolError>;
 }
 
+/// Rank-pair links over any [`StreamOpener`] that needs no address (in-memory streams in
+/// tests, scripted ones in fuzzing): neither side advertises one, and a worker's streams are
+/// whatever the opener opens.
+pub struct OpenerLinks<O>(pub O);
+
+impl<O: StreamOpener + Send> RankLinks for OpenerLinks<O> {
+    fn advertise(&mut self, _peer_host: &str) -> Result<Option<String>, ProtocolError> {
+        Ok(None)
+    }
+    fn open(
+        &mut self,
+        _peer_advert: Option<&str>,
+        n: usize,
+        token: [u8; 16],
+    ) -> Result<Vec<Box<dyn Channel>>, ProtocolError> {
+        Ok(self.0.open(n, token)?)
+    }
+}
+
 /// Runs rank 0 of party `me` in a cluster run: [`crate::parallel::run_parallel_with`] with
 /// the region instances spread over `team` (see the module doc). `opener` opens rank 0's
 /// own streams; `peer_host` is the peer's host as the main connection sees it. On an
@@ -227,17 +246,28 @@ fn coordinate(
 const FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The first failure a worker reports within [`FAILURE_GRACE`], as "party A rank i (of K)
-/// failed: why".
+/// failed: why". A worker whose messages can no longer be read (the party aborted, the
+/// rank is lost, a script has ended) reports nothing more, so the wait ends early once that
+/// holds for every worker.
 pub(crate) fn name_failed_worker(me: Party, team: &dyn Team) -> Option<String> {
     let k = team.size();
     let deadline = std::time::Instant::now() + FAILURE_GRACE;
     while k > 1 && std::time::Instant::now() < deadline {
+        let mut all_gone = true;
         for r in 1..k {
-            if let Ok(Some(bytes)) = team.poll(r)
-                && let Ok(Msg::Failed(why)) = Msg::from_bytes(&bytes, "a worker")
-            {
-                return Some(format!("{} failed: {why}", rank_name(me, r, k)));
+            match team.poll(r) {
+                Ok(Some(bytes)) => {
+                    all_gone = false;
+                    if let Ok(Msg::Failed(why)) = Msg::from_bytes(&bytes, "a worker") {
+                        return Some(format!("{} failed: {why}", rank_name(me, r, k)));
+                    }
+                }
+                Ok(None) => all_gone = false,
+                Err(_) => {}
             }
+        }
+        if all_gone {
+            return None;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -597,6 +627,22 @@ fn collect_outputs(
     outs.extend(wires.copied().zip(labels.iter().copied()));
 }
 
+/// The flat index of each phase's first AND (the tweak order of [`engine`]), and one more
+/// entry: the circuit's AND count.
+fn phase_and_bases(circuit: &ParallelCircuit) -> Vec<u64> {
+    let mut bases = Vec::with_capacity(circuit.phases.len() + 1);
+    let mut at = 0u64;
+    bases.push(at);
+    for phase in &circuit.phases {
+        at = match phase {
+            Phase::Sequential(gates) => at + count_ands(gates),
+            Phase::Region(region) => end_of(circuit, region, at),
+        };
+        bases.push(at);
+    }
+    bases
+}
+
 /// The AND index after `region`.
 fn end_of(circuit: &ParallelCircuit, region: &Region, and_base: u64) -> u64 {
     and_base
@@ -833,6 +879,7 @@ fn serve_rank0(
         streams: Vec::new(),
         setup: None,
         work: Work::default(),
+        phase_bases: None,
     };
     match state.serve() {
         Ok(Some(summary)) => Ok(WorkerEnd::Finished(summary)),
@@ -950,6 +997,9 @@ struct WorkerState<'a> {
     streams: Vec<Box<dyn Channel>>,
     setup: Option<WorkerSetup>,
     work: Work,
+    /// The flat index of each phase's first AND ([`phase_and_bases`]), once a region
+    /// arrives.
+    phase_bases: Option<Vec<u64>>,
 }
 
 impl WorkerState<'_> {
@@ -982,6 +1032,13 @@ impl WorkerState<'_> {
                         return Err(ProtocolError::Peer(
                             "rank 0 sent Δ to an evaluating rank (or none to a garbling one)"
                                 .into(),
+                        ));
+                    }
+                    if delta.is_some_and(|d| !d.lsb()) {
+                        return Err(ProtocolError::Peer(
+                            "rank 0 sent a Δ whose lowest bit is 0 (point-and-permute needs \
+                             1)"
+                            .into(),
                         ));
                     }
                     let (setup, advert) = accept_setup(
@@ -1029,6 +1086,18 @@ impl WorkerState<'_> {
                             )));
                         }
                     };
+                    // The region's first AND is fixed by the circuit: rank 0 has no choice,
+                    // and another value would shift every tweak (or overflow them).
+                    let bases = self
+                        .phase_bases
+                        .get_or_insert_with(|| phase_and_bases(circuit));
+                    if and_base != bases[phase as usize] {
+                        return Err(ProtocolError::Peer(format!(
+                            "rank 0 sent phase {phase} starting at AND {and_base}, but it starts \
+                             at AND {}",
+                            bases[phase as usize]
+                        )));
+                    }
                     let share = plan::rank_shares(circuit, region, k)[rank].clone();
                     let wires = plan::boundary_wires(region, share.clone());
                     if labels.len() != wires.len() {

@@ -34,6 +34,13 @@ pub trait Team {
     /// This rank expects nothing more from `rank` (it has finished): its silence is no
     /// longer a failure ([`crate::cluster::heartbeat`]). Nothing to do for a plain team.
     fn release(&self, _rank: usize) {}
+    /// Whether a rank of this team can fall silent (stop, hang) so that the run needs
+    /// heartbeats ([`crate::cluster::heartbeat::pumped`]). A team whose messages are a
+    /// fixed script (a fuzz target's, whose `recv` fails once the script is spent) cannot:
+    /// the protocol then runs on the calling thread without a pump, deterministically.
+    fn can_fall_silent(&self) -> bool {
+        true
+    }
 }
 
 /// A team of threads in one process, for tests: [`MemoryTeam::new`] makes all K members.

@@ -400,15 +400,25 @@ impl Ranks<'_> {
         Ok(())
     }
 
-    /// B, step 8: the workers' decoded outputs, or the first failed check (by rank).
+    /// B, step 8: the workers' decoded outputs, or the first failed check (by rank). Each
+    /// worker must return exactly its share of `eval_copies`, in order: an output more (a
+    /// copy twice, one of another rank's) would be a vote more in the majority.
     pub(super) fn collect_checks(
         &self,
         shape: &Shape,
+        eval_copies: &[EvalCopy],
     ) -> Result<Vec<(usize, Vec<bool>)>, ProtocolError> {
+        let k = self.size();
         let mut out = Vec::new();
-        for r in 1..self.size() {
+        for r in 1..k {
             match self.hear_done(r)? {
                 Done::Checked(Ok(list)) => {
+                    let share = eval_copies.iter().skip(r).step_by(k).map(|c| c.copy);
+                    if !list.iter().map(|(j, _)| *j).eq(share) {
+                        return Err(
+                            self.bad_result(r, "returned outputs of other copies than its share")
+                        );
+                    }
                     if list
                         .iter()
                         .any(|(_, bits)| bits.len() != shape.decoded.len())

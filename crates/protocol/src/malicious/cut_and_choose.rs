@@ -1361,11 +1361,13 @@ fn evaluator<S: GateSource>(
     let n = plan.copies;
     let mut prg = Prg::from_os_entropy();
 
-    // The check set, drawn now and revealed only after A committed to everything.
+    // The check set, drawn now and revealed only after A committed to everything: a
+    // partial Fisher–Yates shuffle with exactly uniform picks, so every set of
+    // `plan.checked` copies is equally likely (the soundness bound assumes it).
     let mut checked = vec![false; n];
     let mut pool: Vec<usize> = (0..n).collect();
     for k in 0..plan.checked {
-        let pick = k + (prg.random_u64() % (n - k) as u64) as usize;
+        let pick = k + prg.random_below((n - k) as u64) as usize;
         pool.swap(k, pick);
         checked[pool[k]] = true;
     }
@@ -1552,7 +1554,7 @@ fn evaluator<S: GateSource>(
     let mut results =
         work.evaluate(ch, &my_evals, &|j| &enc_labels[j], &commitment_of, progress)?;
     if let Some(r) = ranks {
-        results.extend(r.collect_checks(shape)?);
+        results.extend(r.collect_checks(shape, &eval_copies)?);
     }
     let circuit_done = Instant::now();
 
