@@ -636,6 +636,25 @@ fn parties_reading_values_differently_are_refused_at_the_handshake() {
     }
 }
 
+/// The commands of examples/README.md on lines containing `needle`, each with the answer
+/// its line states as `(here N)`.
+fn readme_commands<'r>(readme: &'r str, needle: &str) -> Vec<(&'r str, i64)> {
+    readme
+        .lines()
+        .filter(|l| l.contains(needle))
+        .map(|line| {
+            let cmd = line.split('`').nth(1).unwrap();
+            let want = line
+                .split("(here ")
+                .nth(1)
+                .and_then(|h| h.split(')').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no `(here N)` in {line}"));
+            (cmd, want)
+        })
+        .collect()
+}
+
 /// The floating-point commands in examples/README.md (private proximity testing) print the
 /// answers it states, and the inputs they give are what the examples' own PREPARE_INPUTS
 /// code prints for the stated positions.
@@ -645,17 +664,7 @@ fn examples_readme_proximity_commands() {
     let readme = std::fs::read_to_string(root.join("examples/README.md")).unwrap();
     let s = Scratch::new("proximity-readme");
     let mut checked = 0;
-    for line in readme
-        .lines()
-        .filter(|l| l.contains("`pgc local examples/proximity_"))
-    {
-        let cmd = line.split('`').nth(1).unwrap();
-        let want: i64 = line
-            .split("(here ")
-            .nth(1)
-            .and_then(|h| h.split(')').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no `(here N)` in {line}"));
+    for (cmd, want) in readme_commands(&readme, "`pgc local examples/proximity_") {
         let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
         let out = run_ok(s.pgc().current_dir(&root).args(&args).arg("--quiet"));
         let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -703,17 +712,7 @@ fn examples_readme_edit_distance_commands() {
     let readme = std::fs::read_to_string(root.join("examples/README.md")).unwrap();
     let s = Scratch::new("edit-distance-readme");
     let mut checked = 0;
-    for line in readme
-        .lines()
-        .filter(|l| l.contains("`pgc local examples/edit_distance"))
-    {
-        let cmd = line.split('`').nth(1).unwrap();
-        let want: i64 = line
-            .split("(here ")
-            .nth(1)
-            .and_then(|h| h.split(')').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no `(here N)` in {line}"));
+    for (cmd, want) in readme_commands(&readme, "`pgc local examples/edit_distance") {
         // Through the shell, as a user pastes it: the quotes are part of the example.
         let args = cmd.strip_prefix("pgc ").unwrap();
         let out = Command::new("sh")

@@ -4,9 +4,9 @@
 
 mod common;
 
-use pgc_circuit::GateSource;
 use pgc_circuit::compact::CompactSource;
 use pgc_circuit::eval::eval_bits;
+use pgc_circuit::{Circuit, GateSource};
 use pgc_compiler::randprog::{self, Config};
 use pgc_compiler::{Options, compile_compact_source, compile_source};
 
@@ -830,50 +830,7 @@ fn textbook_edit_distance_rows_at_their_bounds() {
     );
     let flat = compile_source(&src, "edt-40", &opts).unwrap();
     let source_form = CompactSource::new(compact.circuit).expect("valid compact circuit");
-    let bits_of = |a: &[u8], b: &[u8]| -> Vec<bool> {
-        a.iter()
-            .chain(b)
-            .flat_map(|&c| (0..8).map(move |k| (c >> k) & 1 == 1))
-            .collect()
-    };
-    let value = |bits: &[bool]| -> u32 {
-        bits.iter()
-            .take(32)
-            .enumerate()
-            .map(|(k, &b)| (b as u32) << k)
-            .sum()
-    };
-    let dp = |a: &[u8], b: &[u8]| -> u32 {
-        let mut prev: Vec<u32> = (0..=b.len() as u32).collect();
-        for i in 1..=a.len() {
-            let mut cur = vec![i as u32; b.len() + 1];
-            for j in 1..=b.len() {
-                let cost = (a[i - 1] != b[j - 1]) as u32;
-                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    };
-    let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
-        (vec![b'x'; n], vec![b'y'; n]),
-        (vec![255; n], vec![0; n]),
-        (vec![b'q'; n], vec![b'q'; n]),
-        (
-            (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect(),
-            (0..n).map(|i| b'a' + (i * 11 % 26) as u8).collect(),
-        ),
-        (
-            (0..n).map(|i| (i % 3) as u8).collect(),
-            (0..n).map(|i| (i % 5) as u8).collect(),
-        ),
-    ];
-    for (a, b) in cases {
-        let bits = bits_of(&a, &b);
-        let want = dp(&a, &b);
-        assert_eq!(value(&eval_bits(&flat.circuit, &bits)), want, "unrolled");
-        assert_eq!(value(&eval_bits(&source_form, &bits)), want, "compact");
-    }
+    check_edit_distance(&flat.circuit, &source_form, n, 32);
 }
 
 /// Column counts with one function call per row: `count_row` adds a row's matches to the
@@ -996,50 +953,7 @@ fn edit_distance_rows_as_functions_at_their_bounds() {
         "compact {and_compact} AND against {and_flat} unrolled"
     );
     let source_form = CompactSource::new(compact.circuit).expect("valid compact circuit");
-    let bits_of = |a: &[u8], b: &[u8]| -> Vec<bool> {
-        a.iter()
-            .chain(b)
-            .flat_map(|&c| (0..8).map(move |k| (c >> k) & 1 == 1))
-            .collect()
-    };
-    let value = |bits: &[bool]| -> u32 {
-        bits.iter()
-            .take(16)
-            .enumerate()
-            .map(|(k, &b)| (b as u32) << k)
-            .sum()
-    };
-    let dp = |a: &[u8], b: &[u8]| -> u32 {
-        let mut prev: Vec<u32> = (0..=b.len() as u32).collect();
-        for i in 1..=a.len() {
-            let mut cur = vec![i as u32; b.len() + 1];
-            for j in 1..=b.len() {
-                let cost = (a[i - 1] != b[j - 1]) as u32;
-                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    };
-    let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
-        (vec![b'x'; n], vec![b'y'; n]),
-        (vec![255; n], vec![0; n]),
-        (vec![b'q'; n], vec![b'q'; n]),
-        (
-            (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect(),
-            (0..n).map(|i| b'a' + (i * 11 % 26) as u8).collect(),
-        ),
-        (
-            (0..n).map(|i| (i % 3) as u8).collect(),
-            (0..n).map(|i| (i % 5) as u8).collect(),
-        ),
-    ];
-    for (a, b) in cases {
-        let bits = bits_of(&a, &b);
-        let want = dp(&a, &b);
-        assert_eq!(value(&eval_bits(&flat.circuit, &bits)), want, "unrolled");
-        assert_eq!(value(&eval_bits(&source_form, &bits)), want, "compact");
-    }
+    check_edit_distance(&flat.circuit, &source_form, n, 16);
 }
 
 /// A function keyed by lower bounds ([`pgc_compiler`]'s compact mode keys calls by their
@@ -1085,4 +999,54 @@ fn templates_are_not_reused_across_lower_bounds() {
         flat.circuit.and_count() as u64,
         "a template keyed by its lower bound is as narrow as the unrolled code"
     );
+}
+
+/// Checks an edit-distance circuit, unrolled and compact, against a cleartext DP on two
+/// strings of `n` characters each: none in common (every cell at its bound), equal (the
+/// diagonal stays 0), and strings in between. The distance is the output's low `out_bits`.
+fn check_edit_distance(flat: &Circuit, compact: &CompactSource, n: usize, out_bits: usize) {
+    let bits_of = |a: &[u8], b: &[u8]| -> Vec<bool> {
+        a.iter()
+            .chain(b)
+            .flat_map(|&c| (0..8).map(move |k| (c >> k) & 1 == 1))
+            .collect()
+    };
+    let value = |bits: &[bool]| -> u32 {
+        bits.iter()
+            .take(out_bits)
+            .enumerate()
+            .map(|(k, &b)| (b as u32) << k)
+            .sum()
+    };
+    let dp = |a: &[u8], b: &[u8]| -> u32 {
+        let mut prev: Vec<u32> = (0..=b.len() as u32).collect();
+        for i in 1..=a.len() {
+            let mut cur = vec![i as u32; b.len() + 1];
+            for j in 1..=b.len() {
+                let cost = (a[i - 1] != b[j - 1]) as u32;
+                cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    };
+    let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+        (vec![b'x'; n], vec![b'y'; n]),
+        (vec![255; n], vec![0; n]),
+        (vec![b'q'; n], vec![b'q'; n]),
+        (
+            (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect(),
+            (0..n).map(|i| b'a' + (i * 11 % 26) as u8).collect(),
+        ),
+        (
+            (0..n).map(|i| (i % 3) as u8).collect(),
+            (0..n).map(|i| (i % 5) as u8).collect(),
+        ),
+    ];
+    for (a, b) in cases {
+        let bits = bits_of(&a, &b);
+        let want = dp(&a, &b);
+        assert_eq!(value(&eval_bits(flat, &bits)), want, "unrolled");
+        assert_eq!(value(&eval_bits(compact, &bits)), want, "compact");
+    }
 }
