@@ -44,7 +44,7 @@ fn scalar_widths(t: &pgc_circuit::CType) -> Vec<(u32, bool)> {
     use pgc_circuit::CType;
     match t {
         CType::Bool => vec![(1, false)],
-        CType::Int { bits, signed } => vec![(*bits, *signed)],
+        CType::Int { bits, signed, .. } => vec![(*bits, *signed)],
         CType::Float { bits } => vec![(*bits, false)],
         CType::Array { elem, len } => (0..*len).flat_map(|_| scalar_widths(elem)).collect(),
         CType::Struct { fields, .. } => fields.iter().flat_map(|(_, t)| scalar_widths(t)).collect(),
