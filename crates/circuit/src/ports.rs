@@ -121,7 +121,9 @@ impl CType {
         match self {
             CType::Bool => "_Bool".into(),
             t if t.is_char() => "char".into(),
-            CType::Int { bits, signed, .. } => format!("{}int{bits}_t", if *signed { "" } else { "u" }),
+            CType::Int { bits, signed, .. } => {
+                format!("{}int{bits}_t", if *signed { "" } else { "u" })
+            }
             CType::Float { bits: 32 } => "float".into(),
             CType::Float { bits: 64 } => "double".into(),
             CType::Float { bits } => format!("float{bits}_t"),

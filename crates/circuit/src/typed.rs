@@ -1515,10 +1515,18 @@ mod tests {
         assert_eq!(round_trip("-1", &c), "'\\xff'", "a char prints as its byte");
         assert_eq!(round_trip("0", &c), "'\\0'");
         assert_eq!(round_trip("'\\''", &c), "'\\''");
-        assert_eq!(round_trip("'\"'", &c), "'\"'", "a double quote needs no escape");
+        assert_eq!(
+            round_trip("'\"'", &c),
+            "'\"'",
+            "a double quote needs no escape"
+        );
         assert_eq!(round_trip("'\\\\'", &c), "'\\\\'");
         assert_eq!(round_trip("'\\x7f'", &c), "'\\x7f'");
-        assert_eq!(round_trip("'\\x1b'", &c), "'\\x1b'", "no raw escape reaches a terminal");
+        assert_eq!(
+            round_trip("'\\x1b'", &c),
+            "'\\x1b'",
+            "no raw escape reaches a terminal"
+        );
         let word = array(c.clone(), 8);
         assert_eq!(
             round_trip("\"kitten\"", &word),
@@ -1589,7 +1597,9 @@ mod tests {
             "INPUT_A_text: expected a string of at most 6 byte(s) for char[6], \
              got the string \"kittens\" (7 bytes)"
         );
-        let e = parse_port_value("200", &c, "INPUT_B_c").unwrap_err().to_string();
+        let e = parse_port_value("200", &c, "INPUT_B_c")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("200 is out of range for char"), "{e}");
     }
 
@@ -1604,7 +1614,11 @@ mod tests {
         for (bits, signed) in [(8, false), (16, true), (32, false)] {
             let t = crafted(bits, signed);
             assert!(!t.is_char());
-            assert!(check_type(&t).unwrap_err().contains("a char that is not 8 bits"));
+            assert!(
+                check_type(&t)
+                    .unwrap_err()
+                    .contains("a char that is not 8 bits")
+            );
             // Printing never treats it as a char, so it still reads back.
             let bits = vec![true; bits as usize];
             let text = format_port_value(&bits, &t);

@@ -665,7 +665,10 @@ fn char_ports_are_char_and_print_as_text() {
     let info = json_of(&run_ok(s.pgc().args(["info", &src, "--json"])));
     let types = |ports: &serde_json::Value| -> Vec<String> {
         let ports = ports.as_array().unwrap();
-        ports.iter().map(|p| p["type"].as_str().unwrap().to_string()).collect()
+        ports
+            .iter()
+            .map(|p| p["type"].as_str().unwrap().to_string())
+            .collect()
     };
     assert_eq!(types(&info["inputs"]), ["char[8]", "char[8]"]);
     assert_eq!(
@@ -698,7 +701,12 @@ fn char_ports_are_char_and_print_as_text() {
         out,
         "OUTPUT_first = \"a\\x1b\\0b\\xff\"\nOUTPUT_initial = 'a'\nOUTPUT_bytes = [97, 98]\nOUTPUT_n = -1\n"
     );
-    let printed = out.lines().next().unwrap().strip_prefix("OUTPUT_first = ").unwrap();
+    let printed = out
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("OUTPUT_first = ")
+        .unwrap();
     assert_eq!(
         local(printed, "\"b\""),
         out,
@@ -757,9 +765,16 @@ fn char_ports_are_char_and_print_as_text() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(stdout(out).contains("OUTPUT_first = \"kite\""), "{}", stdout(out));
+        assert!(
+            stdout(out).contains("OUTPUT_first = \"kite\""),
+            "{}",
+            stdout(out)
+        );
     }
-    let signed = s.file("signed.c", &NAMES.replace("char INPUT_B_name", "signed char INPUT_B_name"));
+    let signed = s.file(
+        "signed.c",
+        &NAMES.replace("char INPUT_B_name", "signed char INPUT_B_name"),
+    );
     let (a, b) = run_pair(
         &s,
         &[&src, "--input", "name=\"kitten\""],
