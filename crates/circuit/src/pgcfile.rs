@@ -40,7 +40,11 @@
 //! or one of `{"Int":{"bits","signed"}}`, `{"Float":{"bits"}}` (32: `float`, 64: `double`),
 //! `{"Array":{"elem","len"}}`, `{"Struct":{"name","fields":[[name, ctype], …]}}`. (`Float`
 //! came later than the format's version 1; a reader that predates it refuses such a file
-//! with an error naming the unknown variant, so the version did not change.) Port `i` describes layout value `i`
+//! with an error naming the unknown variant, so the version did not change.) Plain `char`
+//! is `{"Int":{"bits":8,"signed":true,"char":true}}`; `"char"` is written only when true
+//! (it came later still: files without it read as before, every other integer is written
+//! as before, and a reader that predates it ignores it and takes the port for `int8_t`; a
+//! `"char"` on any other integer is refused). Port `i` describes layout value `i`
 //! and must have its width. An interface with no ports at all (`{"inputs":[],"outputs":[]}`)
 //! means an untyped circuit (e.g. converted from Bristol).
 //!

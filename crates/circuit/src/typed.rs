@@ -40,8 +40,9 @@
 //! `\n` `\t` `\r` `\0` `\\` and the quote are escaped and every other byte (control
 //! characters, UTF-8 beyond ASCII) is `\xHH`, so that what prints reads back to the same
 //! bits. `int8_t`/`uint8_t` (also `signed char`/`unsigned char`) print as numbers, and in
-//! JSON every integer, `char` included, is a number. Floats print in
-//! the shortest form that reads back to the same bits ([`crate::float_text::format_float`]:
+//! JSON every integer, `char` included, is a number (exact, and the same as before `char`
+//! had a name). Floats print in the shortest form that reads back to the same bits
+//! ([`crate::float_text::format_float`]:
 //! `0.1`, `-0.0`, `1e300`, `inf`, `nan`, `-nan`; a NaN with a payload as its bit pattern);
 //! in JSON, finite floats are numbers, infinities and NaNs strings in the text notation
 //! (`"inf"`, `"-inf"`, `"-nan"`, `"0x7fc00001"`), since JSON numbers have neither.
