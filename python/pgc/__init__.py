@@ -65,7 +65,10 @@ class Port:
         short_name: the name without its ``INPUT_A_``/``INPUT_B_`` prefix (inputs only).
         owner: ``"A"`` or ``"B"`` for inputs of compiled programs, else ``None``.
         revealed_to: ``"both"``, ``"A"`` or ``"B"`` for outputs of compiled programs.
-        type: the C type (``int``, ``uint32_t[16]``, ``struct point``), ``None`` for Bristol.
+        type: the C type (``int32_t``, ``char[8]``, ``uint32_t[16]``, ``struct point``),
+            ``None`` for Bristol. Integers go by their ``stdint.h`` names (``int`` is
+            ``int32_t``, ``unsigned char`` is ``uint8_t``), plain ``char`` as ``char``; a
+            ``char`` output's values are numbers, as for ``int8_t``.
         bits: the width in bits.
     """
 

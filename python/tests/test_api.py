@@ -92,6 +92,13 @@ def test_text_as_bytes_and_strings():
     assert out == {"OUTPUT_same": 7 * 1000 + 97}
     out = pgc.local(c, a={"s": bytearray(b"abcdefgh")}, b={"t": list(b"abcdefgX"), "c": 0})
     assert out == {"OUTPUT_same": 7000}
+    # char is named as such, apart from uint8_t; a char output is numbers, as int8_t's are.
+    assert [p.type for p in c.inputs] == ["char[8]", "uint8_t[8]", "char"]
+    echo = pgc.compile("void mpc_main(char INPUT_A_s[4], char OUTPUT_s[4]) {\n"
+                       "  for (int i = 0; i < 4; i++) OUTPUT_s[i] = INPUT_A_s[i];\n}\n")
+    assert echo.outputs[0].type == "char[4]"
+    out = pgc.local(echo, a={"s": '"hi"'}, b={})
+    assert list(out["OUTPUT_s"]) == [104, 105, 0, 0]
     with pytest.raises(ValueError, match="text goes in double quotes"):
         pgc.local(c, a={"s": "kitten"}, b={"t": [0] * 8, "c": 0})
 

@@ -40,7 +40,11 @@
 //! or one of `{"Int":{"bits","signed"}}`, `{"Float":{"bits"}}` (32: `float`, 64: `double`),
 //! `{"Array":{"elem","len"}}`, `{"Struct":{"name","fields":[[name, ctype], …]}}`. (`Float`
 //! came later than the format's version 1; a reader that predates it refuses such a file
-//! with an error naming the unknown variant, so the version did not change.) Port `i` describes layout value `i`
+//! with an error naming the unknown variant, so the version did not change.) Plain `char`
+//! is `{"Int":{"bits":8,"signed":true,"char":true}}`; `"char"` is written only when true
+//! (it came later still: files without it read as before, every other integer is written
+//! as before, and a reader that predates it ignores it and takes the port for `int8_t`; a
+//! `"char"` on any other integer is refused). Port `i` describes layout value `i`
 //! and must have its width. An interface with no ports at all (`{"inputs":[],"outputs":[]}`)
 //! means an untyped circuit (e.g. converted from Bristol).
 //!
@@ -2313,10 +2317,7 @@ mod tests {
         b.output(&[gt]);
         b.output(&[eq, one]);
         let c = b.finish();
-        let i32t = CType::Int {
-            bits: 32,
-            signed: true,
-        };
+        let i32t = CType::int(32, true);
         let iface = Interface {
             inputs: vec![
                 InputPort {
@@ -2404,6 +2405,120 @@ mod tests {
                 c.gates.len()
             );
         }
+    }
+
+    /// Files written before `char` was a port type (the checked-in fuzz seeds, one or two per
+    /// format version) read as they did, and an interface without a `char` is written in
+    /// the same JSON bytes as before, so such files, their checksums and the programs'
+    /// fingerprints do not change.
+    #[test]
+    fn files_from_before_char_read_as_they_did() {
+        let i32t = CType::int(32, true);
+        let u32x16 = CType::Array {
+            elem: Box::new(CType::int(32, false)),
+            len: 16,
+        };
+        let seeds: [(&[u8], u32, [&CType; 3]); 4] = [
+            (
+                include_bytes!("../../../fuzz/seeds/pgc_v1/millionaires.pgc"),
+                1,
+                [&i32t, &i32t, &i32t],
+            ),
+            (
+                include_bytes!("../../../fuzz/seeds/pgc_v2/hamming.pgc"),
+                2,
+                [&u32x16, &u32x16, &CType::int(32, false)],
+            ),
+            (
+                include_bytes!("../../../fuzz/seeds/pgc_v3/hamming.pgc"),
+                3,
+                [&u32x16, &u32x16, &CType::int(32, false)],
+            ),
+            (
+                include_bytes!("../../../fuzz/seeds/pgc_v3/millionaires.pgc"),
+                3,
+                [&i32t, &i32t, &i32t],
+            ),
+        ];
+        for (bytes, version, types) in seeds {
+            let (_, header) = read_header(bytes).unwrap();
+            assert_eq!(header.version, version);
+            let iface = &header.interface;
+            let found: Vec<&CType> = iface
+                .inputs
+                .iter()
+                .map(|p| &p.ctype)
+                .chain(iface.outputs.iter().map(|p| &p.ctype))
+                .collect();
+            assert_eq!(found, types);
+            let json = serde_json::to_vec(iface).unwrap();
+            assert!(
+                bytes.windows(json.len()).any(|w| w == json),
+                "the interface of a version {version} seed is written as it was"
+            );
+        }
+        // The whole file reads too, by the reader of its version.
+        let (c, _) = read_pgc_from(seeds[0].0).unwrap();
+        assert_eq!(c.layout.input_widths, [32, 32]);
+        let (pc, _) = read_pgc_parallel_from(seeds[1].0).unwrap();
+        assert_eq!(pc.layout.input_widths, [512, 512]);
+        let (cc, _) = crate::pgcfile::read_pgc_compact_from(seeds[2].0).unwrap();
+        assert_eq!(cc.layout.input_widths, [512, 512]);
+        // What a `char` compiled to before, an 8-bit signed integer without the flag, is
+        // still `int8_t`.
+        let old: CType = serde_json::from_str(r#"{"Int":{"bits":8,"signed":true}}"#).unwrap();
+        assert_eq!(old, CType::int(8, true));
+        assert_eq!(old.c_name(), "int8_t");
+    }
+
+    #[test]
+    fn char_ports_survive_a_file() {
+        let mut b = Builder::new(&[8, 48]).0;
+        let zero = b.constant(false);
+        b.output(&[zero; 8]);
+        b.output(&[zero; 48]);
+        let c = b.finish();
+        let name_t = CType::Array {
+            elem: Box::new(CType::CHAR),
+            len: 6,
+        };
+        let iface = Interface {
+            inputs: vec![
+                InputPort {
+                    name: "INPUT_A_c".into(),
+                    owner: Owner::A,
+                    ctype: CType::CHAR,
+                },
+                InputPort {
+                    name: "INPUT_B_s".into(),
+                    owner: Owner::B,
+                    ctype: name_t.clone(),
+                },
+            ],
+            outputs: vec![
+                OutputPort {
+                    name: "OUTPUT_u".into(),
+                    visibility: Visibility::Both,
+                    ctype: CType::int(8, false),
+                },
+                OutputPort {
+                    name: "OUTPUT_s".into(),
+                    visibility: Visibility::Both,
+                    ctype: name_t,
+                },
+            ],
+        };
+        let bytes = to_bytes(&c, &iface);
+        let flagged = br#"{"Int":{"bits":8,"signed":true,"char":true}}"#;
+        assert!(
+            bytes.windows(flagged.len()).any(|w| w == flagged),
+            "the flag is in the JSON"
+        );
+        let (_, back) = read_pgc_from(&bytes[..]).unwrap();
+        assert_eq!(back, iface);
+        let names: Vec<String> = back.outputs.iter().map(|p| p.ctype.c_name()).collect();
+        assert_eq!(names, ["uint8_t", "char[6]"]);
+        assert_eq!(back.inputs[0].ctype.c_name(), "char");
     }
 
     #[test]

@@ -18,10 +18,19 @@ use crate::value::BitOrder;
 pub enum CType {
     /// `_Bool`/`bool`: one bit, value 0 or 1.
     Bool,
-    /// Integer types: `char` is `Int { bits: 8, signed: true }` as on x86-64.
+    /// Integer types, named by their `stdint.h` names (`int` is `int32_t`, `unsigned char`
+    /// `uint8_t`). Plain `char` is `Int { bits: 8, signed: true, char: true }` (signed, as on
+    /// x86-64): the same bits as `int8_t`, but C's character type, so it is named `char` and
+    /// its values print as characters and text. (`signed char` and `unsigned char` are what
+    /// `int8_t` and `uint8_t` are in every C library: small integers, shown as such.)
     Int {
         bits: u32,
         signed: bool,
+        /// Plain `char`. Left out of the JSON form when false, so that interfaces without
+        /// a `char` are written as before and files from before `char` existed read as
+        /// they always did; a reader that predates it ignores it (and shows `int8_t`).
+        #[serde(default, skip_serializing_if = "is_false")]
+        char: bool,
     },
     /// IEEE-754 binary floating point: `float` (32 bits, binary32) or `double` (64 bits,
     /// binary64), the bits of the value's encoding (sign at the top).
@@ -38,7 +47,40 @@ pub enum CType {
     },
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 impl CType {
+    /// Plain `char`.
+    pub const CHAR: CType = CType::Int {
+        bits: 8,
+        signed: true,
+        char: true,
+    };
+
+    /// The integer type of `bits` bits (not `char`).
+    pub const fn int(bits: u32, signed: bool) -> CType {
+        CType::Int {
+            bits,
+            signed,
+            char: false,
+        }
+    }
+
+    /// Whether this is plain `char` (a `char` flag on any other integer, which only a
+    /// crafted file can hold, is ignored here and refused by the interface check).
+    pub fn is_char(&self) -> bool {
+        matches!(
+            self,
+            CType::Int {
+                bits: 8,
+                signed: true,
+                char: true
+            }
+        )
+    }
+
     /// Bits this type occupies in a port; `u64::MAX` for a (crafted) type wider than that,
     /// which no circuit layout matches (see [`checked_bit_width`](CType::checked_bit_width)).
     pub fn bit_width(&self) -> u64 {
@@ -73,12 +115,15 @@ impl CType {
         }
     }
 
-    /// The type as C would spell it (`int32_t`-style names for integers, `float`/`double`,
-    /// `T[n]` for arrays).
+    /// The type as C would spell it (`int32_t`-style names for integers, `char` for plain
+    /// `char`, `float`/`double`, `T[n]` for arrays).
     pub fn c_name(&self) -> String {
         match self {
             CType::Bool => "_Bool".into(),
-            CType::Int { bits, signed } => format!("{}int{bits}_t", if *signed { "" } else { "u" }),
+            t if t.is_char() => "char".into(),
+            CType::Int { bits, signed, .. } => {
+                format!("{}int{bits}_t", if *signed { "" } else { "u" })
+            }
             CType::Float { bits: 32 } => "float".into(),
             CType::Float { bits: 64 } => "double".into(),
             CType::Float { bits } => format!("float{bits}_t"),
@@ -217,14 +262,8 @@ mod tests {
 
     #[test]
     fn full_names_tell_every_type_apart() {
-        let i32t = CType::Int {
-            bits: 32,
-            signed: true,
-        };
-        let u8t = CType::Int {
-            bits: 8,
-            signed: false,
-        };
+        let i32t = CType::int(32, true);
+        let u8t = CType::int(8, false);
         let point = |y: CType| CType::Struct {
             name: "point".into(),
             fields: vec![
@@ -259,6 +298,27 @@ mod tests {
             grid.full_name(),
             "struct point { int32_t x; uint8_t y[4]; }[2][3]"
         );
+        // Plain `char` is named apart from `int8_t`, which has the same bits.
+        let person = CType::Struct {
+            name: "person".into(),
+            fields: vec![
+                (
+                    "name".into(),
+                    CType::Array {
+                        elem: Box::new(CType::CHAR),
+                        len: 8,
+                    },
+                ),
+                ("grade".into(), CType::CHAR),
+                ("age".into(), CType::int(8, true)),
+            ],
+        };
+        assert_eq!(
+            person.full_name(),
+            "struct person { char name[8]; char grade; int8_t age; }"
+        );
+        assert_eq!(CType::CHAR.bit_width(), 8);
+        assert_ne!(CType::CHAR.full_name(), CType::int(8, true).full_name());
         let iface = Interface {
             inputs: vec![InputPort {
                 name: "INPUT_B_x".into(),

@@ -33,8 +33,16 @@
 //!
 //! Outputs format as the same notation with decimal integers, signed per C type, and as JSON
 //! with exact integers (64-bit values included; wider ones as decimal strings), nested lists
-//! and objects. `_Bool` prints as `0` or `1`, as C's `printf("%d")` would. Floats print in
-//! the shortest form that reads back to the same bits ([`crate::float_text::format_float`]:
+//! and objects. `_Bool` prints as `0` or `1`, as C's `printf("%d")` would. A plain `char`
+//! prints as a character constant (`'a'`, `'\n'`, `'\xff'`) and an array of `char` as a
+//! string (`"kitten"`; row by row for more dimensions), its trailing zero bytes left out
+//! since the string reads back padded with them; inside both, printable ASCII is itself,
+//! `\n` `\t` `\r` `\0` `\\` and the quote are escaped and every other byte (control
+//! characters, UTF-8 beyond ASCII) is `\xHH`, so that what prints reads back to the same
+//! bits. `int8_t`/`uint8_t` (also `signed char`/`unsigned char`) print as numbers, and in
+//! JSON every integer, `char` included, is a number (exact, and the same as before `char`
+//! had a name). Floats print in the shortest form that reads back to the same bits
+//! ([`crate::float_text::format_float`]:
 //! `0.1`, `-0.0`, `1e300`, `inf`, `nan`, `-nan`; a NaN with a payload as its bit pattern);
 //! in JSON, finite floats are numbers, infinities and NaNs strings in the text notation
 //! (`"inf"`, `"-inf"`, `"-nan"`, `"0x7fc00001"`), since JSON numbers have neither.
@@ -185,6 +193,9 @@ fn check_ports<'a>(
 fn check_type(ctype: &CType) -> Result<u64, String> {
     match ctype {
         CType::Bool => Ok(1),
+        CType::Int { char: true, .. } if !ctype.is_char() => {
+            Err("a char that is not 8 bits and signed (as char is on x86-64)".into())
+        }
         CType::Int { bits, .. } => {
             if *bits > MAX_INT_BITS {
                 Err(format!(
@@ -790,6 +801,7 @@ fn encode_into(
         CType::Int {
             bits: width,
             signed,
+            ..
         } => {
             if let Node::JsonReal(v) = node {
                 return Err(TypedError::Syntax {
@@ -1063,14 +1075,30 @@ fn write_text(rest: &mut &[bool], ctype: &CType, out: &mut String) {
             *rest = later;
             out.push(if now[0] { '1' } else { '0' });
         }
-        CType::Int { bits, signed } => {
+        CType::Int { bits, signed, .. } if !ctype.is_char() => {
             let (negative, magnitude) = take_int(rest, *bits, *signed);
             let sign = if negative { "-" } else { "" };
             let _ = write!(out, "{sign}{magnitude}");
         }
+        CType::Int { .. } => {
+            out.push('\'');
+            write_char(take_byte(rest), '\'', out);
+            out.push('\'');
+        }
         CType::Float { bits } => {
             let pattern = take_float(rest, *bits);
             out.push_str(&float_text::format_float(pattern, *bits));
+        }
+        CType::Array { elem, len } if elem.is_char() => {
+            let bytes: Vec<u8> = (0..*len).map(|_| take_byte(rest)).collect();
+            // Trailing zero bytes are left out: the string reads back padded with them, as
+            // `char s[N] = "…"` pads, so `char name[16]` holding "bob" prints as "bob".
+            let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            out.push('"');
+            for &b in &bytes[..end] {
+                write_char(b, '"', out);
+            }
+            out.push('"');
         }
         CType::Array { elem, len } => {
             out.push('[');
@@ -1096,6 +1124,37 @@ fn write_text(rest: &mut &[bool], ctype: &CType, out: &mut String) {
     }
 }
 
+/// Takes the next 8 bits as a byte.
+fn take_byte(rest: &mut &[bool]) -> u8 {
+    let (now, later) = rest.split_at(8);
+    *rest = later;
+    now.iter()
+        .enumerate()
+        .fold(0u8, |v, (j, &b)| v | (b as u8) << j)
+}
+
+/// One byte inside a character constant or string delimited by `quote`, as the text
+/// notation reads it back: printable ASCII as itself, `\n`, `\t`, `\r`, `\0`, `\\` and
+/// the delimiter escaped, any other byte (control characters, bytes of UTF-8 beyond ASCII)
+/// as `\xHH`, so that output never writes control characters to a terminal.
+fn write_char(byte: u8, quote: char, out: &mut String) {
+    match byte {
+        b'\n' => out.push_str("\\n"),
+        b'\t' => out.push_str("\\t"),
+        b'\r' => out.push_str("\\r"),
+        0 => out.push_str("\\0"),
+        b'\\' => out.push_str("\\\\"),
+        b if b as char == quote => {
+            out.push('\\');
+            out.push(quote);
+        }
+        b' '..=b'~' => out.push(byte as char),
+        _ => {
+            let _ = write!(out, "\\x{byte:02x}");
+        }
+    }
+}
+
 fn to_json(rest: &mut &[bool], ctype: &CType) -> serde_json::Value {
     use serde_json::Value;
     match ctype {
@@ -1104,7 +1163,7 @@ fn to_json(rest: &mut &[bool], ctype: &CType) -> serde_json::Value {
             *rest = later;
             Value::from(now[0] as u8)
         }
-        CType::Int { bits, signed } => {
+        CType::Int { bits, signed, .. } => {
             let (negative, magnitude) = take_int(rest, *bits, *signed);
             if !negative && let Ok(u) = u64::try_from(magnitude) {
                 Value::from(u)
@@ -1158,7 +1217,7 @@ mod tests {
     use serde_json::json;
 
     fn int(bits: u32, signed: bool) -> CType {
-        CType::Int { bits, signed }
+        CType::int(bits, signed)
     }
     fn array(elem: CType, len: u32) -> CType {
         CType::Array {
@@ -1446,6 +1505,125 @@ mod tests {
                 Err(TypedError::Syntax { at: got, .. }) => assert_eq!(got, at, "{bad:?}"),
                 other => panic!("{bad:?}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn chars_print_as_characters_and_strings() {
+        let c = CType::CHAR;
+        assert_eq!(round_trip("'a'", &c), "'a'");
+        assert_eq!(round_trip("97", &c), "'a'");
+        assert_eq!(round_trip("-1", &c), "'\\xff'", "a char prints as its byte");
+        assert_eq!(round_trip("0", &c), "'\\0'");
+        assert_eq!(round_trip("'\\''", &c), "'\\''");
+        assert_eq!(
+            round_trip("'\"'", &c),
+            "'\"'",
+            "a double quote needs no escape"
+        );
+        assert_eq!(round_trip("'\\\\'", &c), "'\\\\'");
+        assert_eq!(round_trip("'\\x7f'", &c), "'\\x7f'");
+        assert_eq!(
+            round_trip("'\\x1b'", &c),
+            "'\\x1b'",
+            "no raw escape reaches a terminal"
+        );
+        let word = array(c.clone(), 8);
+        assert_eq!(
+            round_trip("\"kitten\"", &word),
+            "\"kitten\"",
+            "trailing zero bytes are left out"
+        );
+        assert_eq!(round_trip("\"\"", &word), "\"\"");
+        assert_eq!(
+            round_trip("[107, 0, 116, 0, 0, 0, 0, 0]", &word),
+            "\"k\\0t\"",
+            "inner zero bytes stay"
+        );
+        assert_eq!(
+            round_trip("\"a\\\"'\\\\\\n\\t\\r\"", &word),
+            "\"a\\\"'\\\\\\n\\t\\r\""
+        );
+        assert_eq!(
+            round_trip("\"é\\x01\\xff\"", &word),
+            "\"\\xc3\\xa9\\x01\\xff\"",
+            "bytes beyond printable ASCII as \\xHH"
+        );
+        // Every byte prints as text that reads back to itself, alone and in a string.
+        for b in 0..=255u8 {
+            let bits: Vec<bool> = (0..8).map(|j| (b >> j) & 1 == 1).collect();
+            let text = format_port_value(&bits, &c);
+            assert_eq!(parse_port_value(&text, &c, "P").unwrap(), bits, "{text}");
+            let mut row = bits.clone();
+            row.extend((0..8).map(|j| (b'x' >> j) & 1 == 1));
+            let two = array(c.clone(), 2);
+            let text = format_port_value(&row, &two);
+            assert_eq!(parse_port_value(&text, &two, "P").unwrap(), row, "{text}");
+        }
+        // More dimensions: row by row; in a struct: as a field.
+        assert_eq!(
+            round_trip("[\"ab\", \"c\"]", &array(array(c.clone(), 2), 2)),
+            "[\"ab\", \"c\"]"
+        );
+        let person = CType::Struct {
+            name: "person".into(),
+            fields: vec![
+                ("name".into(), array(c.clone(), 4)),
+                ("grade".into(), c.clone()),
+                ("age".into(), int(8, true)),
+            ],
+        };
+        assert_eq!(
+            round_trip("{name: \"bob\", grade: 'B', age: 'B'}", &person),
+            "{name: \"bob\", grade: 'B', age: 66}"
+        );
+        // int8_t/uint8_t stay numbers; JSON keeps numbers for char too.
+        assert_eq!(round_trip("\"hi\"", &array(int(8, true), 2)), "[104, 105]");
+        assert_eq!(round_trip("\"hi\"", &array(int(8, false), 2)), "[104, 105]");
+        let bits = parse_port_value("\"hi\"", &word, "P").unwrap();
+        assert_eq!(
+            port_value_json(&bits, &word),
+            json!([104, 105, 0, 0, 0, 0, 0, 0])
+        );
+        assert_eq!(
+            port_value_json(&parse_port_value("'\\xff'", &c, "P").unwrap(), &c),
+            json!(-1)
+        );
+        // Errors name the type as char.
+        let e = parse_port_value("\"kittens\"", &array(c.clone(), 6), "INPUT_A_text")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "INPUT_A_text: expected a string of at most 6 byte(s) for char[6], \
+             got the string \"kittens\" (7 bytes)"
+        );
+        let e = parse_port_value("200", &c, "INPUT_B_c")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("200 is out of range for char"), "{e}");
+    }
+
+    #[test]
+    fn a_char_flag_on_another_integer_is_refused() {
+        let crafted = |bits, signed| CType::Int {
+            bits,
+            signed,
+            char: true,
+        };
+        assert!(check_type(&CType::CHAR).is_ok());
+        for (bits, signed) in [(8, false), (16, true), (32, false)] {
+            let t = crafted(bits, signed);
+            assert!(!t.is_char());
+            assert!(
+                check_type(&t)
+                    .unwrap_err()
+                    .contains("a char that is not 8 bits")
+            );
+            // Printing never treats it as a char, so it still reads back.
+            let bits = vec![true; bits as usize];
+            let text = format_port_value(&bits, &t);
+            assert_eq!(parse_port_value(&text, &t, "P").unwrap(), bits, "{text}");
         }
     }
 

@@ -87,10 +87,7 @@ fn parallel(n: usize, w: u32) -> (Circuit, ParallelCircuit) {
 
 /// A typed interface for `layout`: unsigned integers of each value's width.
 fn interface_for(c: &Circuit) -> Interface {
-    let int = |bits: u32| CType::Int {
-        bits,
-        signed: false,
-    };
+    let int = |bits: u32| CType::int(bits, false);
     Interface {
         inputs: (c.layout.input_widths.iter().enumerate())
             .map(|(i, &bits)| InputPort {

@@ -636,6 +636,158 @@ fn parties_reading_values_differently_are_refused_at_the_handshake() {
     }
 }
 
+/// Text in and out: `char` ports are named `char` and print as characters and strings,
+/// `unsigned char`/`signed char` ports as `uint8_t`/`int8_t` numbers.
+const NAMES: &str = "\
+/* names.c: which name sorts first (bytes compared as char), and the first letters. */
+void mpc_main(char INPUT_A_name[8], char INPUT_B_name[8], char OUTPUT_first[8],
+              char *OUTPUT_initial, unsigned char OUTPUT_bytes[2], signed char *OUTPUT_n)
+{
+    int a_first = 1, decided = 0;
+    for (int i = 0; i < 8; i++)
+        if (!decided && INPUT_A_name[i] != INPUT_B_name[i]) {
+            a_first = INPUT_A_name[i] < INPUT_B_name[i];
+            decided = 1;
+        }
+    for (int i = 0; i < 8; i++)
+        OUTPUT_first[i] = a_first ? INPUT_A_name[i] : INPUT_B_name[i];
+    *OUTPUT_initial = OUTPUT_first[0];
+    OUTPUT_bytes[0] = INPUT_A_name[0];
+    OUTPUT_bytes[1] = INPUT_B_name[0];
+    *OUTPUT_n = -1;
+}
+";
+
+#[test]
+fn char_ports_are_char_and_print_as_text() {
+    let s = Scratch::new("chars");
+    let src = s.file("names.c", NAMES);
+    let info = json_of(&run_ok(s.pgc().args(["info", &src, "--json"])));
+    let types = |ports: &serde_json::Value| -> Vec<String> {
+        let ports = ports.as_array().unwrap();
+        ports
+            .iter()
+            .map(|p| p["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(types(&info["inputs"]), ["char[8]", "char[8]"]);
+    assert_eq!(
+        types(&info["outputs"]),
+        ["char[8]", "char", "uint8_t[2]", "int8_t"]
+    );
+    let text = stdout(&run_ok(s.pgc().args(["info", &src])));
+    assert!(text.contains("char[8] INPUT_A_name"), "{text}");
+    assert!(text.contains("char OUTPUT_initial"), "{text}");
+
+    let local = |a: &str, b: &str| {
+        stdout(&run_ok(s.pgc().args([
+            "local",
+            &src,
+            "--a",
+            &format!("name={a}"),
+            "--b",
+            &format!("name={b}"),
+            "-q",
+        ])))
+    };
+    assert_eq!(
+        local("\"kitten\"", "\"kite\""),
+        "OUTPUT_first = \"kite\"\nOUTPUT_initial = 'k'\nOUTPUT_bytes = [107, 107]\nOUTPUT_n = -1\n"
+    );
+    // Bytes that are not printable ASCII print escaped (none reaches the terminal raw),
+    // inner zero bytes as \0, and what prints reads back as the same value.
+    let out = local("\"a\\x1b\\0b\\xff\"", "\"b\"");
+    assert_eq!(
+        out,
+        "OUTPUT_first = \"a\\x1b\\0b\\xff\"\nOUTPUT_initial = 'a'\nOUTPUT_bytes = [97, 98]\nOUTPUT_n = -1\n"
+    );
+    let printed = out
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("OUTPUT_first = ")
+        .unwrap();
+    assert_eq!(
+        local(printed, "\"b\""),
+        out,
+        "the printed string is the value given"
+    );
+    let last = local("[120, 0, 0, 0, 0, 0, 0, 0x80]", "\"y\"");
+    assert!(
+        last.starts_with("OUTPUT_first = \"x\\0\\0\\0\\0\\0\\0\\x80\"\n"),
+        "{last}"
+    );
+
+    // --json keeps numbers, as for any integer.
+    let j = json_of(&run_ok(s.pgc().args([
+        "local",
+        &src,
+        "--a",
+        "name=\"kitten\"",
+        "--b",
+        "name=\"kite\"",
+        "--json",
+    ])));
+    assert_eq!(
+        j["outputs"],
+        json!({
+            "OUTPUT_first": [107, 105, 116, 101, 0, 0, 0, 0],
+            "OUTPUT_initial": 107,
+            "OUTPUT_bytes": [107, 107],
+            "OUTPUT_n": -1,
+        })
+    );
+
+    // Errors name the type as char.
+    let err = fails(s.pgc().args([
+        "local",
+        &src,
+        "--a",
+        "name=\"kittens!!\"",
+        "--b",
+        "name=\"kite\"",
+    ]));
+    assert!(
+        err.contains("expected a string of at most 8 byte(s) for char[8]"),
+        "{err}"
+    );
+
+    // Two processes with the same program agree on its interface; a peer whose port is
+    // `signed char` (the same bits) is told apart.
+    let (a, b) = run_pair(
+        &s,
+        &[&src, "--input", "name=\"kitten\""],
+        &[&src, "--input", "name=\"kite\""],
+    );
+    for out in [&a, &b] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout(out).contains("OUTPUT_first = \"kite\""),
+            "{}",
+            stdout(out)
+        );
+    }
+    let signed = s.file(
+        "signed.c",
+        &NAMES.replace("char INPUT_B_name", "signed char INPUT_B_name"),
+    );
+    let (a, b) = run_pair(
+        &s,
+        &[&src, "--input", "name=\"kitten\""],
+        &[&signed, "--input", "name=\"kite\""],
+    );
+    both_fail_with(
+        &a,
+        &b,
+        "INPUT_B_name is char[8] here, int8_t[8] at the peer",
+        "INPUT_B_name is int8_t[8] here, char[8] at the peer",
+    );
+}
+
 /// The commands of examples/README.md on lines containing `needle`, each with the answer
 /// its line states as `(here N)`.
 fn readme_commands<'r>(readme: &'r str, needle: &str) -> Vec<(&'r str, i64)> {

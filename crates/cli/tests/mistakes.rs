@@ -151,15 +151,15 @@ fn obvious_mistakes_end_in_one_error_line_naming_what_and_where() {
         ),
         (
             &["local", "chars.c", "--a", "c=300", "--b", "c=1"],
-            "INPUT_A_c: 300 is out of range for int8_t (allowed: -128 to 127",
+            "INPUT_A_c: 300 is out of range for char (allowed: -128 to 127",
         ),
         (
             &["eval", "chars.c", "--inputs", "wide.json"],
-            "in wide.json: INPUT_A_c: 300 is out of range for int8_t",
+            "in wide.json: INPUT_A_c: 300 is out of range for char",
         ),
         (
             &["local", "chars.c", "--a", "c=1", "--b", "d=1"],
-            "--b d=…: the program has no input named 'd'; it expects --b c=VALUE (int8_t)",
+            "--b d=…: the program has no input named 'd'; it expects --b c=VALUE (char)",
         ),
         (
             &["run", "chars.c", "--party", "c", "--listen", "127.0.0.1:0"],

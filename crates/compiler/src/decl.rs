@@ -118,6 +118,12 @@ impl<'a> Lowerer<'a> {
         if bool_ {
             return Ok(Ty::Int(IntTy::BOOL));
         }
+        // Plain `char` (neither `signed` nor `unsigned` said) is a type of its own in C; its
+        // ports are `char`, while `signed char` and `unsigned char` (`int8_t` and `uint8_t`
+        // in the C library) are `int8_t` and `uint8_t`.
+        if char_ && !signed && !unsigned && !short && !int && longs == 0 {
+            return Ok(Ty::Int(IntTy::CHAR));
+        }
         let bits = if char_ {
             8
         } else if short {

@@ -184,10 +184,9 @@ impl IntTy {
     pub fn ctype(self) -> CType {
         match self {
             IntTy::Bool => CType::Bool,
-            t => CType::Int {
-                bits: t.bits(),
-                signed: t.signed(),
-            },
+            // Plain `char` is a port type of its own; `signed char` is `int8_t`.
+            IntTy::Char => CType::CHAR,
+            t => CType::int(t.bits(), t.signed()),
         }
     }
 

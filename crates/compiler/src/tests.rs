@@ -44,7 +44,7 @@ fn scalar_widths(t: &pgc_circuit::CType) -> Vec<(u32, bool)> {
     use pgc_circuit::CType;
     match t {
         CType::Bool => vec![(1, false)],
-        CType::Int { bits, signed } => vec![(*bits, *signed)],
+        CType::Int { bits, signed, .. } => vec![(*bits, *signed)],
         CType::Float { bits } => vec![(*bits, false)],
         CType::Array { elem, len } => (0..*len).flat_map(|_| scalar_widths(elem)).collect(),
         CType::Struct { fields, .. } => fields.iter().flat_map(|(_, t)| scalar_widths(t)).collect(),
@@ -260,4 +260,51 @@ fn huge_structs_are_refused_not_copied() {
     );
     assert!(e.to_string().contains("struct `big`"), "{e}");
     assert!(e.to_string().contains("too large"), "{e}");
+}
+
+/// Plain `char` ports are `char`, through typedefs, `const`, arrays and struct fields;
+/// `signed char`, `unsigned char` and the `stdint.h` names are `int8_t`/`uint8_t`; and a
+/// `char` computes as `signed char` does (pointers between them, conversions, sign).
+#[test]
+fn plain_char_ports_are_char_and_compute_as_signed_char() {
+    let src = "#include <stdint.h>
+               typedef char letter;
+               struct rec { char tag; unsigned char raw[2]; };
+               void mpc_main(char INPUT_A_c, const char INPUT_A_s[3], letter INPUT_A_l,
+                             signed char INPUT_B_sc, unsigned char INPUT_B_uc, int8_t INPUT_B_i,
+                             uint8_t INPUT_B_u, struct rec INPUT_B_r,
+                             char *OUTPUT_neg, int *OUTPUT_wide, signed char *OUTPUT_same) {
+                 const signed char *p = (const signed char *)INPUT_A_s;
+                 *OUTPUT_neg = -INPUT_A_c;
+                 *OUTPUT_wide = INPUT_A_c + p[1] + INPUT_A_l;
+                 *OUTPUT_same = (char)INPUT_B_uc == INPUT_B_sc;
+               }";
+    let c = compile_source(src, "test.c", &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = c
+        .interface
+        .inputs
+        .iter()
+        .map(|p| p.ctype.full_name())
+        .chain(c.interface.outputs.iter().map(|p| p.ctype.full_name()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "char",
+            "char[3]",
+            "char",
+            "int8_t",
+            "uint8_t",
+            "int8_t",
+            "uint8_t",
+            "struct rec { char tag; uint8_t raw[2]; }",
+            "char",
+            "int32_t",
+            "int8_t",
+        ]
+    );
+    assert_eq!(
+        run(src, &[-128, 0, -5, 0, 3, -128, 128, 0, 0, 0, 0, 0]),
+        vec![-128, -128 - 5 + 3, 1]
+    );
 }

@@ -6,11 +6,31 @@ use pgc_circuit::CType;
 use pgc_circuit::blocks::float::Format;
 
 /// An integer type. `_Bool` is one bit wide with `is_bool` set (its conversions differ).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// Plain `char` has `is_char` set: it computes exactly as `signed char` (gcc's `char` is
+/// signed on x86-64), so equality and hashing leave the flag out (a `char *` casts to
+/// `signed char *`, `char` and `int8_t` mix freely, as before); it only names the port
+/// type, `char` rather than `int8_t`, whose values print as characters.
+#[derive(Clone, Copy, Debug)]
 pub struct IntTy {
     pub bits: u32,
     pub signed: bool,
     pub is_bool: bool,
+    pub is_char: bool,
+}
+
+impl PartialEq for IntTy {
+    fn eq(&self, other: &IntTy) -> bool {
+        (self.bits, self.signed, self.is_bool) == (other.bits, other.signed, other.is_bool)
+    }
+}
+
+impl Eq for IntTy {}
+
+impl std::hash::Hash for IntTy {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.bits, self.signed, self.is_bool).hash(state);
+    }
 }
 
 impl IntTy {
@@ -18,11 +38,20 @@ impl IntTy {
         bits: 32,
         signed: true,
         is_bool: false,
+        is_char: false,
     };
     pub const BOOL: IntTy = IntTy {
         bits: 1,
         signed: false,
         is_bool: true,
+        is_char: false,
+    };
+    /// Plain `char`.
+    pub const CHAR: IntTy = IntTy {
+        bits: 8,
+        signed: true,
+        is_bool: false,
+        is_char: true,
     };
 
     pub const fn new(bits: u32, signed: bool) -> IntTy {
@@ -30,6 +59,7 @@ impl IntTy {
             bits,
             signed,
             is_bool: false,
+            is_char: false,
         }
     }
 
@@ -60,11 +90,10 @@ impl IntTy {
     pub fn ctype(self) -> CType {
         if self.is_bool {
             CType::Bool
+        } else if self.is_char {
+            CType::CHAR
         } else {
-            CType::Int {
-                bits: self.bits,
-                signed: self.signed,
-            }
+            CType::int(self.bits, self.signed)
         }
     }
 

@@ -13,7 +13,7 @@ use pgc_circuit::{Builder, CType, Circuit, InputPort, Interface, OutputPort, Own
 use pgc_compiler::{CompileStats, Compiled};
 
 fn int(bits: u32, signed: bool) -> CType {
-    CType::Int { bits, signed }
+    CType::int(bits, signed)
 }
 
 fn compiled(

@@ -934,10 +934,7 @@ fn submodules_signed_ports_and_includes() {
     };
     let c = verilog::compile_file(&top, &opts).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.entry_name, "top");
-    let int12 = CType::Int {
-        bits: 12,
-        signed: true,
-    };
+    let int12 = CType::int(12, true);
     assert_eq!(c.interface.inputs[0].ctype, int12);
     assert_eq!(c.interface.inputs[1].ctype, CType::Bool);
     assert_eq!(

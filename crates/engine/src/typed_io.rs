@@ -364,10 +364,7 @@ mod tests {
     use pgc_circuit::{CType, OutputPort};
 
     fn iface() -> Interface {
-        let i32t = CType::Int {
-            bits: 32,
-            signed: true,
-        };
+        let i32t = CType::int(32, true);
         Interface {
             inputs: vec![
                 InputPort {
@@ -384,10 +381,7 @@ mod tests {
                     name: "INPUT_B_v".into(),
                     owner: Owner::B,
                     ctype: CType::Array {
-                        elem: Box::new(CType::Int {
-                            bits: 8,
-                            signed: false,
-                        }),
+                        elem: Box::new(CType::int(8, false)),
                         len: 2,
                     },
                 },

@@ -129,7 +129,7 @@ fn inputs_interface() -> Interface {
         owner,
         ctype,
     };
-    let int = |bits, signed| CType::Int { bits, signed };
+    let int = |bits, signed| CType::int(bits, signed);
     Interface {
         inputs: vec![
             port("INPUT_A_income", Owner::A, int(32, true)),

@@ -314,6 +314,9 @@ const CTYPES: &[&str] = &[
     r#"{"Array":{"elem":{"Struct":{"name":"e","fields":[]}},"len":5}}"#,
     r#"{"Float":{"bits":32}}"#,
     r#"{"Array":{"elem":{"Float":{"bits":64}},"len":3}}"#,
+    // Plain `char`, which prints as a character constant, and `char` arrays as strings.
+    r#"{"Int":{"bits":8,"signed":true,"char":true}}"#,
+    r#"{"Array":{"elem":{"Array":{"elem":{"Int":{"bits":8,"signed":true,"char":true}},"len":4}},"len":2}}"#,
 ];
 
 /// Widest type the value target takes from its input (the parsers' work is linear in it).

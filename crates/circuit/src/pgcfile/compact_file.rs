@@ -1333,10 +1333,7 @@ pub(super) mod tests {
     }
 
     pub(in crate::pgcfile) fn typed_interface() -> Interface {
-        let byte = CType::Int {
-            bits: 8,
-            signed: false,
-        };
+        let byte = CType::int(8, false);
         Interface {
             inputs: vec![
                 InputPort {

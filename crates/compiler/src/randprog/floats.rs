@@ -71,22 +71,10 @@ impl T {
             T::Float => CType::Float { bits: 32 },
             T::Double => CType::Float { bits: 64 },
             T::Bool => CType::Bool,
-            T::UChar => CType::Int {
-                bits: 8,
-                signed: false,
-            },
-            T::Int => CType::Int {
-                bits: 32,
-                signed: true,
-            },
-            T::UInt => CType::Int {
-                bits: 32,
-                signed: false,
-            },
-            T::LLong => CType::Int {
-                bits: 64,
-                signed: true,
-            },
+            T::UChar => CType::int(8, false),
+            T::Int => CType::int(32, true),
+            T::UInt => CType::int(32, false),
+            T::LLong => CType::int(64, true),
         }
     }
 

@@ -39,9 +39,10 @@ const TYPES: [(&str, u32, bool); 7] = [
 ];
 
 fn ctype(t: (&str, u32, bool)) -> CType {
-    CType::Int {
-        bits: t.1,
-        signed: t.2,
+    if t.0 == "char" {
+        CType::CHAR
+    } else {
+        CType::int(t.1, t.2)
     }
 }
 
@@ -230,10 +231,7 @@ pub fn generate(seed: u64, prefix: &str) -> RandomProgram {
             OutputPort {
                 name: "OUTPUT_total".into(),
                 visibility: Visibility::Both,
-                ctype: CType::Int {
-                    bits: 64,
-                    signed: true,
-                },
+                ctype: CType::int(64, true),
             },
         ],
     };

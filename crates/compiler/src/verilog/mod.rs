@@ -388,10 +388,7 @@ fn map_module(
         let ctype = if width == 1 && !signed {
             CType::Bool
         } else {
-            CType::Int {
-                bits: width as u32,
-                signed,
-            }
+            CType::int(width as u32, signed)
         };
         match port.direction.as_str() {
             "input" => {

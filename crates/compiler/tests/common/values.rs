@@ -35,7 +35,7 @@ fn push_leaves(t: &CType, path: String, out: &mut Vec<Leaf>) {
             signed: false,
             float: false,
         }),
-        CType::Int { bits, signed } => out.push(Leaf {
+        CType::Int { bits, signed, .. } => out.push(Leaf {
             path,
             bits: *bits,
             signed: *signed,
