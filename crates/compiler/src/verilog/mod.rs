@@ -148,7 +148,7 @@ pub fn source_files(path: &Path, opts: &Options) -> Result<Vec<PathBuf>, Compile
         .arg(deps.path())
         .arg("-p")
         .arg(&read);
-    let output = yosys::output_within(&y, cmd, yosys::time_limit())?;
+    let output = yosys::output_within(&y, cmd, yosys::Limits::from_env()?)?;
     let text = std::fs::read_to_string(deps.path()).unwrap_or_default();
     if !output.status.success() || text.is_empty() {
         // Yosys will report the problem when compiling; the design alone keys the cache.
