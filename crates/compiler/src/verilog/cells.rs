@@ -247,11 +247,13 @@ impl<'a> Mapper<'a> {
         let mut done = 0;
         while let Some(k) = ready.pop() {
             let (name, cell) = &cells[k];
-            let name = &self.shown_name(name);
             let made_before = self.g.gates_emitted();
-            let cell_err = |m: &mut Mapper, message: String| match m.refused.take() {
-                Some(what) => m.over_budget(cell, name, Some(what), made_before),
-                None => err(m, cell, format!("cell `{name}` ({}): {message}", cell.kind)),
+            let cell_err = |m: &mut Mapper, message: String| {
+                let name = m.shown_name(name);
+                match m.refused.take() {
+                    Some(what) => m.over_budget(cell, &name, Some(what), made_before),
+                    None => err(m, cell, format!("cell `{name}` ({}): {message}", cell.kind)),
+                }
             };
             let outs = if self.sums.absorbed[k] {
                 // Computed inside the sum it feeds.
@@ -274,7 +276,8 @@ impl<'a> Mapper<'a> {
                 p.store(self.g.gates_emitted(), Ordering::Relaxed);
             }
             if matches!(self.g.error(), Some(NetlistError::GateLimit { .. })) {
-                return Err(self.over_budget(cell, name, None, made_before));
+                let name = self.shown_name(name);
+                return Err(self.over_budget(cell, &name, None, made_before));
             }
             for (port, lits) in outputs_of[k].iter().zip(outs) {
                 let bits = cell.connections.get(port).map_or(&[][..], |v| v.as_slice());
