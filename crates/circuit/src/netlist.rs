@@ -146,6 +146,8 @@ pub enum NetlistError {
          (PreparedNetlist::for_each_item) instead"
     )]
     HasCalls,
+    #[error("the netlist makes more than {limit} gates, the limit set for it")]
+    GateLimit { limit: u64 },
     #[error("netlist spill file {path}: {source}")]
     Spill {
         path: PathBuf,
@@ -771,6 +773,8 @@ pub struct NetBuilder {
     regions: Vec<NodeRegion>,
     open_region: Option<OpenRegion>,
     calls: CallStore,
+    /// Most gates [`intern`](NetBuilder::intern) emits (see [`NetBuilder::set_gate_limit`]).
+    gate_limit: u64,
 }
 
 /// A parallel region in node numbers: instance `k` is nodes `bounds[k]..bounds[k + 1]`.
@@ -832,6 +836,7 @@ impl NetBuilder {
             regions: Vec::new(),
             open_region: None,
             calls: CallStore::new(),
+            gate_limit: u64::MAX,
         }
     }
 
@@ -975,6 +980,14 @@ impl NetBuilder {
         self.strash = Strash::new(entries);
     }
 
+    /// Stops emitting gates once `gates` are emitted: the builder then fails with
+    /// [`NetlistError::GateLimit`] (further gates fold to constants, so a caller whose input
+    /// asks for more gates than memory holds finds out at its next [`NetBuilder::error`]
+    /// check instead of running out). `None`: no limit but the node count's.
+    pub fn set_gate_limit(&mut self, gates: Option<u64>) {
+        self.gate_limit = gates.unwrap_or(u64::MAX);
+    }
+
     /// Declares the next input value of `width` bits; returns its bits, least significant
     /// first. Inputs may be declared at any time; they keep their declaration order.
     pub fn input(&mut self, width: u32) -> Vec<Lit> {
@@ -1115,6 +1128,11 @@ impl NetBuilder {
                 self.stats.structural_hashing += 1;
                 return Lit::wire(id);
             }
+        }
+        if self.stats.gates_emitted >= self.gate_limit {
+            self.fail(NetlistError::GateLimit {
+                limit: self.gate_limit,
+            });
         }
         if self.num_nodes >= MAX_NODES || self.error.is_some() {
             self.fail(NetlistError::TooManyNodes);
@@ -1908,5 +1926,25 @@ mod tests {
             assert_eq!(get_varint(&bytes, &mut pos), v);
         }
         assert_eq!(pos, bytes.len());
+    }
+
+    /// Past its gate limit a builder emits nothing more and fails with the limit.
+    #[test]
+    fn a_gate_limit_stops_emission() {
+        let mut g = NetBuilder::new(OptimizeFor::Size);
+        g.set_gate_limit(Some(3));
+        let x = g.input(8);
+        let mut acc = x[0];
+        for &b in &x[1..] {
+            acc = g.and(acc, b);
+        }
+        g.output(&[acc]);
+        assert_eq!(g.gates_emitted(), 3);
+        assert!(matches!(
+            g.error(),
+            Some(NetlistError::GateLimit { limit: 3 })
+        ));
+        let e = g.try_finish().unwrap_err();
+        assert!(e.to_string().contains("more than 3 gates"), "{e}");
     }
 }

@@ -129,7 +129,12 @@ Examples:
   pgc info millionaires.pgc
 
 run, local, eval and info also take the .c file directly, with the same -D/-I/--optimize/--entry
-options (compiled programs are cached under $XDG_CACHE_HOME/pgc or ~/.cache/pgc).";
+options (compiled programs are cached under $XDG_CACHE_HOME/pgc or ~/.cache/pgc).
+
+Limits (environment): C's preprocessor runs within PGC_CPP_TIMEOUT seconds [120] and 2 GiB;
+Yosys (for Verilog) within PGC_YOSYS_TIMEOUT seconds [600] per run, PGC_YOSYS_MEMORY [half
+of this machine's memory; MiB, or a size such as 16G] and a netlist of PGC_YOSYS_NETLIST
+[1G]. A Verilog design may make as many gates as --max-memory holds (64 bytes each).";
 
 const INFO_EXAMPLES: &str = "\
 Examples:
@@ -154,8 +159,9 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
     /// Most memory a circuit may need (its wire labels, gate records, the evaluation's wire
-    /// words), checked before anything is allocated: bytes or a size such as 512M, 8G, 8GiB
-    /// [default: half of this machine's memory].
+    /// words, and the gates compiling a Verilog design makes), checked before anything is
+    /// allocated: bytes or a size such as 512M, 8G, 8GiB [default: half of this machine's
+    /// memory].
     #[arg(long, global = true, value_name = "SIZE")]
     max_memory: Option<pgc_circuit::MemoryLimit>,
 }

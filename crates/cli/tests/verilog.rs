@@ -318,3 +318,73 @@ fn examples_readme_commands() {
     }
     assert_eq!(checked, 7, "every example design has a command");
 }
+
+/// A product of two `bits`-bit words that repeat the 128-bit inputs (line 4).
+fn wide_product(bits: u32) -> String {
+    format!(
+        "module wide(input [127:0] INPUT_A_a, input [127:0] INPUT_B_b, output [127:0] OUTPUT_y);\n\
+         \x20 wire [{hi}:0] a = {{{copies}{{INPUT_A_a}}}};\n\
+         \x20 wire [{hi}:0] b = {{{copies}{{INPUT_B_b}}}};\n\
+         \x20 wire [{phi}:0] p = a * b;\n\
+         \x20 assign OUTPUT_y = p[{phi}:{plo}] ^ p[127:0];\n\
+         endmodule\n",
+        copies = bits / 128,
+        hi = bits - 1,
+        phi = 2 * bits - 1,
+        plo = 2 * bits - 128,
+    )
+}
+
+/// The limits a user meets on a design too large for them, each error saying how to allow
+/// more: the memory Yosys may take (`PGC_YOSYS_MEMORY`, set here on pgc's process alone),
+/// and the gates a design may make, which `--max-memory` sets.
+#[test]
+fn limits_say_how_to_raise_them() {
+    if !yosys_available() {
+        return;
+    }
+    let s = Scratch::new("verilog", "limits");
+    // Yosys unrolls 10^8 iterations for as long as memory lasts.
+    let huge_loop = file(
+        &s,
+        "loop.v",
+        "module big(input [31:0] INPUT_A_x, output reg [31:0] OUTPUT_y);\n\
+         \x20 integer i;\n\
+         \x20 always @* begin\n\
+         \x20   OUTPUT_y = INPUT_A_x;\n\
+         \x20   for (i = 0; i < 100000000; i = i + 1) OUTPUT_y = OUTPUT_y ^ (OUTPUT_y >> 1);\n\
+         \x20 end\n\
+         endmodule\n",
+    );
+    let err = fails(
+        s.pgc()
+            .env("PGC_YOSYS_MEMORY", "256")
+            .args(["compile", &huge_loop]),
+    );
+    assert!(
+        err.contains("Yosys ran out of the 256.0 MiB of memory")
+            && err.contains("set PGC_YOSYS_MEMORY to allow more"),
+        "{err}"
+    );
+    let err = fails(
+        s.pgc()
+            .env("PGC_YOSYS_MEMORY", "lots")
+            .args(["compile", &huge_loop]),
+    );
+    assert!(err.contains("PGC_YOSYS_MEMORY=lots is not a size"), "{err}");
+    // 8 MiB hold 131,072 gates of compiling; the product needs 2^20 partial products, more
+    // than four times that, so it is refused before it is built.
+    let wide = file(&s, "wide.v", &wide_product(1024));
+    let err = fails(s.pgc().args(["--max-memory", "8M", "compile", &wide]));
+    assert!(
+        err.contains("wide.v:4:")
+            && err.contains("($mul) multiplies 1024 × 1024 bits: 1,048,576 partial products")
+            && err.contains("raise --max-memory")
+            && err.contains("(8.0 MiB)"),
+        "{err}"
+    );
+    assert!(!s.0.join("wide.pgc").exists(), "nothing is written");
+    // The machine's default holds it.
+    run_ok(s.pgc().args(["compile", &wide]));
+    assert!(s.0.join("wide.pgc").exists());
+}

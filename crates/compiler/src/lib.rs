@@ -66,7 +66,9 @@ pub struct Options {
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Stop with [`CompileError::OverBudget`] once this many gates are made (calls of
     /// templates counted at their expanded size); `None` = no limit. Lets a caller try the
-    /// fully unrolled form first and fall back to the compact one for large programs.
+    /// fully unrolled form first and fall back to the compact one for large programs. A
+    /// Verilog design stops with [`CompileError::CellOverBudget`] instead, before a cell
+    /// whose block alone needs more, or at the cell that went over.
     pub gate_budget: Option<u64>,
     /// How Verilog designs are synthesized (see [`verilog`]); C ignores it.
     pub verilog_flow: verilog::VerilogFlow,
@@ -191,6 +193,14 @@ pub enum CompileError {
     /// The program made more gates than [`Options::gate_budget`] allows.
     #[error("the program makes more than {budget} gates (the budget for this compilation)")]
     OverBudget { budget: u64 },
+    /// A Verilog design went over [`Options::gate_budget`]; `message` names the cell that
+    /// did (a Verilog design has no compact form to fall back to).
+    #[error("{}", at(.pos, .message))]
+    CellOverBudget {
+        pos: Option<SourcePos>,
+        message: String,
+        budget: u64,
+    },
 }
 
 fn at(pos: &Option<SourcePos>, message: &str) -> String {
@@ -204,7 +214,9 @@ impl CompileError {
     /// The source position of the error, if it has one.
     pub fn pos(&self) -> Option<&SourcePos> {
         match self {
-            CompileError::Source { pos, .. } => pos.as_ref(),
+            CompileError::Source { pos, .. } | CompileError::CellOverBudget { pos, .. } => {
+                pos.as_ref()
+            }
             _ => None,
         }
     }

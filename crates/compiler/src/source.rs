@@ -177,9 +177,10 @@ fn preprocess_within(
 }
 
 /// Limits the address space of the process `cmd` starts (and of its children: `cpp` runs
-/// `cc1`), so an endless input makes it fail instead of exhausting the machine's memory.
+/// `cc1`, Yosys runs ABC), so an endless input makes it fail instead of exhausting the
+/// machine's memory.
 #[cfg(unix)]
-fn limit_memory(cmd: &mut Command, bytes: u64) {
+pub(crate) fn limit_memory(cmd: &mut Command, bytes: u64) {
     use std::os::unix::process::CommandExt;
     let limit = libc::rlimit {
         rlim_cur: bytes as libc::rlim_t,
@@ -199,7 +200,7 @@ fn limit_memory(cmd: &mut Command, bytes: u64) {
 }
 
 #[cfg(not(unix))]
-fn limit_memory(_cmd: &mut Command, _bytes: u64) {}
+pub(crate) fn limit_memory(_cmd: &mut Command, _bytes: u64) {}
 
 /// Maps offsets in preprocessed text to original positions.
 pub struct LineMap {

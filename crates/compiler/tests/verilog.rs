@@ -1046,3 +1046,97 @@ fn yosys_opt_full_sign_compare_bug_is_avoided() {
         check_against_yosys(&format!("cmp ({flow:?})"), &file, "cmp", &c, &cases);
     }
 }
+
+// ---- The gate budget ----
+
+/// A product of two `bits`-bit words that repeat the 128-bit inputs: a few lines of Verilog
+/// for a block of `bits`² partial products.
+fn wide_product(bits: u32) -> String {
+    let copies = bits / 128;
+    format!(
+        "module wide(input [127:0] INPUT_A_a, input [127:0] INPUT_B_b, output [127:0] OUTPUT_y);\n\
+         \x20 wire [{hi}:0] a = {{{copies}{{INPUT_A_a}}}};\n\
+         \x20 wire [{hi}:0] b = {{{copies}{{INPUT_B_b}}}};\n\
+         \x20 wire [{phi}:0] p = a * b;\n\
+         \x20 assign OUTPUT_y = p[{phi}:{plo}] ^ p[127:0];\n\
+         endmodule\n",
+        hi = bits - 1,
+        phi = 2 * bits - 1,
+        plo = 2 * bits - 128,
+    )
+}
+
+fn with_budget(budget: u64) -> Options {
+    Options {
+        gate_budget: Some(budget),
+        ..Options::default()
+    }
+}
+
+/// Found reading the limits: the Verilog path took no gate budget, so a consistent netlist
+/// of a few lines cost what it declared (`wide_product(20480)`: 88.6 M gates, 5.3 GB and a
+/// minute; twice as wide, more memory than the machine has). A block far larger than the
+/// budget is refused before it is built, naming the cell and its line.
+#[test]
+fn a_block_far_past_the_gate_budget_is_refused_unbuilt() {
+    if !yosys_available() {
+        return;
+    }
+    let e = verilog::compile_source(&wide_product(4096), "wide.v", &with_budget(1_000_000))
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        matches!(
+            e,
+            CompileError::CellOverBudget {
+                budget: 1_000_000,
+                ..
+            }
+        ),
+        "{text}"
+    );
+    for want in [
+        "wide.v:4:",
+        "($mul) multiplies 4096 × 4096 bits: 16,777,216 partial products",
+        "too many for the 1,000,000 gates left of the 1,000,000",
+    ] {
+        assert!(text.contains(want), "`{text}` lacks `{want}`");
+    }
+    assert!(
+        !text.contains("/pgc-yosys"),
+        "a temporary file's name: {text}"
+    );
+}
+
+/// A block that the estimate lets through but whose gates go past the budget stops there
+/// (the builder folds every gate past it away) and names the cell that went over.
+#[test]
+fn a_design_that_goes_past_the_gate_budget_names_the_cell() {
+    if !yosys_available() {
+        return;
+    }
+    let src = wide_product(128);
+    let e = verilog::compile_source(&src, "wide.v", &with_budget(20_000)).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        matches!(e, CompileError::CellOverBudget { budget: 20_000, .. }),
+        "{text}"
+    );
+    assert_eq!(e.pos().map(|p| p.line), Some(4), "{text}");
+    assert!(
+        text.contains("($mul) takes the design past the 20,000 gates"),
+        "{text}"
+    );
+    // Without the budget it compiles, and reports what it made as it goes.
+    let progress = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let opts = Options {
+        progress: Some(progress.clone()),
+        ..Options::default()
+    };
+    let c = verilog::compile_source(&src, "wide.v", &opts).unwrap();
+    assert!(c.stats.gates_emitted > 20_000, "{}", c.stats.gates_emitted);
+    assert_eq!(
+        progress.load(std::sync::atomic::Ordering::Relaxed),
+        c.stats.gates_emitted
+    );
+}

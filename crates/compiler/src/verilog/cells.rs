@@ -14,6 +14,8 @@
 //! one-hot case free of ORs).
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgc_circuit::blocks::{
     self, add, and_reduce, constant_word, decoder, eq, lt_signed, lt_unsigned, mul, mux_tree,
@@ -26,6 +28,7 @@ use super::json::{BitRef, Cell, Module, flag_set, param_bits, param_int, param_u
 use super::sums::{self, SumPlan, operand_signs};
 use crate::{CompileError, SourcePos};
 use pgc_circuit::blocks::Addend;
+use pgc_circuit::netlist::NetlistError;
 
 /// Cells that hold state: a combinational circuit cannot have them.
 const SEQUENTIAL: &[&str] = &[
@@ -112,17 +115,40 @@ pub struct Mapper<'a> {
     nets: HashMap<u64, Lit>,
     rename: &'a dyn Fn(&str) -> String,
     sums: SumPlan,
+    /// Most gates the design may make ([`crate::Options::gate_budget`]); `g` stops there.
+    budget: Option<u64>,
+    /// Where the gates made so far are reported after each cell.
+    progress: Option<Arc<AtomicU64>>,
+    /// What [`Mapper::afford`] refused the current cell for, for the error.
+    refused: Option<String>,
 }
 
 type CellResult<T> = Result<T, String>;
 
+/// How much larger than the gate budget left a block may be before it is refused unbuilt
+/// ([`Mapper::afford`]): sizes count partial products, which structural hashing may share
+/// (a word of repeated bits), so a block somewhat larger may still fit; past the budget the
+/// gates fold away, so building it costs time only.
+const AFFORD_FACTOR: u64 = 4;
+
 impl<'a> Mapper<'a> {
-    pub fn new(g: &'a mut NetBuilder, rename: &'a dyn Fn(&str) -> String) -> Mapper<'a> {
+    /// A mapper into `g` that stops once `budget` gates are made (see
+    /// [`crate::Options::gate_budget`]) and reports the gates made to `progress`.
+    pub fn new(
+        g: &'a mut NetBuilder,
+        rename: &'a dyn Fn(&str) -> String,
+        budget: Option<u64>,
+        progress: Option<Arc<AtomicU64>>,
+    ) -> Mapper<'a> {
+        g.set_gate_limit(budget);
         Mapper {
             g,
             nets: HashMap::new(),
             rename,
             sums: SumPlan::default(),
+            budget,
+            progress,
+            refused: None,
         }
     }
 
@@ -141,6 +167,20 @@ impl<'a> Mapper<'a> {
             BitRef::Net(n) => self.nets.get(n).copied().unwrap_or(Lit::FALSE),
             BitRef::Const(c) => Lit::constant(c == "1"),
         }
+    }
+
+    /// A cell's name with the file names in it renamed: Yosys names cells of expressions
+    /// `$mul$FILE:LINE$N`, and FILE may be a temporary copy of the design.
+    fn shown_name(&self, name: &str) -> String {
+        name.split('$')
+            .map(|part| match part.rsplit_once(':') {
+                Some((file, line)) if !file.is_empty() => {
+                    format!("{}:{line}", (self.rename)(file))
+                }
+                _ => part.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("$")
     }
 
     fn pos(&self, cell: &Cell) -> Option<SourcePos> {
@@ -207,6 +247,14 @@ impl<'a> Mapper<'a> {
         let mut done = 0;
         while let Some(k) = ready.pop() {
             let (name, cell) = &cells[k];
+            let made_before = self.g.gates_emitted();
+            let cell_err = |m: &mut Mapper, message: String| {
+                let name = m.shown_name(name);
+                match m.refused.take() {
+                    Some(what) => m.over_budget(cell, &name, Some(what), made_before),
+                    None => err(m, cell, format!("cell `{name}` ({}): {message}", cell.kind)),
+                }
+            };
             let outs = if self.sums.absorbed[k] {
                 // Computed inside the sum it feeds.
                 Vec::new()
@@ -214,13 +262,23 @@ impl<'a> Mapper<'a> {
                 .iter()
                 .any(|(port, _)| self.sums.feeds.contains_key(&(k, *port)))
             {
-                self.sum_tree(cells, k)
-                    .map(|y| vec![y])
-                    .map_err(|m| err(self, cell, format!("cell `{name}` ({}): {m}", cell.kind)))?
+                match self.sum_tree(cells, k) {
+                    Ok(y) => vec![y],
+                    Err(m) => return Err(cell_err(self, m)),
+                }
             } else {
-                self.eval(cell)
-                    .map_err(|m| err(self, cell, format!("cell `{name}` ({}): {m}", cell.kind)))?
+                match self.eval(cell) {
+                    Ok(outs) => outs,
+                    Err(m) => return Err(cell_err(self, m)),
+                }
             };
+            if let Some(p) = &self.progress {
+                p.store(self.g.gates_emitted(), Ordering::Relaxed);
+            }
+            if matches!(self.g.error(), Some(NetlistError::GateLimit { .. })) {
+                let name = self.shown_name(name);
+                return Err(self.over_budget(cell, &name, None, made_before));
+            }
             for (port, lits) in outputs_of[k].iter().zip(outs) {
                 let bits = cell.connections.get(port).map_or(&[][..], |v| v.as_slice());
                 for (b, l) in bits.iter().zip(lits) {
@@ -254,6 +312,57 @@ impl<'a> Mapper<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// Refuses a block of `size` (its partial products or bit steps: each at least a gate,
+    /// but where operands repeat bits, structural hashing shares many) before it is built,
+    /// where that is more than [`AFFORD_FACTOR`] times what the budget has left: quadratic
+    /// blocks of words millions of bits wide would otherwise take hours to build even with
+    /// every gate past the budget folded away. `what` says what `size` counts, for the
+    /// error.
+    fn afford(&mut self, size: u64, what: impl FnOnce() -> String) -> CellResult<()> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        let left = budget.saturating_sub(self.g.gates_emitted());
+        if size > left.saturating_mul(AFFORD_FACTOR) {
+            self.refused = Some(what());
+            return Err(String::new());
+        }
+        Ok(())
+    }
+
+    /// The error for `cell`, which took the design past its gate budget after the cells
+    /// before it made `before` gates; `refused` is what [`Mapper::afford`] refused it for,
+    /// `None` where it went over while being built.
+    fn over_budget(
+        &self,
+        cell: &Cell,
+        name: &str,
+        refused: Option<String>,
+        before: u64,
+    ) -> CompileError {
+        let budget = self.budget.unwrap_or(u64::MAX);
+        let kind = &cell.kind;
+        let message = match refused {
+            Some(what) => format!(
+                "cell `{name}` ({kind}) {what}, too many for the {} gates left of the \
+                 {} this compilation may make",
+                group(budget.saturating_sub(before)),
+                group(budget)
+            ),
+            None => format!(
+                "cell `{name}` ({kind}) takes the design past the {} gates this \
+                 compilation may make ({} made before it)",
+                group(budget),
+                group(before)
+            ),
+        };
+        CompileError::CellOverBudget {
+            pos: self.pos(cell),
+            message,
+            budget,
+        }
     }
 
     // ---- Reading a cell ----
@@ -343,6 +452,19 @@ impl<'a> Mapper<'a> {
                 }
             }
         }
+        let n: u64 = addends
+            .iter()
+            .map(|(x, _)| match x {
+                Addend::Product(a, b) => partial_products(a, b, width),
+                Addend::Word(_) => 0,
+            })
+            .fold(0, u64::saturating_add);
+        self.afford(n, || {
+            format!(
+                "sums products of {width}-bit words: {} partial products",
+                group(n)
+            )
+        })?;
         Ok(blocks::sum_of_products(self.g, &addends, width))
     }
 
@@ -366,6 +488,13 @@ impl<'a> Mapper<'a> {
             "$and" | "$or" | "$xor" | "$xnor" | "$add" | "$sub" | "$mul" => {
                 let yw = self.width(cell, "Y_WIDTH")?;
                 let (a, b) = self.operands(cell, yw)?;
+                if kind == "$mul" {
+                    let n = partial_products(&a, &b, yw);
+                    let (aw, bw) = (self.width(cell, "A_WIDTH")?, self.width(cell, "B_WIDTH")?);
+                    self.afford(n, || {
+                        format!("multiplies {aw} × {bw} bits: {} partial products", group(n))
+                    })?;
+                }
                 let g = &mut *self.g;
                 match kind {
                     "$and" => blocks::and_word(g, &a, &b),
@@ -582,6 +711,13 @@ impl<'a> Mapper<'a> {
         let w = aw.max(bw).max(yw);
         let signed = self.flag(cell, "A_SIGNED") && self.flag(cell, "B_SIGNED");
         let (a, b) = self.operands(cell, w)?;
+        let n = division_steps(&a, &b);
+        self.afford(n, || {
+            format!(
+                "divides {aw} by {bw} bits: {} bit steps of subtract-and-select",
+                group(n)
+            )
+        })?;
         let g = &mut *self.g;
         let (q, r) = if signed {
             sdivrem(g, &a, &b)
@@ -631,6 +767,19 @@ impl<'a> Mapper<'a> {
         let a_signed = self.flag(cell, "A_SIGNED") && kind != "$shiftx";
         let ext = extend(&a, w, a_signed);
         let b_signed = self.flag(cell, "B_SIGNED");
+        // A stage per amount bit below the width (the higher ones share one multiplexer).
+        let stages = b
+            .iter()
+            .take((usize::BITS - w.leading_zeros()) as usize)
+            .filter(|l| l.as_const().is_none())
+            .count();
+        let n = (w as u64).saturating_mul(stages as u64);
+        self.afford(n, || {
+            format!(
+                "shifts {w} bits in {stages} stages: {} multiplexers",
+                group(n)
+            )
+        })?;
         let g = &mut *self.g;
         let y = match kind {
             "$shl" | "$sshl" => shift_word(g, &ext, &b, true, Lit::FALSE),
@@ -837,6 +986,66 @@ fn table_len(select_bits: usize) -> CellResult<usize> {
         ));
     }
     Ok(1 << select_bits)
+}
+
+/// The partial products of the `width`-bit truncated product of `a` and `b` that are not
+/// constant zero, as [`blocks::mul`] forms them: a sign-extended operand counts only its
+/// significant bits (its extension costs a row of its own), a constant one of at most 128
+/// bits only its signed digits (at most its set bits, so this is counted as 0: the block
+/// is linear in `width`).
+fn partial_products(a: &[Lit], b: &[Lit], width: usize) -> u64 {
+    let constant = |x: &[Lit]| x.iter().all(|l| l.as_const().is_some());
+    if (constant(a) && a.len() <= 128) || (constant(b) && b.len() <= 128) {
+        return 0;
+    }
+    let significant = |x: &[Lit]| {
+        let x = &x[..x.len().min(width)];
+        let mut m = x.len();
+        while m > 1 && x[m - 2] == x[m - 1] {
+            m -= 1;
+        }
+        x[..m].to_vec()
+    };
+    let (a, b) = (significant(a), significant(b));
+    // below[k]: b's bits below k that are not constant zero.
+    let mut below = Vec::with_capacity(b.len() + 1);
+    below.push(0u64);
+    for l in &b {
+        below.push(below.last().expect("non-empty") + u64::from(*l != Lit::FALSE));
+    }
+    a.iter()
+        .enumerate()
+        .filter(|(_, l)| **l != Lit::FALSE)
+        .map(|(i, _)| below[(width - i).min(b.len())])
+        .fold(0, u64::saturating_add)
+}
+
+/// `n` with its digits in groups of three (`1,677,721,600`), for errors.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The bit steps of [`blocks::udivrem`] on `a` and `b` (a subtract-and-select per bit of
+/// the partial remainder, which is as wide as `b` reaches, per bit of `a` below its
+/// constant-zero top).
+fn division_steps(a: &[Lit], b: &[Lit]) -> u64 {
+    let top = |x: &[Lit]| {
+        x.iter()
+            .rposition(|&l| l != Lit::FALSE)
+            .map_or(0, |p| p + 1)
+    };
+    let (n, cap) = (top(a) as u64, top(b) as u64);
+    // Step t works on min(t + 1, cap) bits.
+    let ramp = n.min(cap);
+    (ramp * (ramp + 1) / 2).saturating_add((n - ramp).saturating_mul(cap))
 }
 
 fn extend(a: &[Lit], width: usize, signed: bool) -> Vec<Lit> {

@@ -148,7 +148,7 @@ pub fn source_files(path: &Path, opts: &Options) -> Result<Vec<PathBuf>, Compile
         .arg(deps.path())
         .arg("-p")
         .arg(&read);
-    let output = yosys::output_within(&y, cmd, yosys::time_limit())?;
+    let output = yosys::output_within(&y, cmd, yosys::Limits::from_env()?)?;
     let text = std::fs::read_to_string(deps.path()).unwrap_or_default();
     if !output.status.success() || text.is_empty() {
         // Yosys will report the problem when compiling; the design alone keys the cache.
@@ -294,7 +294,7 @@ fn compile_netlist(
             message: format!("Yosys' netlist has no module `{top}`"),
         })?;
     let mut g = NetBuilder::new(opts.optimize);
-    let (interface, params) = map_module(module, &mut g, rename)?;
+    let (interface, params) = map_module(module, &mut g, rename, opts)?;
     let (circuit, b) = g.try_finish().map_err(|e| CompileError::Source {
         pos: None,
         message: format!("the circuit cannot be built: {e}"),
@@ -361,16 +361,18 @@ fn auto_top(design: &Design, file: &str) -> Result<String, CompileError> {
     }
 }
 
-/// Declares the ports of `module` in `g`, maps its cells, and declares the outputs. Returns
-/// the interface and the port names in declaration order.
+/// Declares the ports of `module` in `g`, maps its cells (within `opts.gate_budget`,
+/// reporting to `opts.progress`), and declares the outputs. Returns the interface and the
+/// port names in declaration order.
 fn map_module(
     module: &Module,
     g: &mut NetBuilder,
     rename: &dyn Fn(&str) -> String,
+    opts: &Options,
 ) -> Result<(Interface, Vec<String>), CompileError> {
     let mut interface = Interface::default();
     let mut names = Vec::new();
-    let mut mapper = cells::Mapper::new(g, rename);
+    let mut mapper = cells::Mapper::new(g, rename, opts.gate_budget, opts.progress.clone());
     let mut outputs = Vec::new();
     for (name, port) in &module.ports.0 {
         let pos = port_pos(module, name, rename);
