@@ -292,3 +292,34 @@ fn a_parallel_mode_on_one_side_only_is_named_as_the_cause_on_both_sides() {
     assert!(error_line(&a).contains("here phases and regions for --parallel cgp"));
     assert!(error_line(&b).contains("here a gate list for the sequential protocol"));
 }
+
+/// A mistyped time limit for the preprocessor or Yosys is an error naming the variable, not
+/// silently the default.
+#[test]
+fn a_time_limit_that_is_not_a_number_is_refused() {
+    let s = Scratch::new("mistakes", "timeouts");
+    std::fs::write(
+        s.0.join("prog.c"),
+        "void mpc_main(int INPUT_A_x, int INPUT_B_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x < INPUT_B_x; }\n",
+    )
+    .unwrap();
+    let out = s
+        .pgc()
+        .args(["compile", "prog.c", "-o", "prog.pgc"])
+        .env("PGC_CPP_TIMEOUT", "2min")
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains("PGC_CPP_TIMEOUT=2min is not a number of seconds"),
+        "{line}"
+    );
+    // Unset or empty, the default applies.
+    let out = s
+        .pgc()
+        .args(["compile", "prog.c", "-o", "prog.pgc"])
+        .env("PGC_CPP_TIMEOUT", "")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -19,12 +19,24 @@ const CPP_MEMORY_BYTES: u64 = 2 << 30;
 
 /// Longest `cpp` may run: `$PGC_CPP_TIMEOUT` seconds, else 120 (an include of a device or
 /// pipe that never ends, or never delivers).
-fn cpp_time_limit() -> Duration {
-    let secs = std::env::var("PGC_CPP_TIMEOUT")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(120);
-    Duration::from_secs(secs.max(1))
+fn cpp_time_limit() -> Result<Duration, CompileError> {
+    env_seconds("PGC_CPP_TIMEOUT", 120)
+}
+
+/// A time limit in whole seconds from the environment variable `var` (at least 1), else
+/// `default`; a value that is not a number is an error rather than silently the default,
+/// so a mistyped limit does not go unnoticed.
+pub(crate) fn env_seconds(var: &str, default: u64) -> Result<Duration, CompileError> {
+    let secs = match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => {
+            v.trim().parse::<u64>().map_err(|_| CompileError::Source {
+                pos: None,
+                message: format!("{var}={v} is not a number of seconds (e.g. {var}=600)"),
+            })?
+        }
+        _ => default,
+    };
+    Ok(Duration::from_secs(secs.max(1)))
 }
 
 /// What the preprocessor may take: address space, wall-clock time, and bytes of output.
@@ -46,7 +58,7 @@ pub fn preprocess(
 ) -> Result<String, CompileError> {
     let limits = CppLimits {
         memory: CPP_MEMORY_BYTES,
-        time: cpp_time_limit(),
+        time: cpp_time_limit()?,
         output: MAX_PREPROCESSED_BYTES,
     };
     preprocess_within(source, name, dir, opts, limits)

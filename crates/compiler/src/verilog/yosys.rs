@@ -119,10 +119,6 @@ impl Limits {
     /// machine's memory) and `$PGC_YOSYS_NETLIST` (else 1 GiB); sizes are MiB, or a number
     /// with a unit (`8G`, `512M`).
     pub fn from_env() -> Result<Limits, CompileError> {
-        let secs = std::env::var("PGC_YOSYS_TIMEOUT")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(600);
         let size = |var: &str, default: u64| -> Result<u64, CompileError> {
             match std::env::var(var) {
                 Ok(v) if !v.trim().is_empty() => {
@@ -138,7 +134,7 @@ impl Limits {
             }
         };
         Ok(Limits {
-            time: Duration::from_secs(secs.max(1)),
+            time: crate::source::env_seconds("PGC_YOSYS_TIMEOUT", 600)?,
             memory: size(
                 "PGC_YOSYS_MEMORY",
                 pgc_circuit::MemoryLimit::machine_default().bytes(),
