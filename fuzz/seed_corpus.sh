@@ -75,6 +75,11 @@ compile edit_distance-3 edit_distance.c -D EDIT_LEN=3
 RUSTFLAGS="--cfg fuzzing" cargo run -q -p pgc-fuzz --example write_seeds \
     --manifest-path "$ROOT/Cargo.toml" --target-dir "$ROOT/fuzz/target/cfg-fuzzing" -- "$CORPUS"
 
+# Random programs of the compiler's own generators (integer, ranged loops, floating point),
+# preprocessed, for the differential target; RANDOM_C_SEEDS of them (default 300).
+cargo run -q -p pgc-fuzz --example random_c_seeds --manifest-path "$ROOT/Cargo.toml" -- \
+    "$CORPUS/c_semantics" "${RANDOM_C_SEEDS:-300}"
+
 for dir in "$CORPUS"/*/; do
     printf '%-14s %4d files\n' "$(basename "$dir")" "$(find "$dir" -type f | wc -l)"
 done

@@ -233,12 +233,24 @@ pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, CompileErro
         message: format!("{} is not valid UTF-8", path.display()),
     })?;
     let name = path.display().to_string();
-    compile_in(&source, &name, path.parent(), opts)
+    compile_in(&source, &name, Origin::Source(path.parent()), opts)
 }
 
 /// Compiles C source text; `name` is used in error positions (and as the `cpp` file name).
 pub fn compile_source(source: &str, name: &str, opts: &Options) -> Result<Compiled, CompileError> {
-    compile_in(source, name, None, opts)
+    compile_in(source, name, Origin::Source(None), opts)
+}
+
+/// Compiles text a C preprocessor has already produced (as [`preprocess_file`] returns it):
+/// no `cpp` runs, so `#include` and macros are not expanded; `# line "file"` markers still
+/// map positions back to the user's files. For callers that preprocess once themselves, and
+/// for fuzzing the compiler without a process per input.
+pub fn compile_preprocessed(
+    text: &str,
+    name: &str,
+    opts: &Options,
+) -> Result<Compiled, CompileError> {
+    compile_in(text, name, Origin::Preprocessed, opts)
 }
 
 /// The preprocessed text of a program (what a cache should key on: it includes headers).
@@ -277,10 +289,19 @@ struct FrontEnd {
 /// symbolic execution; a big stack keeps that from overflowing (only touched pages cost).
 const FRONT_END_STACK: usize = 1 << 30;
 
+/// Where a program's text comes from.
+#[derive(Clone, Copy)]
+enum Origin<'a> {
+    /// C source, run through `cpp` first; `#include "…"` also searches this directory.
+    Source(Option<&'a Path>),
+    /// Text a C preprocessor has already produced: no `cpp` runs.
+    Preprocessed,
+}
+
 fn front_end(
     source: &str,
     name: &str,
-    dir: Option<&Path>,
+    origin: Origin<'_>,
     opts: &Options,
     spill: Option<&Path>,
 ) -> Result<FrontEnd, CompileError> {
@@ -289,7 +310,7 @@ fn front_end(
             .name("pgc-compile".into())
             .stack_size(FRONT_END_STACK)
             .spawn_scoped(s, || {
-                front_end_on_this_thread(source, name, dir, opts, spill)
+                front_end_on_this_thread(source, name, origin, opts, spill)
             })
             .map_err(|e| CompileError::Source {
                 pos: None,
@@ -303,19 +324,22 @@ fn front_end(
 fn front_end_on_this_thread(
     source: &str,
     name: &str,
-    dir: Option<&Path>,
+    origin: Origin<'_>,
     opts: &Options,
     spill: Option<&Path>,
 ) -> Result<FrontEnd, CompileError> {
     let start = Instant::now();
     let mut watch = phases::Stopwatch::start();
     let mut phases = Vec::new();
-    let mut text = source::preprocess(
-        source,
-        name,
-        dir.filter(|d| !d.as_os_str().is_empty()),
-        opts,
-    )?;
+    let mut text = match origin {
+        Origin::Source(dir) => source::preprocess(
+            source,
+            name,
+            dir.filter(|d| !d.as_os_str().is_empty()),
+            opts,
+        )?,
+        Origin::Preprocessed => source.to_string(),
+    };
     let pragma_result = parallel::take_pragmas(&mut text);
     let map = LineMap::new(&text, name, source);
     let pragmas = pragma_result.map_err(|(offset, message)| CompileError::Source {
@@ -428,10 +452,10 @@ fn compile_stats(
 fn compile_in(
     source: &str,
     name: &str,
-    dir: Option<&Path>,
+    origin: Origin<'_>,
     opts: &Options,
 ) -> Result<Compiled, CompileError> {
-    let fe = front_end(source, name, dir, opts, None)?;
+    let fe = front_end(source, name, origin, opts, None)?;
     let mut watch = phases::Stopwatch::start();
     let regions = fe.netlist.region_spans().to_vec();
     let (circuit, b) = fe
@@ -480,7 +504,12 @@ pub fn compile_compact_file(path: &Path, opts: &Options) -> Result<CompiledCompa
         path: path.to_path_buf(),
         source: e,
     })?;
-    compact_in(&source, &path.display().to_string(), path.parent(), opts)
+    compact_in(
+        &source,
+        &path.display().to_string(),
+        Origin::Source(path.parent()),
+        opts,
+    )
 }
 
 /// [`compile_compact_file`] for source text; `name` is used in error messages.
@@ -489,18 +518,28 @@ pub fn compile_compact_source(
     name: &str,
     opts: &Options,
 ) -> Result<CompiledCompact, CompileError> {
-    compact_in(source, name, None, opts)
+    compact_in(source, name, Origin::Source(None), opts)
+}
+
+/// [`compile_compact_source`] for text a C preprocessor has already produced (see
+/// [`compile_preprocessed`]).
+pub fn compile_compact_preprocessed(
+    text: &str,
+    name: &str,
+    opts: &Options,
+) -> Result<CompiledCompact, CompileError> {
+    compact_in(text, name, Origin::Preprocessed, opts)
 }
 
 fn compact_in(
     source: &str,
     name: &str,
-    dir: Option<&Path>,
+    origin: Origin<'_>,
     opts: &Options,
 ) -> Result<CompiledCompact, CompileError> {
     let mut opts = opts.clone();
     opts.compact = true;
-    let fe = front_end(source, name, dir, &opts, None)?;
+    let fe = front_end(source, name, origin, &opts, None)?;
     let mut watch = phases::Stopwatch::start();
     let fail = |e: String| CompileError::Source {
         pos: None,
@@ -548,7 +587,13 @@ pub fn compile_compact_streaming(
     let name = path.display().to_string();
     let mut opts = opts.clone();
     opts.compact = true;
-    let mut fe = front_end(&source, &name, path.parent(), &opts, Some(spill_dir))?;
+    let mut fe = front_end(
+        &source,
+        &name,
+        Origin::Source(path.parent()),
+        &opts,
+        Some(spill_dir),
+    )?;
     let mut phases = std::mem::take(&mut fe.phases);
     let mut watch = phases::Stopwatch::start();
     let fail = |e: String| CompileError::Source {
@@ -725,7 +770,13 @@ pub fn compile_file_streaming<W: std::io::Write>(
         source: e,
     })?;
     let name = path.display().to_string();
-    let fe = front_end(&source, &name, path.parent(), opts, Some(spill_dir))?;
+    let fe = front_end(
+        &source,
+        &name,
+        Origin::Source(path.parent()),
+        opts,
+        Some(spill_dir),
+    )?;
     let mut watch = phases::Stopwatch::start();
     let and_final = fe.netlist.and_count();
     let write_err = |e: pgc_circuit::PgcFileError| CompileError::Source {

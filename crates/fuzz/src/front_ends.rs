@@ -101,6 +101,152 @@ fn evaluate_on_zeros<S: GateSource>(source: &S) {
         .ok();
 }
 
+/// The compilations [`c_semantics`] holds against the reference (flat, default options):
+/// each must compute the same function, on every input, whatever the program's C-level
+/// undefined behaviour (the value-range analysis and the compact form claim exactly that:
+/// `pgc_compiler::range`, `pgc_compiler::compact`).
+const SEMANTIC_VARIANTS: [&str; 4] = [
+    "compact",
+    "flat without value ranges",
+    "flat, --optimize depth",
+    "compact without replayed bounds",
+];
+
+/// A preprocessed C program (no `cpp` process: fast enough for long campaigns) compiled the
+/// reference way and one other way (bits 0–1 of the first byte pick one of
+/// [`SEMANTIC_VARIANTS`]); where both compile, the two circuits must give the same outputs
+/// on all-zero, all-one and pseudo-random inputs (drawn from a hash of the fuzz input). A
+/// disagreement is a miscompile in one of them. The rest of the input is the program text,
+/// as `cpp` would give it (the seeds are the `c_program` seeds preprocessed with
+/// `cpp -P -std=gnu11 -D__PGC__=1`).
+pub fn c_semantics(data: &[u8]) {
+    let _ = c_semantics_run(data);
+}
+
+/// [`c_semantics`], returning `None` for an empty input, else whether both compiled (the
+/// reference's error if it did not; `Ok(false)` if only the variant refused).
+pub fn c_semantics_run(data: &[u8]) -> Option<Result<bool, String>> {
+    let (&selector, text) = data.split_first()?;
+    let text = String::from_utf8_lossy(text);
+    let variant = usize::from(selector & 3);
+    let reference = match pgc_compiler::compile_preprocessed(&text, "fuzz.c", &fuzz_options(false))
+    {
+        Ok(c) => c,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    check_flat(&reference);
+    let flat_variant = |opts: Options| pgc_compiler::compile_preprocessed(&text, "fuzz.c", &opts);
+    let compact_variant = |opts: Options| {
+        pgc_compiler::compile_compact_preprocessed(&text, "fuzz.c", &opts).map(|c| {
+            CompactSource::new(c.circuit).expect("the compiler's compact circuit validates")
+        })
+    };
+    let compiled = match variant {
+        0 | 3 => {
+            let opts = Options {
+                bound_replay: variant == 0,
+                ..fuzz_options(true)
+            };
+            match compact_variant(opts) {
+                Ok(compact) => Compilation::Compact(compact),
+                Err(_) => return Some(Ok(false)),
+            }
+        }
+        _ => {
+            let opts = if variant == 1 {
+                Options {
+                    value_ranges: false,
+                    ..fuzz_options(false)
+                }
+            } else {
+                Options {
+                    optimize: pgc_circuit::OptimizeFor::Depth,
+                    ..fuzz_options(false)
+                }
+            };
+            match flat_variant(opts) {
+                Ok(flat) => Compilation::Flat(flat.circuit),
+                Err(_) => return Some(Ok(false)),
+            }
+        }
+    };
+    match &compiled {
+        Compilation::Flat(c) => same_ports(&reference.circuit, c, variant),
+        Compilation::Compact(c) => same_ports(&reference.circuit, c, variant),
+    }
+    let width: u64 = reference
+        .circuit
+        .layout
+        .input_widths
+        .iter()
+        .map(|&w| w as u64)
+        .sum();
+    let mut state = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut next_bit = move || {
+        // xorshift64*: only a spread of test inputs, not a secret.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 63 == 1
+    };
+    let patterns: [Vec<bool>; 4] = [
+        vec![false; width as usize],
+        vec![true; width as usize],
+        (0..width).map(|_| next_bit()).collect(),
+        (0..width).map(|_| next_bit()).collect(),
+    ];
+    for inputs in &patterns {
+        let got = match &compiled {
+            Compilation::Flat(c) => evaluate(c, inputs),
+            Compilation::Compact(c) => evaluate(c, inputs),
+        };
+        let (Some(want), Some(got)) = (evaluate(&reference.circuit, inputs), got) else {
+            continue;
+        };
+        assert!(
+            want == got,
+            "the {} compilation disagrees with the flat one on inputs {}: {} vs {}",
+            SEMANTIC_VARIANTS[variant],
+            bit_string(inputs),
+            bit_string(&got),
+            bit_string(&want)
+        );
+    }
+    Some(Ok(true))
+}
+
+/// The other compilation [`c_semantics`] compares.
+enum Compilation {
+    Flat(Circuit),
+    Compact(CompactSource),
+}
+
+/// Both compilations read the same input wires and give the same number of outputs.
+fn same_ports<S: GateSource>(reference: &Circuit, variant: &S, which: usize) {
+    let (want, got) = (&reference.layout, variant.layout());
+    assert!(
+        want.input_widths == got.input_widths && want.output_wires.len() == got.output_wires.len(),
+        "the {} compilation has other ports than the flat one: inputs {:?} vs {:?}, {} vs {} outputs",
+        SEMANTIC_VARIANTS[which],
+        got.input_widths,
+        want.input_widths,
+        got.output_wires.len(),
+        want.output_wires.len()
+    );
+}
+
+fn evaluate<S: GateSource>(source: &S, inputs: &[bool]) -> Option<Vec<bool>> {
+    FUZZ_EVAL_MEMORY
+        .scoped(|| eval_bits_checked(source, inputs))
+        .ok()
+}
+
+fn bit_string(bits: &[bool]) -> String {
+    bits.iter().map(|&b| if b { '1' } else { '0' }).collect()
+}
+
 /// A netlist in Yosys' JSON format (what `pgc compile design.v` reads back from Yosys)
 /// through the Verilog mapper, top module `top` (or the one the netlist marks as top). A
 /// netlist that maps must give a well-formed circuit, evaluated on all-zero inputs.

@@ -116,6 +116,10 @@ pub const TARGETS: &[Target] = &[
         run: c_program,
     },
     Target {
+        name: "c_semantics",
+        run: c_semantics,
+    },
+    Target {
         name: "yosys_json",
         run: yosys_json,
     },
@@ -130,7 +134,7 @@ pub const TARGETS: &[Target] = &[
 ];
 
 pub use cluster::cluster_rank;
-pub use front_ends::{c_program, inputs_json, yosys_json};
+pub use front_ends::{c_program, c_semantics, inputs_json, yosys_json};
 pub use malicious::{cut_and_choose, dual_execution};
 pub use yao_variants::{yao_compact, yao_three_halves};
 

@@ -216,7 +216,8 @@ fn cut_and_choose_target_evaluates_several_copies() {
 
 /// The front-end seeds reach a result, so the fuzzer starts from inputs that pass the
 /// parsers: every C seed but one compiles under the targets' small limits (`mexp.c` is kept
-/// for the gate-budget error), every netlist maps, every inputs object gives all values.
+/// for the gate-budget error) and, preprocessed, compiles both ways `c_semantics` compares,
+/// every netlist maps, every inputs object gives all values.
 #[test]
 fn front_end_seeds_reach_a_result() {
     let root = repo_root().join("fuzz/seeds");
@@ -228,6 +229,22 @@ fn front_end_seeds_reach_a_result() {
             assert!(e.contains("more than 65536 gates"), "{e}");
         } else if let Err(e) = outcome {
             panic!("{}: {e}", seed.display());
+        }
+    }
+    // Both compilations of every preprocessed seed (mexp.c's is over the budget), so the
+    // fuzzer starts where the outputs are compared.
+    for seed in files_in(&root.join("c_semantics")) {
+        let data = std::fs::read(&seed).expect("the seed");
+        let outcome = pgc_fuzz::front_ends::c_semantics_run(&data).expect("a non-empty seed");
+        if seed
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("mexp"))
+        {
+            let e = outcome.expect_err("mexp is over the budget");
+            assert!(e.contains("more than 65536 gates"), "{e}");
+        } else {
+            let compared = outcome.unwrap_or_else(|e| panic!("{}: {e}", seed.display()));
+            assert!(compared, "{}: the variant did not compile", seed.display());
         }
     }
     for seed in files_in(&root.join("yosys_json")) {
