@@ -1375,7 +1375,11 @@ impl Gen {
     }
 
     fn switch_statement(&mut self, ctx: Ctx) {
-        let (e, _) = self.expr(2);
+        let e = match self.side_effect_expr() {
+            // The controlling expression may modify a variable the cases then read.
+            Some((e, _)) if self.rng.percent(20) => e,
+            _ => self.expr(2).0,
+        };
         let scrutinee = match self.rng.below(3) {
             0 => format!("({e}) & 7"),
             1 => format!("({e}) % 5"),
@@ -1629,18 +1633,39 @@ impl Gen {
                 }
             }
         }
+        // An argument that modifies an owned variable no other argument names.
+        let scalar_args: Vec<usize> = (0..h.params.len())
+            .filter(|&k| matches!(h.params[k], HelperParam::Scalar(_)))
+            .collect();
+        let mut modified = None;
+        if !scalar_args.is_empty()
+            && self.rng.percent(20)
+            && let Some((e, base)) = self.side_effect_expr()
+        {
+            let k = *self.rng.pick(&scalar_args);
+            if !args
+                .iter()
+                .enumerate()
+                .any(|(j, a)| j != k && wide::mentions(a, &base))
+            {
+                args[k] = e;
+                modified = Some(base);
+            }
+        }
         let call = format!("{}({})", h.name, args.join(", "));
         // Assign the result to a variable the call does not touch (by name: conservative).
         let global_prefix = format!("{}_g", self.prefix);
         let touches = |lv: &str| {
-            args.iter().any(|a| {
-                let name: String = a
-                    .trim_start_matches('&')
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                !name.is_empty() && lv.contains(&name)
-            }) || lv.contains(&global_prefix)
+            modified.as_ref().is_some_and(|b| wide::mentions(lv, b))
+                || args.iter().any(|a| {
+                    let name: String = a
+                        .trim_start_matches('&')
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    !name.is_empty() && lv.contains(&name)
+                })
+                || lv.contains(&global_prefix)
         };
         match h.ret {
             None => {
@@ -1689,6 +1714,26 @@ impl Gen {
     }
 
     fn index_inner(&mut self, len: u32) -> String {
+        // A loop counter (a constant in each iteration, so a loop indexing by it can be
+        // stored once in compact compilation).
+        let counters: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| {
+                v.access.len() > 1
+                    && v.access.starts_with('i')
+                    && v.access[1..].bytes().all(|b| b.is_ascii_digit())
+            })
+            .collect();
+        if !counters.is_empty() && self.rng.percent(30) {
+            let i = self.rng.pick(&counters).access.clone();
+            let k = self.rng.below(3);
+            return if k == 0 {
+                format!("({i}) % {len}")
+            } else {
+                format!("({i} + {k}) % {len}")
+            };
+        }
         match self.rng.below(8) {
             0 => self.rng.below(len as u64).to_string(),
             1..=3 if len.is_power_of_two() => {

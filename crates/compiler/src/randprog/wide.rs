@@ -77,7 +77,7 @@ impl Gen {
     /// An expression modifying one owned variable as a side effect, in one of the forms
     /// that sequence the write (see the module's comment); `None` when nothing is owned.
     /// Returns the expression and the variable's name.
-    fn side_effect_expr(&mut self) -> Option<(String, String)> {
+    pub(super) fn side_effect_expr(&mut self) -> Option<(String, String)> {
         let (w, t, base) = self.side_effect_place()?;
         let m = self.modification(&w, t);
         let e = match self.rng.below(6) {
