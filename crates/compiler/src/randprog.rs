@@ -258,6 +258,27 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// The default, or, with `PGC_RANDPROG_LARGE=1` in the environment, programs about three
+    /// times as long, with more helpers and one more level of nesting (for campaigns: the
+    /// tests' own runs stay small). Loops keep their iteration count, which the tests'
+    /// unroll limit assumes.
+    pub fn from_env() -> Config {
+        let large = std::env::var("PGC_RANDPROG_LARGE").is_ok_and(|v| v.trim() == "1");
+        if !large {
+            return Config::default();
+        }
+        Config {
+            main_statements: 36,
+            helper_statements: 10,
+            max_helpers: 5,
+            max_expr_depth: 3,
+            max_nesting: 4,
+            max_loop_iterations: 4,
+        }
+    }
+}
+
 /// A generated program: its text, entry function, and the interface the compiler should give
 /// it (ports in parameter order).
 #[derive(Clone, Debug)]

@@ -192,7 +192,7 @@ fn functions_touching_globals_are_inlined() {
 
 #[test]
 fn random_programs_compact_equals_unrolled() {
-    let cfg = Config::default();
+    let cfg = Config::from_env();
     let seeds = seeds(if cfg!(debug_assertions) { 60 } else { 300 });
     let count = seeds.len();
     let mut with_templates = 0;

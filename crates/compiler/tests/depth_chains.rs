@@ -482,7 +482,7 @@ fn random_programs_agree_with_gcc_in_depth_mode() {
     let cases: Vec<Case> = seeds(40)
         .into_iter()
         .map(|seed| {
-            let p = randprog::generate(seed, &format!("p{seed}"), &Config::default());
+            let p = randprog::generate(seed, &format!("p{seed}"), &Config::from_env());
             let mut case = Case::text(&format!("random_{seed}.c"), &p.source);
             case.label = format!(
                 "random program seed {seed} in depth mode (rerun alone: PGC_DEPTH_CHAINS_SEEDS={seed} \
