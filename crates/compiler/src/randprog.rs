@@ -1613,7 +1613,7 @@ impl Gen {
         let impure: Vec<Helper> = self
             .helpers
             .iter()
-            .filter(|h| !h.pure && !(self.in_pure && h.stateful))
+            .filter(|h| !h.pure && (!self.in_pure || !h.stateful))
             .cloned()
             .collect();
         if impure.is_empty() {
