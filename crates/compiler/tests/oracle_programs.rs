@@ -590,3 +590,32 @@ void mpc_main(int INPUT_A_c, int INPUT_A_x, int INPUT_B_y, int *OUTPUT_s, int *O
         short_loops(),
     );
 }
+
+/// A `_Bool` updated with `^=`, `+=`, `-=` in a `for` loop is no reduction: each step converts
+/// its result to 0 or 1 (`b ^= 2` sets `b`), which partial results combined with the
+/// operator do not reproduce (random program seed 300435 of the widened generator, large
+/// configuration: pgc made `f ^= i` over `i = 1, 2` a XOR reduction, 0 where gcc has 1).
+#[test]
+fn bool_updated_in_a_loop_is_not_a_reduction() {
+    check_with(
+        "bool_loop_updates.c",
+        r#"
+void mpc_main(_Bool INPUT_A_b, int INPUT_B_x, int *OUTPUT_r, int *OUTPUT_s, int *OUTPUT_t)
+{
+    _Bool x = INPUT_A_b;
+    for (int i = 1; i < 3; i++) x ^= i;
+    _Bool p = INPUT_A_b, m = INPUT_A_b;
+    for (int i = 0; i < 4; i++) {
+        p += INPUT_B_x - i;
+        m -= i;
+    }
+    *OUTPUT_r = x;
+    *OUTPUT_s = p;
+    *OUTPUT_t = m;
+}
+"#,
+        60,
+        1,
+        short_loops(),
+    );
+}
