@@ -7,7 +7,7 @@ use lang_c::span::{Node, Span};
 use pgc_circuit::Lit;
 
 use crate::lower::{
-    Binding, Lowerer, PendingOutput, Place, Ptr, R, Val, input_owner, output_visibility,
+    Binding, Lowerer, PendingOutput, Place, Ptr, R, Val, VarId, input_owner, output_visibility,
 };
 use crate::types::{FloatTy, IntTy, Ty, make_struct};
 
@@ -476,27 +476,42 @@ impl<'a> Lowerer<'a> {
             });
         }
         self.bind(name, Binding::Var(var));
-        if let Some(i) = &init.node.initializer {
-            if let Ty::Pointer(_) = ty {
-                let Initializer::Expression(e) = &i.node else {
-                    return self.err(i.span, "a pointer needs an expression initializer");
-                };
-                let v = self.eval_rvalue(e)?;
-                let Val::Ptr(p) = v else {
-                    return self.err(e.span, "initializer is not a pointer");
-                };
-                return self.write_ptr(var, p, e.span);
-            }
-            let place = Place {
-                var,
-                off: 0,
-                dyns: vec![],
-                ty,
-                run: 1,
-            };
-            self.initialize(&place, i)?;
+        let Some(i) = &init.node.initializer else {
+            return Ok(());
+        };
+        if is_static && !global {
+            // A static local is initialized once, before the program runs: not on the path
+            // condition of the first execution that reaches its declaration, which may be a
+            // secret one (the variable would stay zero on the other paths, and every later
+            // execution skips the initializer).
+            let paths = self.take_path_state();
+            let r = self.initialize_var(var, ty, i);
+            self.restore_path_state(paths);
+            return r;
         }
-        Ok(())
+        self.initialize_var(var, ty, i)
+    }
+
+    /// Runs the initializer of the new variable `var` of type `ty`.
+    fn initialize_var(&mut self, var: VarId, ty: Ty, i: &'a Node<Initializer>) -> R<()> {
+        if let Ty::Pointer(_) = ty {
+            let Initializer::Expression(e) = &i.node else {
+                return self.err(i.span, "a pointer needs an expression initializer");
+            };
+            let v = self.eval_rvalue(e)?;
+            let Val::Ptr(p) = v else {
+                return self.err(e.span, "initializer is not a pointer");
+            };
+            return self.write_ptr(var, p, e.span);
+        }
+        let place = Place {
+            var,
+            off: 0,
+            dyns: vec![],
+            ty,
+            run: 1,
+        };
+        self.initialize(&place, i)
     }
 
     fn list_length(&mut self, items: &'a [Node<InitializerListItem>]) -> R<u64> {

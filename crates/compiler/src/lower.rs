@@ -1323,6 +1323,12 @@ impl<'a> Lowerer<'a> {
             let Ty::Int(ty) = low.vars[var].ty.clone() else {
                 return false;
             };
+            if ty.is_bool {
+                // Each `b op= e` converts its result to 0 or 1 (`b ^= 2` sets `b`, `b += -1`
+                // may clear it): no combination of partial results started from the
+                // operator's identity computes that.
+                return false;
+            }
             reductions.push((var, op, ty));
             for u in uses {
                 if let Some((key, value)) = u.minmax {
@@ -1346,7 +1352,7 @@ impl<'a> Lowerer<'a> {
                             span,
                             format!(
                                 "`#pragma omp parallel for reduction({}: {name})`, but `{name}` is not a local integer \
-                                 variable that the loop only updates with {} (as `{name} {}= …`{})",
+                                 variable (other than `_Bool`) that the loop only updates with {} (as `{name} {}= …`{})",
                                 op.name(),
                                 op.name(),
                                 if matches!(op, RedOp::Min | RedOp::Max) { "" } else { op.name() },

@@ -11,7 +11,10 @@
 //! under secret conditions; one- and two-dimensional arrays, structs and arrays of structs
 //! read and written at secret indices; global lookup tables and variables; and helper
 //! functions (pure ones inside expressions; ones taking arrays, element pointers, struct
-//! pointers or returning structs as statements).
+//! pointers or two-dimensional arrays, keeping `static` state, or returning structs as
+//! statements). `randprog/wide.rs` adds side effects inside expressions (short-circuit and `?:`
+//! operands, commas, `switch` conditions, call arguments), local pointers and `static` locals;
+//! loops may also stop on a secret condition and leave their counter readable after them.
 //!
 //! Every program is free of behaviour gcc leaves undefined even with `-fwrapv`: divisors are
 //! guarded against 0 and against `MIN / -1`, shift counts are masked below the promoted width,
@@ -27,6 +30,7 @@ use pgc_circuit::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
 
 pub mod floats;
 pub mod ranged;
+mod wide;
 
 /// SplitMix64, so a program is a pure function of its seed.
 #[derive(Clone, Debug)]
@@ -256,6 +260,27 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// The default, or, with `PGC_RANDPROG_LARGE=1` in the environment, programs about three
+    /// times as long, with more helpers and one more level of nesting (for campaigns: the
+    /// tests' own runs stay small). Loops keep their iteration count, which the tests'
+    /// unroll limit assumes.
+    pub fn from_env() -> Config {
+        let large = std::env::var("PGC_RANDPROG_LARGE").is_ok_and(|v| v.trim() == "1");
+        if !large {
+            return Config::default();
+        }
+        Config {
+            main_statements: 36,
+            helper_statements: 10,
+            max_helpers: 5,
+            max_expr_depth: 3,
+            max_nesting: 4,
+            max_loop_iterations: 4,
+        }
+    }
+}
+
 /// A generated program: its text, entry function, and the interface the compiler should give
 /// it (ports in parameter order).
 #[derive(Clone, Debug)]
@@ -284,6 +309,8 @@ pub fn generate(seed: u64, prefix: &str, cfg: &Config) -> RandomProgram {
         budget: 0,
         out: String::new(),
         indent: 0,
+        in_pure: false,
+        statics: 0,
     };
     g.program(seed)
 }
@@ -309,6 +336,10 @@ struct Var {
     /// A pointer parameter standing for an array (`T *a` pointing at two or more elements):
     /// also read and written as `*a` and `*(a + 1)`.
     pointer: bool,
+    /// An object of the function itself that no pointer names (a local, a parameter passed
+    /// by value): the only kind an expression may modify as a side effect, since a write
+    /// through an alias would be unsequenced with a read of the same object by name.
+    owned: bool,
 }
 
 impl Var {
@@ -319,6 +350,14 @@ impl Var {
             shape,
             writable,
             pointer: false,
+            owned: false,
+        }
+    }
+
+    fn owned(self) -> Var {
+        Var {
+            owned: true,
+            ..self
         }
     }
 }
@@ -359,6 +398,8 @@ enum HelperParam {
     Pointer(IntTy),
     /// `T *a` pointing at two or more elements of an array.
     ElementPointer(IntTy),
+    /// `T a[r][c]`, `T a[][c]` or `T (*a)[c]`.
+    Array2(IntTy, u32, u32),
     Struct,
     StructPointer,
 }
@@ -371,6 +412,10 @@ struct Helper {
     params: Vec<HelperParam>,
     /// Callable inside expressions: returns an integer, takes values only, writes no global.
     pure: bool,
+    /// May change state that outlives a call (a global, a `static` local), itself or through
+    /// a helper it may call: a pure helper must not call it, or two calls of the pure one in
+    /// one expression, evaluated in an unspecified order, could see different states.
+    stateful: bool,
 }
 
 /// Where a statement is: what `break`/`continue`/`return` may do there.
@@ -398,6 +443,11 @@ struct Gen {
     budget: u32,
     out: String,
     indent: usize,
+    /// Generating a pure helper (called inside expressions, where two calls are evaluated
+    /// in an unspecified order): no `static` locals.
+    in_pure: bool,
+    /// `static` locals declared so far.
+    statics: u32,
 }
 
 impl Gen {
@@ -521,15 +571,29 @@ impl Gen {
             }
             1 => {
                 let len = self.array_len();
-                let items: Vec<String> = (0..len).map(|_| self.constant()).collect();
-                self.out
-                    .push_str(&format!("{sp} {name}[{len}] = {{{}}};\n", items.join(", ")));
+                // All elements, the first few (the rest zero) or none (all zero).
+                let k = match self.rng.below(4) {
+                    0 => 0,
+                    1 => 1 + self.rng.below(len as u64) as u32,
+                    _ => len,
+                };
+                let items: Vec<String> = (0..k).map(|_| self.constant()).collect();
+                if k == 0 {
+                    self.out.push_str(&format!("{sp} {name}[{len}];\n"));
+                } else {
+                    self.out
+                        .push_str(&format!("{sp} {name}[{len}] = {{{}}};\n", items.join(", ")));
+                }
                 self.globals
                     .push(Var::new(name, t, Shape::Array(len), true));
             }
             _ => {
-                let c = self.constant();
-                self.out.push_str(&format!("static {sp} {name} = {c};\n"));
+                if self.rng.percent(20) {
+                    self.out.push_str(&format!("static {sp} {name};\n"));
+                } else {
+                    let c = self.constant();
+                    self.out.push_str(&format!("static {sp} {name} = {c};\n"));
+                }
                 self.globals.push(Var::new(name, t, Shape::Scalar, true));
             }
         }
@@ -581,9 +645,17 @@ impl Gen {
                 params.push(HelperParam::ElementPointer(t));
             }
             4 if has_struct => params.push(HelperParam::StructPointer),
+            5 => {
+                let (r, c) = *self.rng.pick(&[(2, 2), (2, 3), (3, 2)]);
+                let t = self.any_type();
+                params.push(HelperParam::Array2(t, r, c));
+            }
             _ => {}
         }
+        // State kept from call to call.
+        let has_static = self.rng.percent(20);
         let pure = ret.is_some()
+            && !has_static
             && params
                 .iter()
                 .all(|p| matches!(p, HelperParam::Scalar(_) | HelperParam::Struct));
@@ -594,7 +666,7 @@ impl Gen {
             match p {
                 HelperParam::Scalar(t) => {
                     decls.push(format!("{} {pname}", t.spell(&mut self.rng)));
-                    scope.push(Var::new(pname, *t, Shape::Scalar, true));
+                    scope.push(Var::new(pname, *t, Shape::Scalar, true).owned());
                 }
                 HelperParam::Array(t, len) => {
                     decls.push(format!("{} {pname}[{len}]", t.spell(&mut self.rng)));
@@ -610,9 +682,18 @@ impl Gen {
                     v.pointer = true;
                     scope.push(v);
                 }
+                HelperParam::Array2(t, r, c) => {
+                    let sp = t.spell(&mut self.rng);
+                    decls.push(match self.rng.below(3) {
+                        0 => format!("{sp} {pname}[{r}][{c}]"),
+                        1 => format!("{sp} {pname}[][{c}]"),
+                        _ => format!("{sp} (*{pname})[{c}]"),
+                    });
+                    scope.push(Var::new(pname, *t, Shape::Array2(*r, *c), true));
+                }
                 HelperParam::Struct => {
                     decls.push(format!("{} {pname}", self.struct_spelling()));
-                    scope.push(Var::new(pname, IntTy::Int, Shape::Struct, true));
+                    scope.push(Var::new(pname, IntTy::Int, Shape::Struct, true).owned());
                 }
                 HelperParam::StructPointer => {
                     decls.push(format!("{} *{pname}", self.struct_spelling()));
@@ -636,6 +717,11 @@ impl Gen {
         );
         self.scopes = vec![self.global_scope(!pure), scope];
         self.indent = 1;
+        self.in_pure = pure;
+        let statics_before = self.statics;
+        if has_static {
+            self.static_declaration();
+        }
         self.budget = self.cfg.helper_statements;
         let ctx = Ctx {
             in_loop: false,
@@ -650,12 +736,17 @@ impl Gen {
         self.line(&format!("return {e};"));
         self.out.push_str("}\n\n");
         self.scopes.clear();
+        self.in_pure = false;
+        let stateful = self.statics > statics_before
+            || self.globals.iter().any(|g| g.writable)
+            || self.helpers.iter().any(|h| h.stateful);
         // Only now callable: no recursion.
         self.helpers.push(Helper {
             name,
             ret,
             params,
             pure,
+            stateful,
         });
     }
 
@@ -693,7 +784,7 @@ impl Gen {
         let init = self.struct_initializer();
         let sp = self.struct_spelling();
         self.line(&format!("{sp} {name} = {init};"));
-        self.declare(Var::new(name.clone(), IntTy::Int, Shape::Struct, true));
+        self.declare(Var::new(name.clone(), IntTy::Int, Shape::Struct, true).owned());
         name
     }
 
@@ -814,7 +905,7 @@ impl Gen {
                     owner,
                     ctype,
                 });
-                scope.push(Var::new(name.clone(), t, shape, self.rng.percent(30)));
+                scope.push(Var::new(name.clone(), t, shape, self.rng.percent(30)).owned());
                 names.push(name);
             }
         }
@@ -958,7 +1049,7 @@ impl Gen {
         self.budget = self.budget.saturating_sub(1);
         let nest_ok = ctx.nesting < self.cfg.max_nesting;
         loop {
-            match self.rng.below(21) {
+            match self.rng.below(25) {
                 0..=2 => return self.declaration(),
                 3..=5 => return self.assignment(),
                 6 => return self.compound_assignment(),
@@ -967,11 +1058,11 @@ impl Gen {
                 10..=11 if nest_ok => return self.if_statement(ctx),
                 12 if nest_ok => return self.switch_statement(ctx),
                 13..=14 if nest_ok => return self.loop_statement(ctx),
-                15 if ctx.in_loop => {
+                15 if ctx.in_loop || ctx.in_switch => {
                     let c = self.cond();
-                    let jump = if self.rng.percent(50) || ctx.in_switch {
-                        // `continue` also leaves a switch inside a loop; `break` would only
-                        // leave the switch, which is fine too but tests less.
+                    // Inside a switch, `break` leaves the switch and `continue` the loop
+                    // around it.
+                    let jump = if ctx.in_loop && self.rng.percent(50) {
                         "continue"
                     } else {
                         "break"
@@ -992,6 +1083,10 @@ impl Gen {
                 17 if self.helper_statement() => return,
                 18 => return self.post_increment_copy(),
                 19 if self.strukt.is_some() && self.struct_assignment() => return,
+                20 | 21 => return self.side_effect_statement(),
+                22 if nest_ok => return self.side_effect_if(ctx),
+                23 if self.pointer_declaration() => return,
+                24 if !self.in_pure && self.rng.percent(50) => return self.static_declaration(),
                 _ => {}
             }
         }
@@ -1004,12 +1099,12 @@ impl Gen {
             if self.rng.percent(60) {
                 let init = self.struct_initializer();
                 self.line(&format!("{sp} {name} = {init};"));
-                self.declare(Var::new(name, IntTy::Int, Shape::Struct, true));
+                self.declare(Var::new(name, IntTy::Int, Shape::Struct, true).owned());
             } else {
                 let len = 2 + self.rng.below(2) as u32;
                 let items: Vec<String> = (0..len).map(|_| self.struct_initializer()).collect();
                 self.line(&format!("{sp} {name}[{len}] = {{{}}};", items.join(", ")));
-                self.declare(Var::new(name, IntTy::Int, Shape::StructArray(len), true));
+                self.declare(Var::new(name, IntTy::Int, Shape::StructArray(len), true).owned());
             }
             return;
         }
@@ -1020,29 +1115,82 @@ impl Gen {
             0..=6 => {
                 let (e, _) = self.expr(self.cfg.max_expr_depth);
                 self.line(&format!("{spelling} {name} = {e};"));
-                self.declare(Var::new(name, t, Shape::Scalar, true));
+                self.declare(Var::new(name, t, Shape::Scalar, true).owned());
             }
             7..=8 => {
                 let len = self.array_len();
-                let items: Vec<String> = (0..len).map(|_| self.expr(1).0).collect();
-                self.line(&format!(
-                    "{spelling} {name}[{len}] = {{{}}};",
-                    items.join(", ")
-                ));
-                self.declare(Var::new(name, t, Shape::Array(len), true));
+                let (size, init) = self.array_initializer(len);
+                self.line(&format!("{spelling} {name}[{size}] = {init};"));
+                self.declare(Var::new(name, t, Shape::Array(len), true).owned());
             }
             _ => {
                 let (r, c) = *self.rng.pick(&[(2, 2), (2, 3), (3, 2)]);
-                let mut rows = Vec::new();
-                for _ in 0..r {
-                    let items: Vec<String> = (0..c).map(|_| self.expr(1).0).collect();
-                    rows.push(format!("{{{}}}", items.join(", ")));
+                let init = match self.rng.below(4) {
+                    // Brace elision: the elements row after row, the last ones zero.
+                    0 => {
+                        let k = 1 + self.rng.below((r * c) as u64) as u32;
+                        let items: Vec<String> = (0..k).map(|_| self.expr(1).0).collect();
+                        format!("{{{}}}", items.join(", "))
+                    }
+                    // Some rows, each with some elements.
+                    1 => {
+                        let rr = 1 + self.rng.below(r as u64) as u32;
+                        let mut rows = Vec::new();
+                        for _ in 0..rr {
+                            let k = 1 + self.rng.below(c as u64) as u32;
+                            let items: Vec<String> = (0..k).map(|_| self.expr(1).0).collect();
+                            rows.push(format!("{{{}}}", items.join(", ")));
+                        }
+                        format!("{{{}}}", rows.join(", "))
+                    }
+                    _ => {
+                        let mut rows = Vec::new();
+                        for _ in 0..r {
+                            let items: Vec<String> = (0..c).map(|_| self.expr(1).0).collect();
+                            rows.push(format!("{{{}}}", items.join(", ")));
+                        }
+                        format!("{{{}}}", rows.join(", "))
+                    }
+                };
+                self.line(&format!("{spelling} {name}[{r}][{c}] = {init};"));
+                self.declare(Var::new(name, t, Shape::Array2(r, c), true).owned());
+            }
+        }
+    }
+
+    /// The size to write in an array's declaration (empty: taken from the initializer) and
+    /// an initializer for `len` elements: all of them, the first few (the rest zero), or
+    /// some by designators.
+    fn array_initializer(&mut self, len: u32) -> (String, String) {
+        match self.rng.below(6) {
+            0 => {
+                let k = 1 + self.rng.below(len as u64) as u32;
+                let items: Vec<String> = (0..k).map(|_| self.expr(1).0).collect();
+                (len.to_string(), format!("{{{}}}", items.join(", ")))
+            }
+            1 => {
+                let mut items = Vec::new();
+                for k in 0..len {
+                    if self.rng.percent(50) {
+                        items.push(format!("[{k}] = {}", self.expr(1).0));
+                    }
                 }
-                self.line(&format!(
-                    "{spelling} {name}[{r}][{c}] = {{{}}};",
-                    rows.join(", ")
-                ));
-                self.declare(Var::new(name, t, Shape::Array2(r, c), true));
+                // Designators in any order; a later one for the same element wins.
+                if items.len() > 1 && self.rng.percent(50) {
+                    items.swap(0, 1);
+                }
+                if items.is_empty() {
+                    items.push("0".to_string());
+                }
+                (len.to_string(), format!("{{{}}}", items.join(", ")))
+            }
+            2 => {
+                let items: Vec<String> = (0..len).map(|_| self.expr(1).0).collect();
+                (String::new(), format!("{{{}}}", items.join(", ")))
+            }
+            _ => {
+                let items: Vec<String> = (0..len).map(|_| self.expr(1).0).collect();
+                (len.to_string(), format!("{{{}}}", items.join(", ")))
             }
         }
     }
@@ -1137,7 +1285,14 @@ impl Gen {
             }
             _ => t.access,
         };
-        let rhs = self.struct_value();
+        let rhs = if self.rng.percent(25) {
+            let c = self.cond();
+            let a = self.struct_value();
+            let b = self.struct_value();
+            format!("({c}) ? {a} : {b}")
+        } else {
+            self.struct_value()
+        };
         self.line(&format!("{lhs} = {rhs};"));
         true
     }
@@ -1243,7 +1398,11 @@ impl Gen {
     }
 
     fn switch_statement(&mut self, ctx: Ctx) {
-        let (e, _) = self.expr(2);
+        let e = match self.side_effect_expr() {
+            // The controlling expression may modify a variable the cases then read.
+            Some((e, _)) if self.rng.percent(20) => e,
+            _ => self.expr(2).0,
+        };
         let scrutinee = match self.rng.below(3) {
             0 => format!("({e}) & 7"),
             1 => format!("({e}) % 5"),
@@ -1296,31 +1455,71 @@ impl Gen {
             IntTy::ULLong,
         ]);
         let cs = ct.spell(&mut self.rng);
-        self.scopes
-            .push(vec![Var::new(i.clone(), ct, Shape::Scalar, false)]);
-        match self.rng.below(6) {
+        let counter = Var::new(i.clone(), ct, Shape::Scalar, false);
+        let form = self.rng.below(9);
+        // A counter declared before the loop stays visible after it (read only): after a
+        // secret `break` it holds a secret value.
+        let before = form >= 4 || self.rng.percent(20);
+        if before {
+            self.declare(counter);
+        } else {
+            self.scopes.push(vec![counter]);
+        }
+        let decl = if before {
+            if form < 4 {
+                self.line(&format!("{cs} {i};"));
+            }
+            String::new()
+        } else {
+            format!("{cs} ")
+        };
+        // Forms 6 to 8 also stop on a secret condition (which may read the counter and what
+        // the body writes): the loop then runs its last iterations on secret paths.
+        let bound = |this: &mut Gen, b: String| -> String {
+            let c = this.cond();
+            if this.rng.percent(50) {
+                format!("{b} && ({c})")
+            } else {
+                format!("({c}) && {b}")
+            }
+        };
+        match form {
             0 | 1 => {
-                self.line(&format!("for ({cs} {i} = 0; {i} < {n}; {i}++) {{"));
+                self.line(&format!("for ({decl}{i} = 0; {i} < {n}; {i}++) {{"));
                 self.block(inner, 3);
                 self.line("}");
             }
             2 => {
-                self.line(&format!("for ({cs} {i} = {n}; {i} > 0; --{i}) {{"));
+                self.line(&format!("for ({decl}{i} = {n}; {i} > 0; --{i}) {{"));
                 self.block(inner, 3);
                 self.line("}");
             }
             3 => {
-                self.line(&format!("for ({cs} {i} = 0; {i} < {}; {i} += 2) {{", 2 * n));
+                self.line(&format!(
+                    "for ({decl}{i} = 0; {i} < {}; {i} += 2) {{",
+                    2 * n
+                ));
                 self.block(inner, 3);
                 self.line("}");
             }
-            4 => {
+            4 | 7 => {
                 // The counter moves first, so `continue` cannot skip it.
                 self.line(&format!("{cs} {i} = 0;"));
-                self.line(&format!("while ({i} < {n}) {{"));
+                let mut c = format!("{i} < {n}");
+                if form == 7 {
+                    c = bound(self, c);
+                }
+                self.line(&format!("while ({c}) {{"));
                 self.indent += 1;
                 self.line(&format!("{i}++;"));
                 self.indent -= 1;
+                self.block(inner, 3);
+                self.line("}");
+            }
+            6 => {
+                self.line(&format!("{cs} {i} = 0;"));
+                let c = bound(self, format!("{i} < {n}"));
+                self.line(&format!("for (; {c}; {i}++) {{"));
                 self.block(inner, 3);
                 self.line("}");
             }
@@ -1331,10 +1530,16 @@ impl Gen {
                 self.line(&format!("{i} += 1;"));
                 self.indent -= 1;
                 self.block(inner, 3);
-                self.line(&format!("}} while ({i} < {n});"));
+                let mut c = format!("{i} < {n}");
+                if form == 8 {
+                    c = bound(self, c);
+                }
+                self.line(&format!("}} while ({c});"));
             }
         }
-        self.scopes.pop();
+        if !before {
+            self.scopes.pop();
+        }
     }
 
     /// An array variable of element type `t` with at least `min_len` elements to pass to a
@@ -1346,7 +1551,6 @@ impl Gen {
             .filter(|v| {
                 v.writable
                     && v.ty == t
-                    && !v.pointer
                     && match v.shape {
                         Shape::Array(l) => l == len || (!exact && l >= len),
                         Shape::Array2(_, c) => !exact && c >= len,
@@ -1359,7 +1563,7 @@ impl Gen {
             let items: Vec<String> = (0..len).map(|_| self.expr(1).0).collect();
             let sp = t.spell(&mut self.rng);
             self.line(&format!("{sp} {name}[{len}] = {{{}}};", items.join(", ")));
-            self.declare(Var::new(name.clone(), t, Shape::Array(len), true));
+            self.declare(Var::new(name.clone(), t, Shape::Array(len), true).owned());
             return name;
         }
         let v = self.rng.pick(&fits).clone();
@@ -1379,10 +1583,38 @@ impl Gen {
         }
     }
 
+    /// A two-dimensional array of `r` rows of `c` elements of type `t` to pass to a helper,
+    /// declared here if none is visible.
+    fn array2_argument(&mut self, t: IntTy, r: u32, c: u32) -> String {
+        let fits: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| v.writable && v.ty == t && v.shape == Shape::Array2(r, c))
+            .collect();
+        if fits.is_empty() || self.rng.percent(20) {
+            let name = self.name("v");
+            let mut rows = Vec::new();
+            for _ in 0..r {
+                let items: Vec<String> = (0..c).map(|_| self.expr(1).0).collect();
+                rows.push(format!("{{{}}}", items.join(", ")));
+            }
+            let sp = t.spell(&mut self.rng);
+            self.line(&format!("{sp} {name}[{r}][{c}] = {{{}}};", rows.join(", ")));
+            self.declare(Var::new(name.clone(), t, Shape::Array2(r, c), true).owned());
+            return name;
+        }
+        self.rng.pick(&fits).access.clone()
+    }
+
     /// A call of a helper that cannot sit inside an expression (it takes arrays or pointers,
     /// writes globals, or returns a struct); false if there is none to call.
     fn helper_statement(&mut self) -> bool {
-        let impure: Vec<Helper> = self.helpers.iter().filter(|h| !h.pure).cloned().collect();
+        let impure: Vec<Helper> = self
+            .helpers
+            .iter()
+            .filter(|h| !h.pure && (!self.in_pure || !h.stateful))
+            .cloned()
+            .collect();
         if impure.is_empty() {
             return false;
         }
@@ -1394,6 +1626,7 @@ impl Gen {
                 HelperParam::Struct => args.push(self.struct_value()),
                 HelperParam::Array(t, len) => args.push(self.array_argument(*t, *len, true)),
                 HelperParam::ElementPointer(t) => args.push(self.array_argument(*t, 2, false)),
+                HelperParam::Array2(t, r, c) => args.push(self.array2_argument(*t, *r, *c)),
                 HelperParam::Pointer(t) => {
                     let fits: Vec<Var> = self
                         .visible()
@@ -1410,7 +1643,7 @@ impl Gen {
                         let (e, _) = self.expr(1);
                         let sp = t.spell(&mut self.rng);
                         self.line(&format!("{sp} {name} = {e};"));
-                        self.declare(Var::new(name.clone(), *t, Shape::Scalar, true));
+                        self.declare(Var::new(name.clone(), *t, Shape::Scalar, true).owned());
                         name
                     } else {
                         self.rng.pick(&fits).access.clone()
@@ -1423,18 +1656,39 @@ impl Gen {
                 }
             }
         }
+        // An argument that modifies an owned variable no other argument names.
+        let scalar_args: Vec<usize> = (0..h.params.len())
+            .filter(|&k| matches!(h.params[k], HelperParam::Scalar(_)))
+            .collect();
+        let mut modified = None;
+        if !scalar_args.is_empty()
+            && self.rng.percent(20)
+            && let Some((e, base)) = self.side_effect_expr()
+        {
+            let k = *self.rng.pick(&scalar_args);
+            if !args
+                .iter()
+                .enumerate()
+                .any(|(j, a)| j != k && wide::mentions(a, &base))
+            {
+                args[k] = e;
+                modified = Some(base);
+            }
+        }
         let call = format!("{}({})", h.name, args.join(", "));
         // Assign the result to a variable the call does not touch (by name: conservative).
         let global_prefix = format!("{}_g", self.prefix);
         let touches = |lv: &str| {
-            args.iter().any(|a| {
-                let name: String = a
-                    .trim_start_matches('&')
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                !name.is_empty() && lv.contains(&name)
-            }) || lv.contains(&global_prefix)
+            modified.as_ref().is_some_and(|b| wide::mentions(lv, b))
+                || args.iter().any(|a| {
+                    let name: String = a
+                        .trim_start_matches('&')
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    !name.is_empty() && lv.contains(&name)
+                })
+                || lv.contains(&global_prefix)
         };
         match h.ret {
             None => {
@@ -1483,6 +1737,26 @@ impl Gen {
     }
 
     fn index_inner(&mut self, len: u32) -> String {
+        // A loop counter (a constant in each iteration, so a loop indexing by it can be
+        // stored once in compact compilation).
+        let counters: Vec<Var> = self
+            .visible()
+            .into_iter()
+            .filter(|v| {
+                v.access.len() > 1
+                    && v.access.starts_with('i')
+                    && v.access[1..].bytes().all(|b| b.is_ascii_digit())
+            })
+            .collect();
+        if !counters.is_empty() && self.rng.percent(30) {
+            let i = self.rng.pick(&counters).access.clone();
+            let k = self.rng.below(3);
+            return if k == 0 {
+                format!("({i}) % {len}")
+            } else {
+                format!("({i} + {k}) % {len}")
+            };
+        }
         match self.rng.below(8) {
             0 => self.rng.below(len as u64).to_string(),
             1..=3 if len.is_power_of_two() => {
@@ -1544,7 +1818,7 @@ impl Gen {
             return self.leaf();
         }
         let d = depth - 1;
-        match self.rng.below(25) {
+        match self.rng.below(26) {
             0..=2 => {
                 let op = *self.rng.pick(&["+", "-", "*"]);
                 self.binary(op, d)
@@ -1634,6 +1908,7 @@ impl Gen {
                 let (b, tb) = self.expr(d);
                 (format!("(({a}), ({b}))"), tb)
             }
+            24 => self.builtin_call(d),
             _ => self.leaf(),
         }
     }
@@ -1763,6 +2038,22 @@ mod tests {
             "+ 1)",
             "sizeof",
             "? (",
+            // The constructs of `wide`.
+            " && (v",
+            ") || (",
+            "++) ",
+            "), (",
+            " = &v",
+            "*p",
+            "[0] = ",
+            "static ",
+            "__builtin_popcount",
+            "__builtin_parity",
+            "(*a",
+            "[][",
+            ") ? v",
+            "; i",
+            ") && i",
         ] {
             assert!(all.contains(feature), "no program has {feature:?}");
         }

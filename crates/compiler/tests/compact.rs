@@ -1,6 +1,10 @@
 //! Compact compilation (functions stored once per argument shape, expanded while
 //! garbling) against the fully unrolled compilation of the same program: identical
 //! outputs on random inputs, for the examples, focused programs and random programs.
+//!
+//! The random-program tests take `PGC_RANDPROG_BASE=S` (first seed, default 0) and
+//! `PGC_RANDPROG_COUNT=N` (programs per test), or `PGC_RANDPROG_SEEDS=a,b,c`, as
+//! `tests/random_programs.rs` does, for campaigns at fresh seeds.
 
 mod common;
 
@@ -19,6 +23,24 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0 & 1 == 1
     }
+}
+
+/// The seeds of a random-program test: `default_count` from 0 unless the environment says.
+fn seeds(default_count: u64) -> Vec<u64> {
+    if let Ok(list) = std::env::var("PGC_RANDPROG_SEEDS") {
+        return list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+    }
+    let var = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    let count = var("PGC_RANDPROG_COUNT").unwrap_or(default_count);
+    let base = var("PGC_RANDPROG_BASE").unwrap_or(0);
+    (base..base + count).collect()
 }
 
 /// Compiles `source` both ways and compares outputs on `runs` random inputs (plus all-zero
@@ -170,10 +192,11 @@ fn functions_touching_globals_are_inlined() {
 
 #[test]
 fn random_programs_compact_equals_unrolled() {
-    let cfg = Config::default();
-    let count = if cfg!(debug_assertions) { 60 } else { 300 };
+    let cfg = Config::from_env();
+    let seeds = seeds(if cfg!(debug_assertions) { 60 } else { 300 });
+    let count = seeds.len();
     let mut with_templates = 0;
-    for seed in 0..count {
+    for seed in seeds {
         let p = randprog::generate(seed, &format!("p{seed}"), &cfg);
         let opts = Options {
             entry: Some(p.entry.clone()),
@@ -184,7 +207,7 @@ fn random_programs_compact_equals_unrolled() {
         with_templates += (templates > 0) as usize;
     }
     assert!(
-        with_templates > count as usize / 10,
+        with_templates > count / 10,
         "only {with_templates} of {count} random programs made a template"
     );
 }
@@ -433,9 +456,10 @@ fn inline_loops_inside_function_templates() {
 /// their cells' subscripts are constants, with the same outputs as unrolled.
 #[test]
 fn random_ranged_loop_programs_compact_equals_unrolled() {
-    let count = if cfg!(debug_assertions) { 40 } else { 150 };
+    let seeds = seeds(if cfg!(debug_assertions) { 40 } else { 150 });
+    let count = seeds.len() as u64;
     let (mut outlined, mut nests, mut and_compact, mut and_flat) = (0, 0, 0, 0);
-    for seed in 0..count {
+    for seed in seeds {
         let p = randprog::ranged::generate(seed, &format!("r{seed}"));
         let name = format!("random ranged-loop program seed {seed}");
         let opts = Options {

@@ -13,8 +13,9 @@
 //! - [`examples_agree_with_gcc_in_depth_mode`]: the shipped examples, at small sizes.
 //! - [`depth_grows_with_the_logarithm`]: AND depths of chains of 4, 16 and 64.
 //!
-//! Knobs: `PGC_DEPTH_CHAINS_COUNT=N` (programs per test, default 40), `PGC_DEPTH_CHAINS_SEEDS=a,b`
-//! (exactly these seeds, to reproduce a failure).
+//! Knobs: `PGC_DEPTH_CHAINS_COUNT=N` (programs per test, default 40), `PGC_DEPTH_CHAINS_BASE=S`
+//! (the first seed, default 1), `PGC_DEPTH_CHAINS_SEEDS=a,b` (exactly these seeds, to
+//! reproduce a failure).
 
 mod common;
 
@@ -36,7 +37,11 @@ fn seeds(default_count: u64) -> Vec<u64> {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(default_count);
-    (1..=count).collect()
+    let base: u64 = std::env::var("PGC_DEPTH_CHAINS_BASE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(1);
+    (base..base + count).collect()
 }
 
 fn depth_options(entry: &str) -> Options {
@@ -477,7 +482,7 @@ fn random_programs_agree_with_gcc_in_depth_mode() {
     let cases: Vec<Case> = seeds(40)
         .into_iter()
         .map(|seed| {
-            let p = randprog::generate(seed, &format!("p{seed}"), &Config::default());
+            let p = randprog::generate(seed, &format!("p{seed}"), &Config::from_env());
             let mut case = Case::text(&format!("random_{seed}.c"), &p.source);
             case.label = format!(
                 "random program seed {seed} in depth mode (rerun alone: PGC_DEPTH_CHAINS_SEEDS={seed} \

@@ -554,3 +554,68 @@ void mpc_main(long INPUT_A_x, long INPUT_B_y, long *OUTPUT_r)
         1,
     );
 }
+
+/// A static local is initialized before the program runs, whatever path first reaches its
+/// declaration: here the first call is under a secret condition (random program seed 201514
+/// of the widened generator; pgc initialized `n` on that path only, so on the others it
+/// stayed 0 for every later call).
+#[test]
+fn static_local_first_reached_under_a_secret_condition() {
+    check_with(
+        "static_local_secret_first_call.c",
+        r#"
+static int f(int a)
+{
+    static int n = 7;
+    static short t[3] = { 1, 2, 3 };
+    n += a;
+    t[a & 1] ^= n;
+    return n + t[0] + t[1];
+}
+
+void mpc_main(int INPUT_A_c, int INPUT_A_x, int INPUT_B_y, int *OUTPUT_s, int *OUTPUT_r)
+{
+    *OUTPUT_s = 0;
+    if (INPUT_A_c & 1) *OUTPUT_s = f(INPUT_A_x);
+    for (int i = 0; i < 2; i++) {
+        static long k = -3;
+        if (INPUT_B_y > i) k += INPUT_B_y;
+        *OUTPUT_s += k;
+    }
+    *OUTPUT_r = f(INPUT_B_y);
+}
+"#,
+        60,
+        1,
+        short_loops(),
+    );
+}
+
+/// A `_Bool` updated with `^=`, `+=`, `-=` in a `for` loop is no reduction: each step converts
+/// its result to 0 or 1 (`b ^= 2` sets `b`), which partial results combined with the
+/// operator do not reproduce (random program seed 300435 of the widened generator, large
+/// configuration: pgc made `f ^= i` over `i = 1, 2` a XOR reduction, 0 where gcc has 1).
+#[test]
+fn bool_updated_in_a_loop_is_not_a_reduction() {
+    check_with(
+        "bool_loop_updates.c",
+        r#"
+void mpc_main(_Bool INPUT_A_b, int INPUT_B_x, int *OUTPUT_r, int *OUTPUT_s, int *OUTPUT_t)
+{
+    _Bool x = INPUT_A_b;
+    for (int i = 1; i < 3; i++) x ^= i;
+    _Bool p = INPUT_A_b, m = INPUT_A_b;
+    for (int i = 0; i < 4; i++) {
+        p += INPUT_B_x - i;
+        m -= i;
+    }
+    *OUTPUT_r = x;
+    *OUTPUT_s = p;
+    *OUTPUT_t = m;
+}
+"#,
+        60,
+        1,
+        short_loops(),
+    );
+}

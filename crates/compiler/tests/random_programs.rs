@@ -9,6 +9,8 @@
 //! - `PGC_RANDPROG_COUNT=N`: programs per test (default 300 integer programs, 60 float
 //!   programs; the UBSan check uses a third of the integer count).
 //! - `PGC_RANDPROG_BASE=S`: the first seed (default 1); programs use seeds S, S+1, ….
+//! - `PGC_RANDPROG_LARGE=1`: programs about three times as long (`Config::from_env`; also
+//!   read by `tests/compact.rs` and `tests/depth_chains.rs`).
 //! - `PGC_RANDPROG_SEEDS=a,b,c`: exactly these seeds (to reproduce a reported failure).
 //! - `PGC_RANDPROG_COMPILE_LIMIT_S=S`: a compile taking longer is reported as a hang (60).
 //! - `PGC_RANDPROG_VERBOSE=1`: print each program's circuit size and compile time.
@@ -45,7 +47,7 @@ fn seeds(default_count: u64) -> Vec<u64> {
 }
 
 fn program(seed: u64) -> RandomProgram {
-    randprog::generate(seed, &format!("p{seed}"), &Config::default())
+    randprog::generate(seed, &format!("p{seed}"), &Config::from_env())
 }
 
 fn float_program(seed: u64) -> RandomProgram {
