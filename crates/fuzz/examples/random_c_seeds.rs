@@ -25,8 +25,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scratch = dir.join(".random_c_seeds.c");
     for seed in first..first + count {
         let (kind, program) = match seed % 3 {
-            0 => ("int", randprog::generate(seed, &format!("p{seed}"), &Config::default())),
-            1 => ("ranged", randprog::ranged::generate(seed, &format!("r{seed}"))),
+            0 => (
+                "int",
+                randprog::generate(seed, &format!("p{seed}"), &Config::default()),
+            ),
+            1 => (
+                "ranged",
+                randprog::ranged::generate(seed, &format!("r{seed}")),
+            ),
             _ => (
                 "float",
                 randprog::floats::generate(
