@@ -232,10 +232,16 @@ fn count_text(n: u64) -> String {
 
 /// `MemTotal` of `/proc/meminfo`, in bytes.
 fn physical_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line
-        .trim_start_matches("MemTotal:")
+    proc_kib_field("/proc/meminfo", "MemTotal")
+}
+
+/// A `Key:   123 kB` line of a Linux `/proc` file (`/proc/meminfo`, `/proc/PID/status`), in
+/// bytes; `None` where the file or the line is missing (another OS, a process gone).
+pub fn proc_kib_field(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))?
         .trim()
         .trim_end_matches("kB")
         .trim()

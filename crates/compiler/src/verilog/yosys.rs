@@ -305,16 +305,7 @@ fn out_of_memory(limit: u64) -> String {
 
 /// The resident memory of process `pid` (`VmRSS` of `/proc/PID/status`; Linux).
 fn resident_bytes(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line
-        .trim_start_matches("VmRSS:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    kib.checked_mul(1024)
+    pgc_circuit::limits::proc_kib_field(&format!("/proc/{pid}/status"), "VmRSS")
 }
 
 impl Yosys {
