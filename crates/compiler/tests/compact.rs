@@ -25,24 +25,6 @@ impl Rng {
     }
 }
 
-/// The seeds of a random-program test: `default_count` from 0 unless the environment says.
-fn seeds(default_count: u64) -> Vec<u64> {
-    if let Ok(list) = std::env::var("PGC_RANDPROG_SEEDS") {
-        return list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect();
-    }
-    let var = |name: &str| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    };
-    let count = var("PGC_RANDPROG_COUNT").unwrap_or(default_count);
-    let base = var("PGC_RANDPROG_BASE").unwrap_or(0);
-    (base..base + count).collect()
-}
-
 /// Compiles `source` both ways and compares outputs on `runs` random inputs (plus all-zero
 /// and all-one inputs). Returns (templates, calls reused) of the compact form.
 fn same_outputs(name: &str, source: &str, opts: &Options, runs: usize, seed: u64) -> (usize, u64) {
@@ -193,7 +175,11 @@ fn functions_touching_globals_are_inlined() {
 #[test]
 fn random_programs_compact_equals_unrolled() {
     let cfg = Config::from_env();
-    let seeds = seeds(if cfg!(debug_assertions) { 60 } else { 300 });
+    let seeds = common::seeds(
+        "PGC_RANDPROG",
+        if cfg!(debug_assertions) { 60 } else { 300 },
+        0,
+    );
     let count = seeds.len();
     let mut with_templates = 0;
     for seed in seeds {
@@ -456,7 +442,11 @@ fn inline_loops_inside_function_templates() {
 /// their cells' subscripts are constants, with the same outputs as unrolled.
 #[test]
 fn random_ranged_loop_programs_compact_equals_unrolled() {
-    let seeds = seeds(if cfg!(debug_assertions) { 40 } else { 150 });
+    let seeds = common::seeds(
+        "PGC_RANDPROG",
+        if cfg!(debug_assertions) { 40 } else { 150 },
+        0,
+    );
     let count = seeds.len() as u64;
     let (mut outlined, mut nests, mut and_compact, mut and_flat) = (0, 0, 0, 0);
     for seed in seeds {

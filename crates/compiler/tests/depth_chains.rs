@@ -26,24 +26,6 @@ use pgc_circuit::OptimizeFor;
 use pgc_compiler::randprog::{self, Config};
 use pgc_compiler::{Compiled, Options, compile_source};
 
-fn seeds(default_count: u64) -> Vec<u64> {
-    if let Ok(list) = std::env::var("PGC_DEPTH_CHAINS_SEEDS") {
-        return list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect();
-    }
-    let count = std::env::var("PGC_DEPTH_CHAINS_COUNT")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default_count);
-    let base: u64 = std::env::var("PGC_DEPTH_CHAINS_BASE")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(1);
-    (base..base + count).collect()
-}
-
 fn depth_options(entry: &str) -> Options {
     Options {
         entry: Some(entry.to_string()),
@@ -451,7 +433,7 @@ fn chain_programs_agree_with_gcc() {
         return;
     }
     let start = std::time::Instant::now();
-    let cases: Vec<Case> = seeds(40)
+    let cases: Vec<Case> = common::seeds("PGC_DEPTH_CHAINS", 40, 1)
         .into_iter()
         .map(|seed| {
             let (src, entry) = chain_program(seed);
@@ -479,7 +461,7 @@ fn random_programs_agree_with_gcc_in_depth_mode() {
         return;
     }
     let start = std::time::Instant::now();
-    let cases: Vec<Case> = seeds(40)
+    let cases: Vec<Case> = common::seeds("PGC_DEPTH_CHAINS", 40, 1)
         .into_iter()
         .map(|seed| {
             let p = randprog::generate(seed, &format!("p{seed}"), &Config::from_env());

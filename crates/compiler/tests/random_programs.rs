@@ -34,18 +34,6 @@ fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
-fn seeds(default_count: u64) -> Vec<u64> {
-    if let Ok(list) = std::env::var("PGC_RANDPROG_SEEDS") {
-        return list
-            .split(',')
-            .filter_map(|s| s.trim().parse().ok())
-            .collect();
-    }
-    let count = env_u64("PGC_RANDPROG_COUNT").unwrap_or(default_count);
-    let base = env_u64("PGC_RANDPROG_BASE").unwrap_or(1);
-    (base..base + count).collect()
-}
-
 fn program(seed: u64) -> RandomProgram {
     randprog::generate(seed, &format!("p{seed}"), &Config::from_env())
 }
@@ -140,7 +128,7 @@ fn generated_programs_are_valid_and_free_of_undefined_behaviour() {
         return;
     }
     let start = Instant::now();
-    let all = seeds(300);
+    let all = common::seeds("PGC_RANDPROG", 300, 1);
     let n = (all.len() / 3).max(1);
     let programs: Vec<RandomProgram> = all.iter().take(n).map(|&s| program(s)).collect();
     let cases: Vec<Case> = programs.iter().map(case_for).collect();
@@ -183,7 +171,10 @@ fn random_programs_agree_with_gcc() {
     if !common::gcc_available() {
         return;
     }
-    let programs: Vec<RandomProgram> = seeds(300).into_iter().map(program).collect();
+    let programs: Vec<RandomProgram> = common::seeds("PGC_RANDPROG", 300, 1)
+        .into_iter()
+        .map(program)
+        .collect();
     let cases: Vec<Case> = programs.iter().map(case_for).collect();
     check_programs(&programs, &cases, &[]);
 }
@@ -196,7 +187,7 @@ fn ranged_loop_programs_agree_with_gcc_and_narrow() {
     if !common::gcc_available() {
         return;
     }
-    let programs: Vec<RandomProgram> = seeds(100)
+    let programs: Vec<RandomProgram> = common::seeds("PGC_RANDPROG", 100, 1)
         .into_iter()
         .map(|s| randprog::ranged::generate(s, &format!("r{s}")))
         .collect();
@@ -241,7 +232,10 @@ fn random_float_programs_agree_with_gcc() {
     if !common::gcc_available() {
         return;
     }
-    let programs: Vec<RandomProgram> = seeds(60).into_iter().map(float_program).collect();
+    let programs: Vec<RandomProgram> = common::seeds("PGC_RANDPROG", 60, 1)
+        .into_iter()
+        .map(float_program)
+        .collect();
     let cases: Vec<Case> = programs
         .iter()
         .map(|p| {

@@ -19,6 +19,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// SplitMix64 from the random-program generator, so every test input is reproducible from its seed.
 pub use pgc_compiler::randprog::Rng;
 
+/// The seeds a random-program test runs: `{prefix}_SEEDS=a,b,c` exactly (to reproduce a
+/// reported failure), else `{prefix}_COUNT` seeds (default `default_count`) from
+/// `{prefix}_BASE` (default `default_base`), so a campaign can run fresh seeds.
+pub fn seeds(prefix: &str, default_count: u64, default_base: u64) -> Vec<u64> {
+    if let Ok(list) = std::env::var(format!("{prefix}_SEEDS")) {
+        return list
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+    }
+    let var = |name: &str| {
+        std::env::var(format!("{prefix}_{name}"))
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    let count = var("COUNT").unwrap_or(default_count);
+    let base = var("BASE").unwrap_or(default_base);
+    (base..base + count).collect()
+}
+
 /// A scratch directory removed when dropped (kept when `PGC_KEEP_TEMP` is set, for debugging).
 pub struct TempDir(PathBuf);
 
