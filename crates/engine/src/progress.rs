@@ -166,3 +166,26 @@ pub fn spin_then_count<T>(
         work()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic in the work reaches the caller instead of leaving the process waiting for
+    /// the watcher thread (which it did before the watcher was stopped on drop).
+    #[test]
+    fn a_panicking_work_does_not_hang_its_watcher() {
+        let counter = AtomicU64::new(0);
+        let watched = std::panic::catch_unwind(|| watch(10, true, &counter, || panic!("work")));
+        assert!(watched.is_err());
+        let compiled = std::panic::catch_unwind(|| watch_compile(true, &counter, || panic!("c")));
+        assert!(compiled.is_err());
+        let spun = std::panic::catch_unwind(|| spin(true, "checking", || panic!("spin")));
+        assert!(spun.is_err());
+        let counted = std::panic::catch_unwind(|| {
+            spin_then_count(true, "compiling", Some(&counter), || panic!("count"))
+        });
+        assert!(counted.is_err());
+        assert_eq!(watch(10, true, &counter, || 7), 7);
+    }
+}
