@@ -221,6 +221,19 @@ pub fn format_bytes(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
+/// `n` with its digits in groups of three (`1234567` as `1,234,567`), for messages.
+pub fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A count as people read it: `2^30` for large powers of two, else the number.
 fn count_text(n: u64) -> String {
     if n >= 1 << 10 && n.is_power_of_two() {

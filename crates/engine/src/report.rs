@@ -107,17 +107,7 @@ pub fn bytes(n: u64) -> String {
 }
 
 /// 1234567 -> "1,234,567".
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use pgc_circuit::limits::group_digits as group;
 
 #[cfg(test)]
 mod tests {

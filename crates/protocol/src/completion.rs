@@ -264,18 +264,7 @@ pub(crate) fn exchange(
     verdict(a, b, expected, me)
 }
 
-/// `1234567` as `1,234,567`.
-pub(crate) fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub(crate) use pgc_circuit::limits::group_digits as group;
 
 #[cfg(test)]
 mod tests {

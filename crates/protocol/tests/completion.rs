@@ -10,6 +10,7 @@ use std::time::Duration;
 use pgc_circuit::analysis::{assign_slots, levelize};
 use pgc_circuit::blocks::{add, mul};
 use pgc_circuit::generate::random_circuit;
+use pgc_circuit::limits::group_digits as group;
 use pgc_circuit::{Circuit, Gate, GateSource, Layout, NetBuilder, OptimizeFor, ParallelCircuit};
 use pgc_net::{Channel, MemoryChannel, NetError};
 use pgc_protocol::parallel::{
@@ -265,18 +266,6 @@ fn a_peer_reporting_other_counts_is_refused() {
         "{eb}"
     );
     ends_with_done(&logs[1], "B");
-}
-
-fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A's n values, B's n values: a region of products and their sum.

@@ -28,6 +28,7 @@ use super::json::{BitRef, Cell, Module, flag_set, param_bits, param_int, param_u
 use super::sums::{self, SumPlan, operand_signs};
 use crate::{CompileError, SourcePos};
 use pgc_circuit::blocks::Addend;
+use pgc_circuit::limits::group_digits as group;
 use pgc_circuit::netlist::NetlistError;
 
 /// Cells that hold state: a combinational circuit cannot have them.
@@ -1018,19 +1019,6 @@ fn partial_products(a: &[Lit], b: &[Lit], width: usize) -> u64 {
         .filter(|(_, l)| **l != Lit::FALSE)
         .map(|(i, _)| below[(width - i).min(b.len())])
         .fold(0, u64::saturating_add)
-}
-
-/// `n` with its digits in groups of three (`1,677,721,600`), for errors.
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The bit steps of [`blocks::udivrem`] on `a` and `b` (a subtract-and-select per bit of
