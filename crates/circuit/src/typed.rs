@@ -1126,11 +1126,7 @@ fn write_text(rest: &mut &[bool], ctype: &CType, out: &mut String) {
 
 /// Takes the next 8 bits as a byte.
 fn take_byte(rest: &mut &[bool]) -> u8 {
-    let (now, later) = rest.split_at(8);
-    *rest = later;
-    now.iter()
-        .enumerate()
-        .fold(0u8, |v, (j, &b)| v | (b as u8) << j)
+    take_int(rest, 8, false).1 as u8
 }
 
 /// One byte inside a character constant or string delimited by `quote`, as the text
