@@ -134,7 +134,8 @@ options (compiled programs are cached under $XDG_CACHE_HOME/pgc or ~/.cache/pgc)
 Limits (environment): C's preprocessor runs within PGC_CPP_TIMEOUT seconds [120] and 2 GiB;
 Yosys (for Verilog) within PGC_YOSYS_TIMEOUT seconds [600] per run, PGC_YOSYS_MEMORY [half
 of this machine's memory; MiB, or a size such as 16G] and a netlist of PGC_YOSYS_NETLIST
-[1G]. A Verilog design may make as many gates as --max-memory holds (64 bytes each).";
+[1G]. A Verilog design, or a C program unrolled (--compact never), may make as many gates as
+--max-memory holds (64 bytes each); --compact auto turns compact there if that comes first.";
 
 const INFO_EXAMPLES: &str = "\
 Examples:

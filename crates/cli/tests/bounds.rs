@@ -198,3 +198,74 @@ fn streamed_files_give_the_same_statistics_and_results() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A C program unrolled may make only as many gates as `--max-memory` holds (64 bytes
+/// each): `--compact never` refuses it with advice, the default `auto` compiles it compact
+/// and computes what C computes.
+#[test]
+fn max_memory_bounds_an_unrolled_c_program() {
+    let dir = scratch("unrolled");
+    let source = dir.join("chain.c");
+    // About 3,500 gates per iteration: 347 k in all, past the 131 k that 8 MiB holds.
+    std::fs::write(
+        &source,
+        "#include <stdint.h>\n\
+         void mpc_main(uint32_t INPUT_A_a[16], uint32_t INPUT_B_b[16], uint32_t *OUTPUT_r)\n\
+         {\n    uint32_t acc = 0;\n    for (int i = 0; i < 100; i++) {\n        \
+         uint32_t x = INPUT_A_a[i % 16] ^ acc;\n        \
+         acc = acc * x + INPUT_B_b[(i * 7) % 16];\n    }\n    *OUTPUT_r = acc;\n}\n",
+    )
+    .unwrap();
+    let source = source.to_str().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pgc"))
+        .args([
+            "--max-memory",
+            "8M",
+            "compile",
+            source,
+            "--compact",
+            "never",
+        ])
+        .args(["-o", dir.join("never.pgc").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("chain.c unrolls to more than 131,072 gates")
+            && err.contains("--max-memory (8.0 MiB)")
+            && err.contains("--low-memory"),
+        "{err}"
+    );
+    assert!(!dir.join("never.pgc").exists());
+
+    let a: Vec<u32> = (0..16)
+        .map(|i| 0x9e37_79b9u32.wrapping_mul(i + 1))
+        .collect();
+    let b: Vec<u32> = (0..16)
+        .map(|i| 0x85eb_ca6bu32.wrapping_mul(i + 3))
+        .collect();
+    let mut acc = 0u32;
+    for i in 0..100 {
+        let x = a[i % 16] ^ acc;
+        acc = acc.wrapping_mul(x).wrapping_add(b[(i * 7) % 16]);
+    }
+    let list = |v: &[u32]| {
+        let items: Vec<String> = v.iter().map(u32::to_string).collect();
+        format!("INPUT_A_a=[{}]", items.join(","))
+    };
+    let v = pgc_ok(&[
+        "--max-memory",
+        "8M",
+        "eval",
+        source,
+        "--input",
+        &list(&a),
+        "--input",
+        &list(&b).replace("INPUT_A_a", "INPUT_B_b"),
+        "--json",
+    ]);
+    assert_eq!(v["outputs"]["OUTPUT_r"], serde_json::json!(acc), "{v}");
+    std::fs::remove_dir_all(&dir).ok();
+}

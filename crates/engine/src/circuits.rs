@@ -171,11 +171,19 @@ pub use pgc_circuit::tempfiles::TempPath as TempFile;
 /// Above this many gates, `--compact auto` compiles a program compact.
 pub const AUTO_COMPACT_ABOVE_GATES: u64 = 1 << 25;
 
-/// Memory a Verilog design's compilation takes per gate at its peak (the netlist's nodes,
-/// then the circuit and its parallel form): 59 bytes per gate emitted, measured on a
-/// design of 88.7 M gates (5.3 GB). A design may make as many gates as `--max-memory`
-/// holds at this rate (it has no compact form to fall back to).
-pub const VERILOG_COMPILE_BYTES_PER_GATE: u64 = 64;
+/// Memory an unrolled compilation takes per gate at its peak (the circuit, its parallel
+/// form and the file written from it). Measured as peak RSS over gates emitted: a Verilog
+/// design of 88.7 M gates, 59 bytes (the netlist's nodes, then the circuit); C programs
+/// compiled `--compact never`, 41 (BioMatch, 121 M gates), 49 (MVMul 32×32), 66 (a chain
+/// of 32-bit multiplications, 56 M) and 100 (EDT-255, 9.3 M; its tables' wires). A
+/// program may make as many gates as `--max-memory` holds at this rate: a Verilog design
+/// has no compact form to fall back to, and `--compact never` asks for none.
+pub const UNROLLED_COMPILE_BYTES_PER_GATE: u64 = 64;
+
+/// How many gates an unrolled compilation may make under the memory limit in force.
+pub fn unrolled_gate_budget() -> u64 {
+    pgc_circuit::MemoryLimit::current().bytes() / UNROLLED_COMPILE_BYTES_PER_GATE
+}
 
 /// `--compact`: how the compiler stores functions called many times.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -189,7 +197,8 @@ pub enum CompactArg {
     /// unrolled gate count. Compact circuits run the sequential protocol (--parallel none
     /// or auto), their calls that share no wire on --threads threads when it is given.
     Always,
-    /// Always unroll every call and loop (the circuit can be split for parallel runs).
+    /// Always unroll every call and loop (the circuit can be split for parallel runs), up to
+    /// as many gates as --max-memory holds (64 bytes each).
     Never,
 }
 
@@ -853,7 +862,8 @@ pub enum Either {
 }
 
 /// Compiles unrolled unless `mode` says compact; under `auto`, gives up the unrolled form
-/// once it passes [`AUTO_COMPACT_ABOVE_GATES`] and asks for the compact one instead.
+/// once it passes [`AUTO_COMPACT_ABOVE_GATES`] (or what the memory limit holds, if less)
+/// and asks for the compact one instead; under `never`, fails there.
 pub fn compile_either(
     path: &Path,
     opts: &pgc_compiler::Options,
@@ -864,7 +874,7 @@ pub fn compile_either(
         // No compact form to fall back to: the budget is what the memory limit holds.
         let limit = pgc_circuit::MemoryLimit::current();
         let mut o = opts.clone();
-        o.gate_budget = Some(limit.bytes() / VERILOG_COMPILE_BYTES_PER_GATE);
+        o.gate_budget = Some(unrolled_gate_budget());
         let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         o.progress = Some(counter.clone());
         let compiled = crate::progress::spin_then_count(
@@ -876,7 +886,7 @@ pub fn compile_either(
         .map_err(|e| match e {
             pgc_compiler::CompileError::CellOverBudget { .. } => anyhow::anyhow!(
                 "{e}; that budget is what --max-memory ({limit}) holds at about \
-                 {VERILOG_COMPILE_BYTES_PER_GATE} bytes per gate while compiling: raise \
+                 {UNROLLED_COMPILE_BYTES_PER_GATE} bytes per gate while compiling: raise \
                  --max-memory if this machine has the memory, or narrow the cell's words"
             ),
             e => e.into(),
@@ -886,23 +896,44 @@ pub fn compile_either(
     if mode == CompactArg::Always {
         return Ok(Either::Compact);
     }
+    // Unrolled, a program may make as many gates as the memory limit holds; `auto` turns
+    // compact at the smaller of that and its own threshold.
+    let memory_budget = unrolled_gate_budget();
     let mut o = opts.clone();
-    if mode == CompactArg::Auto {
-        o.gate_budget = Some(AUTO_COMPACT_ABOVE_GATES);
-    }
+    o.gate_budget = Some(match mode {
+        CompactArg::Auto => AUTO_COMPACT_ABOVE_GATES.min(memory_budget),
+        _ => memory_budget,
+    });
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     o.progress = Some(counter.clone());
     let r =
         crate::progress::watch_compile(quiet, &counter, || pgc_compiler::compile_file(path, &o));
     match r {
         Ok(c) => Ok(Either::Flat(Box::new(c))),
-        Err(pgc_compiler::CompileError::OverBudget { .. }) => {
+        Err(pgc_compiler::CompileError::OverBudget { budget }) if mode == CompactArg::Never => {
+            let limit = pgc_circuit::MemoryLimit::current();
+            Err(anyhow::anyhow!(
+                "{} unrolls to more than {} gates, more than --max-memory ({limit}) holds at \
+                 about {UNROLLED_COMPILE_BYTES_PER_GATE} bytes per gate while compiling \
+                 unrolled: leave out --compact never (the default, auto, compiles large \
+                 programs compact), compile it with `pgc compile --low-memory`, or raise \
+                 --max-memory if this machine has the memory",
+                path.display(),
+                crate::report::group(budget)
+            ))
+        }
+        Err(pgc_compiler::CompileError::OverBudget { budget }) => {
             if !quiet {
+                let why = if budget < AUTO_COMPACT_ABOVE_GATES {
+                    " (what --max-memory holds unrolled)"
+                } else {
+                    ""
+                };
                 eprintln!(
-                    "note: {} unrolls to more than {} gates; compiling it compact instead \
+                    "note: {} unrolls to more than {} gates{why}; compiling it compact instead \
                      (functions stored once and expanded while garbling; runs sequentially)",
                     path.display(),
-                    crate::report::group(AUTO_COMPACT_ABOVE_GATES)
+                    crate::report::group(budget)
                 );
             }
             Ok(Either::Compact)
