@@ -61,9 +61,9 @@ pub struct Options {
     /// (see [`compact`]) instead of inlining every call; parallel regions are then not
     /// looked for.
     pub compact: bool,
-    /// Where the compiler reports how many gates it has made so far (calls of templates
-    /// counted at their expanded size), for a progress display; `None` = nowhere.
-    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Where the compiler reports how far it has come, for a progress display; `None` =
+    /// nowhere.
+    pub progress: Option<std::sync::Arc<Progress>>,
     /// Stop with [`CompileError::OverBudget`] once this many gates are made (calls of
     /// templates counted at their expanded size); `None` = no limit. Lets a caller try the
     /// fully unrolled form first and fall back to the compact one for large programs. A
@@ -80,6 +80,16 @@ pub struct Options {
     /// shapes may key its rows by rounded bounds and store them once; off only to measure
     /// what it gains.
     pub bound_replay: bool,
+}
+
+/// How far a compilation has come ([`Options::progress`]), read by another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Gates made so far (calls of templates counted at their expanded size).
+    pub gates: std::sync::atomic::AtomicU64,
+    /// Loop iterations and calls run so far, counted against [`Options::step_limit`] (a
+    /// program whose loops make no gates shows here that it is still working).
+    pub steps: std::sync::atomic::AtomicU64,
 }
 
 /// The default [`Options::step_limit`]: 2^30 loop iterations and calls. Symbolic execution

@@ -856,7 +856,7 @@ impl<'a> Lowerer<'a> {
         if !self.compact.is_building() {
             let made = self.compact.expanded_so_far(self.g.gates_emitted());
             if let Some(p) = &self.opts.progress {
-                p.store(made, std::sync::atomic::Ordering::Relaxed);
+                p.gates.store(made, std::sync::atomic::Ordering::Relaxed);
             }
             if let Some(budget) = self.opts.gate_budget
                 && made > budget
@@ -874,6 +874,12 @@ impl<'a> Lowerer<'a> {
     /// call that went past the limit.
     pub(crate) fn count_step(&mut self, span: Span) -> R<()> {
         self.steps += 1;
+        if self.steps.is_multiple_of(4096)
+            && let Some(p) = &self.opts.progress
+        {
+            p.steps
+                .store(self.steps, std::sync::atomic::Ordering::Relaxed);
+        }
         if self.steps > self.opts.step_limit {
             return self.err(
                 span,

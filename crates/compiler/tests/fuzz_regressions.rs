@@ -37,8 +37,10 @@ fn program(name: &str) -> String {
 #[test]
 fn nested_constant_loops_stop_at_the_step_limit() {
     let src = program("nested-constant-loops.c");
+    let progress = std::sync::Arc::new(pgc_compiler::Progress::default());
     let opts = Options {
         step_limit: 1 << 16,
+        progress: Some(progress.clone()),
         ..Options::default()
     };
     let e = compile_source(&src, "fuzz.c", &opts)
@@ -52,6 +54,10 @@ fn nested_constant_loops_stop_at_the_step_limit() {
         "{e}"
     );
     assert!(e.contains("--step-limit"), "{e}");
+    // The progress display saw the steps go by (told every 4,096), though no gate was made.
+    let told = progress.steps.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(told, 1 << 16, "steps told");
+    assert_eq!(progress.gates.load(std::sync::atomic::Ordering::Relaxed), 0);
     if let Err(e) = compile_compact_source(&src, "fuzz.c", &opts) {
         assert!(e.to_string().contains("--step-limit"), "{e}");
     }

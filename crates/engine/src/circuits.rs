@@ -262,7 +262,8 @@ pub struct CompileArgs {
     #[arg(long, value_name = "N")]
     pub unroll_limit: Option<u64>,
     /// Most loop iterations and function calls the whole compilation may run (nested loops
-    /// multiply their counts) before it stops with an error [default: 1073741824].
+    /// multiply their counts) before it stops with an error; the progress line shows them as
+    /// "loop steps" [default: 1073741824].
     #[arg(long, value_name = "N")]
     pub step_limit: Option<u64>,
     /// Store functions called many times once, as templates expanded while garbling:
@@ -875,12 +876,12 @@ pub fn compile_either(
         let limit = pgc_circuit::MemoryLimit::current();
         let mut o = opts.clone();
         o.gate_budget = Some(unrolled_gate_budget());
-        let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        o.progress = Some(counter.clone());
+        let progress = std::sync::Arc::new(pgc_compiler::Progress::default());
+        o.progress = Some(progress.clone());
         let compiled = crate::progress::spin_then_count(
             quiet,
             "compiling through Yosys",
-            Some(&counter),
+            Some(&progress.gates),
             || pgc_compiler::verilog::compile_file(path, &o),
         )
         .map_err(|e| match e {
@@ -904,10 +905,11 @@ pub fn compile_either(
         CompactArg::Auto => AUTO_COMPACT_ABOVE_GATES.min(memory_budget),
         _ => memory_budget,
     });
-    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    o.progress = Some(counter.clone());
-    let r =
-        crate::progress::watch_compile(quiet, &counter, || pgc_compiler::compile_file(path, &o));
+    let progress = std::sync::Arc::new(pgc_compiler::Progress::default());
+    o.progress = Some(progress.clone());
+    let r = crate::progress::watch_compile(quiet, &progress, o.step_limit, || {
+        pgc_compiler::compile_file(path, &o)
+    });
     match r {
         Ok(c) => Ok(Either::Flat(Box::new(c))),
         Err(pgc_compiler::CompileError::OverBudget { budget }) if mode == CompactArg::Never => {
@@ -956,11 +958,14 @@ pub fn compile_compact_to(
     pgc_compiler::CompactSummary,
 )> {
     let mut o = opts.clone();
-    let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    o.progress = Some(counter.clone());
-    Ok(crate::progress::watch_compile(quiet, &counter, || {
-        pgc_compiler::compile_compact_streaming(path, &o, spill_dir, out)
-    })?)
+    let progress = std::sync::Arc::new(pgc_compiler::Progress::default());
+    o.progress = Some(progress.clone());
+    Ok(crate::progress::watch_compile(
+        quiet,
+        &progress,
+        o.step_limit,
+        || pgc_compiler::compile_compact_streaming(path, &o, spill_dir, out),
+    )?)
 }
 
 /// Writes a cache entry atomically (temporary file, then rename); a cache that cannot be

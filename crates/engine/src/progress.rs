@@ -41,7 +41,7 @@ impl Progress {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         bar.set_style(
             ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] compiling: {human_pos} gates ({rate})",
+                "{spinner} [{elapsed_precise}] compiling: {human_pos} gates ({rate}){msg}",
             )
             .expect("valid template")
             .with_key(
@@ -99,14 +99,26 @@ pub fn watch<T>(total: u64, quiet: bool, counter: &AtomicU64, work: impl FnOnce(
     })
 }
 
-/// Runs a compilation while a counter follows `counter` (gates made so far).
-pub fn watch_compile<T>(quiet: bool, counter: &AtomicU64, work: impl FnOnce() -> T) -> T {
+/// Runs a compilation while a counter follows `progress` (gates made so far); once the
+/// compilation has run [`SHOW_STEPS_FROM`] loop iterations and calls, the line also says how
+/// many, against `step_limit`: a program whose loops make no gates is seen to be working,
+/// and how far it may go.
+pub fn watch_compile<T>(
+    quiet: bool,
+    progress: &pgc_compiler::Progress,
+    step_limit: u64,
+    work: impl FnOnce() -> T,
+) -> T {
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {
             let mut bar = Progress::compiling(quiet);
             while !done.load(Ordering::Acquire) {
-                bar.set(counter.load(Ordering::Relaxed));
+                let steps = progress.steps.load(Ordering::Relaxed);
+                if steps >= SHOW_STEPS_FROM {
+                    bar.bar.set_message(steps_message(steps, step_limit));
+                }
+                bar.set(progress.gates.load(Ordering::Relaxed));
                 std::thread::sleep(Duration::from_millis(100));
             }
             bar.finish();
@@ -114,6 +126,19 @@ pub fn watch_compile<T>(quiet: bool, counter: &AtomicU64, work: impl FnOnce() ->
         let _stop = StopOnDrop(&done);
         work()
     })
+}
+
+/// Loop iterations and calls from which the compiling line counts them too.
+pub const SHOW_STEPS_FROM: u64 = 1 << 16;
+
+/// ", loop steps 12.3 M / 1073.7 M": loop iterations and calls, of the most
+/// the compilation may run (`--step-limit`).
+fn steps_message(steps: u64, limit: u64) -> String {
+    format!(
+        ", loop steps {:.1} M / {:.1} M",
+        steps as f64 / 1e6,
+        limit as f64 / 1e6
+    )
 }
 
 /// Runs `work` while a spinner says `message` (after a second, on a terminal, unless
@@ -178,7 +203,9 @@ mod tests {
         let counter = AtomicU64::new(0);
         let watched = std::panic::catch_unwind(|| watch(10, true, &counter, || panic!("work")));
         assert!(watched.is_err());
-        let compiled = std::panic::catch_unwind(|| watch_compile(true, &counter, || panic!("c")));
+        let progress = pgc_compiler::Progress::default();
+        let compiled =
+            std::panic::catch_unwind(|| watch_compile(true, &progress, 1, || panic!("c")));
         assert!(compiled.is_err());
         let spun = std::panic::catch_unwind(|| spin(true, "checking", || panic!("spin")));
         assert!(spun.is_err());
@@ -187,5 +214,13 @@ mod tests {
         });
         assert!(counted.is_err());
         assert_eq!(watch(10, true, &counter, || 7), 7);
+    }
+
+    #[test]
+    fn steps_are_told_in_millions_against_the_limit() {
+        assert_eq!(
+            steps_message(12_345_678, pgc_compiler::DEFAULT_STEP_LIMIT),
+            ", loop steps 12.3 M / 1073.7 M"
+        );
     }
 }

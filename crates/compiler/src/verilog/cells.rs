@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use pgc_circuit::blocks::{
     self, add, and_reduce, constant_word, decoder, eq, lt_signed, lt_unsigned, mul, mux_tree,
@@ -119,7 +119,7 @@ pub struct Mapper<'a> {
     /// Most gates the design may make ([`crate::Options::gate_budget`]); `g` stops there.
     budget: Option<u64>,
     /// Where the gates made so far are reported after each cell.
-    progress: Option<Arc<AtomicU64>>,
+    progress: Option<Arc<crate::Progress>>,
     /// What [`Mapper::afford`] refused the current cell for, for the error.
     refused: Option<String>,
 }
@@ -139,7 +139,7 @@ impl<'a> Mapper<'a> {
         g: &'a mut NetBuilder,
         rename: &'a dyn Fn(&str) -> String,
         budget: Option<u64>,
-        progress: Option<Arc<AtomicU64>>,
+        progress: Option<Arc<crate::Progress>>,
     ) -> Mapper<'a> {
         g.set_gate_limit(budget);
         Mapper {
@@ -274,7 +274,7 @@ impl<'a> Mapper<'a> {
                 }
             };
             if let Some(p) = &self.progress {
-                p.store(self.g.gates_emitted(), Ordering::Relaxed);
+                p.gates.store(self.g.gates_emitted(), Ordering::Relaxed);
             }
             if matches!(self.g.error(), Some(NetlistError::GateLimit { .. })) {
                 let name = self.shown_name(name);
