@@ -98,6 +98,36 @@ fn copy_plan_matches_the_majority_analysis() {
     assert_eq!(CopyPlan::for_stat_sec(2).copies, 4);
 }
 
+/// The plan found through a table of factorials is the one the product over the check set
+/// gives (the search as first written), for every S a user may ask for: one sweep over the
+/// copy counts, each S taking the first that meets its bound.
+#[test]
+fn copy_plan_from_factorials_is_the_products() {
+    let mut by_product: Vec<Option<CopyPlan>> = vec![None; 129];
+    for copies in 1usize.. {
+        let exact: Vec<f64> = (0..copies)
+            .map(|c| CopyPlan::cheat_log2(copies, c))
+            .collect();
+        for (s, plan) in by_product.iter_mut().enumerate().skip(1) {
+            if plan.is_none()
+                && let Some(checked) = (0..copies).rev().find(|&c| exact[c] <= -(s as f64))
+            {
+                *plan = Some(CopyPlan { copies, checked });
+            }
+        }
+        if by_product[1..].iter().all(Option::is_some) {
+            break;
+        }
+    }
+    for s in 1..=128u32 {
+        assert_eq!(
+            Some(CopyPlan::for_stat_sec(s)),
+            by_product[s as usize],
+            "S = {s}"
+        );
+    }
+}
+
 #[test]
 fn honest_runs_match_cleartext() {
     let mill = millionaires_circuit(8);
