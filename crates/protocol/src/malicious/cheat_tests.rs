@@ -88,7 +88,7 @@ fn flat(o: &Outcome) -> Vec<bool> {
 #[test]
 fn copy_plan_matches_the_majority_analysis() {
     let p = CopyPlan::for_stat_sec(40);
-    assert_eq!(p.copies, 123);
+    assert_eq!((p.copies, p.checked), (123, 78));
     assert!(p.cheat_probability_log2() <= -40.0);
     for s in 1..=20 {
         let p = CopyPlan::for_stat_sec(s);

@@ -35,7 +35,7 @@
 //! With N copies of which c are checked, a cheating garbler wins only if no bad copy is
 //! checked and at least half of the N − c evaluated copies are bad, with probability at
 //! most C(N − b, c) / C(N, c) for b = ⌈(N − c)/2⌉. [`CopyPlan::for_stat_sec`] takes the
-//! smallest N (and its best c) that makes this at most 2^-S: 123 copies, 70 checked, for
+//! smallest N (and its best c) that makes this at most 2^-S: 123 copies, 78 checked, for
 //! S = 40. Lindell's cheating recovery (CRYPTO 2013) would need only S copies but a second,
 //! maliciously secure computation to recover A's input; it is not built (docs/malicious.md).
 //!
