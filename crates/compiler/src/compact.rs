@@ -271,6 +271,11 @@ impl<'a> Lowerer<'a> {
                 let Val::Ptr(p) = arg else {
                     return Ok(None); // the inlined call reports the error
                 };
+                if self.string_literals.is_literal(p.var) {
+                    // Inlined, a write through it is refused (a template would write into
+                    // its copy of the bytes, and the call's results back into the literal).
+                    return Ok(None);
+                }
                 let start = p.off as usize;
                 let len = (p.count * p.elem.bits()) as usize;
                 if len > crate::bits::ARG_MAX_BITS {

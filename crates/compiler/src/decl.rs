@@ -394,9 +394,13 @@ impl<'a> Lowerer<'a> {
         }
         // Complete `T x[] = {…}` from the initializer.
         if let (Ty::Array(e, 0), Some(i)) = (&ty, &init.node.initializer) {
-            let n = match &i.node {
-                Initializer::List(items) => self.list_length(items)?,
-                Initializer::Expression(_) => {
+            let n = match (&i.node, string_initializer(e, i)) {
+                // `char s[] = "abc"` (or `{"abc"}`) has the string's length, its zero included.
+                (_, Some(s)) => crate::strings::string_literal_bytes(&s.node)
+                    .map_err(|m| self.error(s.span, m))?
+                    .len() as u64,
+                (Initializer::List(items), None) => self.list_length(items)?,
+                (Initializer::Expression(_), None) => {
                     return self.err(i.span, "an array needs a brace-enclosed initializer");
                 }
             };
@@ -530,12 +534,49 @@ impl<'a> Lowerer<'a> {
         Ok(max)
     }
 
+    /// Writes the bytes of string literal `s` into the `char` array at `place` (C11 §6.7.9
+    /// ¶14): the terminating zero only if there is room for it, the rest stays zero.
+    fn initialize_from_string(&mut self, place: &Place, s: &'a Node<StringLiteral>) -> R<()> {
+        let Ty::Array(_, n) = place.ty else {
+            unreachable!("a string initializes an array")
+        };
+        let mut bytes =
+            crate::strings::string_literal_bytes(&s.node).map_err(|m| self.error(s.span, m))?;
+        if bytes.len() as u64 > n + 1 {
+            return self.err(
+                s.span,
+                format!(
+                    "this string has {} characters, more than the array's {n}",
+                    bytes.len() - 1
+                ),
+            );
+        }
+        bytes.truncate(n as usize);
+        let p = Place {
+            ty: Ty::Array(Box::new(Ty::Int(IntTy::CHAR)), bytes.len() as u64),
+            ..place.clone()
+        };
+        self.write_place(&p, &crate::strings::byte_bits(&bytes));
+        Ok(())
+    }
+
     /// Runs an initializer into a place (the variable is already zeroed).
     fn initialize(&mut self, place: &Place, init: &'a Node<Initializer>) -> R<()> {
+        if let Ty::Array(e, _) = &place.ty
+            && let Some(s) = string_initializer(e, init)
+        {
+            return self.initialize_from_string(place, s);
+        }
         match &init.node {
             Initializer::Expression(e) => {
                 if let Expression::StringLiteral(_) = &e.node {
-                    return self.err(e.span, "string literals are not supported");
+                    return self.err(
+                        e.span,
+                        format!(
+                            "a string literal initializes only an array of char, not {}",
+                            place.ty.name()
+                        ),
+                    );
                 }
                 let v = self.eval_deferred(e)?;
                 let bits = self.convert_val(v, &place.ty, e.span)?;
@@ -550,9 +591,11 @@ impl<'a> Lowerer<'a> {
                     }
                     return self.err(init.span, "too many initializers for a scalar");
                 }
+                // (A string is one initializer of a whole array, never a scalar's.)
                 let flat = items.iter().all(|i| {
                     i.node.designation.is_empty()
-                        && matches!(i.node.initializer.node, Initializer::Expression(_))
+                        && matches!(&i.node.initializer.node, Initializer::Expression(e)
+                            if !matches!(e.node, Expression::StringLiteral(_)))
                 });
                 let leaves = scalar_leaves(&place.ty);
                 let direct = members(&place.ty);
@@ -766,4 +809,30 @@ pub fn declarator_name(d: &Declarator) -> Option<String> {
 
 pub fn function_name(d: &Declarator) -> Option<String> {
     declarator_name(d)
+}
+
+/// The string literal that initializes an array of `elem`, if `init` is one (`"abc"` or
+/// `{"abc"}`) and `elem` is a character type (any 8-bit integer but `_Bool`: `char`,
+/// `signed char`, `unsigned char` and their `stdint.h` names).
+fn string_initializer<'a>(
+    elem: &Ty,
+    init: &'a Node<Initializer>,
+) -> Option<&'a Node<StringLiteral>> {
+    if !matches!(elem, Ty::Int(t) if t.bits == 8 && !t.is_bool) {
+        return None;
+    }
+    let e = match &init.node {
+        Initializer::Expression(e) => e,
+        Initializer::List(items) => match items.as_slice() {
+            [one] if one.node.designation.is_empty() => match &one.node.initializer.node {
+                Initializer::Expression(e) => e,
+                Initializer::List(_) => return None,
+            },
+            _ => return None,
+        },
+    };
+    match &e.node {
+        Expression::StringLiteral(s) => Some(s),
+        _ => None,
+    }
 }

@@ -204,6 +204,7 @@ impl<'a> Lowerer<'a> {
             Expression::BinaryOperator(b) if b.node.operator.node == BinaryOperator::Index => self
                 .index_place(&b.node.lhs, &b.node.rhs, e.span)
                 .map(Lv::Place),
+            Expression::StringLiteral(s) => self.string_literal(s).map(Lv::Place),
             _ => self.err(e.span, "expression is not assignable"),
         }
     }
@@ -305,7 +306,8 @@ impl<'a> Lowerer<'a> {
             }
             Expression::BinaryOperator(_)
             | Expression::UnaryOperator(_)
-            | Expression::Member(_) => match self.eval_lvalue(e)? {
+            | Expression::Member(_)
+            | Expression::StringLiteral(_) => match self.eval_lvalue(e)? {
                 Lv::Place(p) => match p.ty.clone() {
                     Ty::Array(el, n) => Ok(Some((p, *el, n))),
                     _ => self.err(
@@ -362,6 +364,14 @@ impl<'a> Lowerer<'a> {
                 if let Ty::Array(..) = p.ty {
                     return self.err(span, "arrays cannot be assigned (assign their elements)");
                 }
+                if self.string_literals.is_literal(p.var) {
+                    return self.err(
+                        span,
+                        "this writes into a string literal, which C does not allow (gcc's \
+                         program would crash); copy it into an array first, e.g. \
+                         char s[] = \"…\";",
+                    );
+                }
                 let bits = self.convert_val(v, &p.ty, span)?;
                 self.write_place(&p, &bits);
                 Ok(Val::of(p.ty, bits))
@@ -390,7 +400,11 @@ impl<'a> Lowerer<'a> {
                 }
             },
             Expression::Constant(c) => self.constant(c),
-            Expression::StringLiteral(_) => self.err(e.span, "string literals are not supported"),
+            // An array of `char`: read, it decays to a pointer to its first byte.
+            Expression::StringLiteral(_) => {
+                let lv = self.eval_lvalue(e)?;
+                self.read(lv, e.span)
+            }
             Expression::Member(_) => {
                 let lv = self.eval_lvalue(e)?;
                 self.read(lv, e.span)
@@ -547,7 +561,7 @@ impl<'a> Lowerer<'a> {
                 Ok(self.int_val(ty, v as i128))
             }
             Constant::Character(s) => {
-                let v = parse_char(s).ok_or_else(|| {
+                let v = crate::strings::char_constant_byte(s).ok_or_else(|| {
                     self.error(c.span, format!("unsupported character constant {s}"))
                 })?;
                 // A character constant has type int; its value is that of a (signed) char.
@@ -939,7 +953,7 @@ impl<'a> Lowerer<'a> {
             Expression::Identifier(id) => {
                 matches!(self.lookup(&id.node.name, id.span), Ok(Binding::Var(_)))
             }
-            Expression::Member(_) => true,
+            Expression::Member(_) | Expression::StringLiteral(_) => true,
             Expression::BinaryOperator(b) => b.node.operator.node == BinaryOperator::Index,
             Expression::UnaryOperator(u) => u.node.operator.node == UnaryOperator::Indirection,
             _ => false,
@@ -1022,38 +1036,6 @@ pub fn const_value(t: IntTy, bits: &[Lit]) -> Option<i128> {
         v -= 1i128 << bits.len();
     }
     Some(v)
-}
-
-/// `'a'`, `'\n'`, `'\x41'`, `'\101'` → byte value.
-fn parse_char(s: &str) -> Option<u8> {
-    let inner = s.strip_prefix('\'')?.strip_suffix('\'')?;
-    let mut chars = inner.chars();
-    let c = chars.next()?;
-    if c != '\\' {
-        return if chars.next().is_none() && c.is_ascii() {
-            Some(c as u8)
-        } else {
-            None
-        };
-    }
-    let rest: String = chars.collect();
-    Some(match rest.as_str() {
-        "n" => b'\n',
-        "t" => b'\t',
-        "r" => b'\r',
-        "0" => 0,
-        "\\" => b'\\',
-        "'" => b'\'',
-        "\"" => b'"',
-        "a" => 7,
-        "b" => 8,
-        "f" => 12,
-        "v" => 11,
-        "?" => b'?',
-        r if r.starts_with('x') => u8::from_str_radix(&r[1..], 16).ok()?,
-        r if r.chars().all(|c| c.is_digit(8)) => u8::from_str_radix(r, 8).ok()?,
-        _ => return None,
-    })
 }
 
 /// What [`const_fold`] computed.

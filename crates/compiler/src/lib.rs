@@ -25,6 +25,7 @@ pub mod randprog;
 mod range;
 mod replay;
 mod source;
+mod strings;
 #[cfg(test)]
 mod tests;
 mod types;

@@ -182,6 +182,8 @@ pub struct Lowerer<'a> {
     packed_vars: Vec<VarId>,
     /// Variables that outlive their scope: ports and static locals.
     pinned_vars: HashSet<VarId>,
+    /// The variables holding the program's string literals ([`crate::strings`]).
+    pub string_literals: crate::strings::StringLiterals,
     /// Associative chains kept for balanced evaluation (`--optimize depth`).
     pub deferred: crate::deferred::Deferred,
     /// Intervals of integer values (see [`crate::range`]).
@@ -247,6 +249,7 @@ impl<'a> Lowerer<'a> {
             free_vars: Vec::new(),
             packed_vars: Vec::new(),
             pinned_vars: HashSet::new(),
+            string_literals: Default::default(),
             deferred: Default::default(),
             ranges: Default::default(),
         }

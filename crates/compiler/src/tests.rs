@@ -308,3 +308,74 @@ fn plain_char_ports_are_char_and_compute_as_signed_char() {
         vec![-128, -128 - 5 + 3, 1]
     );
 }
+
+/// What C does not allow with a string literal, or gcc would store differently than
+/// written, is refused naming the literal; a write into one also when the pointer was
+/// passed to a function (compiled compact too, where such a call is inlined to be checked).
+#[test]
+fn string_literal_mistakes_are_refused_where_they_are() {
+    let body = |stmt: &str| {
+        format!("void mpc_main(int INPUT_A_x, int *OUTPUT_r) {{ {stmt} *OUTPUT_r = INPUT_A_x; }}")
+    };
+    for (stmt, says) in [
+        (
+            r#"char s[2] = "abc";"#,
+            "this string has 3 characters, more than the array's 2",
+        ),
+        (
+            r#"int s[4] = "abc";"#,
+            "initializes only an array of char, not int[4]",
+        ),
+        (r#"int s = "abc";"#, "initializes only an array of char"),
+        (r#"char s[4] = L"abc";"#, "wide string literals (L\"…\")"),
+        (
+            r#"char s[4] = "\x100";"#,
+            "the hex escape \\x100 is larger than a byte",
+        ),
+        (
+            r#"char *p = "abc"; p[1] = 'x';"#,
+            "this writes into a string literal",
+        ),
+    ] {
+        let e = compile_err(&body(stmt));
+        let text = e.to_string();
+        assert!(text.contains(says), "{stmt}: {text}");
+        assert_eq!(e.pos().map(|p| p.line), Some(1), "{stmt}: {text}");
+    }
+    let through_a_call = "void f(char *s) { s[1] = 'q'; }\n\
+        void mpc_main(int INPUT_A_x, int *OUTPUT_r)\n\
+        { for (int i = 0; i < 3; i++) f(\"abc\"); *OUTPUT_r = INPUT_A_x; }\n";
+    for compact in [false, true] {
+        let opts = Options::default();
+        let e = if compact {
+            crate::compile_compact_source(through_a_call, "t.c", &opts).map(|_| ())
+        } else {
+            compile_source(through_a_call, "t.c", &opts).map(|_| ())
+        }
+        .expect_err("a write into a literal");
+        let text = e.to_string();
+        assert!(
+            text.starts_with("t.c:1:19:") && text.contains("writes into a string literal"),
+            "compact {compact}: {text}"
+        );
+    }
+}
+
+/// A literal read in a loop is one object: `sizeof` is its length with the zero, and its
+/// bytes are constants (no gate reads them at constant indices).
+#[test]
+fn string_literals_are_constant_arrays() {
+    let src = r#"
+int mpc_main(int INPUT_A_i)
+{
+    int n = 0;
+    for (int k = 0; k < 4; k++)
+        n += "pgc!"[k] + (int)sizeof("pgc!");
+    return n + "\x01\x02\x03\x04"[INPUT_A_i & 3];
+}
+"#;
+    let want = b"pgc!".iter().map(|&b| b as i64 + 5).sum::<i64>();
+    for i in 0..4 {
+        assert_eq!(run(src, &[i]), vec![want + i + 1], "i = {i}");
+    }
+}

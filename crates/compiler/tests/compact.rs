@@ -155,6 +155,29 @@ fn pointers_conditions_structs_and_nesting() {
     assert!(reused >= 1, "{reused}");
 }
 
+/// String literals under templates: a function reading a literal through its pointer
+/// parameter is inlined (so a write into the literal would be refused), one reading a
+/// local array a literal initialized is a template; both read the literal's bytes as gcc does.
+#[test]
+fn string_literals_compact_equals_unrolled() {
+    let src = r#"
+        #include <stdint.h>
+        static int count(const char *s, char c) { int n = 0; for (int i = 0; i < 8 && s[i]; i++) n += s[i] == c; return n; }
+        static int score(char w[8], uint8_t key) { int s = 0; for (int i = 0; i < 8; i++) s += (uint8_t)w[i] ^ key; return s; }
+        void mpc_main(uint8_t INPUT_A_k[4], char INPUT_B_t[8], int *OUTPUT_r) {
+            char words[3][8] = {"alpha", "beta", "gamma"};
+            int r = count("mississippi"[1] == 'i' ? "banana" : "x", 'a');
+            for (int j = 0; j < 4; j++) {
+                r += score(words[j % 3], INPUT_A_k[j]) + count(INPUT_B_t, "abcd"[j]);
+                r += "\x10\x20\x30\x40"[INPUT_A_k[j] & 3];
+            }
+            *OUTPUT_r = r;
+        }
+    "#;
+    let (templates, _) = same_outputs("strings", src, &Options::default(), 30, 11);
+    assert!(templates >= 1, "{templates}");
+}
+
 #[test]
 fn functions_touching_globals_are_inlined() {
     let src = r#"

@@ -340,10 +340,10 @@ fn other_constructs_outside_the_subset() {
         unroll_limit: None,
     });
     check_rejected(&Rejected {
-        name: "string_literal",
-        source: "void mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    const char *s = \"abc\";\n    *OUTPUT_r = s[INPUT_A_x & 1];\n}\n",
-        at: &[(3, 21)],
-        says: &["string"],
+        name: "wide_string_literal",
+        source: "#include <wchar.h>\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r)\n{\n    const wchar_t *s = L\"abc\";\n    *OUTPUT_r = s[INPUT_A_x & 1];\n}\n",
+        at: &[(4, 24)],
+        says: &["wide string literals"],
         unroll_limit: None,
     });
     check_rejected(&Rejected {

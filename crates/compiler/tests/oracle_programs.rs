@@ -510,6 +510,56 @@ void mpc_main(uint32_t INPUT_A_x, int32_t INPUT_B_y, uint64_t *OUTPUT_r, int32_t
     );
 }
 
+/// String literals: initializers of `char` arrays (sized by the string, the zero dropped
+/// where the array is exactly full, in braces, in struct and 2-D array initializers, of
+/// `unsigned char`), and as arrays of their own: `sizeof`, subscripts (a secret one too),
+/// a pointer to one passed to a function, adjacent literals joined, escapes.
+#[test]
+fn string_literals_initialize_arrays_and_read_as_arrays() {
+    check(
+        "strings.c",
+        r#"
+#include <stdint.h>
+struct person { char name[8]; int age; };
+
+static int count(const char *s, char c)
+{
+    int n = 0;
+    for (int i = 0; i < 16 && s[i] != 0; i++)
+        n += s[i] == c;
+    return n;
+}
+
+void mpc_main(char INPUT_A_text[8], int INPUT_B_k, int *OUTPUT_r, char OUTPUT_s[12],
+              int *OUTPUT_size)
+{
+    char greet[] = "hi\tthere";
+    char exact[3] = "abc";
+    unsigned char raw[4] = {"\xff\001"};
+    char names[3][6] = {"ann", "bob", "carol"};
+    struct person p = {"dave", 42};
+    struct person q = {.age = 7, .name = "eve"};
+    const char *msg = "abc" "def";
+    int r = count(msg, 'e') + count("banana", 'a') * 10 + exact[2];
+    r += "xyz"[INPUT_B_k & 3];
+    r += names[(unsigned)INPUT_B_k % 3][1];
+    r += raw[0] + raw[1] + raw[3] + p.name[0] + p.age + q.name[2] + q.age;
+    r += (int)sizeof("hello") * 1000 + (int)sizeof greet * 100000;
+    for (int i = 0; i < 8; i++)
+        r += INPUT_A_text[i] == greet[i];
+    *OUTPUT_size = sizeof names + sizeof exact;
+    char out[12] = "result:";
+    out[7] = (char)('0' + (r & 7));
+    for (int i = 0; i < 12; i++)
+        OUTPUT_s[i] = out[i];
+    *OUTPUT_r = r;
+}
+"#,
+        100,
+        1,
+    );
+}
+
 #[test]
 fn conditional_operator_has_the_common_type_even_with_a_constant_condition() {
     // `c ? x : y` has the type of the usual arithmetic conversions of x and y, whichever is
