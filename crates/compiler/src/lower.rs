@@ -170,8 +170,14 @@ pub struct Lowerer<'a> {
     /// `#pragma omp parallel for` lines, in order.
     pub pragmas: Vec<OmpPragma>,
     /// Min/max reduction statements being run as reductions: `if` statement address →
-    /// the compared expression and the variable, whose types must agree.
-    minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp)>,
+    /// the compared expression and the variable, whose types must agree, and the loop.
+    minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp, RegionLoop)>,
+    /// `for` loops (by offset) that region detection skips: their reductions turned out
+    /// not to be combinable (see [`NotARegion`]); they run in order.
+    pub sequential_loops: HashSet<usize>,
+    /// Set with the error that stops a pass when a loop found on its own turns out not to
+    /// be a region: the caller compiles again with the loop in `sequential_loops`.
+    pub not_a_region: Option<NotARegion>,
     /// Templates and the memo of compact compilation ([`Options::compact`]).
     pub compact: crate::compact::CompactState<'a>,
     /// Variables whose scope ended, for reuse by new ones (compact mode only, where
@@ -200,9 +206,24 @@ pub struct RegionPlan<'a> {
     pub line: u32,
     /// Whether `#pragma omp parallel for` asked for it (then a dependence is an error).
     pub pragma: bool,
+    /// The loop's offset in the preprocessed text.
+    pub at: usize,
     pub reductions: Vec<(VarId, RedOp, IntTy)>,
     minmax: Vec<(usize, &'a Node<Expression>, VarId, RedOp)>,
 }
+
+/// The loop a reduction belongs to: its offset, and whether a pragma asked for the region.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionLoop {
+    at: usize,
+    pragma: bool,
+}
+
+/// A loop that region detection chose on its own, whose reduction turned out (as its
+/// statements ran) to compute something that partial results combined in any order do
+/// not: its offset in the preprocessed text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotARegion(pub usize);
 
 /// Per reduction variable while the loop runs: its value before the loop and each
 /// iteration's partial result.
@@ -243,6 +264,8 @@ impl<'a> Lowerer<'a> {
             text: "",
             pragmas: Vec::new(),
             minmax_checks: HashMap::new(),
+            sequential_loops: HashSet::new(),
+            not_a_region: None,
             compact: Default::default(),
             free_vars: Vec::new(),
             packed_vars: Vec::new(),
@@ -1044,7 +1067,8 @@ impl<'a> Lowerer<'a> {
     }
 
     fn exec_if(&mut self, i: &'a IfStatement) -> R<()> {
-        if let Some(&(value, var, op)) = self.minmax_checks.get(&(i as *const IfStatement as usize))
+        if let Some(&(value, var, op, region)) =
+            self.minmax_checks.get(&(i as *const IfStatement as usize))
         {
             // A min/max reduction combines partial results at the variable's type, which
             // is only the same as running the statements in order if the compared value
@@ -1054,10 +1078,12 @@ impl<'a> Lowerer<'a> {
                 unreachable!("reductions are integers")
             };
             if !matches!(v, Val::Int(t, _) if t.bits == vt.bits && t.signed == vt.signed) {
-                return self.err(
+                return self.not_a_region(
+                    region,
                     value.span,
                     "this min/max reduction compares a value of another type than the variable it \
-                     updates; cast it to the variable's type (then pgc can combine the iterations in any order)",
+                     updates; cast it to the variable's type (then pgc can combine the iterations in \
+                     any order), or remove the pragma (then the loop runs in order)",
                 );
             }
             // While the variable still holds the identity (the first update of an
@@ -1144,8 +1170,12 @@ impl<'a> Lowerer<'a> {
                     started: false,
                 });
             }
+            let region = RegionLoop {
+                at: p.at,
+                pragma: p.pragma,
+            };
             for &(key, value, var, op) in &p.minmax {
-                self.minmax_checks.insert(key, (value, var, op));
+                self.minmax_checks.insert(key, (value, var, op, region));
             }
         }
         let r = self.exec_loop_inner(
@@ -1213,6 +1243,16 @@ impl<'a> Lowerer<'a> {
             v.bits = Bits::from_vec(id);
             v.active = None;
         }
+    }
+
+    /// A reduction of a region loop cannot be combined from partial results: refused with
+    /// `advice` if a pragma asked for the region, otherwise this pass stops so that the
+    /// program is compiled again with the loop run in order (see [`NotARegion`]).
+    fn not_a_region<T>(&mut self, region: RegionLoop, span: Span, advice: &str) -> R<T> {
+        if !region.pragma {
+            self.not_a_region = Some(NotARegion(region.at));
+        }
+        self.err(span, advice)
     }
 
     /// Combines a reduction's partial results (a balanced tree, so the depth grows with
@@ -1307,6 +1347,9 @@ impl<'a> Lowerer<'a> {
             // Inside a region already: the outer loop is the unit of parallelism.
             return Ok(None);
         }
+        if pragma.is_none() && self.sequential_loops.contains(&span.start) {
+            return Ok(None);
+        }
         let header: Vec<&'a Node<Expression>> = f
             .condition
             .iter()
@@ -1375,6 +1418,7 @@ impl<'a> Lowerer<'a> {
         Ok(Some(RegionPlan {
             line: self.map.pos(span.start).line,
             pragma: pragma.is_some(),
+            at: span.start,
             reductions,
             minmax,
         }))
