@@ -362,6 +362,7 @@ impl<'a> Lowerer<'a> {
                 if let Ty::Array(..) = p.ty {
                     return self.err(span, "arrays cannot be assigned (assign their elements)");
                 }
+                self.check_reduction_store(p.var, &v, span)?;
                 let bits = self.convert_val(v, &p.ty, span)?;
                 self.write_place(&p, &bits);
                 Ok(Val::of(p.ty, bits))

@@ -172,6 +172,8 @@ pub struct Lowerer<'a> {
     /// Min/max reduction statements being run as reductions: `if` statement address →
     /// the compared expression and the variable, whose types must agree, and the loop.
     minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp, RegionLoop)>,
+    /// The reduction variables of the region loop being run, and the loop.
+    reduction_loops: HashMap<VarId, RegionLoop>,
     /// `for` loops (by offset) that region detection skips: their reductions turned out
     /// not to be combinable (see [`NotARegion`]); they run in order.
     pub sequential_loops: HashSet<usize>,
@@ -264,6 +266,7 @@ impl<'a> Lowerer<'a> {
             text: "",
             pragmas: Vec::new(),
             minmax_checks: HashMap::new(),
+            reduction_loops: HashMap::new(),
             sequential_loops: HashSet::new(),
             not_a_region: None,
             compact: Default::default(),
@@ -1177,6 +1180,9 @@ impl<'a> Lowerer<'a> {
             for &(key, value, var, op) in &p.minmax {
                 self.minmax_checks.insert(key, (value, var, op, region));
             }
+            for &(var, _, _) in &p.reductions {
+                self.reduction_loops.insert(var, region);
+            }
         }
         let r = self.exec_loop_inner(
             cond,
@@ -1191,6 +1197,9 @@ impl<'a> Lowerer<'a> {
         if let Some(p) = &plan {
             for &(key, _, _, _) in &p.minmax {
                 self.minmax_checks.remove(&key);
+            }
+            for &(var, _, _) in &p.reductions {
+                self.reduction_loops.remove(&var);
             }
         }
         r?;
@@ -1253,6 +1262,27 @@ impl<'a> Lowerer<'a> {
             self.not_a_region = Some(NotARegion(region.at));
         }
         self.err(span, advice)
+    }
+
+    /// Checks a value about to be stored into a variable: a reduction variable of the
+    /// region loop being run must get integer arithmetic (wrapping, so the steps and their
+    /// partial results agree). `s += 0.5` computes in `double` and truncates every step,
+    /// which no sum of truncated partial results reproduces.
+    pub(crate) fn check_reduction_store(&mut self, var: VarId, v: &Val, span: Span) -> R<()> {
+        if !self.reduction_loops.is_empty()
+            && matches!(v, Val::Float(..))
+            && let Some(&region) = self.reduction_loops.get(&var)
+        {
+            return self.not_a_region(
+                region,
+                span,
+                "this reduction computes in floating point and converts each step's result back \
+                 into the variable's integer type, which partial results combined in any order do \
+                 not reproduce; remove the pragma (then the loop runs in order), or accumulate in \
+                 integers",
+            );
+        }
+        Ok(())
     }
 
     /// Combines a reduction's partial results (a balanced tree, so the depth grows with

@@ -446,6 +446,57 @@ void mpc_main(int64_t INPUT_A_a[4], int32_t *OUTPUT_m)
 }
 
 #[test]
+fn sums_and_products_converted_from_floating_point_run_in_order() {
+    // `s += e` with a double `e` computes in double and truncates into `s` every step;
+    // partial sums of truncated steps differ (1 then -0.5: 0 in order, 1 from partials).
+    // Integer steps of narrower or wider types wrap alike, so those stay regions.
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int8_t INPUT_A_a[8], int16_t INPUT_B_b[8], int32_t *OUTPUT_s, int32_t *OUTPUT_p,
+              int32_t *OUTPUT_t, uint8_t *OUTPUT_n, int16_t *OUTPUT_x)
+{
+    int32_t s = 0;
+    for (int i = 0; i < 8; i++)
+        s += INPUT_A_a[i] / 4.0;
+    int32_t p = 1, t = 3;
+    for (int i = 0; i < 8; i++) {
+        p = p * (INPUT_A_a[i] / 64.0);
+        t = t - INPUT_A_a[i] * 0.75f;
+    }
+    uint8_t n = 0;
+    int16_t x = 0;
+    for (int i = 0; i < 8; i++) {
+        n += INPUT_B_b[i] * INPUT_B_b[i];
+        x ^= (int64_t)INPUT_B_b[i] * INPUT_A_a[i] >> 7;
+    }
+    *OUTPUT_s = s; *OUTPUT_p = p; *OUTPUT_t = t; *OUTPUT_n = n; *OUTPUT_x = x;
+}
+"#;
+    assert_eq!(region_lines_all_ways("fs.c", src), vec![16]);
+    check_gcc("float_steps.c", src);
+
+    let pragma = r#"
+void mpc_main(signed char INPUT_A_a[8], int *OUTPUT_s)
+{
+    int s = 0;
+#pragma omp parallel for reduction(+: s)
+    for (int i = 0; i < 8; i++)
+        s += INPUT_A_a[i] / 4.0;
+    *OUTPUT_s = s;
+}
+"#;
+    let msg = compile_source(pragma, "fp.c", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("fp.c:7:")
+            && msg.contains("floating point")
+            && msg.contains("remove the pragma"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn many_loops_that_are_not_regions_after_all_still_compile() {
     // Past the bound on passes, detection is off for every loop without a pragma: the
     // program still compiles, and computes what gcc does.
