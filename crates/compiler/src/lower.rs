@@ -1073,14 +1073,25 @@ impl<'a> Lowerer<'a> {
         if let Some(&(value, var, op, region)) =
             self.minmax_checks.get(&(i as *const IfStatement as usize))
         {
-            // A min/max reduction combines partial results at the variable's type, which
-            // is only the same as running the statements in order if the compared value
-            // has that type too.
+            // A min/max reduction combines partial results in the order of the variable's
+            // type, which is only the same as running the statements in order if the
+            // comparison orders the compared values as that type does: the value has the
+            // type, or converts into it keeping every value, or the comparison converts
+            // both sides to it (`unsigned m` against an `int`). Not when the value is
+            // truncated into the variable (a 64-bit value) or the comparison happens in
+            // another type (an `unsigned` value against an `int` variable).
             let v = self.eval_rvalue(value)?;
             let Ty::Int(vt) = self.vars[var].ty.clone() else {
                 unreachable!("reductions are integers")
             };
-            if !matches!(v, Val::Int(t, _) if t.bits == vt.bits && t.signed == vt.signed) {
+            let orders_alike = |t: IntTy| {
+                let same = |a: IntTy| a.bits == vt.bits && a.signed == vt.signed;
+                let keeps_values = t.is_bool
+                    || (t.signed == vt.signed && t.bits <= vt.bits)
+                    || (!t.signed && vt.signed && t.bits < vt.bits);
+                same(t) || keeps_values || same(IntTy::common(t, vt))
+            };
+            if !matches!(v, Val::Int(t, _) if orders_alike(t)) {
                 return self.not_a_region(
                     region,
                     value.span,

@@ -417,6 +417,49 @@ void mpc_main(int64_t INPUT_A_a[4], int8_t INPUT_B_q[4], int32_t *OUTPUT_lo, uin
 }
 
 #[test]
+fn min_and_max_over_values_that_order_alike_stay_regions() {
+    // A narrower value that converts keeping its value, or a comparison made in the
+    // variable's type (`u < b[i]` compares as unsigned, and `u = b[i]` converts alike),
+    // orders the values as the variable's type does: the partial results combine. An
+    // `unsigned` value against an `int` (compared as unsigned, kept as int) or an `int8_t`
+    // against a `uint16_t` (compared as int, kept modulo 2^16) does not: that loop runs in
+    // order.
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int16_t INPUT_A_a[6], int32_t INPUT_B_b[6], int8_t INPUT_B_c[6], int32_t *OUTPUT_p,
+              int32_t *OUTPUT_m, uint32_t *OUTPUT_u, int16_t *OUTPUT_h, int64_t *OUTPUT_l,
+              int32_t *OUTPUT_w, uint16_t *OUTPUT_y)
+{
+    int32_t p = 0, m = INT32_MAX;
+    uint32_t u = 7;
+    int16_t h = INT16_MIN;
+    int64_t l = 0;
+    for (int i = 0; i < 6; i++) {
+        p += INPUT_A_a[i] * INPUT_B_b[i];
+        if (INPUT_A_a[i] < m) m = INPUT_A_a[i];
+        if (u < INPUT_B_b[i]) u = INPUT_B_b[i];
+        if (INPUT_B_c[i] > h) h = INPUT_B_c[i];
+        if (l < (uint32_t)INPUT_B_b[i]) l = (uint32_t)INPUT_B_b[i];
+    }
+    int32_t q = 0, w = 5;
+    for (int i = 0; i < 6; i++) {
+        q += INPUT_B_b[i] * INPUT_B_b[i];
+        if (w < (uint32_t)INPUT_B_b[i]) w = (uint32_t)INPUT_B_b[i];
+    }
+    uint16_t y = 40000;
+    for (int i = 0; i < 6; i++) {
+        q += INPUT_A_a[i] * INPUT_A_a[i];
+        if (INPUT_B_c[i] < y) y = INPUT_B_c[i];
+    }
+    *OUTPUT_p = p + q; *OUTPUT_m = m; *OUTPUT_u = u; *OUTPUT_h = h; *OUTPUT_l = l;
+    *OUTPUT_w = w; *OUTPUT_y = y;
+}
+"#;
+    assert_eq!(region_lines_all_ways("alike.c", src), vec![11]);
+    check_gcc("minmax_alike.c", src);
+}
+
+#[test]
 fn min_over_another_type_with_a_pragma_is_refused_with_advice() {
     // The pragma asks for a region that cannot compute what the loop does: refused, not
     // silently run in order.
