@@ -372,6 +372,7 @@ impl<'a> Lowerer<'a> {
                          char s[] = \"…\";",
                     );
                 }
+                self.check_reduction_store(p.var, &v, span)?;
                 let bits = self.convert_val(v, &p.ty, span)?;
                 self.write_place(&p, &bits);
                 Ok(Val::of(p.ty, bits))

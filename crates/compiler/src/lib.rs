@@ -296,6 +296,10 @@ struct FrontEnd {
     phases: Vec<PhaseTime>,
 }
 
+/// How many loops found to be no regions after all (see [`front_end`]) are each taken out
+/// of region detection with another pass before detection is turned off altogether.
+const MAX_SEQUENTIAL_RETRIES: usize = 8;
+
 /// Deeply nested C (long expression chains, deep blocks) recurses deeply in the parser and in
 /// symbolic execution; a big stack keeps that from overflowing (only touched pages cost).
 const FRONT_END_STACK: usize = 1 << 30;
@@ -372,23 +376,49 @@ fn front_end_on_this_thread(
             }
         })?;
     watch.lap("parse", &mut phases);
-    let builder = match spill {
-        None => NetBuilder::new(opts.optimize),
-        Some(dir) => {
-            NetBuilder::with_spill(opts.optimize, dir).map_err(|e| CompileError::Source {
-                pos: None,
-                message: format!("cannot create the spill file: {e}"),
-            })?
+    // A loop that region detection chose on its own may turn out, while its statements
+    // run, to have a reduction that partial results cannot compute (a min over a value of
+    // another type); that pass stops, and the program is run again with that loop in
+    // order. Only such programs pay for another pass; after a few, detection is turned
+    // off for every loop not marked with a pragma, which ends it.
+    let mut sequential = std::collections::HashSet::new();
+    let no_detection = Options {
+        regions: false,
+        ..opts.clone()
+    };
+    let mut pass_opts = opts;
+    let (mut low, entry, entry_name, entry_params) = loop {
+        let builder = match spill {
+            None => NetBuilder::new(pass_opts.optimize),
+            Some(dir) => NetBuilder::with_spill(pass_opts.optimize, dir).map_err(|e| {
+                CompileError::Source {
+                    pos: None,
+                    message: format!("cannot create the spill file: {e}"),
+                }
+            })?,
+        };
+        let mut low = Lowerer::new(pass_opts, &map, builder);
+        low.text = &parsed.source;
+        low.pragmas = pragmas.clone();
+        low.sequential_loops = sequential.clone();
+        low.collect_globals(&parsed.unit)?;
+        let entry = pick_entry(&low, pass_opts, name)?;
+        // A write cut short because the storage of large variables is full is an error here.
+        match low
+            .run_entry(entry)
+            .and_then(|r| low.check_storage().map(|()| r))
+        {
+            Ok((entry_name, entry_params)) => break (low, entry, entry_name, entry_params),
+            Err(e) => match low.not_a_region {
+                Some(lower::NotARegion(at)) if pass_opts.regions && sequential.insert(at) => {
+                    if sequential.len() > MAX_SEQUENTIAL_RETRIES {
+                        pass_opts = &no_detection;
+                    }
+                }
+                _ => return Err(e),
+            },
         }
     };
-    let mut low = Lowerer::new(opts, &map, builder);
-    low.text = &parsed.source;
-    low.pragmas = pragmas;
-    low.collect_globals(&parsed.unit)?;
-    let entry = pick_entry(&low, opts, name)?;
-    let (entry_name, entry_params) = low.run_entry(entry)?;
-    // A write cut short because the storage of large variables is full is an error here.
-    low.check_storage()?;
     let outputs = low.finish_outputs();
     if outputs.is_empty() {
         return Err(CompileError::Source {

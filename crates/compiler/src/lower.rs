@@ -170,8 +170,16 @@ pub struct Lowerer<'a> {
     /// `#pragma omp parallel for` lines, in order.
     pub pragmas: Vec<OmpPragma>,
     /// Min/max reduction statements being run as reductions: `if` statement address →
-    /// the compared expression and the variable, whose types must agree.
-    minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp)>,
+    /// the compared expression and the variable, whose types must agree, and the loop.
+    minmax_checks: HashMap<usize, (&'a Node<Expression>, VarId, RedOp, RegionLoop)>,
+    /// The reduction variables of the region loop being run, and the loop.
+    reduction_loops: HashMap<VarId, RegionLoop>,
+    /// `for` loops (by offset) that region detection skips: their reductions turned out
+    /// not to be combinable (see [`NotARegion`]); they run in order.
+    pub sequential_loops: HashSet<usize>,
+    /// Set with the error that stops a pass when a loop found on its own turns out not to
+    /// be a region: the caller compiles again with the loop in `sequential_loops`.
+    pub not_a_region: Option<NotARegion>,
     /// Templates and the memo of compact compilation ([`Options::compact`]).
     pub compact: crate::compact::CompactState<'a>,
     /// Variables whose scope ended, for reuse by new ones (compact mode only, where
@@ -202,9 +210,24 @@ pub struct RegionPlan<'a> {
     pub line: u32,
     /// Whether `#pragma omp parallel for` asked for it (then a dependence is an error).
     pub pragma: bool,
+    /// The loop's offset in the preprocessed text.
+    pub at: usize,
     pub reductions: Vec<(VarId, RedOp, IntTy)>,
     minmax: Vec<(usize, &'a Node<Expression>, VarId, RedOp)>,
 }
+
+/// The loop a reduction belongs to: its offset, and whether a pragma asked for the region.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionLoop {
+    at: usize,
+    pragma: bool,
+}
+
+/// A loop that region detection chose on its own, whose reduction turned out (as its
+/// statements ran) to compute something that partial results combined in any order do
+/// not: its offset in the preprocessed text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotARegion(pub usize);
 
 /// Per reduction variable while the loop runs: its value before the loop and each
 /// iteration's partial result.
@@ -245,6 +268,9 @@ impl<'a> Lowerer<'a> {
             text: "",
             pragmas: Vec::new(),
             minmax_checks: HashMap::new(),
+            reduction_loops: HashMap::new(),
+            sequential_loops: HashSet::new(),
+            not_a_region: None,
             compact: Default::default(),
             free_vars: Vec::new(),
             packed_vars: Vec::new(),
@@ -1053,20 +1079,34 @@ impl<'a> Lowerer<'a> {
     }
 
     fn exec_if(&mut self, i: &'a IfStatement) -> R<()> {
-        if let Some(&(value, var, op)) = self.minmax_checks.get(&(i as *const IfStatement as usize))
+        if let Some(&(value, var, op, region)) =
+            self.minmax_checks.get(&(i as *const IfStatement as usize))
         {
-            // A min/max reduction combines partial results at the variable's type, which
-            // is only the same as running the statements in order if the compared value
-            // has that type too.
+            // A min/max reduction combines partial results in the order of the variable's
+            // type, which is only the same as running the statements in order if the
+            // comparison orders the compared values as that type does: the value has the
+            // type, or converts into it keeping every value, or the comparison converts
+            // both sides to it (`unsigned m` against an `int`). Not when the value is
+            // truncated into the variable (a 64-bit value) or the comparison happens in
+            // another type (an `unsigned` value against an `int` variable).
             let v = self.eval_rvalue(value)?;
             let Ty::Int(vt) = self.vars[var].ty.clone() else {
                 unreachable!("reductions are integers")
             };
-            if !matches!(v, Val::Int(t, _) if t.bits == vt.bits && t.signed == vt.signed) {
-                return self.err(
+            let orders_alike = |t: IntTy| {
+                let same = |a: IntTy| a.bits == vt.bits && a.signed == vt.signed;
+                let keeps_values = t.is_bool
+                    || (t.signed == vt.signed && t.bits <= vt.bits)
+                    || (!t.signed && vt.signed && t.bits < vt.bits);
+                same(t) || keeps_values || same(IntTy::common(t, vt))
+            };
+            if !matches!(v, Val::Int(t, _) if orders_alike(t)) {
+                return self.not_a_region(
+                    region,
                     value.span,
                     "this min/max reduction compares a value of another type than the variable it \
-                     updates; cast it to the variable's type (then pgc can combine the iterations in any order)",
+                     updates; cast it to the variable's type (then pgc can combine the iterations in \
+                     any order), or remove the pragma (then the loop runs in order)",
                 );
             }
             // While the variable still holds the identity (the first update of an
@@ -1153,8 +1193,15 @@ impl<'a> Lowerer<'a> {
                     started: false,
                 });
             }
+            let region = RegionLoop {
+                at: p.at,
+                pragma: p.pragma,
+            };
             for &(key, value, var, op) in &p.minmax {
-                self.minmax_checks.insert(key, (value, var, op));
+                self.minmax_checks.insert(key, (value, var, op, region));
+            }
+            for &(var, _, _) in &p.reductions {
+                self.reduction_loops.insert(var, region);
             }
         }
         let r = self.exec_loop_inner(
@@ -1170,6 +1217,9 @@ impl<'a> Lowerer<'a> {
         if let Some(p) = &plan {
             for &(key, _, _, _) in &p.minmax {
                 self.minmax_checks.remove(&key);
+            }
+            for &(var, _, _) in &p.reductions {
+                self.reduction_loops.remove(&var);
             }
         }
         r?;
@@ -1222,6 +1272,37 @@ impl<'a> Lowerer<'a> {
             v.bits = Bits::from_vec(id);
             v.active = None;
         }
+    }
+
+    /// A reduction of a region loop cannot be combined from partial results: refused with
+    /// `advice` if a pragma asked for the region, otherwise this pass stops so that the
+    /// program is compiled again with the loop run in order (see [`NotARegion`]).
+    fn not_a_region<T>(&mut self, region: RegionLoop, span: Span, advice: &str) -> R<T> {
+        if !region.pragma {
+            self.not_a_region = Some(NotARegion(region.at));
+        }
+        self.err(span, advice)
+    }
+
+    /// Checks a value about to be stored into a variable: a reduction variable of the
+    /// region loop being run must get integer arithmetic (wrapping, so the steps and their
+    /// partial results agree). `s += 0.5` computes in `double` and truncates every step,
+    /// which no sum of truncated partial results reproduces.
+    pub(crate) fn check_reduction_store(&mut self, var: VarId, v: &Val, span: Span) -> R<()> {
+        if !self.reduction_loops.is_empty()
+            && matches!(v, Val::Float(..))
+            && let Some(&region) = self.reduction_loops.get(&var)
+        {
+            return self.not_a_region(
+                region,
+                span,
+                "this reduction computes in floating point and converts each step's result back \
+                 into the variable's integer type, which partial results combined in any order do \
+                 not reproduce; remove the pragma (then the loop runs in order), or accumulate in \
+                 integers",
+            );
+        }
+        Ok(())
     }
 
     /// Combines a reduction's partial results (a balanced tree, so the depth grows with
@@ -1316,6 +1397,9 @@ impl<'a> Lowerer<'a> {
             // Inside a region already: the outer loop is the unit of parallelism.
             return Ok(None);
         }
+        if pragma.is_none() && self.sequential_loops.contains(&span.start) {
+            return Ok(None);
+        }
         let header: Vec<&'a Node<Expression>> = f
             .condition
             .iter()
@@ -1384,6 +1468,7 @@ impl<'a> Lowerer<'a> {
         Ok(Some(RegionPlan {
             line: self.map.pos(span.start).line,
             pragma: pragma.is_some(),
+            at: span.start,
             reductions,
             minmax,
         }))

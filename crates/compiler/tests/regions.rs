@@ -313,13 +313,162 @@ void mpc_main(int INPUT_A_a[8], int *OUTPUT_r)
     );
 }
 
+/// The regions' lines of a program compiled unrolled, after checking that the compact
+/// form and `--optimize depth` compute what the unrolled circuit does.
+fn region_lines_all_ways(name: &str, src: &str) -> Vec<u32> {
+    let c = compile(src);
+    let compact = pgc_compiler::compile_compact_source(src, name, &Options::default())
+        .unwrap_or_else(|e| panic!("{name} (compact): {e}"));
+    let compact = pgc_circuit::compact::CompactSource::new(compact.circuit).unwrap();
+    let depth_opts = Options {
+        optimize: pgc_circuit::OptimizeFor::Depth,
+        ..Options::default()
+    };
+    let depth =
+        compile_source(src, name, &depth_opts).unwrap_or_else(|e| panic!("{name} (depth): {e}"));
+    let n = c.circuit.layout.num_input_wires() as usize;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..16 {
+        let bits: Vec<bool> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x & 1 == 1
+            })
+            .collect();
+        let want = eval_bits(&c.circuit, &bits);
+        assert_eq!(eval_bits(&compact, &bits), want, "{name}: compact differs");
+        assert_eq!(
+            eval_bits(&depth.circuit, &bits),
+            want,
+            "{name}: depth differs"
+        );
+    }
+    regions(&c).iter().map(|r| r.0).collect()
+}
+
 #[test]
-fn min_reduction_over_another_type_is_refused_with_advice() {
+fn min_over_another_type_runs_in_order_and_keeps_the_other_regions() {
+    // `m = a[i] * 3` truncates the 64-bit value that `a[i] * 3 < m` compared: a min at `m`'s type
+    // combined from partial results differs, so that loop (found on its own) runs in order;
+    // the loops before and after it stay regions.
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int64_t INPUT_A_a[6], int32_t INPUT_B_b[6], int32_t *OUTPUT_m, int32_t *OUTPUT_s,
+              int32_t *OUTPUT_x)
+{
+    int32_t s = 0;
+    for (int i = 0; i < 6; i++)
+        s += INPUT_B_b[i] * INPUT_B_b[i];
+    int32_t m = INT32_MAX;
+    for (int i = 0; i < 6; i++)
+        if (INPUT_A_a[i] * 3 < m)
+            m = INPUT_A_a[i] * 3;
+    int32_t x = INT32_MIN;
+    for (int i = 0; i < 6; i++)
+        if (x < INPUT_B_b[i] * 5)
+            x = INPUT_B_b[i] * 5;
+    *OUTPUT_m = m; *OUTPUT_s = s; *OUTPUT_x = x;
+}
+"#;
+    assert_eq!(region_lines_all_ways("mt.c", src), vec![7, 14]);
+    check_gcc("min_other_type.c", src);
+    // A loop that does not hit it keeps exactly its circuit: the same program with the
+    // compared value cast compiles the two other loops alike (the min loop as a region).
+    let cast = src.replace("INPUT_A_a[i] * 3", "(int32_t)(INPUT_A_a[i] * 3)");
+    let c = compile(&cast);
+    assert_eq!(
+        regions(&c).iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![7, 10, 14]
+    );
+    check_gcc("min_other_type_cast.c", &cast);
+
+    // Two such loops (a max over an unsigned value, a min over a double), each run in
+    // order, in a function called twice.
+    let two = r#"
+#include <stdint.h>
+static int32_t spread(const int64_t *a, const double *d, uint32_t *top)
+{
+    uint32_t hi = 0;
+    for (int i = 0; i < 4; i++)
+        if (hi < a[i])
+            hi = a[i];
+    int32_t lo = 1000;
+    for (int i = 0; i < 4; i++)
+        if (d[i] < lo)
+            lo = d[i];
+    *top = hi;
+    return lo;
+}
+void mpc_main(int64_t INPUT_A_a[4], int8_t INPUT_B_q[4], int32_t *OUTPUT_lo, uint32_t *OUTPUT_hi,
+              int32_t *OUTPUT_lo2)
+{
+    double d[4];
+    for (int i = 0; i < 4; i++)
+        d[i] = INPUT_B_q[i] / 3.0;
+    *OUTPUT_lo = spread(INPUT_A_a, d, OUTPUT_hi);
+    uint32_t unused;
+    *OUTPUT_lo2 = spread(INPUT_A_a + 0, d, &unused);
+}
+"#;
+    assert_eq!(region_lines_all_ways("two.c", two), vec![20]);
+    check_gcc("minmax_other_types.c", two);
+}
+
+#[test]
+fn min_and_max_over_values_that_order_alike_stay_regions() {
+    // A narrower value that converts keeping its value, or a comparison made in the
+    // variable's type (`u < b[i]` compares as unsigned, and `u = b[i]` converts alike),
+    // orders the values as the variable's type does: the partial results combine. An
+    // `unsigned` value against an `int` (compared as unsigned, kept as int) or an `int8_t`
+    // against a `uint16_t` (compared as int, kept modulo 2^16) does not: that loop runs in
+    // order.
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int16_t INPUT_A_a[6], int32_t INPUT_B_b[6], int8_t INPUT_B_c[6], int32_t *OUTPUT_p,
+              int32_t *OUTPUT_m, uint32_t *OUTPUT_u, int16_t *OUTPUT_h, int64_t *OUTPUT_l,
+              int32_t *OUTPUT_w, uint16_t *OUTPUT_y)
+{
+    int32_t p = 0, m = INT32_MAX;
+    uint32_t u = 7;
+    int16_t h = INT16_MIN;
+    int64_t l = 0;
+    for (int i = 0; i < 6; i++) {
+        p += INPUT_A_a[i] * INPUT_B_b[i];
+        if (INPUT_A_a[i] < m) m = INPUT_A_a[i];
+        if (u < INPUT_B_b[i]) u = INPUT_B_b[i];
+        if (INPUT_B_c[i] > h) h = INPUT_B_c[i];
+        if (l < (uint32_t)INPUT_B_b[i]) l = (uint32_t)INPUT_B_b[i];
+    }
+    int32_t q = 0, w = 5;
+    for (int i = 0; i < 6; i++) {
+        q += INPUT_B_b[i] * INPUT_B_b[i];
+        if (w < (uint32_t)INPUT_B_b[i]) w = (uint32_t)INPUT_B_b[i];
+    }
+    uint16_t y = 40000;
+    for (int i = 0; i < 6; i++) {
+        q += INPUT_A_a[i] * INPUT_A_a[i];
+        if (INPUT_B_c[i] < y) y = INPUT_B_c[i];
+    }
+    *OUTPUT_p = p + q; *OUTPUT_m = m; *OUTPUT_u = u; *OUTPUT_h = h; *OUTPUT_l = l;
+    *OUTPUT_w = w; *OUTPUT_y = y;
+}
+"#;
+    assert_eq!(region_lines_all_ways("alike.c", src), vec![11]);
+    check_gcc("minmax_alike.c", src);
+}
+
+#[test]
+fn min_over_another_type_with_a_pragma_is_refused_with_advice() {
+    // The pragma asks for a region that cannot compute what the loop does: refused, not
+    // silently run in order.
     let src = r#"
 #include <stdint.h>
 void mpc_main(int64_t INPUT_A_a[4], int32_t *OUTPUT_m)
 {
     int32_t m = INT32_MAX;
+#pragma omp parallel for reduction(min: m)
     for (int i = 0; i < 4; i++)
         if (INPUT_A_a[i] < m)
             m = INPUT_A_a[i];
@@ -329,13 +478,82 @@ void mpc_main(int64_t INPUT_A_a[4], int32_t *OUTPUT_m)
     let msg = compile_source(src, "mt.c", &Options::default())
         .unwrap_err()
         .to_string();
-    assert!(msg.starts_with("mt.c:8:") && msg.contains("cast"), "{msg}");
-    // Without region detection it compiles (as a sequential loop).
-    let opts = Options {
-        regions: false,
-        ..Options::default()
-    };
-    assert!(compile_source(src, "mt.c", &opts).is_ok());
+    assert!(
+        msg.starts_with("mt.c:9:") && msg.contains("cast") && msg.contains("remove the pragma"),
+        "{msg}"
+    );
+    // Without the pragma it compiles, the loop in order.
+    let plain = src.replace("#pragma omp parallel for reduction(min: m)\n", "");
+    assert_eq!(region_lines_all_ways("mt.c", &plain), Vec::<u32>::new());
+    check_gcc("min_other_type_plain.c", &plain);
+}
+
+#[test]
+fn sums_and_products_converted_from_floating_point_run_in_order() {
+    // `s += e` with a double `e` computes in double and truncates into `s` every step;
+    // partial sums of truncated steps differ (1 then -0.5: 0 in order, 1 from partials).
+    // Integer steps of narrower or wider types wrap alike, so those stay regions.
+    let src = r#"
+#include <stdint.h>
+void mpc_main(int8_t INPUT_A_a[8], int16_t INPUT_B_b[8], int32_t *OUTPUT_s, int32_t *OUTPUT_p,
+              int32_t *OUTPUT_t, uint8_t *OUTPUT_n, int16_t *OUTPUT_x)
+{
+    int32_t s = 0;
+    for (int i = 0; i < 8; i++)
+        s += INPUT_A_a[i] / 4.0;
+    int32_t p = 1, t = 3;
+    for (int i = 0; i < 8; i++) {
+        p = p * (INPUT_A_a[i] / 64.0);
+        t = t - INPUT_A_a[i] * 0.75f;
+    }
+    uint8_t n = 0;
+    int16_t x = 0;
+    for (int i = 0; i < 8; i++) {
+        n += INPUT_B_b[i] * INPUT_B_b[i];
+        x ^= (int64_t)INPUT_B_b[i] * INPUT_A_a[i] >> 7;
+    }
+    *OUTPUT_s = s; *OUTPUT_p = p; *OUTPUT_t = t; *OUTPUT_n = n; *OUTPUT_x = x;
+}
+"#;
+    assert_eq!(region_lines_all_ways("fs.c", src), vec![16]);
+    check_gcc("float_steps.c", src);
+
+    let pragma = r#"
+void mpc_main(signed char INPUT_A_a[8], int *OUTPUT_s)
+{
+    int s = 0;
+#pragma omp parallel for reduction(+: s)
+    for (int i = 0; i < 8; i++)
+        s += INPUT_A_a[i] / 4.0;
+    *OUTPUT_s = s;
+}
+"#;
+    let msg = compile_source(pragma, "fp.c", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("fp.c:7:")
+            && msg.contains("floating point")
+            && msg.contains("remove the pragma"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn many_loops_that_are_not_regions_after_all_still_compile() {
+    // Past the bound on passes, detection is off for every loop without a pragma: the
+    // program still compiles, and computes what gcc does.
+    let mut body = String::new();
+    for k in 0..10 {
+        body.push_str(&format!(
+            "    for (int i = 0; i < 3; i++)\n        if (INPUT_A_a[i] + {k} < m) m = INPUT_A_a[i] + {k};\n"
+        ));
+    }
+    let src = format!(
+        "#include <stdint.h>\nvoid mpc_main(int64_t INPUT_A_a[3], int32_t *OUTPUT_m)\n{{\n    int32_t m = 100;\n{body}    *OUTPUT_m = m;\n}}\n"
+    );
+    assert!(region_lines_all_ways("many.c", &src).is_empty());
+    check_gcc("many_not_regions.c", &src);
 }
 
 #[test]
