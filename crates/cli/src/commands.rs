@@ -60,6 +60,27 @@ pub struct EvalArgs {
     pub json: bool,
 }
 
+/// `--listen`/`--connect`: HOST:PORT with a port from `lowest` (0 lets the system pick one
+/// to listen on), checked when the flag is read so that a forgotten port costs no compile.
+/// The host itself is left to the resolver.
+fn host_and_port(s: &str, lowest: u16) -> Result<String, String> {
+    let example = "e.g. 0.0.0.0:7000 to listen, machine1:7000 or [2001:db8::1]:7000 to connect";
+    let Some((host, port)) = s.rsplit_once(':').filter(|_| !s.ends_with(']')) else {
+        return Err(format!("no port: give HOST:PORT, {example}"));
+    };
+    if host.is_empty() {
+        return Err(format!(
+            "no host before ':{port}': give HOST:PORT, {example}"
+        ));
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p >= lowest => Ok(s.to_string()),
+        _ => Err(format!(
+            "'{port}' is not a port number ({lowest} to 65535): give HOST:PORT, {example}"
+        )),
+    }
+}
+
 #[derive(Args)]
 #[command(group = clap::ArgGroup::new("endpoint").required(true).args(["listen", "connect"]))]
 pub struct RunArgs {
@@ -69,10 +90,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, help_heading = "Connection")]
     pub party: PartyArg,
     /// Wait for the peer on this address, e.g. 0.0.0.0:7000.
-    #[arg(long, value_name = "ADDR", help_heading = "Connection")]
+    #[arg(long, value_name = "ADDR", help_heading = "Connection",
+        value_parser = |s: &str| host_and_port(s, 0))]
     pub listen: Option<String>,
     /// Connect to the peer at this address, e.g. 192.0.2.1:7000 (retried until --timeout).
-    #[arg(long, value_name = "ADDR", help_heading = "Connection")]
+    #[arg(long, value_name = "ADDR", help_heading = "Connection",
+        value_parser = |s: &str| host_and_port(s, 1))]
     pub connect: Option<String>,
     /// One of this party's own inputs (repeat for each).
     #[arg(long = "input", value_name = "NAME=VALUE", allow_hyphen_values = true,
