@@ -323,3 +323,162 @@ fn a_time_limit_that_is_not_a_number_is_refused() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Numbers a run cannot use are refused with the flag's name: a time limit so long that a
+/// deadline would overflow (it panicked), a rate that rounds to 0 bit/s (it meant no limit).
+#[test]
+fn run_limits_out_of_range_are_refused_by_name() {
+    let s = Scratch::new("mistakes", "limits");
+    for (flag, value, expected) in [
+        (
+            "--timeout",
+            "1e100",
+            "--timeout must be a positive number of seconds, at most 1e9",
+        ),
+        (
+            "--timeout",
+            "1e19",
+            "--timeout must be a positive number of seconds, at most 1e9",
+        ),
+        (
+            "--timeout",
+            "nan",
+            "--timeout must be a positive number of seconds",
+        ),
+        (
+            "--rate-limit",
+            "1e-7",
+            "--rate-limit must be a positive number of megabits per second",
+        ),
+    ] {
+        let out = s
+            .pgc()
+            .args([
+                "local",
+                "builtin:millionaires",
+                "--a",
+                "1",
+                "--b",
+                "2",
+                flag,
+                value,
+            ])
+            .output()
+            .unwrap();
+        let line = error_line(&out);
+        assert!(line.contains(expected), "{flag} {value}: {line}");
+        assert!(out.stdout.is_empty(), "{flag} {value}");
+    }
+}
+
+/// `--connect`/`--listen` without a port (or with one out of range) is refused as the flag
+/// is read, before the program compiles, with the form to use.
+#[test]
+fn an_address_without_a_port_is_refused_with_the_form_to_use() {
+    let s = Scratch::new("mistakes", "address");
+    for (flag, addr, expected) in [
+        ("--connect", "127.0.0.1", "no port: give HOST:PORT"),
+        ("--connect", "[::1]", "no port: give HOST:PORT"),
+        (
+            "--connect",
+            "machine1:0",
+            "'0' is not a port number (1 to 65535)",
+        ),
+        (
+            "--listen",
+            "0.0.0.0:70000",
+            "'70000' is not a port number (0 to 65535)",
+        ),
+        ("--listen", ":7000", "no host before ':7000'"),
+    ] {
+        let out = s
+            .pgc()
+            .args([
+                "run",
+                "nosuch.c",
+                "--party",
+                "b",
+                "--insecure-plaintext",
+                flag,
+                addr,
+            ])
+            .output()
+            .unwrap();
+        let line = error_line(&out);
+        assert!(
+            line.contains(&format!("invalid value '{addr}' for '{flag} <ADDR>'")),
+            "{line}"
+        );
+        assert!(line.contains(expected), "{flag} {addr}: {line}");
+    }
+}
+
+/// Text quoted from a file (a Bristol header, the preprocessor's `#error`) reaches the
+/// terminal with its control characters escaped: a hostile file cannot send escape
+/// sequences that retitle the terminal or hide the error.
+#[test]
+fn control_characters_quoted_from_files_are_escaped() {
+    let s = Scratch::new("mistakes", "escapes");
+    std::fs::write(s.0.join("evil.txt"), "1 3\x1b[2J\x1b]0;owned\x07\u{202e}\n").unwrap();
+    std::fs::write(
+        s.0.join("evil.c"),
+        "#error \x1b]0;owned\x07\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    for (file, expected) in [
+        ("evil.txt", "found '1 3\\x1b[2J\\x1b]0;owned\\x07\\u{202e}'"),
+        ("evil.c", "#error \\x1b]0;owned\\x07"),
+    ] {
+        let out = s.pgc().args(["info", file]).output().unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{file}: {err}");
+        assert!(err.contains(expected), "{file}: {err}");
+        assert!(
+            !err.contains(['\x1b', '\x07', '\u{202e}']),
+            "{file}: a control character reached stderr: {err:?}"
+        );
+    }
+}
+
+/// A `--psk` file or key that other users of the machine can read is used, with a note that
+/// says so and how to fix it; a private one (as `pgc keygen` writes it) gets no note.
+#[cfg(unix)]
+#[test]
+fn a_secret_file_others_can_read_is_noted() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("mistakes", "modes");
+    let psk = s.0.join("shared.psk");
+    std::fs::write(&psk, format!("pgc-secret1-{}\n", "3c".repeat(32))).unwrap();
+    for (mode, noted) in [(0o644, true), (0o640, true), (0o600, false)] {
+        std::fs::set_permissions(&psk, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = s
+            .pgc()
+            .args([
+                "run",
+                "builtin:millionaires",
+                "--party",
+                "a",
+                "--input",
+                "1",
+            ])
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--psk",
+                "shared.psk",
+                "--timeout",
+                "0.2",
+            ])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        let note = format!(
+            "party A: note: shared.psk can be read or changed by other users of this machine \
+             (mode {mode:o}): whoever reads it can take either party's place in a run; make it \
+             private with chmod 600 shared.psk"
+        );
+        assert_eq!(err.contains(&note), noted, "mode {mode:o}: {err}");
+        // Only the note: the run goes on (and ends waiting for a peer that never comes).
+        assert!(error_line(&out).contains("no peer connected"), "{err}");
+    }
+}
