@@ -482,3 +482,60 @@ fn a_secret_file_others_can_read_is_noted() {
         assert!(error_line(&out).contains("no peer connected"), "{err}");
     }
 }
+
+/// A file that never ends (a device, a pipe) is read only up to --max-memory, or the size a
+/// key can have, then refused by name; it used to be read until memory ran out.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_that_never_ends_is_refused_at_the_memory_limit() {
+    let s = Scratch::new("mistakes", "endless");
+    let run = [
+        "run",
+        "builtin:millionaires",
+        "--party",
+        "a",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["info", "/dev/zero", "--max-memory", "1M"],
+            "cannot read circuit file /dev/zero: it holds more than --max-memory 1.0 MiB",
+        ),
+        (
+            [&run[..], &["--psk", "/dev/zero", "--input", "1"]].concat(),
+            "/dev/zero is larger than a key or secret file can be",
+        ),
+        (
+            vec![
+                "run",
+                "prog.c",
+                "--party",
+                "a",
+                "--listen",
+                "127.0.0.1:0",
+                "--insecure-plaintext",
+                "--inputs",
+                "/dev/zero",
+                "--max-memory",
+                "1M",
+            ],
+            "cannot read inputs file /dev/zero: it holds more than --max-memory 1.0 MiB",
+        ),
+        (
+            vec!["eval", "endless.c", "--max-memory", "1M"],
+            "cannot read endless.c: it holds more than --max-memory 1.0 MiB",
+        ),
+    ];
+    std::os::unix::fs::symlink("/dev/zero", s.0.join("endless.c")).unwrap();
+    std::fs::write(
+        s.0.join("prog.c"),
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    for (args, expected) in cases {
+        let out = s.pgc().args(&args).output().unwrap();
+        let line = error_line(&out);
+        assert!(line.contains(expected), "{args:?}: {line}");
+    }
+}

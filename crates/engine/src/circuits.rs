@@ -759,7 +759,8 @@ pub fn compile_cached(
     use_cache: bool,
     quiet: bool,
 ) -> Result<(CompiledProgram, Interface)> {
-    let source = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let source = pgc_circuit::limits::read_file(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let opts = args.options();
     let verilog = pgc_compiler::verilog::is_verilog_path(path);
     // Verilog is flattened by Yosys: never compact.
@@ -1047,7 +1048,7 @@ fn verilog_key(
     for f in files {
         let canonical = f.canonicalize().unwrap_or(f);
         field(canonical.to_string_lossy().as_bytes());
-        match std::fs::read(&canonical) {
+        match pgc_circuit::limits::read_file(&canonical) {
             Ok(bytes) => field(&bytes),
             Err(_) => field(b"unreadable"),
         }

@@ -190,7 +190,7 @@ impl<'a> Gathered<'a> {
     /// Adds the values of a JSON file: an object keyed by input name (full or short), values
     /// numbers, strings (`"0xff"`, `"-5"`), lists for arrays, objects for structs.
     pub fn add_file(&mut self, path: &Path, scope: Scope, flag_for: FlagFor) -> Result<()> {
-        let text = std::fs::read(path)
+        let text = pgc_circuit::limits::read_file(path)
             .with_context(|| format!("cannot read inputs file {}", path.display()))?;
         let json: Value = serde_json::from_slice(&text)
             .with_context(|| format!("{} is not valid JSON", path.display()))?;
