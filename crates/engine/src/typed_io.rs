@@ -192,9 +192,12 @@ impl<'a> Gathered<'a> {
     pub fn add_file(&mut self, path: &Path, scope: Scope, flag_for: FlagFor) -> Result<()> {
         let text = pgc_circuit::limits::read_file(path)
             .with_context(|| format!("cannot read inputs file {}", path.display()))?;
-        let json = serde_json::from_slice::<NoDuplicateKeys>(&text)
-            .with_context(|| format!("{} is not valid JSON", path.display()))?
-            .0;
+        let json = match serde_json::from_slice::<NoDuplicateKeys>(&text) {
+            Ok(json) => json.0,
+            // A key twice is JSON, just not an inputs file.
+            Err(e) if e.is_data() => bail!("{}: {e}", path.display()),
+            Err(e) => return Err(e).context(format!("{} is not valid JSON", path.display())),
+        };
         let origin = path.display().to_string();
         self.add_json(&json, scope, &origin, flag_for)
     }
