@@ -539,3 +539,35 @@ fn a_file_that_never_ends_is_refused_at_the_memory_limit() {
         assert!(line.contains(expected), "{args:?}: {line}");
     }
 }
+
+/// `--stream` on a circuit that is not a `.pgc` file is refused, as `--format` and
+/// `--bit-order` are on the wrong kind; it was silently ignored.
+#[test]
+fn stream_on_a_circuit_held_in_memory_is_refused() {
+    let s = Scratch::new("mistakes", "stream");
+    std::fs::write(
+        s.0.join("prog.c"),
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    std::fs::write(s.0.join("and.txt"), "1 3\n2 1 1\n1 1\n\n2 1 0 1 2 AND\n").unwrap();
+    for (args, what) in [
+        (&["info", "prog.c"][..], "prog.c is a source file, compiled"),
+        (
+            &["eval", "and.txt", "--input", "1", "--input", "1"][..],
+            "and.txt is a Bristol file",
+        ),
+        (
+            &["local", "builtin:millionaires", "--a", "1", "--b", "2"][..],
+            "is a built-in circuit",
+        ),
+    ] {
+        let out = s.pgc().args(args).arg("--stream").output().unwrap();
+        let line = error_line(&out);
+        assert!(
+            line.contains("--stream applies to .pgc files of unrolled circuits")
+                && line.contains(what),
+            "{args:?}: {line}"
+        );
+    }
+}

@@ -496,7 +496,18 @@ pub fn load_spec(
         );
     }
     compile.check_language(spec)?;
+    // Said, not ignored, as --format and --bit-order are on the wrong kind of circuit.
+    let refuse_stream = |what: &str| -> Result<()> {
+        if stream == Stream::Always {
+            bail!(
+                "--stream applies to .pgc files of unrolled circuits (from pgc compile); {spec} \
+                 is {what}, held in memory (leave --stream out)"
+            );
+        }
+        Ok(())
+    };
     if let Some(name) = spec.strip_prefix("builtin:") {
+        refuse_stream("a built-in circuit")?;
         return Ok(Program {
             circuit: builtin(name)?,
             interface: None,
@@ -509,6 +520,7 @@ pub fn load_spec(
         if format.is_some() {
             bail!("--format applies to Bristol files; {spec} is a source file");
         }
+        refuse_stream("a source file, compiled")?;
         let (compiled, interface) = compile_cached(path, compile, use_cache, quiet)?;
         return Ok(match compiled {
             CompiledProgram::Flat(parallel) => Program {
@@ -592,6 +604,7 @@ pub fn load_spec(
             _temp: None,
         });
     }
+    refuse_stream("a Bristol file")?;
     let c = read_circuit_file(path, format)?;
     Ok(Program {
         circuit: Loaded::Memory(c),
