@@ -571,3 +571,29 @@ fn stream_on_a_circuit_held_in_memory_is_refused() {
         );
     }
 }
+
+/// A C file with a byte that is not UTF-8 (a comment saved as Latin-1) is refused at that
+/// byte's line and column, flat or compact, instead of as a whole file.
+#[test]
+fn a_byte_that_is_not_utf8_is_placed_at_its_line_and_column() {
+    let s = Scratch::new("mistakes", "latin1");
+    std::fs::write(
+        s.0.join("latin1.c"),
+        b"void mpc_main(int INPUT_A_x, int *OUTPUT_r) {\n  /* M\xfcller */ *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--compact", "always"][..]] {
+        let out = s
+            .pgc()
+            .args(["compile", "latin1.c"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            error_line(&out),
+            "error: latin1.c:2:7: byte 0xfc is not UTF-8, which pgc reads C source as (convert \
+             the file, e.g. iconv -f latin1 -t utf-8)",
+            "{extra:?}"
+        );
+    }
+}
