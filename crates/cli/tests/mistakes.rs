@@ -597,3 +597,50 @@ fn a_byte_that_is_not_utf8_is_placed_at_its_line_and_column() {
         );
     }
 }
+
+/// One command's input flags on another (`--a` on eval or run, `--input` on local) are
+/// refused with the flags that command takes; clap suggested `--max-memory` and `--inputs`.
+#[test]
+fn another_commands_input_flags_name_the_right_ones() {
+    let s = Scratch::new("mistakes", "flags");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["eval", "builtin:millionaires", "--a", "1", "--b", "2"],
+            "error: pgc eval takes every input, both parties', with --input NAME=VALUE",
+        ),
+        (
+            &[
+                "run",
+                "builtin:millionaires",
+                "--party",
+                "a",
+                "--listen",
+                "127.0.0.1:0",
+                "--a",
+                "1",
+            ],
+            "error: pgc run takes this party's own inputs with --input NAME=VALUE (--a and --b \
+             are pgc local's, which runs both parties)",
+        ),
+        (
+            &[
+                "local",
+                "builtin:millionaires",
+                "--input",
+                "1",
+                "--input",
+                "2",
+            ],
+            "error: pgc local takes party A's inputs with --a NAME=VALUE and party B's with --b \
+             NAME=VALUE",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = s.pgc().args(args).output().unwrap();
+        let line = error_line(&out);
+        assert!(line.starts_with(expected), "{args:?}: {line}");
+    }
+    // Hidden: the help lists only the flags each command takes.
+    let help = s.pgc().args(["eval", "--help"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("--a <"));
+}
