@@ -186,7 +186,7 @@ pub fn read_circuit_file(
     format: Option<Format>,
 ) -> Result<Circuit, CircuitFileError> {
     let path = path.as_ref();
-    let text = std::fs::read(path).map_err(|source| CircuitFileError::Io {
+    let text = crate::limits::read_file(path).map_err(|source| CircuitFileError::Io {
         path: path.to_path_buf(),
         source,
     })?;

@@ -206,6 +206,29 @@ pub struct MemoryError {
     pub limit: MemoryLimit,
 }
 
+/// Reads a whole file that pgc holds in memory (a Bristol circuit, a C program, a JSON file
+/// of inputs), refusing one larger than the memory limit in force. The size a file's
+/// metadata gives is no bound: a device such as `/dev/zero` or a pipe that never ends reads
+/// forever, and an unbounded read grows its buffer until the machine runs out.
+pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let limit = MemoryLimit::current();
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit.bytes().saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit.bytes() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!(
+                "it holds more than --max-memory {limit} (a device or a stream that does \
+                 not end?)"
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// `bytes` for people: `512 B`, `1.5 KiB`, `16.0 GiB`.
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

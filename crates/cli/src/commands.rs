@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use pgc_circuit::analysis::{assign_slots, levelize, stats};
 use pgc_circuit::{GateSource, Interface, ParallelCircuit, RegionInfo, validate};
@@ -41,10 +41,41 @@ INPUT_A_/INPUT_B_ prefix; VALUE decimal (negative for signed types) or 0x-hex, t
 {x: 1, y: [1,2]} for structs. For a Bristol \
 circuit: one bare decimal or 0x-hex value per input value, in circuit order.";
 
+/// `--a`/`--b` on a command without parties' flags (`eval`, `run`), hidden and refused
+/// with the flag to use: clap's own suggestion for an unknown `--a` is `--max-memory`.
+#[derive(Args)]
+pub struct MisplacedPartyFlags {
+    #[arg(
+        long = "a",
+        hide = true,
+        allow_hyphen_values = true,
+        value_name = "NAME=VALUE"
+    )]
+    a: Vec<String>,
+    #[arg(
+        long = "b",
+        hide = true,
+        allow_hyphen_values = true,
+        value_name = "NAME=VALUE"
+    )]
+    b: Vec<String>,
+}
+
+impl MisplacedPartyFlags {
+    fn refuse(&self, instead: &str) -> Result<()> {
+        if self.a.is_empty() && self.b.is_empty() {
+            return Ok(());
+        }
+        bail!("{instead} (--a and --b are pgc local's, which runs both parties)")
+    }
+}
+
 #[derive(Args)]
 pub struct EvalArgs {
     #[command(flatten)]
     pub c: CircuitArgs,
+    #[command(flatten)]
+    pub misplaced: MisplacedPartyFlags,
     /// An input value (repeat for each input; all parties' inputs, since this is cleartext).
     #[arg(long = "input", value_name = "NAME=VALUE", allow_hyphen_values = true,
         help_heading = "Inputs",
@@ -60,19 +91,44 @@ pub struct EvalArgs {
     pub json: bool,
 }
 
+/// `--listen`/`--connect`: HOST:PORT with a port from `lowest` (0 lets the system pick one
+/// to listen on), checked when the flag is read so that a forgotten port costs no compile.
+/// The host itself is left to the resolver.
+fn host_and_port(s: &str, lowest: u16) -> Result<String, String> {
+    let example = "e.g. 0.0.0.0:7000 to listen, machine1:7000 or [2001:db8::1]:7000 to connect";
+    let Some((host, port)) = s.rsplit_once(':').filter(|_| !s.ends_with(']')) else {
+        return Err(format!("no port: give HOST:PORT, {example}"));
+    };
+    if host.is_empty() {
+        return Err(format!(
+            "no host before ':{port}': give HOST:PORT, {example}"
+        ));
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p >= lowest => Ok(s.to_string()),
+        _ => Err(format!(
+            "'{port}' is not a port number ({lowest} to 65535): give HOST:PORT, {example}"
+        )),
+    }
+}
+
 #[derive(Args)]
 #[command(group = clap::ArgGroup::new("endpoint").required(true).args(["listen", "connect"]))]
 pub struct RunArgs {
     #[command(flatten)]
     pub c: CircuitArgs,
+    #[command(flatten)]
+    pub misplaced: MisplacedPartyFlags,
     /// Which party this is: a garbles, b evaluates.
     #[arg(long, value_enum, help_heading = "Connection")]
     pub party: PartyArg,
     /// Wait for the peer on this address, e.g. 0.0.0.0:7000.
-    #[arg(long, value_name = "ADDR", help_heading = "Connection")]
+    #[arg(long, value_name = "ADDR", help_heading = "Connection",
+        value_parser = |s: &str| host_and_port(s, 0))]
     pub listen: Option<String>,
     /// Connect to the peer at this address, e.g. 192.0.2.1:7000 (retried until --timeout).
-    #[arg(long, value_name = "ADDR", help_heading = "Connection")]
+    #[arg(long, value_name = "ADDR", help_heading = "Connection",
+        value_parser = |s: &str| host_and_port(s, 1))]
     pub connect: Option<String>,
     /// One of this party's own inputs (repeat for each).
     #[arg(long = "input", value_name = "NAME=VALUE", allow_hyphen_values = true,
@@ -114,6 +170,15 @@ pub struct RunArgs {
 pub struct LocalArgs {
     #[command(flatten)]
     pub c: CircuitArgs,
+    /// `--input`, hidden and refused with the flags to use (clap would suggest `--inputs`,
+    /// a JSON file).
+    #[arg(
+        long = "input",
+        hide = true,
+        allow_hyphen_values = true,
+        value_name = "NAME=VALUE"
+    )]
+    pub misplaced_input: Vec<String>,
     /// An input of party A (repeat for each).
     #[arg(long = "a", value_name = "NAME=VALUE", allow_hyphen_values = true,
         help_heading = "Inputs",
@@ -505,6 +570,10 @@ fn region_lines(pc: Option<&ParallelCircuit>, compiled: bool, and_total: u64) ->
 }
 
 pub fn eval(args: EvalArgs) -> Result<()> {
+    args.misplaced.refuse(
+        "pgc eval takes every input, both parties', with --input NAME=VALUE, full names where \
+         both have an input of that name",
+    )?;
     let program = circuits::load(&args.c, args.json)?;
     let inputs = InputValues {
         assignments: args.inputs.clone(),
@@ -530,6 +599,8 @@ pub fn eval(args: EvalArgs) -> Result<()> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    args.misplaced
+        .refuse("pgc run takes this party's own inputs with --input NAME=VALUE")?;
     // Before anything else, so a missing flag costs no compile and no connection.
     let cluster = cluster_arg::start(&args)?;
     let inputs = InputValues {
@@ -681,6 +752,12 @@ fn serve(
 }
 
 pub fn local(args: LocalArgs) -> Result<()> {
+    if !args.misplaced_input.is_empty() {
+        bail!(
+            "pgc local takes party A's inputs with --a NAME=VALUE and party B's with --b \
+             NAME=VALUE (--input is pgc run's, for one party, and pgc eval's)"
+        );
+    }
     let both = InputValues {
         file: args.inputs_file.clone(),
         ..InputValues::default()

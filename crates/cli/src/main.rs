@@ -229,7 +229,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}{}", pgc_engine::error_text(&e), hint(&e));
+            // The hint names a file, whose name may hold control characters too.
+            let hint = pgc_engine::terminal_safe(&hint(&e));
+            eprintln!("error: {}{hint}", pgc_engine::error_text(&e));
             ExitCode::FAILURE
         }
     }

@@ -323,3 +323,324 @@ fn a_time_limit_that_is_not_a_number_is_refused() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Numbers a run cannot use are refused with the flag's name: a time limit so long that a
+/// deadline would overflow (it panicked), a rate that rounds to 0 bit/s (it meant no limit).
+#[test]
+fn run_limits_out_of_range_are_refused_by_name() {
+    let s = Scratch::new("mistakes", "limits");
+    for (flag, value, expected) in [
+        (
+            "--timeout",
+            "1e100",
+            "--timeout must be a positive number of seconds, at most 1e9",
+        ),
+        (
+            "--timeout",
+            "1e19",
+            "--timeout must be a positive number of seconds, at most 1e9",
+        ),
+        (
+            "--timeout",
+            "nan",
+            "--timeout must be a positive number of seconds",
+        ),
+        (
+            "--rate-limit",
+            "1e-7",
+            "--rate-limit must be a positive number of megabits per second",
+        ),
+    ] {
+        let out = s
+            .pgc()
+            .args([
+                "local",
+                "builtin:millionaires",
+                "--a",
+                "1",
+                "--b",
+                "2",
+                flag,
+                value,
+            ])
+            .output()
+            .unwrap();
+        let line = error_line(&out);
+        assert!(line.contains(expected), "{flag} {value}: {line}");
+        assert!(out.stdout.is_empty(), "{flag} {value}");
+    }
+}
+
+/// `--connect`/`--listen` without a port (or with one out of range) is refused as the flag
+/// is read, before the program compiles, with the form to use.
+#[test]
+fn an_address_without_a_port_is_refused_with_the_form_to_use() {
+    let s = Scratch::new("mistakes", "address");
+    for (flag, addr, expected) in [
+        ("--connect", "127.0.0.1", "no port: give HOST:PORT"),
+        ("--connect", "[::1]", "no port: give HOST:PORT"),
+        (
+            "--connect",
+            "machine1:0",
+            "'0' is not a port number (1 to 65535)",
+        ),
+        (
+            "--listen",
+            "0.0.0.0:70000",
+            "'70000' is not a port number (0 to 65535)",
+        ),
+        ("--listen", ":7000", "no host before ':7000'"),
+    ] {
+        let out = s
+            .pgc()
+            .args([
+                "run",
+                "nosuch.c",
+                "--party",
+                "b",
+                "--insecure-plaintext",
+                flag,
+                addr,
+            ])
+            .output()
+            .unwrap();
+        let line = error_line(&out);
+        assert!(
+            line.contains(&format!("invalid value '{addr}' for '{flag} <ADDR>'")),
+            "{line}"
+        );
+        assert!(line.contains(expected), "{flag} {addr}: {line}");
+    }
+}
+
+/// Text quoted from a file (a Bristol header, the preprocessor's `#error`) reaches the
+/// terminal with its control characters escaped: a hostile file cannot send escape
+/// sequences that retitle the terminal or hide the error.
+#[test]
+fn control_characters_quoted_from_files_are_escaped() {
+    let s = Scratch::new("mistakes", "escapes");
+    std::fs::write(s.0.join("evil.txt"), "1 3\x1b[2J\x1b]0;owned\x07\u{202e}\n").unwrap();
+    std::fs::write(
+        s.0.join("evil.c"),
+        "#error \x1b]0;owned\x07\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    for (file, expected) in [
+        ("evil.txt", "found '1 3\\x1b[2J\\x1b]0;owned\\x07\\u{202e}'"),
+        ("evil.c", "#error \\x1b]0;owned\\x07"),
+    ] {
+        let out = s.pgc().args(["info", file]).output().unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{file}: {err}");
+        assert!(err.contains(expected), "{file}: {err}");
+        assert!(
+            !err.contains(['\x1b', '\x07', '\u{202e}']),
+            "{file}: a control character reached stderr: {err:?}"
+        );
+    }
+}
+
+/// A `--psk` file or key that other users of the machine can read is used, with a note that
+/// says so and how to fix it; a private one (as `pgc keygen` writes it) gets no note.
+#[cfg(unix)]
+#[test]
+fn a_secret_file_others_can_read_is_noted() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("mistakes", "modes");
+    let psk = s.0.join("shared.psk");
+    std::fs::write(&psk, format!("pgc-secret1-{}\n", "3c".repeat(32))).unwrap();
+    for (mode, noted) in [(0o644, true), (0o640, true), (0o600, false)] {
+        std::fs::set_permissions(&psk, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = s
+            .pgc()
+            .args([
+                "run",
+                "builtin:millionaires",
+                "--party",
+                "a",
+                "--input",
+                "1",
+            ])
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--psk",
+                "shared.psk",
+                "--timeout",
+                "0.2",
+            ])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        let note = format!(
+            "party A: note: shared.psk can be read or changed by other users of this machine \
+             (mode {mode:o}): whoever reads it can take either party's place in a run; make it \
+             private with chmod 600 shared.psk"
+        );
+        assert_eq!(err.contains(&note), noted, "mode {mode:o}: {err}");
+        // Only the note: the run goes on (and ends waiting for a peer that never comes).
+        assert!(error_line(&out).contains("no peer connected"), "{err}");
+    }
+}
+
+/// A file that never ends (a device, a pipe) is read only up to --max-memory, or the size a
+/// key can have, then refused by name; it used to be read until memory ran out.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_that_never_ends_is_refused_at_the_memory_limit() {
+    let s = Scratch::new("mistakes", "endless");
+    let run = [
+        "run",
+        "builtin:millionaires",
+        "--party",
+        "a",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec!["info", "/dev/zero", "--max-memory", "1M"],
+            "cannot read circuit file /dev/zero: it holds more than --max-memory 1.0 MiB",
+        ),
+        (
+            [&run[..], &["--psk", "/dev/zero", "--input", "1"]].concat(),
+            "/dev/zero is larger than a key or secret file can be",
+        ),
+        (
+            vec![
+                "run",
+                "prog.c",
+                "--party",
+                "a",
+                "--listen",
+                "127.0.0.1:0",
+                "--insecure-plaintext",
+                "--inputs",
+                "/dev/zero",
+                "--max-memory",
+                "1M",
+            ],
+            "cannot read inputs file /dev/zero: it holds more than --max-memory 1.0 MiB",
+        ),
+        (
+            vec!["eval", "endless.c", "--max-memory", "1M"],
+            "cannot read endless.c: it holds more than --max-memory 1.0 MiB",
+        ),
+    ];
+    std::os::unix::fs::symlink("/dev/zero", s.0.join("endless.c")).unwrap();
+    std::fs::write(
+        s.0.join("prog.c"),
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    for (args, expected) in cases {
+        let out = s.pgc().args(&args).output().unwrap();
+        let line = error_line(&out);
+        assert!(line.contains(expected), "{args:?}: {line}");
+    }
+}
+
+/// `--stream` on a circuit that is not a `.pgc` file is refused, as `--format` and
+/// `--bit-order` are on the wrong kind; it was silently ignored.
+#[test]
+fn stream_on_a_circuit_held_in_memory_is_refused() {
+    let s = Scratch::new("mistakes", "stream");
+    std::fs::write(
+        s.0.join("prog.c"),
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    std::fs::write(s.0.join("and.txt"), "1 3\n2 1 1\n1 1\n\n2 1 0 1 2 AND\n").unwrap();
+    for (args, what) in [
+        (&["info", "prog.c"][..], "prog.c is a source file, compiled"),
+        (
+            &["eval", "and.txt", "--input", "1", "--input", "1"][..],
+            "and.txt is a Bristol file",
+        ),
+        (
+            &["local", "builtin:millionaires", "--a", "1", "--b", "2"][..],
+            "is a built-in circuit",
+        ),
+    ] {
+        let out = s.pgc().args(args).arg("--stream").output().unwrap();
+        let line = error_line(&out);
+        assert!(
+            line.contains("--stream applies to .pgc files of unrolled circuits")
+                && line.contains(what),
+            "{args:?}: {line}"
+        );
+    }
+}
+
+/// A C file with a byte that is not UTF-8 (a comment saved as Latin-1) is refused at that
+/// byte's line and column, flat or compact, instead of as a whole file.
+#[test]
+fn a_byte_that_is_not_utf8_is_placed_at_its_line_and_column() {
+    let s = Scratch::new("mistakes", "latin1");
+    std::fs::write(
+        s.0.join("latin1.c"),
+        b"void mpc_main(int INPUT_A_x, int *OUTPUT_r) {\n  /* M\xfcller */ *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--compact", "always"][..]] {
+        let out = s
+            .pgc()
+            .args(["compile", "latin1.c"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            error_line(&out),
+            "error: latin1.c:2:7: byte 0xfc is not UTF-8, which pgc reads C source as (convert \
+             the file, e.g. iconv -f latin1 -t utf-8)",
+            "{extra:?}"
+        );
+    }
+}
+
+/// One command's input flags on another (`--a` on eval or run, `--input` on local) are
+/// refused with the flags that command takes; clap suggested `--max-memory` and `--inputs`.
+#[test]
+fn another_commands_input_flags_name_the_right_ones() {
+    let s = Scratch::new("mistakes", "flags");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["eval", "builtin:millionaires", "--a", "1", "--b", "2"],
+            "error: pgc eval takes every input, both parties', with --input NAME=VALUE",
+        ),
+        (
+            &[
+                "run",
+                "builtin:millionaires",
+                "--party",
+                "a",
+                "--listen",
+                "127.0.0.1:0",
+                "--a",
+                "1",
+            ],
+            "error: pgc run takes this party's own inputs with --input NAME=VALUE (--a and --b \
+             are pgc local's, which runs both parties)",
+        ),
+        (
+            &[
+                "local",
+                "builtin:millionaires",
+                "--input",
+                "1",
+                "--input",
+                "2",
+            ],
+            "error: pgc local takes party A's inputs with --a NAME=VALUE and party B's with --b \
+             NAME=VALUE",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = s.pgc().args(args).output().unwrap();
+        let line = error_line(&out);
+        assert!(line.starts_with(expected), "{args:?}: {line}");
+    }
+    // Hidden: the help lists only the flags each command takes.
+    let help = s.pgc().args(["eval", "--help"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("--a <"));
+}

@@ -201,6 +201,13 @@ fn refusals_point_at_the_source() {
         !s.0.join("syntax.pgc").exists(),
         "nothing is written on an error"
     );
+    // A mistyped --top names the file and the flag, not Yosys' words alone.
+    let src = file(&s, "design.v", DESIGN);
+    let err = fails(s.pgc().args(["compile", &src, "--top", "mca"]));
+    assert!(
+        err.contains("design.v: no module named `mca` (--top)"),
+        "{err}"
+    );
 }
 
 #[test]

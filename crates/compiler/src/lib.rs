@@ -235,16 +235,41 @@ impl CompileError {
 
 /// Compiles the C file at `path`.
 pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, CompileError> {
-    let source = std::fs::read(path).map_err(|e| CompileError::Io {
+    let source = read_source(path)?;
+    let name = path.display().to_string();
+    compile_in(&source, &name, Origin::Source(path.parent()), opts)
+}
+
+/// The C source at `path` as text; a byte that is not UTF-8 (a comment saved as Latin-1,
+/// say) is an error at its line and column, so that it can be found.
+fn read_source(path: &Path) -> Result<String, CompileError> {
+    let bytes = pgc_circuit::limits::read_file(path).map_err(|e| CompileError::Io {
         path: path.to_path_buf(),
         source: e,
     })?;
-    let source = String::from_utf8(source).map_err(|_| CompileError::Source {
-        pos: None,
-        message: format!("{} is not valid UTF-8", path.display()),
-    })?;
-    let name = path.display().to_string();
-    compile_in(&source, &name, Origin::Source(path.parent()), opts)
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        CompileError::Source {
+            pos: Some(SourcePos {
+                file: path.display().to_string(),
+                line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count() as u32,
+                // Columns count characters, as in the compiler's other errors.
+                col: 1 + String::from_utf8_lossy(&bytes[line_start..at])
+                    .chars()
+                    .count() as u32,
+            }),
+            message: format!(
+                "byte 0x{:02x} is not UTF-8, which pgc reads C source as (convert the file, \
+                 e.g. iconv -f latin1 -t utf-8)",
+                bytes[at]
+            ),
+        }
+    })
 }
 
 /// Compiles C source text; `name` is used in error positions (and as the `cpp` file name).
@@ -266,10 +291,7 @@ pub fn compile_preprocessed(
 
 /// The preprocessed text of a program (what a cache should key on: it includes headers).
 pub fn preprocess_file(path: &Path, opts: &Options) -> Result<String, CompileError> {
-    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
+    let source = read_source(path)?;
     source::preprocess(&source, &path.display().to_string(), path.parent(), opts)
 }
 
@@ -541,10 +563,7 @@ pub struct CompiledCompact {
 /// Compiles the C file at `path` into a compact circuit held in memory (functions called
 /// again with arguments of the same shape become calls of one template).
 pub fn compile_compact_file(path: &Path, opts: &Options) -> Result<CompiledCompact, CompileError> {
-    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
+    let source = read_source(path)?;
     compact_in(
         &source,
         &path.display().to_string(),
@@ -621,10 +640,7 @@ pub fn compile_compact_streaming(
     out: &Path,
 ) -> Result<(Interface, CompileStats, CompactSummary), CompileError> {
     use pgc_circuit::compact::{LastUses, MainSlotter};
-    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
+    let source = read_source(path)?;
     let name = path.display().to_string();
     let mut opts = opts.clone();
     opts.compact = true;
@@ -806,10 +822,7 @@ pub fn compile_file_streaming<W: std::io::Write>(
     spill_dir: &Path,
     out: W,
 ) -> Result<(Interface, CompileStats), CompileError> {
-    let source = std::fs::read_to_string(path).map_err(|e| CompileError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
+    let source = read_source(path)?;
     let name = path.display().to_string();
     let fe = front_end(
         &source,

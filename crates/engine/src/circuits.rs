@@ -506,7 +506,18 @@ pub fn load_spec(
         );
     }
     compile.check_language(spec)?;
+    // Said, not ignored, as --format and --bit-order are on the wrong kind of circuit.
+    let refuse_stream = |what: &str| -> Result<()> {
+        if stream == Stream::Always {
+            bail!(
+                "--stream applies to .pgc files of unrolled circuits (from pgc compile); {spec} \
+                 is {what}, held in memory (leave --stream out)"
+            );
+        }
+        Ok(())
+    };
     if let Some(name) = spec.strip_prefix("builtin:") {
+        refuse_stream("a built-in circuit")?;
         return Ok(Program {
             circuit: builtin(name)?,
             interface: None,
@@ -519,6 +530,7 @@ pub fn load_spec(
         if format.is_some() {
             bail!("--format applies to Bristol files; {spec} is a source file");
         }
+        refuse_stream("a source file, compiled")?;
         let (compiled, interface) = compile_cached(path, compile, use_cache, quiet)?;
         return Ok(match compiled {
             CompiledProgram::Flat(parallel) => Program {
@@ -602,6 +614,7 @@ pub fn load_spec(
             _temp: None,
         });
     }
+    refuse_stream("a Bristol file")?;
     let c = read_circuit_file(path, format)?;
     Ok(Program {
         circuit: Loaded::Memory(c),
@@ -769,7 +782,8 @@ pub fn compile_cached(
     use_cache: bool,
     quiet: bool,
 ) -> Result<(CompiledProgram, Interface)> {
-    let source = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let source = pgc_circuit::limits::read_file(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let opts = args.options();
     let verilog = pgc_compiler::verilog::is_verilog_path(path);
     // Verilog is flattened by Yosys: never compact.
@@ -1083,7 +1097,7 @@ fn verilog_key(
     for f in files {
         let canonical = f.canonicalize().unwrap_or(f);
         field(canonical.to_string_lossy().as_bytes());
-        match std::fs::read(&canonical) {
+        match pgc_circuit::limits::read_file(&canonical) {
             Ok(bytes) => field(&bytes),
             Err(_) => field(b"unreadable"),
         }

@@ -42,5 +42,45 @@ pub fn error_text(e: &anyhow::Error) -> String {
             text.push_str(&c);
         }
     }
-    text
+    terminal_safe(&text)
+}
+
+/// `text` with every control character but newline and tab, and the bidirectional
+/// overrides, written as an escape (`\x1b`, `\u{202e}`). Errors quote files, Yosys' and the
+/// preprocessor's messages and file names, any of which may come from someone else: on a
+/// terminal, an escape sequence in them could rewrite or hide what is shown.
+pub fn terminal_safe(text: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if (c.is_control() && c != '\n' && c != '\t') || bidi {
+            if c.is_ascii() {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            } else {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_and_bidi_overrides_are_escaped() {
+        assert_eq!(
+            terminal_safe("a\x1b[31mb\x07\r\u{9b}c\u{202e}d\n\te ü"),
+            "a\\x1b[31mb\\x07\\x0d\\u{9b}c\\u{202e}d\n\te ü"
+        );
+        // Escaping twice changes nothing more: the escapes are printable.
+        let once = terminal_safe("\x1b]0;title\x07");
+        assert_eq!(terminal_safe(&once), once);
+        let e = anyhow::anyhow!("line 1: found '\x1b[2J'").context("f.txt");
+        assert_eq!(error_text(&e), "f.txt: line 1: found '\\x1b[2J'");
+    }
 }

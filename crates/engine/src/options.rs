@@ -320,8 +320,12 @@ impl ProtocolArgs {
     pub fn link_shape(&self) -> Result<LinkShape> {
         let rate = match self.rate_limit {
             None => None,
-            Some(m) if m > 0.0 && m.is_finite() => Some((m * 1e6) as u64),
-            Some(_) => bail!("--rate-limit must be a positive number of megabits per second"),
+            // Below one bit per second the rate would round to 0, which means no limit.
+            Some(m) if m * 1e6 >= 1.0 && m.is_finite() => Some((m * 1e6) as u64),
+            Some(_) => bail!(
+                "--rate-limit must be a positive number of megabits per second, at least \
+                 0.000001 (one bit per second)"
+            ),
         };
         let latency = match self.latency {
             None => Duration::ZERO,
@@ -337,8 +341,10 @@ impl ProtocolArgs {
     }
 
     pub fn timeout(&self) -> Result<Duration> {
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            bail!("--timeout must be a positive number of seconds");
+        // Above the bound, deadlines (now + timeout) would overflow and panic; a billion
+        // seconds is as good as no limit.
+        if !(self.timeout > 0.0 && self.timeout <= MAX_TIMEOUT_SECS) {
+            bail!("--timeout must be a positive number of seconds, at most {MAX_TIMEOUT_SECS:e}");
         }
         Ok(Duration::from_secs_f64(self.timeout))
     }
@@ -352,6 +358,9 @@ impl PartyArg {
         }
     }
 }
+
+/// The largest `--timeout`, in seconds (about 32 years).
+pub const MAX_TIMEOUT_SECS: f64 = 1e9;
 
 impl Default for ProtocolArgs {
     /// What the CLI gives when no flag is set.

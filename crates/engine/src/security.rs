@@ -77,6 +77,52 @@ pub fn resolve(args: &SecurityArgs) -> Result<ChannelSecurity> {
     Ok(ChannelSecurity::Tls(TlsSettings::new(&identity, peer)?))
 }
 
+/// A note for each secret file this run reads (the `--psk` file, or this party's key) that
+/// other users of the machine may read or change: whoever reads it can take a party's place.
+/// A note and not an error, as ssh would make it: a secret typed into an editor is saved
+/// with the umask's mode, and refusing it would stop runs that worked before.
+pub fn loose_permission_notes(args: &SecurityArgs) -> Vec<String> {
+    let (path, whose) = if args.insecure_plaintext {
+        return Vec::new();
+    } else if let Some(psk) = &args.psk {
+        (psk.clone(), "either party's")
+    } else if args.peer_key.is_none() {
+        return Vec::new();
+    } else if let Some(key) = &args.key {
+        (key.clone(), "this party's")
+    } else {
+        match default_identity_path() {
+            Ok(p) => (p, "this party's"),
+            Err(_) => return Vec::new(),
+        }
+    };
+    loose_mode(&path)
+        .map(|mode| {
+            format!(
+                "{} can be read or changed by other users of this machine (mode {mode:o}): \
+                 whoever reads it can take {whose} place in a run; make it private with \
+                 chmod 600 {}",
+                path.display(),
+                path.display()
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The permission bits of `path` if group or others have any access to it.
+#[cfg(unix)]
+fn loose_mode(path: &std::path::Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then_some(mode)
+}
+
+#[cfg(not(unix))]
+fn loose_mode(_path: &std::path::Path) -> Option<u32> {
+    None
+}
+
 /// The error for `pgc run` without a security flag: the exact flag to add, and this
 /// party's fingerprint (or how to make a key).
 fn missing_flag(key_path: &std::path::Path) -> anyhow::Error {

@@ -521,6 +521,14 @@ pub struct PartyOptions<'a> {
     pub p: &'a ProtocolArgs,
 }
 
+/// How this party's lines on stderr begin.
+fn party_prefix(party: Party) -> &'static str {
+    match party {
+        Party::A => "party A: ",
+        Party::B => "party B: ",
+    }
+}
+
 impl PartySession {
     /// Checks the options, loads the program (compiling it if needed) and gathers this
     /// party's inputs: everything a run does before it connects. Notes go to stderr unless
@@ -528,15 +536,17 @@ impl PartySession {
     pub fn prepare(o: &PartyOptions) -> Result<PartySession> {
         // Before anything else, so a missing flag costs no compile and no connection.
         let security = crate::security::resolve(o.security)?;
+        if !o.p.quiet {
+            for note in crate::security::loose_permission_notes(o.security) {
+                eprintln!("{}note: {note}", party_prefix(o.party));
+            }
+        }
         let (level, protocol, mut config) = o.p.level_and_config(o.level, o.protocol, false)?;
         let timeout = o.p.timeout()?;
         let quiet = o.p.quiet || o.p.json;
         let shape = o.p.link_shape()?;
         let me = o.party;
-        let who = match me {
-            Party::A => "party A: ",
-            Party::B => "party B: ",
-        };
+        let who = party_prefix(me);
         let (program, auto_note) = load_for_protocol(
             o.circuit,
             &mut config,

@@ -190,10 +190,14 @@ impl<'a> Gathered<'a> {
     /// Adds the values of a JSON file: an object keyed by input name (full or short), values
     /// numbers, strings (`"0xff"`, `"-5"`), lists for arrays, objects for structs.
     pub fn add_file(&mut self, path: &Path, scope: Scope, flag_for: FlagFor) -> Result<()> {
-        let text = std::fs::read(path)
+        let text = pgc_circuit::limits::read_file(path)
             .with_context(|| format!("cannot read inputs file {}", path.display()))?;
-        let json: Value = serde_json::from_slice(&text)
-            .with_context(|| format!("{} is not valid JSON", path.display()))?;
+        let json = match serde_json::from_slice::<NoDuplicateKeys>(&text) {
+            Ok(json) => json.0,
+            // A key twice is JSON, just not an inputs file.
+            Err(e) if e.is_data() => bail!("{}: {e}", path.display()),
+            Err(e) => return Err(e).context(format!("{} is not valid JSON", path.display())),
+        };
         let origin = path.display().to_string();
         self.add_json(&json, scope, &origin, flag_for)
     }
@@ -214,10 +218,19 @@ impl<'a> Gathered<'a> {
                 "{origin}: expected a JSON object keyed by input name, e.g. {{\"income\": 5000}}"
             );
         };
+        // The key that gave each input, so that a short and a full name of one input
+        // (`income` and `INPUT_A_income`) are refused rather than one silently winning.
+        let mut given_by: Vec<Option<&str>> = vec![None; self.iface.inputs.len()];
         for (name, value) in map {
             let i = resolve(self.iface, scope, name, flag_for)
                 .with_context(|| format!("{origin}: key \"{name}\""))?;
             let port = &self.iface.inputs[i];
+            if let Some(first) = given_by[i].replace(name) {
+                bail!(
+                    "{origin}: keys \"{first}\" and \"{name}\" both give input {}",
+                    port.name
+                );
+            }
             if !self.from_command_line[i] {
                 let bits = json_port_value(value, &port.ctype, &port.name)
                     .with_context(|| format!("in {origin}"))?;
@@ -356,6 +369,73 @@ pub fn interface_lines(iface: &Interface) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// A JSON value read like [`Value`], but an object with a key twice is an error: serde_json
+/// keeps the last silently, so `{"income": 5000, "income": 7000}` in an inputs file would
+/// run on a value the user may not have meant.
+struct NoDuplicateKeys(Value);
+
+impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeysVisitor)
+    }
+}
+
+struct NoDuplicateKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicateKeysVisitor {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys(Value::from(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys(Value::from(v)))
+    }
+    fn visit_string<E>(self, v: String) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys(Value::String(v)))
+    }
+    fn visit_unit<E>(self) -> Result<NoDuplicateKeys, E> {
+        Ok(NoDuplicateKeys(Value::Null))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<NoDuplicateKeys, A::Error> {
+        let mut items = Vec::new();
+        while let Some(NoDuplicateKeys(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(NoDuplicateKeys(Value::Array(items)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> Result<NoDuplicateKeys, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let NoDuplicateKeys(v) = map.next_value()?;
+            if out.insert(key.clone(), v).is_some() {
+                return Err(serde::de::Error::custom(format!(
+                    "key \"{key}\" appears twice"
+                )));
+            }
+        }
+        Ok(NoDuplicateKeys(Value::Object(out)))
+    }
 }
 
 #[cfg(test)]
@@ -514,6 +594,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("expected a JSON object"), "{e}");
+
+        // One input given twice, by one key (at any depth) or by its short and full names,
+        // is refused: JSON readers keep the last value silently.
+        for (text, expected) in [
+            (
+                r#"{"income": 1, "income": 2}"#,
+                "key \"income\" appears twice at line 1",
+            ),
+            (
+                r#"{"income": 1, "v": [1, {"x": 1, "x": 2}]}"#,
+                "key \"x\" appears twice",
+            ),
+            (
+                r#"{"income": 1, "INPUT_A_income": 2}"#,
+                "keys \"INPUT_A_income\" and \"income\" both give input INPUT_A_income",
+            ),
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let e = Gathered::new(&iface)
+                .add_file(&file, Scope::Party(Party::A), &local_flags)
+                .unwrap_err();
+            assert!(format!("{e:#}").contains(expected), "{text}: {e:#}");
+        }
+        // Nested values read as serde_json reads them.
+        let text = r#"{"a": [1, -2, 3.5, "s", true, null, {"b": 18446744073709551615}]}"#;
+        let strict: NoDuplicateKeys = serde_json::from_str(text).unwrap();
+        assert_eq!(strict.0, serde_json::from_str::<Value>(text).unwrap());
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -20,7 +20,7 @@
 //!   material are refused and `pgc keygen --secret` writes 256 random bits.
 
 use std::fmt;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -57,7 +57,7 @@ pub enum KeyError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} already exists; add --force to replace it (the old key is then lost)")]
+    #[error("{path} already exists; add --force to replace it (what it holds is then lost)")]
     Exists { path: PathBuf },
     #[error("{path} is not a pgc identity key (a PKCS#8 PEM private key): {reason}")]
     BadKey { path: PathBuf, reason: String },
@@ -344,13 +344,18 @@ fn read_small(path: &Path) -> Result<Vec<u8>, KeyError> {
         path: path.to_path_buf(),
         source,
     };
-    let meta = std::fs::metadata(path).map_err(read_error)?;
-    if meta.len() > MAX_KEY_FILE_BYTES {
+    // Read through a bound, not by the metadata's length: a device such as /dev/zero has
+    // length 0 and never ends.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_KEY_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(read_error)?;
+    if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
         return Err(KeyError::TooLarge {
             path: path.to_path_buf(),
         });
     }
-    std::fs::read(path).map_err(read_error)
+    Ok(bytes)
 }
 
 /// Creates `path` (and its directory) readable by the owner only and writes `bytes`.

@@ -39,6 +39,12 @@ pub fn test_psk() -> String {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("test.psk");
         std::fs::write(&path, format!("pgc-secret1-{}\n", "5a".repeat(32))).unwrap();
+        // Private, as `pgc keygen --secret` writes it (else each run notes the mode).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         path.to_str().unwrap().to_string()
     })
     .clone()

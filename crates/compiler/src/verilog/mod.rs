@@ -258,7 +258,22 @@ fn compile_renamed(
         &y,
         &format!("{read}; {}", script(opts.verilog_flow, &top)),
         rename,
-    )?;
+    )
+    .map_err(|e| match e {
+        // Yosys' own words name neither the file nor the flag.
+        CompileError::Source { pos: None, message }
+            if opts.entry.is_some() && message == format!("Module `{top}' not found!") =>
+        {
+            CompileError::Source {
+                pos: None,
+                message: format!(
+                    "{}: no module named `{top}` (--top)",
+                    rename(&path.display().to_string())
+                ),
+            }
+        }
+        e => e,
+    })?;
     compile_netlist(&text, &top, opts, rename, start)
 }
 
