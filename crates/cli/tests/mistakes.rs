@@ -325,7 +325,8 @@ fn a_time_limit_that_is_not_a_number_is_refused() {
 }
 
 /// Numbers a run cannot use are refused with the flag's name: a time limit so long that a
-/// deadline would overflow (it panicked), a rate that rounds to 0 bit/s (it meant no limit).
+/// deadline would overflow (it panicked), a rate that rounds to 0 bit/s (it meant no limit),
+/// a delay past the time limit (the run waited out the delay, up to an hour, to fail).
 #[test]
 fn run_limits_out_of_range_are_refused_by_name() {
     let s = Scratch::new("mistakes", "limits");
@@ -349,6 +350,17 @@ fn run_limits_out_of_range_are_refused_by_name() {
             "--rate-limit",
             "1e-7",
             "--rate-limit must be a positive number of megabits per second",
+        ),
+        // At the default --timeout of 60 s (it ran for the whole delay before failing).
+        (
+            "--latency",
+            "3599999",
+            "--latency 3599999 ms delays every message past --timeout 60 s",
+        ),
+        (
+            "--latency",
+            "4e6",
+            "--latency must be a number of milliseconds",
         ),
     ] {
         let out = s

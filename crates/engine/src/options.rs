@@ -332,8 +332,21 @@ impl ProtocolArgs {
             Some(ms) if ms >= 0.0 && ms.is_finite() && ms < 3.6e6 => {
                 Duration::from_secs_f64(ms / 1000.0)
             }
-            Some(_) => bail!("--latency must be a number of milliseconds, 0 or more"),
+            Some(_) => bail!(
+                "--latency must be a number of milliseconds, 0 or more and below 3600000 (an \
+                 hour)"
+            ),
         };
+        // Every message would wait out its delay before its deadline could fail it: a run
+        // that cannot succeed, which would end only after the delay (up to an hour).
+        if latency.as_secs_f64() >= self.timeout {
+            bail!(
+                "--latency {} ms delays every message past --timeout {} s, so every message \
+                 would time out: lower --latency or raise --timeout",
+                latency.as_millis(),
+                self.timeout
+            );
+        }
         Ok(LinkShape {
             rate_bits_per_sec: rate,
             latency,
