@@ -404,6 +404,13 @@ impl<'a> Lowerer<'a> {
                 Ok(self.int_val(IntTy::new(64, false), ty.c_size() as i128))
             }
             Expression::SizeOfVal(v) => {
+                if let Expression::Identifier(id) = &v.node.0.node
+                    && let Ok(Binding::Var(var)) = self.lookup(&id.node.name, id.span)
+                    && self.array_params.contains(&var)
+                {
+                    // An array parameter is a pointer (gcc warns, but so it computes).
+                    return Ok(self.int_val(IntTy::new(64, false), 8));
+                }
                 let ty = self.type_of(&v.node.0)?;
                 Ok(self.int_val(IntTy::new(64, false), ty.c_size() as i128))
             }

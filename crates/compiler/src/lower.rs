@@ -159,6 +159,9 @@ pub struct Lowerer<'a> {
     pub outputs: Vec<PendingOutput>,
     /// Declarations of ports already executed (a port declared in a loop is an error).
     pub port_decls: HashSet<usize>,
+    /// Input parameters of the entry declared as arrays (`int INPUT_A_x[4]`), held as the
+    /// array itself, which C adjusts to a pointer: `sizeof` gives a pointer's size.
+    pub array_params: HashSet<VarId>,
     /// `break`/`continue`/`return` statements executed whose construct has not ended yet
     /// (a construct subtracts its own exits when it ends; so a construct inside which this
     /// count did not change lets every path that entered it out normally).
@@ -238,6 +241,7 @@ impl<'a> Lowerer<'a> {
             inputs: Vec::new(),
             outputs: Vec::new(),
             port_decls: HashSet::new(),
+            array_params: HashSet::new(),
             exit_events: 0,
             statics: HashMap::new(),
             text: "",
@@ -713,7 +717,11 @@ impl<'a> Lowerer<'a> {
                 }
                 t => t,
             };
+            let array = matches!(ty, Ty::Array(..));
             let v = self.new_input(name, owner, ty, span)?;
+            if array {
+                self.array_params.insert(v);
+            }
             self.bind(name.to_string(), Binding::Var(v));
             return Ok(());
         }

@@ -619,3 +619,28 @@ void mpc_main(_Bool INPUT_A_b, int INPUT_B_x, int *OUTPUT_r, int *OUTPUT_s, int 
         short_loops(),
     );
 }
+
+/// An input parameter of the entry declared as an array is a pointer, as every array
+/// parameter is in C: `sizeof` gives 8, not the array's size (random program seed 400125
+/// of the second widening, `sizeof INPUT_A_x1 << …`, and seeds 400244 and 400299,
+/// `sizeof a / sizeof a[0]`; pgc held such an input as the array itself and gave its size).
+#[test]
+fn sizeof_an_array_parameter_of_the_entry_is_a_pointers_size() {
+    check_with(
+        "sizeof_array_parameter.c",
+        r#"
+static int count(const int a[4]) { return sizeof a / sizeof a[0]; }
+
+void mpc_main(int INPUT_A_x[4], short INPUT_B_m[2][3], int OUTPUT_r[2], long *OUTPUT_s)
+{
+    int local[4] = { 1, 2, 3, 4 };
+    OUTPUT_r[0] = sizeof INPUT_A_x / sizeof INPUT_A_x[0] + 10 * count(INPUT_A_x);
+    OUTPUT_r[1] = (sizeof(INPUT_B_m) << 8) + sizeof INPUT_B_m[0] + sizeof OUTPUT_r * 1000;
+    *OUTPUT_s = (INPUT_A_x[INPUT_B_m[1][2] & 3] << sizeof INPUT_A_x) + sizeof local;
+}
+"#,
+        20,
+        0,
+        short_loops(),
+    );
+}
