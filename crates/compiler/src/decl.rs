@@ -1,5 +1,6 @@
 //! Types, declarations and initializers.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use lang_c::ast::*;
@@ -585,6 +586,7 @@ impl<'a> Lowerer<'a> {
                     return Ok(());
                 }
                 let mut pos = 0usize;
+                let mut written = HashSet::new();
                 for it in items {
                     if let Some(d) = it.node.designation.first() {
                         if it.node.designation.len() > 1 {
@@ -622,6 +624,13 @@ impl<'a> Lowerer<'a> {
                         ty,
                         run: 1,
                     };
+                    // A member initialized again (`{.a = {1, 2}, .a = {3}}`) is initialized
+                    // anew, its members not named the second time zero (C11 6.7.9p19), not
+                    // kept from the first (the variable is zeroed only once, before).
+                    if !written.insert(pos) && matches!(p.ty, Ty::Array(..) | Ty::Struct(_)) {
+                        let zeros = vec![Lit::FALSE; p.ty.bits() as usize];
+                        self.write_place(&p, &zeros);
+                    }
                     self.initialize(&p, &it.node.initializer)?;
                     pos += 1;
                 }

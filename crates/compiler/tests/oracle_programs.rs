@@ -644,3 +644,39 @@ void mpc_main(int INPUT_A_x[4], short INPUT_B_m[2][3], int OUTPUT_r[2], long *OU
         short_loops(),
     );
 }
+
+/// A member initialized a second time by a designator is initialized anew: what the second
+/// initializer leaves out is zero, not what the first one gave (C11 6.7.9p19; found while
+/// widening the random programs to designated struct initializers: pgc kept `s.a[1] == 2`
+/// in `{.a = {x, 2}, .b = 7, .a = {3}}`).
+#[test]
+fn a_member_designated_twice_is_initialized_anew() {
+    check_with(
+        "designated_twice.c",
+        r#"
+struct S { int a[2]; int b; };
+
+void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[8])
+{
+    struct S s = { .a = { INPUT_A_x, 2 }, .b = INPUT_B_y, .a = { 3 } };
+    int m[2][2] = { [0] = { 1, INPUT_B_y }, [1] = { 3, 4 }, [0] = { INPUT_A_x } };
+    struct S t[2] = { [0] = { { 1, 2 }, 3 }, [1] = { .b = INPUT_A_x }, [0] = { .b = 9 } };
+    if (INPUT_A_x > INPUT_B_y) {
+        struct S u = { .b = 1, .a = { INPUT_B_y, 5 }, .b = 2, .a = { [1] = 6 } };
+        t[1] = u;
+    }
+    OUTPUT_r[0] = s.a[0];
+    OUTPUT_r[1] = s.a[1] + s.b;
+    OUTPUT_r[2] = m[0][0];
+    OUTPUT_r[3] = m[0][1] + m[1][1];
+    OUTPUT_r[4] = t[0].a[0];
+    OUTPUT_r[5] = t[0].a[1] + t[0].b;
+    OUTPUT_r[6] = t[1].a[0] + t[1].a[1];
+    OUTPUT_r[7] = t[1].b;
+}
+"#,
+        30,
+        0,
+        short_loops(),
+    );
+}
