@@ -587,11 +587,8 @@ impl<'a> Lowerer<'a> {
                 }
                 let mut pos = 0usize;
                 let mut written = HashSet::new();
-                for it in items {
+                for (k, it) in items.iter().enumerate() {
                     if let Some(d) = it.node.designation.first() {
-                        if it.node.designation.len() > 1 {
-                            return self.err(d.span, "nested designators are not supported");
-                        }
                         pos = match (&d.node, &place.ty) {
                             (Designator::Index(e), Ty::Array(..)) => self.const_int(e)? as usize,
                             (Designator::Member(m), Ty::Struct(s)) => {
@@ -624,6 +621,36 @@ impl<'a> Lowerer<'a> {
                         ty,
                         run: 1,
                     };
+                    if let [_, rest @ ..] = it.node.designation.as_slice()
+                        && !rest.is_empty()
+                    {
+                        // `.a[1] = x`, `[2].f = x`: the subobject the designators name. An
+                        // item after it without a designator would go on inside that
+                        // subobject, which is left out.
+                        if let Some(next) = items.get(k + 1)
+                            && next.node.designation.is_empty()
+                        {
+                            return self.err(
+                                next.span,
+                                "an initializer after a nested designator (`.a[1] = x`) needs a designator of its own",
+                            );
+                        }
+                        written.insert(pos);
+                        let mut q = p;
+                        for d in rest {
+                            q = self.designated_place(&q, d)?;
+                        }
+                        // A brace list initializes the whole subobject, anew if it was before.
+                        if matches!(it.node.initializer.node, Initializer::List(_))
+                            && matches!(q.ty, Ty::Array(..) | Ty::Struct(_))
+                        {
+                            let zeros = vec![Lit::FALSE; q.ty.bits() as usize];
+                            self.write_place(&q, &zeros);
+                        }
+                        self.initialize(&q, &it.node.initializer)?;
+                        pos += 1;
+                        continue;
+                    }
                     // A member initialized again (`{.a = {1, 2}, .a = {3}}`) is initialized
                     // anew, its members not named the second time zero (C11 6.7.9p19), not
                     // kept from the first (the variable is zeroed only once, before).
@@ -636,6 +663,30 @@ impl<'a> Lowerer<'a> {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The subobject of `q` a designator after the first one of a nested designation names.
+    fn designated_place(&mut self, q: &Place, d: &'a Node<Designator>) -> R<Place> {
+        match (&d.node, &q.ty) {
+            (Designator::Index(e), Ty::Array(elem, n)) => {
+                let k = self.const_int(e)?;
+                if k < 0 || k >= *n as i128 {
+                    return self.err(
+                        d.span,
+                        format!("designator index {k} is outside the array's {n} elements"),
+                    );
+                }
+                Ok(Place {
+                    var: q.var,
+                    off: q.off + k as u64 * elem.bits(),
+                    dyns: q.dyns.clone(),
+                    ty: (**elem).clone(),
+                    run: 1,
+                })
+            }
+            (Designator::Member(m), Ty::Struct(_)) => self.member_place(q, &m.node.name, m.span),
+            _ => self.err(d.span, "designator does not fit the initialized type"),
         }
     }
 

@@ -680,3 +680,38 @@ void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[8])
         short_loops(),
     );
 }
+
+/// Nested designators (`.a[1] = x`, `[1].b = x`, `.s.a = {…}`), alone, after and before a
+/// brace list for the same member.
+#[test]
+fn nested_designators() {
+    check_with(
+        "nested_designators.c",
+        r#"
+struct S { int a[3]; int b; };
+struct T { struct S s; short k[2][2]; };
+
+void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[9])
+{
+    struct S s = { .a[1] = INPUT_A_x, .b = 7, .a[2] = INPUT_B_y };
+    struct S u = { .a = { 1, 2, 3 }, .a[1] = INPUT_A_x };
+    struct S v = { .a[1] = 9, .a = { INPUT_B_y } };
+    struct S w[2] = { [1].b = INPUT_A_x, [0].a[2] = 5, [1].a = { 6 } };
+    struct T t = { .s.b = 3, .k[1][0] = INPUT_A_x, .s.a = { 8, INPUT_B_y }, .k[0] = { 1 } };
+    int m[2][3] = { [1][2] = INPUT_A_x, [0][0] = 2 };
+    OUTPUT_r[0] = s.a[0];
+    OUTPUT_r[1] = s.a[1];
+    OUTPUT_r[2] = s.a[2] + s.b * 100;
+    OUTPUT_r[3] = u.a[0] + u.a[1] * 10 + u.a[2] * 100;
+    OUTPUT_r[4] = v.a[0] + v.a[1] * 10 + v.a[2] * 100;
+    OUTPUT_r[5] = w[0].a[2] + w[1].b * 10 + w[1].a[0] * 100;
+    OUTPUT_r[6] = t.s.a[0] + t.s.a[1] * 10 + t.s.b * 100;
+    OUTPUT_r[7] = t.k[0][0] + t.k[0][1] * 10 + t.k[1][0] * 100 + t.k[1][1] * 1000;
+    OUTPUT_r[8] = m[1][2] + m[0][0] * 10;
+}
+"#,
+        20,
+        0,
+        short_loops(),
+    );
+}
