@@ -202,6 +202,17 @@ impl<'a> Lowerer<'a> {
     }
 
     fn enum_type(&mut self, en: &'a Node<EnumType>) -> R<Ty> {
+        let tag = en.node.identifier.as_ref().map(|i| i.node.name.clone());
+        if en.node.enumerators.is_empty() {
+            // `enum e v;`: the type the definition of `e` gave.
+            let Some(tag) = tag else {
+                return self.err(en.span, "enum without a name or constants");
+            };
+            return match self.enum_tags.get(&tag) {
+                Some(&signed) => Ok(Ty::Int(IntTy::new(32, signed))),
+                None => self.err(en.span, format!("enum {tag} is not defined")),
+            };
+        }
         let mut next: i128 = 0;
         let mut any_negative = false;
         for e in &en.node.enumerators {
@@ -216,6 +227,9 @@ impl<'a> Lowerer<'a> {
             next += 1;
         }
         // gcc gives an enum without negative values the type unsigned int.
+        if let Some(tag) = tag {
+            self.enum_tags.insert(tag, any_negative);
+        }
         Ok(Ty::Int(IntTy::new(32, any_negative)))
     }
 

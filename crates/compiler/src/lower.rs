@@ -147,6 +147,8 @@ pub struct Lowerer<'a> {
     /// lookup remembered at one epoch holds while it stays the same.
     pub(crate) scope_epoch: u64,
     pub struct_tags: HashMap<String, Result<std::rc::Rc<StructDef>, String>>,
+    /// Enum tags and whether the type is signed (some constant is negative).
+    pub enum_tags: HashMap<String, bool>,
     pub vars: Vec<Var>,
     pub cur: Lit,
     implied: Vec<Lit>,
@@ -231,6 +233,7 @@ impl<'a> Lowerer<'a> {
             frames: Vec::new(),
             scope_epoch: 0,
             struct_tags: HashMap::new(),
+            enum_tags: HashMap::new(),
             vars: Vec::new(),
             cur: Lit::TRUE,
             implied: vec![Lit::TRUE],

@@ -715,3 +715,40 @@ void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[9])
         short_loops(),
     );
 }
+
+/// `enum e v` names the type the definition of `e` gave: `int` where a constant is negative
+/// (pgc gave every enum named by its tag alone `unsigned int`, so `v < 0` was false for
+/// `enum f { N = -2, M } v = -3`; found by hand while widening the random programs to
+/// enums, which then met it too).
+#[test]
+fn an_enum_named_by_its_tag_keeps_its_signedness() {
+    check_with(
+        "enum_tag_signedness.c",
+        r#"
+enum E { A = 1, B, C = 7 };
+enum F { N = -2, M };
+typedef enum F tf;
+
+static enum F half(enum F f) { return f / 2; }
+
+void mpc_main(int INPUT_A_x, int INPUT_B_y, long OUTPUT_r[7])
+{
+    enum E e = INPUT_A_x;
+    enum F f = INPUT_A_x;
+    tf t = INPUT_B_y;
+    OUTPUT_r[0] = (e < 0) + 2 * (f < 0) + 4 * (t < 0) + 8 * ((enum F)INPUT_B_y < 0);
+    OUTPUT_r[1] = (e - 10) / 3;
+    OUTPUT_r[2] = (f - 10) / 3;
+    OUTPUT_r[3] = half(f) + (long)half(t) * 1000;
+    f >>= 1;
+    e >>= 1;
+    OUTPUT_r[4] = f;
+    OUTPUT_r[5] = e;
+    OUTPUT_r[6] = (f > M) + 2 * (t >= N);
+}
+"#,
+        30,
+        0,
+        short_loops(),
+    );
+}
