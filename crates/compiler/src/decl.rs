@@ -569,33 +569,18 @@ impl<'a> Lowerer<'a> {
                     i.node.designation.is_empty()
                         && matches!(i.node.initializer.node, Initializer::Expression(_))
                 });
-                let leaves = scalar_leaves(&place.ty);
                 let direct = members(&place.ty);
                 if flat
-                    && leaves.len() != direct.len()
                     && direct
                         .iter()
                         .any(|(_, t)| !matches!(t, Ty::Int(_) | Ty::Float(_)))
                 {
-                    // Brace elision: `int a[2][2] = {1, 2, 3, 4}` fills the scalars in order.
-                    if items.len() > leaves.len() {
-                        return self.err(init.span, "too many initializers");
-                    }
-                    for (it, (off, t)) in items.iter().zip(leaves) {
-                        let Initializer::Expression(e) = &it.node.initializer.node else {
-                            unreachable!()
-                        };
-                        let v = self.eval_deferred(e)?;
-                        let ty = t;
-                        let bits = self.convert_val(v, &ty, e.span)?;
-                        let p = Place {
-                            var: place.var,
-                            off: place.off + off,
-                            dyns: place.dyns.clone(),
-                            ty,
-                            run: 1,
-                        };
-                        self.write_place(&p, &bits);
+                    // Brace elision: `int a[2][2] = {1, 2, 3, 4}` fills the scalars in order,
+                    // and a struct value fills a struct member whole (`{s, 1}`).
+                    let mut next = 0;
+                    self.initialize_elided(place, items, &mut next)?;
+                    if next < items.len() {
+                        return self.err(items[next].span, "too many initializers");
                     }
                     return Ok(());
                 }
@@ -678,6 +663,46 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// Initializes `place`'s members in order from `items[*next..]`, the expressions of a
+    /// list whose inner braces are elided: a scalar member takes one, a struct member one
+    /// of its own type whole, any other aggregate member its own members in turn.
+    fn initialize_elided(
+        &mut self,
+        place: &Place,
+        items: &'a [Node<InitializerListItem>],
+        next: &mut usize,
+    ) -> R<()> {
+        for (off, ty) in members(&place.ty) {
+            let Some(it) = items.get(*next) else {
+                return Ok(());
+            };
+            let Initializer::Expression(e) = &it.node.initializer.node else {
+                unreachable!("a list without braces inside")
+            };
+            let p = Place {
+                var: place.var,
+                off: place.off + off,
+                dyns: place.dyns.clone(),
+                ty,
+                run: 1,
+            };
+            let whole = match &p.ty {
+                Ty::Int(_) | Ty::Float(_) => true,
+                Ty::Struct(_) => self.type_of(e)? == p.ty,
+                _ => false,
+            };
+            if whole {
+                let v = self.eval_deferred(e)?;
+                let bits = self.convert_val(v, &p.ty, e.span)?;
+                self.write_place(&p, &bits);
+                *next += 1;
+            } else {
+                self.initialize_elided(&p, items, next)?;
+            }
+        }
+        Ok(())
     }
 
     /// The subobject of `q` a designator after the first one of a nested designation names.
@@ -790,21 +815,6 @@ fn members(ty: &Ty) -> Vec<(u64, Ty)> {
         Ty::Array(e, n) => (0..*n).map(|k| (k * e.bits(), (**e).clone())).collect(),
         Ty::Struct(s) => s.fields.iter().map(|(_, t, o)| (*o, t.clone())).collect(),
         _ => vec![],
-    }
-}
-
-/// All scalar members of a type in order: (bit offset, type).
-fn scalar_leaves(ty: &Ty) -> Vec<(u64, Ty)> {
-    match ty {
-        Ty::Int(_) | Ty::Float(_) => vec![(0, ty.clone())],
-        _ => members(ty)
-            .into_iter()
-            .flat_map(|(o, t)| {
-                scalar_leaves(&t)
-                    .into_iter()
-                    .map(move |(o2, t2)| (o + o2, t2))
-            })
-            .collect(),
     }
 }
 

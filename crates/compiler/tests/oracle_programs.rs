@@ -752,3 +752,37 @@ void mpc_main(int INPUT_A_x, int INPUT_B_y, long OUTPUT_r[7])
         short_loops(),
     );
 }
+
+/// Brace elision where a struct value initializes a struct member whole (`{s, 4, 5}` for
+/// `struct T { struct S s; short k; int z[2]; }`; pgc took `s` for the first scalar and
+/// refused it), elided braces around struct and array members, and an array of one.
+#[test]
+fn brace_elision_with_struct_values() {
+    check_with(
+        "brace_elision_struct_values.c",
+        r#"
+struct S { int a[2]; int b; };
+struct T { struct S s; short k; int z[2]; };
+struct U { int a[1]; int b; };
+
+void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[6])
+{
+    struct S s = { INPUT_A_x, 2, INPUT_B_y };
+    struct T t = { s, 4, 5 };
+    struct T w[2] = { s, 1, 2, 3, 10, 11, 12, INPUT_B_y, 14 };
+    struct U u = { 7, INPUT_A_x };
+    int m[2][3] = { 1, 2, 3, INPUT_A_x };
+    struct T v = { 1, 2, INPUT_B_y };
+    OUTPUT_r[0] = t.s.a[0] + t.s.a[1] * 10 + t.s.b * 100 + t.k * 1000 + t.z[0] * 10000;
+    OUTPUT_r[1] = w[0].s.a[0] + w[0].k * 10 + w[0].z[0] * 100 + w[0].z[1] * 1000;
+    OUTPUT_r[2] = w[1].s.a[0] + w[1].s.a[1] * 100 + w[1].s.b * 10000 + w[1].k;
+    OUTPUT_r[3] = u.a[0] + u.b * 10;
+    OUTPUT_r[4] = m[1][0] + m[1][1] * 10 + m[0][2] * 100;
+    OUTPUT_r[5] = v.s.a[0] + v.s.a[1] * 10 + v.s.b * 100 + v.k * 1000;
+}
+"#,
+        20,
+        0,
+        short_loops(),
+    );
+}
