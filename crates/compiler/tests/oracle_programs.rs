@@ -786,3 +786,37 @@ void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[6])
         short_loops(),
     );
 }
+
+/// Members of struct values that are no objects: a call's result, `?:`, an assignment
+/// (pgc took them for assignments and refused them).
+#[test]
+fn members_of_struct_values() {
+    check_with(
+        "struct_value_members.c",
+        r#"
+struct S { int a[3]; int b; };
+struct T { struct S s; short k; };
+
+static struct S mk(int x) { struct S s = { { x, x + 1, x + 2 }, x * 2 }; return s; }
+static struct T wrap(struct S s, int k) { struct T t = { s, k }; return t; }
+static int cnt(int x) { return x & 3; }
+
+void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[7])
+{
+    struct S p = mk(1), q = mk(INPUT_B_y);
+    OUTPUT_r[0] = mk(INPUT_A_x).b + mk(3).a[INPUT_B_y & 1];
+    OUTPUT_r[1] = (INPUT_A_x > INPUT_B_y ? p : q).a[2];
+    OUTPUT_r[2] = (p = q).b;
+    int n = 0;
+    for (int i = 0; i < cnt(3) && mk(i).b < 5; i++) n += i;
+    OUTPUT_r[3] = n;
+    OUTPUT_r[4] = wrap(p, INPUT_A_x).s.a[INPUT_A_x & 1] + wrap(mk(2), 7).k;
+    OUTPUT_r[5] = p.a[0];
+    OUTPUT_r[6] = sizeof mk(0).a + (0, q).b;
+}
+"#,
+        30,
+        0,
+        short_loops(),
+    );
+}
