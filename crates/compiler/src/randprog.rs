@@ -317,6 +317,7 @@ pub fn generate(seed: u64, prefix: &str, cfg: &Config) -> RandomProgram {
         struct_alias: None,
         counters: Vec::new(),
         outer: None,
+        in_value_member: false,
     };
     g.program(seed)
 }
@@ -473,6 +474,8 @@ struct Gen {
     counters: Vec<(String, u32)>,
     /// The struct type nesting the program's struct, if any.
     outer: Option<more::OuterDef>,
+    /// Generating a member of a struct value (which does not nest).
+    in_value_member: bool,
 }
 
 impl Gen {
@@ -1932,6 +1935,9 @@ impl Gen {
             return self.literal();
         }
         let v = self.rng.pick(&vars).clone();
+        if v.shape.holds_struct() && !self.in_value_member && self.rng.percent(15) {
+            return self.value_member();
+        }
         self.access(&v)
     }
 
@@ -2123,7 +2129,7 @@ mod tests {
     #[test]
     fn features_appear_across_seeds() {
         let cfg = Config::default();
-        let all: String = (0..300)
+        let all: String = (0..500)
             .map(|s| generate(s, &format!("p{s}"), &cfg).source)
             .collect();
         for feature in [
@@ -2178,10 +2184,11 @@ mod tests {
             "{.f",
             "[1] = {",
             "++, v",
-            " <= i",
+            " < i",
             "_o { ",
             "struct p",
             ".m1.f",
+            ")).f",
         ] {
             assert!(all.contains(feature), "no program has {feature:?}");
         }

@@ -87,6 +87,12 @@ impl Gen {
     /// A name for the integer type `t`: a `typedef` of it or the `enum` type where the
     /// program has one, else a C spelling.
     pub(super) fn spelling(&mut self, t: IntTy) -> String {
+        if let Some(e) = &self.enum_def
+            && t == if e.signed { IntTy::Int } else { IntTy::UInt }
+            && self.rng.percent(25)
+        {
+            return format!("enum {}", e.name);
+        }
         if self.rng.percent(30) {
             let mut names: Vec<String> = self
                 .typedefs
@@ -612,5 +618,24 @@ impl Gen {
         let sp = self.outer_spelling();
         self.line(&format!("{sp} {name} = {init};"));
         self.declare(Var::new(name, IntTy::Int, Shape::Outer, true).owned());
+    }
+}
+
+impl Gen {
+    /// A member of a struct value that is no object: `((c) ? (s) : (t)).f` or
+    /// `((s), (t)).f[i]` over struct variables in scope (one must be).
+    pub(super) fn value_member(&mut self) -> (String, IntTy) {
+        self.in_value_member = true;
+        let (c, _) = self.leaf();
+        let a = self.struct_value_pure();
+        let b = self.struct_value_pure();
+        let base = if self.rng.percent(75) {
+            format!("(({c}) ? ({a}) : ({b}))")
+        } else {
+            format!("(({a}), ({b}))")
+        };
+        let r = self.field(&base);
+        self.in_value_member = false;
+        r
     }
 }
