@@ -15,6 +15,10 @@
 //! statements). `randprog/wide.rs` adds side effects inside expressions (short-circuit and `?:`
 //! operands, commas, `switch` conditions, call arguments), local pointers and `static` locals;
 //! loops may also stop on a secret condition and leave their counter readable after them.
+//! `randprog/more.rs` adds enums, typedefs, every form of integer constant, `sizeof` of
+//! variables and unevaluated expressions, case labels as constant expressions, declarations
+//! that shadow, designated struct initializers, a struct nesting the program's struct,
+//! members of struct values and triangular loop nests.
 //!
 //! Every program is free of behaviour gcc leaves undefined even with `-fwrapv`: divisors are
 //! guarded against 0 and against `MIN / -1`, shift counts are masked below the promoted width,
