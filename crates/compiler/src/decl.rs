@@ -1,5 +1,6 @@
 //! Types, declarations and initializers.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use lang_c::ast::*;
@@ -201,6 +202,17 @@ impl<'a> Lowerer<'a> {
     }
 
     fn enum_type(&mut self, en: &'a Node<EnumType>) -> R<Ty> {
+        let tag = en.node.identifier.as_ref().map(|i| i.node.name.clone());
+        if en.node.enumerators.is_empty() {
+            // `enum e v;`: the type the definition of `e` gave.
+            let Some(tag) = tag else {
+                return self.err(en.span, "enum without a name or constants");
+            };
+            return match self.enum_tags.get(&tag) {
+                Some(&signed) => Ok(Ty::Int(IntTy::new(32, signed))),
+                None => self.err(en.span, format!("enum {tag} is not defined")),
+            };
+        }
         let mut next: i128 = 0;
         let mut any_negative = false;
         for e in &en.node.enumerators {
@@ -215,6 +227,9 @@ impl<'a> Lowerer<'a> {
             next += 1;
         }
         // gcc gives an enum without negative values the type unsigned int.
+        if let Some(tag) = tag {
+            self.enum_tags.insert(tag, any_negative);
+        }
         Ok(Ty::Int(IntTy::new(32, any_negative)))
     }
 
@@ -597,42 +612,25 @@ impl<'a> Lowerer<'a> {
                         && matches!(&i.node.initializer.node, Initializer::Expression(e)
                             if !matches!(e.node, Expression::StringLiteral(_)))
                 });
-                let leaves = scalar_leaves(&place.ty);
                 let direct = members(&place.ty);
                 if flat
-                    && leaves.len() != direct.len()
                     && direct
                         .iter()
                         .any(|(_, t)| !matches!(t, Ty::Int(_) | Ty::Float(_)))
                 {
-                    // Brace elision: `int a[2][2] = {1, 2, 3, 4}` fills the scalars in order.
-                    if items.len() > leaves.len() {
-                        return self.err(init.span, "too many initializers");
-                    }
-                    for (it, (off, t)) in items.iter().zip(leaves) {
-                        let Initializer::Expression(e) = &it.node.initializer.node else {
-                            unreachable!()
-                        };
-                        let v = self.eval_deferred(e)?;
-                        let ty = t;
-                        let bits = self.convert_val(v, &ty, e.span)?;
-                        let p = Place {
-                            var: place.var,
-                            off: place.off + off,
-                            dyns: place.dyns.clone(),
-                            ty,
-                            run: 1,
-                        };
-                        self.write_place(&p, &bits);
+                    // Brace elision: `int a[2][2] = {1, 2, 3, 4}` fills the scalars in order,
+                    // and a struct value fills a struct member whole (`{s, 1}`).
+                    let mut next = 0;
+                    self.initialize_elided(place, items, &mut next)?;
+                    if next < items.len() {
+                        return self.err(items[next].span, "too many initializers");
                     }
                     return Ok(());
                 }
                 let mut pos = 0usize;
-                for it in items {
+                let mut written = HashSet::new();
+                for (k, it) in items.iter().enumerate() {
                     if let Some(d) = it.node.designation.first() {
-                        if it.node.designation.len() > 1 {
-                            return self.err(d.span, "nested designators are not supported");
-                        }
                         pos = match (&d.node, &place.ty) {
                             (Designator::Index(e), Ty::Array(..)) => self.const_int(e)? as usize,
                             (Designator::Member(m), Ty::Struct(s)) => {
@@ -665,11 +663,112 @@ impl<'a> Lowerer<'a> {
                         ty,
                         run: 1,
                     };
+                    if let [_, rest @ ..] = it.node.designation.as_slice()
+                        && !rest.is_empty()
+                    {
+                        // `.a[1] = x`, `[2].f = x`: the subobject the designators name. An
+                        // item after it without a designator would go on inside that
+                        // subobject, which is left out.
+                        if let Some(next) = items.get(k + 1)
+                            && next.node.designation.is_empty()
+                        {
+                            return self.err(
+                                next.span,
+                                "an initializer after a nested designator (`.a[1] = x`) needs a designator of its own",
+                            );
+                        }
+                        written.insert(pos);
+                        let mut q = p;
+                        for d in rest {
+                            q = self.designated_place(&q, d)?;
+                        }
+                        // A brace list initializes the whole subobject, anew if it was before.
+                        if matches!(it.node.initializer.node, Initializer::List(_))
+                            && matches!(q.ty, Ty::Array(..) | Ty::Struct(_))
+                        {
+                            let zeros = vec![Lit::FALSE; q.ty.bits() as usize];
+                            self.write_place(&q, &zeros);
+                        }
+                        self.initialize(&q, &it.node.initializer)?;
+                        pos += 1;
+                        continue;
+                    }
+                    // A member initialized again (`{.a = {1, 2}, .a = {3}}`) is initialized
+                    // anew, its members not named the second time zero (C11 6.7.9p19), not
+                    // kept from the first (the variable is zeroed only once, before).
+                    if !written.insert(pos) && matches!(p.ty, Ty::Array(..) | Ty::Struct(_)) {
+                        let zeros = vec![Lit::FALSE; p.ty.bits() as usize];
+                        self.write_place(&p, &zeros);
+                    }
                     self.initialize(&p, &it.node.initializer)?;
                     pos += 1;
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// Initializes `place`'s members in order from `items[*next..]`, the expressions of a
+    /// list whose inner braces are elided: a scalar member takes one, a struct member one
+    /// of its own type whole, any other aggregate member its own members in turn.
+    fn initialize_elided(
+        &mut self,
+        place: &Place,
+        items: &'a [Node<InitializerListItem>],
+        next: &mut usize,
+    ) -> R<()> {
+        for (off, ty) in members(&place.ty) {
+            let Some(it) = items.get(*next) else {
+                return Ok(());
+            };
+            let Initializer::Expression(e) = &it.node.initializer.node else {
+                unreachable!("a list without braces inside")
+            };
+            let p = Place {
+                var: place.var,
+                off: place.off + off,
+                dyns: place.dyns.clone(),
+                ty,
+                run: 1,
+            };
+            let whole = match &p.ty {
+                Ty::Int(_) | Ty::Float(_) => true,
+                Ty::Struct(_) => self.type_of(e)? == p.ty,
+                _ => false,
+            };
+            if whole {
+                let v = self.eval_deferred(e)?;
+                let bits = self.convert_val(v, &p.ty, e.span)?;
+                self.write_place(&p, &bits);
+                *next += 1;
+            } else {
+                self.initialize_elided(&p, items, next)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The subobject of `q` a designator after the first one of a nested designation names.
+    fn designated_place(&mut self, q: &Place, d: &'a Node<Designator>) -> R<Place> {
+        match (&d.node, &q.ty) {
+            (Designator::Index(e), Ty::Array(elem, n)) => {
+                let k = self.const_int(e)?;
+                if k < 0 || k >= *n as i128 {
+                    return self.err(
+                        d.span,
+                        format!("designator index {k} is outside the array's {n} elements"),
+                    );
+                }
+                Ok(Place {
+                    var: q.var,
+                    off: q.off + k as u64 * elem.bits(),
+                    dyns: q.dyns.clone(),
+                    ty: (**elem).clone(),
+                    run: 1,
+                })
+            }
+            (Designator::Member(m), Ty::Struct(_)) => self.member_place(q, &m.node.name, m.span),
+            _ => self.err(d.span, "designator does not fit the initialized type"),
         }
     }
 
@@ -759,21 +858,6 @@ fn members(ty: &Ty) -> Vec<(u64, Ty)> {
         Ty::Array(e, n) => (0..*n).map(|k| (k * e.bits(), (**e).clone())).collect(),
         Ty::Struct(s) => s.fields.iter().map(|(_, t, o)| (*o, t.clone())).collect(),
         _ => vec![],
-    }
-}
-
-/// All scalar members of a type in order: (bit offset, type).
-fn scalar_leaves(ty: &Ty) -> Vec<(u64, Ty)> {
-    match ty {
-        Ty::Int(_) | Ty::Float(_) => vec![(0, ty.clone())],
-        _ => members(ty)
-            .into_iter()
-            .flat_map(|(o, t)| {
-                scalar_leaves(&t)
-                    .into_iter()
-                    .map(move |(o2, t2)| (o + o2, t2))
-            })
-            .collect(),
     }
 }
 

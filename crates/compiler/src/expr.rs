@@ -172,8 +172,28 @@ impl<'a> Lowerer<'a> {
                 _ => self.err(e.span, format!("`{}` is not a variable", id.node.name)),
             },
             Expression::Member(m) => {
+                let base = &m.node.expression;
                 let place = match m.node.operator.node {
-                    MemberOperator::Direct => match self.eval_lvalue(&m.node.expression)? {
+                    MemberOperator::Direct if !names_an_object(base) => {
+                        // A member of a struct value (`f(x).b`, `(c ? s : t).a[i]`): C makes
+                        // it no lvalue, so it is only read, here from a temporary.
+                        let (ty, bits) = match self.eval(base)? {
+                            Val::Agg(ty @ Ty::Struct(_), bits) => (ty, bits),
+                            _ => {
+                                return self
+                                    .err(m.span, "`.` applied to something that is not a struct");
+                            }
+                        };
+                        let var = self.new_var(ty.clone(), bits);
+                        Place {
+                            var,
+                            off: 0,
+                            dyns: vec![],
+                            ty,
+                            run: 1,
+                        }
+                    }
+                    MemberOperator::Direct => match self.eval_lvalue(base)? {
                         Lv::Place(p) => p,
                         Lv::PtrVar(_) => {
                             return self.err(m.span, "`.` applied to a pointer (use `->`)");
@@ -419,6 +439,13 @@ impl<'a> Lowerer<'a> {
                 Ok(self.int_val(IntTy::new(64, false), ty.c_size() as i128))
             }
             Expression::SizeOfVal(v) => {
+                if let Expression::Identifier(id) = &v.node.0.node
+                    && let Ok(Binding::Var(var)) = self.lookup(&id.node.name, id.span)
+                    && self.array_params.contains(&var)
+                {
+                    // An array parameter is a pointer (gcc warns, but so it computes).
+                    return Ok(self.int_val(IntTy::new(64, false), 8));
+                }
                 let ty = self.type_of(&v.node.0)?;
                 Ok(self.int_val(IntTy::new(64, false), ty.c_size() as i128))
             }
@@ -985,6 +1012,17 @@ impl<'a> Lowerer<'a> {
             Some(d) => Ok(self.derive(base, d)?.1),
             None => Ok(base),
         }
+    }
+}
+
+/// Whether an expression designates an object (a name, a member, an element, `*p`), as
+/// opposed to computing a value (a call, `?:`, an assignment, a comma).
+fn names_an_object(e: &Node<Expression>) -> bool {
+    match &e.node {
+        Expression::Identifier(_) | Expression::Member(_) => true,
+        Expression::BinaryOperator(b) => b.node.operator.node == BinaryOperator::Index,
+        Expression::UnaryOperator(u) => u.node.operator.node == UnaryOperator::Indirection,
+        _ => false,
     }
 }
 

@@ -147,6 +147,8 @@ pub struct Lowerer<'a> {
     /// lookup remembered at one epoch holds while it stays the same.
     pub(crate) scope_epoch: u64,
     pub struct_tags: HashMap<String, Result<std::rc::Rc<StructDef>, String>>,
+    /// Enum tags and whether the type is signed (some constant is negative).
+    pub enum_tags: HashMap<String, bool>,
     pub vars: Vec<Var>,
     pub cur: Lit,
     implied: Vec<Lit>,
@@ -159,6 +161,9 @@ pub struct Lowerer<'a> {
     pub outputs: Vec<PendingOutput>,
     /// Declarations of ports already executed (a port declared in a loop is an error).
     pub port_decls: HashSet<usize>,
+    /// Input parameters of the entry declared as arrays (`int INPUT_A_x[4]`), held as the
+    /// array itself, which C adjusts to a pointer: `sizeof` gives a pointer's size.
+    pub array_params: HashSet<VarId>,
     /// `break`/`continue`/`return` statements executed whose construct has not ended yet
     /// (a construct subtracts its own exits when it ends; so a construct inside which this
     /// count did not change lets every path that entered it out normally).
@@ -253,6 +258,7 @@ impl<'a> Lowerer<'a> {
             frames: Vec::new(),
             scope_epoch: 0,
             struct_tags: HashMap::new(),
+            enum_tags: HashMap::new(),
             vars: Vec::new(),
             cur: Lit::TRUE,
             implied: vec![Lit::TRUE],
@@ -263,6 +269,7 @@ impl<'a> Lowerer<'a> {
             inputs: Vec::new(),
             outputs: Vec::new(),
             port_decls: HashSet::new(),
+            array_params: HashSet::new(),
             exit_events: 0,
             statics: HashMap::new(),
             text: "",
@@ -742,7 +749,11 @@ impl<'a> Lowerer<'a> {
                 }
                 t => t,
             };
+            let array = matches!(ty, Ty::Array(..));
             let v = self.new_input(name, owner, ty, span)?;
+            if array {
+                self.array_params.insert(v);
+            }
             self.bind(name.to_string(), Binding::Var(v));
             return Ok(());
         }

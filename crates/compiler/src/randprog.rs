@@ -15,6 +15,10 @@
 //! statements). `randprog/wide.rs` adds side effects inside expressions (short-circuit and `?:`
 //! operands, commas, `switch` conditions, call arguments), local pointers and `static` locals;
 //! loops may also stop on a secret condition and leave their counter readable after them.
+//! `randprog/more.rs` adds enums, typedefs, every form of integer constant, `sizeof` of
+//! variables and unevaluated expressions, case labels as constant expressions, declarations
+//! that shadow, designated struct initializers, a struct nesting the program's struct,
+//! members of struct values and triangular loop nests.
 //!
 //! Every program is free of behaviour gcc leaves undefined even with `-fwrapv`: divisors are
 //! guarded against 0 and against `MIN / -1`, shift counts are masked below the promoted width,
@@ -29,6 +33,7 @@ use std::fmt::Write;
 use pgc_circuit::{CType, InputPort, Interface, OutputPort, Owner, Visibility};
 
 pub mod floats;
+mod more;
 pub mod ranged;
 mod wide;
 
@@ -311,6 +316,12 @@ pub fn generate(seed: u64, prefix: &str, cfg: &Config) -> RandomProgram {
         indent: 0,
         in_pure: false,
         statics: 0,
+        enum_def: None,
+        typedefs: Vec::new(),
+        struct_alias: None,
+        counters: Vec::new(),
+        outer: None,
+        in_value_member: false,
     };
     g.program(seed)
 }
@@ -323,6 +334,15 @@ enum Shape {
     /// A value of the program's struct type.
     Struct,
     StructArray(u32),
+    /// A value of the struct type that nests the program's struct (`randprog/more.rs`).
+    Outer,
+}
+
+impl Shape {
+    /// Whether a value of the program's struct type is in it (itself, an element, a member).
+    fn holds_struct(&self) -> bool {
+        matches!(self, Shape::Struct | Shape::StructArray(_) | Shape::Outer)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -448,6 +468,18 @@ struct Gen {
     in_pure: bool,
     /// `static` locals declared so far.
     statics: u32,
+    enum_def: Option<more::EnumDef>,
+    /// `typedef` names of integer types.
+    typedefs: Vec<(String, IntTy)>,
+    /// A `typedef` name of the struct type.
+    struct_alias: Option<String>,
+    /// Counters of the loops around the statement being generated (each a constant in an
+    /// iteration, so a bound for an inner loop), with the most each holds in the body.
+    counters: Vec<(String, u32)>,
+    /// The struct type nesting the program's struct, if any.
+    outer: Option<more::OuterDef>,
+    /// Generating a member of a struct value (which does not nest).
+    in_value_member: bool,
 }
 
 impl Gen {
@@ -458,6 +490,15 @@ impl Gen {
         );
         if self.rng.percent(35) {
             self.struct_definition();
+            if self.rng.percent(40) {
+                self.outer_definition();
+            }
+        }
+        if self.rng.percent(30) {
+            self.enum_definition();
+        }
+        if self.rng.percent(30) {
+            self.typedef_definitions();
         }
         let n_globals = if self.rng.percent(30) {
             1 + self.rng.below(2)
@@ -511,7 +552,12 @@ impl Gen {
         *self.rng.pick(&[2, 3, 4, 4, 5, 8])
     }
 
-    fn struct_spelling(&self) -> String {
+    fn struct_spelling(&mut self) -> String {
+        if let Some(alias) = &self.struct_alias
+            && self.rng.percent(50)
+        {
+            return alias.clone();
+        }
         format!(
             "struct {}",
             self.strukt.as_ref().expect("a struct type").name
@@ -621,7 +667,11 @@ impl Gen {
             Some(self.any_type())
         };
         let mut params = Vec::new();
-        let n = 1 + self.rng.below(3);
+        let n = if self.rng.percent(12) {
+            4 + self.rng.below(5)
+        } else {
+            1 + self.rng.below(3)
+        };
         for _ in 0..n {
             if has_struct && self.rng.percent(15) {
                 params.push(HelperParam::Struct);
@@ -665,11 +715,11 @@ impl Gen {
             let pname = format!("a{i}");
             match p {
                 HelperParam::Scalar(t) => {
-                    decls.push(format!("{} {pname}", t.spell(&mut self.rng)));
+                    decls.push(format!("{} {pname}", self.spelling(*t)));
                     scope.push(Var::new(pname, *t, Shape::Scalar, true).owned());
                 }
                 HelperParam::Array(t, len) => {
-                    decls.push(format!("{} {pname}[{len}]", t.spell(&mut self.rng)));
+                    decls.push(format!("{} {pname}[{len}]", self.spelling(*t)));
                     scope.push(Var::new(pname, *t, Shape::Array(*len), true));
                 }
                 HelperParam::Pointer(t) => {
@@ -707,7 +757,7 @@ impl Gen {
             }
         }
         let ret_spelling = match ret {
-            Some(t) => t.spell(&mut self.rng).to_string(),
+            Some(t) => self.spelling(t),
             None => self.struct_spelling(),
         };
         let _ = writeln!(
@@ -763,19 +813,13 @@ impl Gen {
         let candidates: Vec<Var> = self
             .visible()
             .into_iter()
-            .filter(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .filter(|v| v.shape.holds_struct())
             .collect();
         if candidates.is_empty() || self.rng.percent(20) {
             return self.fresh_struct_var();
         }
         let v = self.rng.pick(&candidates).clone();
-        match v.shape {
-            Shape::StructArray(len) => {
-                let i = self.index(len);
-                format!("{}[{i}]", v.access)
-            }
-            _ => v.access,
-        }
+        self.struct_subobject(&v, false)
     }
 
     /// Declares a new initialized struct variable and returns its name.
@@ -794,19 +838,19 @@ impl Gen {
         let candidates: Vec<Var> = self
             .visible()
             .into_iter()
-            .filter(|v| v.writable && matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .filter(|v| v.writable && v.shape.holds_struct())
             .collect();
         if candidates.is_empty() {
             return self.fresh_struct_var();
         }
         let v = self.rng.pick(&candidates).clone();
-        match v.shape {
-            Shape::StructArray(len) => format!("{}[{}]", v.access, self.rng.below(len as u64)),
-            _ => v.access,
-        }
+        self.struct_subobject(&v, true)
     }
 
     fn struct_initializer(&mut self) -> String {
+        if let Some(init) = self.struct_initializer_designated() {
+            return init;
+        }
         let fields = self.strukt.as_ref().expect("a struct type").fields.clone();
         let items: Vec<String> = fields
             .iter()
@@ -853,7 +897,7 @@ impl Gen {
                     }
                 }
             }
-            Shape::Array2(..) | Shape::StructArray(_) => {
+            Shape::Array2(..) | Shape::StructArray(_) | Shape::Outer => {
                 unreachable!("outputs are scalars, arrays or structs")
             }
         }
@@ -895,6 +939,12 @@ impl Gen {
                         format!("{} {name}", self.struct_spelling()),
                         Shape::Struct,
                         self.strukt.as_ref().map(StructDef::ctype).expect("struct"),
+                    )
+                } else if roll < 30 && self.outer.is_some() {
+                    (
+                        format!("{} {name}", self.outer_spelling()),
+                        Shape::Outer,
+                        self.outer_ctype(),
                     )
                 } else {
                     (format!("{spelling} {name}"), Shape::Scalar, t.ctype())
@@ -1049,7 +1099,7 @@ impl Gen {
         self.budget = self.budget.saturating_sub(1);
         let nest_ok = ctx.nesting < self.cfg.max_nesting;
         loop {
-            match self.rng.below(25) {
+            match self.rng.below(27) {
                 0..=2 => return self.declaration(),
                 3..=5 => return self.assignment(),
                 6 => return self.compound_assignment(),
@@ -1087,12 +1137,17 @@ impl Gen {
                 22 if nest_ok => return self.side_effect_if(ctx),
                 23 if self.pointer_declaration() => return,
                 24 if !self.in_pure && self.rng.percent(50) => return self.static_declaration(),
+                25 if nest_ok && self.rng.percent(50) => return self.bare_block(ctx),
+                26 => return self.multi_declaration(),
                 _ => {}
             }
         }
     }
 
     fn declaration(&mut self) {
+        if self.outer.is_some() && self.rng.percent(10) {
+            return self.outer_declaration();
+        }
         if self.strukt.is_some() && self.rng.percent(12) {
             let name = self.name("v");
             let sp = self.struct_spelling();
@@ -1102,24 +1157,41 @@ impl Gen {
                 self.declare(Var::new(name, IntTy::Int, Shape::Struct, true).owned());
             } else {
                 let len = 2 + self.rng.below(2) as u32;
-                let items: Vec<String> = (0..len).map(|_| self.struct_initializer()).collect();
+                let mut items: Vec<String> = (0..len).map(|_| self.struct_initializer()).collect();
+                if self.rng.percent(25) {
+                    // Designated elements; the others zero.
+                    let k = self.rng.below(len as u64);
+                    items = vec![format!("[{k}] = {}", items[0])];
+                    if self.rng.percent(50) {
+                        // Another element: how much of an element given whole a later
+                        // designator of one of its fields keeps is a fine point of C.
+                        let j = (k + 1 + self.rng.below(len as u64 - 1)) % len as u64;
+                        let (e, _) = self.expr(1);
+                        let f = self.strukt.as_ref().expect("a struct type").fields[0].clone();
+                        items.push(match f.2 {
+                            None => format!("[{j}].{} = {e}", f.0),
+                            Some(_) => format!("[{j}].{}[0] = {e}", f.0),
+                        });
+                    }
+                }
                 self.line(&format!("{sp} {name}[{len}] = {{{}}};", items.join(", ")));
                 self.declare(Var::new(name, IntTy::Int, Shape::StructArray(len), true).owned());
             }
             return;
         }
         let t = self.any_type();
-        let spelling = t.spell(&mut self.rng);
-        let name = self.name("v");
+        let spelling = self.spelling(t);
         match self.rng.below(10) {
             0..=6 => {
                 let (e, _) = self.expr(self.cfg.max_expr_depth);
+                let name = self.decl_name(&e);
                 self.line(&format!("{spelling} {name} = {e};"));
                 self.declare(Var::new(name, t, Shape::Scalar, true).owned());
             }
             7..=8 => {
                 let len = self.array_len();
                 let (size, init) = self.array_initializer(len);
+                let name = self.decl_name(&init);
                 self.line(&format!("{spelling} {name}[{size}] = {init};"));
                 self.declare(Var::new(name, t, Shape::Array(len), true).owned());
             }
@@ -1152,6 +1224,7 @@ impl Gen {
                         format!("{{{}}}", rows.join(", "))
                     }
                 };
+                let name = self.decl_name(&init);
                 self.line(&format!("{spelling} {name}[{r}][{c}] = {init};"));
                 self.declare(Var::new(name, t, Shape::Array2(r, c), true).owned());
             }
@@ -1237,6 +1310,7 @@ impl Gen {
                 let base = format!("{}[{i}]", v.access);
                 self.field(&base)
             }
+            Shape::Outer => self.outer_access(&v.access),
         }
     }
 
@@ -1272,19 +1346,16 @@ impl Gen {
         let targets: Vec<Var> = self
             .visible()
             .into_iter()
-            .filter(|v| v.writable && matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .filter(|v| v.writable && v.shape.holds_struct())
             .collect();
         if targets.is_empty() {
             return false;
         }
         let t = self.rng.pick(&targets).clone();
-        let lhs = match t.shape {
-            Shape::StructArray(len) => {
-                let i = self.index(len);
-                format!("{}[{i}]", t.access)
-            }
-            _ => t.access,
-        };
+        if t.shape == Shape::Outer && self.rng.percent(30) {
+            return self.outer_assignment(&t);
+        }
+        let lhs = self.struct_subobject(&t, false);
         let rhs = if self.rng.percent(25) {
             let c = self.cond();
             let a = self.struct_value();
@@ -1416,21 +1487,27 @@ impl Gen {
             nesting: ctx.nesting + 1,
             ..ctx
         };
-        for _ in 0..n {
-            let k = self.rng.below(labels.len() as u64) as usize;
-            let label = labels.swap_remove(k);
-            self.line(&format!("case {label}: {{"));
+        // `default` anywhere among the cases (falling through into the next one, too).
+        let default_at = if self.rng.percent(60) {
+            Some(self.rng.below(n + 1))
+        } else {
+            None
+        };
+        for c in 0..n + u64::from(default_at.is_some()) {
+            let head = if default_at == Some(c) {
+                "default".to_string()
+            } else {
+                let k = self.rng.below(labels.len() as u64) as usize;
+                let label = labels.swap_remove(k);
+                format!("case {}", self.case_label(label))
+            };
+            self.line(&format!("{head}: {{"));
             self.block(inner, 2);
             if self.rng.percent(75) {
                 self.line("} break;");
             } else {
                 self.line("} /* falls through */");
             }
-        }
-        if self.rng.percent(60) {
-            self.line("default: {");
-            self.block(inner, 2);
-            self.line("}");
         }
         self.line("}");
     }
@@ -1483,9 +1560,50 @@ impl Gen {
                 format!("({c}) && {b}")
             }
         };
+        // While the body is generated, an inner loop may run up to this loop's counter.
+        let most = match form {
+            0 | 1 => n - 1,
+            3 => 2 * n - 2,
+            _ => n,
+        };
+        self.counters.push((i.clone(), most));
         match form {
             0 | 1 => {
-                self.line(&format!("for ({decl}{i} = 0; {i} < {n}; {i}++) {{"));
+                // A triangular nest: the bound is an enclosing loop's counter, at most
+                // `max_loop_iterations` iterations still (the tests' unroll limit lets a loop
+                // under a secret condition run only that many).
+                let max = self.cfg.max_loop_iterations;
+                let mut bounds = Vec::new();
+                for (o, most) in &self.counters[..self.counters.len() - 1] {
+                    for k in 0..2 {
+                        if most + k <= max {
+                            bounds.push(match k {
+                                0 => format!("{i} < {o}"),
+                                _ if self.rng.percent(50) => format!("{i} <= {o}"),
+                                _ => format!("{i} < {o} + 1"),
+                            });
+                        }
+                    }
+                }
+                let limit = if !bounds.is_empty() && self.rng.percent(35) {
+                    self.rng.pick(&bounds).clone()
+                } else {
+                    format!("{i} < {n}")
+                };
+                // A second variable declared in the header and stepped after a comma.
+                let (mut init, mut step) = (String::new(), String::new());
+                if !before && self.rng.percent(20) {
+                    let k = self.name("v");
+                    let c = self.constant();
+                    let op = *self.rng.pick(&["+", "-", "^", "*"]);
+                    let by = 1 + self.rng.below(5);
+                    init = format!(", {k} = {c}");
+                    step = format!(", {k} {op}= {by}");
+                    self.declare(Var::new(k, ct, Shape::Scalar, true).owned());
+                }
+                self.line(&format!(
+                    "for ({decl}{i} = 0{init}; {limit}; {i}++{step}) {{"
+                ));
                 self.block(inner, 3);
                 self.line("}");
             }
@@ -1537,6 +1655,7 @@ impl Gen {
                 self.line(&format!("}} while ({c});"));
             }
         }
+        self.counters.pop();
         if !before {
             self.scopes.pop();
         }
@@ -1716,8 +1835,17 @@ impl Gen {
 
     // ---- expressions ----------------------------------------------------------------------
 
+    /// The variables in scope, an inner one hiding an outer one of the same name.
     fn visible(&self) -> Vec<Var> {
-        self.scopes.iter().flatten().cloned().collect()
+        let mut seen = std::collections::HashSet::new();
+        let mut out: Vec<Var> = Vec::new();
+        for v in self.scopes.iter().rev().flat_map(|s| s.iter().rev()) {
+            if seen.insert(v.access.as_str()) {
+                out.push(v.clone());
+            }
+        }
+        out.reverse();
+        out
     }
 
     fn cond(&mut self) -> String {
@@ -1775,7 +1903,7 @@ impl Gen {
     }
 
     fn literal(&mut self) -> (String, IntTy) {
-        match self.rng.below(12) {
+        match self.rng.below(14) {
             0..=5 => (self.rng.below(10).to_string(), IntTy::Int),
             6 => {
                 let c = b'0' + self.rng.below(75) as u8;
@@ -1800,7 +1928,8 @@ impl Gen {
                     (format!("{v}ULL"), IntTy::ULLong)
                 }
             }
-            _ => (format!("{}u", self.rng.below(40)), IntTy::UInt),
+            11 => (format!("{}u", self.rng.below(40)), IntTy::UInt),
+            _ => self.more_literal(),
         }
     }
 
@@ -1810,6 +1939,9 @@ impl Gen {
             return self.literal();
         }
         let v = self.rng.pick(&vars).clone();
+        if v.shape.holds_struct() && !self.in_value_member && self.rng.percent(15) {
+            return self.value_member();
+        }
         self.access(&v)
     }
 
@@ -1818,7 +1950,7 @@ impl Gen {
             return self.leaf();
         }
         let d = depth - 1;
-        match self.rng.below(26) {
+        match self.rng.below(27) {
             0..=2 => {
                 let op = *self.rng.pick(&["+", "-", "*"]);
                 self.binary(op, d)
@@ -1877,7 +2009,7 @@ impl Gen {
             }
             16..=17 => {
                 let t = self.any_type();
-                let sp = t.spell(&mut self.rng);
+                let sp = self.spelling(t);
                 let (a, _) = self.expr(d);
                 (format!("(({sp})({a}))"), t)
             }
@@ -1890,10 +2022,7 @@ impl Gen {
             20..=21 => self.call(d),
             22 => {
                 let t = self.any_type();
-                (
-                    format!("((int)sizeof({}))", t.spell(&mut self.rng)),
-                    IntTy::Int,
-                )
+                (format!("((int)sizeof({}))", self.spelling(t)), IntTy::Int)
             }
             23 => {
                 // The comma operator: the left side is evaluated (no effect) and dropped. Its
@@ -1909,6 +2038,7 @@ impl Gen {
                 (format!("(({a}), ({b}))"), tb)
             }
             24 => self.builtin_call(d),
+            25 => self.sizeof_expr(d),
             _ => self.leaf(),
         }
     }
@@ -1922,10 +2052,7 @@ impl Gen {
     fn call(&mut self, d: u32) -> (String, IntTy) {
         // A helper taking a struct needs a struct variable in scope (no compound literals:
         // pgc does not take them).
-        let have_struct = self
-            .visible()
-            .iter()
-            .any(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)));
+        let have_struct = self.visible().iter().any(|v| v.shape.holds_struct());
         let pure: Vec<Helper> = self
             .helpers
             .iter()
@@ -1956,16 +2083,10 @@ impl Gen {
         let candidates: Vec<Var> = self
             .visible()
             .into_iter()
-            .filter(|v| matches!(v.shape, Shape::Struct | Shape::StructArray(_)))
+            .filter(|v| v.shape.holds_struct())
             .collect();
         let v = self.rng.pick(&candidates).clone();
-        match v.shape {
-            Shape::StructArray(len) => {
-                let i = self.index(len);
-                format!("{}[{i}]", v.access)
-            }
-            _ => v.access,
-        }
+        self.struct_subobject(&v, false)
     }
 }
 
@@ -2012,7 +2133,7 @@ mod tests {
     #[test]
     fn features_appear_across_seeds() {
         let cfg = Config::default();
-        let all: String = (0..300)
+        let all: String = (0..500)
             .map(|s| generate(s, &format!("p{s}"), &cfg).source)
             .collect();
         for feature in [
@@ -2054,6 +2175,24 @@ mod tests {
             ") ? v",
             "; i",
             ") && i",
+            // The constructs of `more`.
+            "enum p",
+            "typedef ",
+            "_st ",
+            "'\\377'",
+            "sizeof(",
+            "sizeof v",
+            "_Alignof(",
+            "default: {",
+            "case (char)",
+            "{.f",
+            "[1] = {",
+            "++, v",
+            " < i",
+            "_o { ",
+            "struct p",
+            ".m1.f",
+            ")).f",
         ] {
             assert!(all.contains(feature), "no program has {feature:?}");
         }

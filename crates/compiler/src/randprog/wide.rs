@@ -124,8 +124,8 @@ impl Gen {
             }
         }
         let t = self.any_type();
-        let sp = t.spell(&mut self.rng);
-        let name = self.name("v");
+        let sp = self.spelling(t);
+        let name = self.decl_name(&e);
         self.line(&format!("{sp} {name} = {e};"));
         self.declare(Var::new(name, t, Shape::Scalar, true).owned());
     }
@@ -167,11 +167,12 @@ impl Gen {
         let q = if constant { "const " } else { "" };
         let sp = match v.shape {
             Shape::Struct | Shape::StructArray(_) => self.struct_spelling(),
+            Shape::Outer => self.outer_spelling(),
             _ => v.ty.spell(&mut self.rng).to_string(),
         };
         let x = &v.access;
         let (decl, var) = match v.shape {
-            Shape::Scalar | Shape::Struct => (
+            Shape::Scalar | Shape::Struct | Shape::Outer => (
                 format!("{q}{sp} *{p} = &{x};"),
                 Var::new(format!("(*{p})"), v.ty, v.shape.clone(), !constant),
             ),
@@ -234,7 +235,7 @@ impl Gen {
     pub(super) fn static_declaration(&mut self) {
         self.statics += 1;
         let t = self.any_type();
-        let sp = t.spell(&mut self.rng);
+        let sp = self.spelling(t);
         let name = self.name("v");
         if self.rng.percent(30) {
             let len = self.array_len();
