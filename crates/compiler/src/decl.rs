@@ -656,13 +656,7 @@ impl<'a> Lowerer<'a> {
                     let Some((off, ty)) = direct.get(pos).cloned() else {
                         return self.err(it.span, "too many initializers");
                     };
-                    let p = Place {
-                        var: place.var,
-                        off: place.off + off,
-                        dyns: place.dyns.clone(),
-                        ty,
-                        run: 1,
-                    };
+                    let p = place.inner(off, ty);
                     if let [_, rest @ ..] = it.node.designation.as_slice()
                         && !rest.is_empty()
                     {
@@ -724,13 +718,7 @@ impl<'a> Lowerer<'a> {
             let Initializer::Expression(e) = &it.node.initializer.node else {
                 unreachable!("a list without braces inside")
             };
-            let p = Place {
-                var: place.var,
-                off: place.off + off,
-                dyns: place.dyns.clone(),
-                ty,
-                run: 1,
-            };
+            let p = place.inner(off, ty);
             let whole = match &p.ty {
                 Ty::Int(_) | Ty::Float(_) => true,
                 Ty::Struct(_) => self.type_of(e)? == p.ty,
@@ -759,13 +747,7 @@ impl<'a> Lowerer<'a> {
                         format!("designator index {k} is outside the array's {n} elements"),
                     );
                 }
-                Ok(Place {
-                    var: q.var,
-                    off: q.off + k as u64 * elem.bits(),
-                    dyns: q.dyns.clone(),
-                    ty: (**elem).clone(),
-                    run: 1,
-                })
+                Ok(q.inner(k as u64 * elem.bits(), (**elem).clone()))
             }
             (Designator::Member(m), Ty::Struct(_)) => self.member_place(q, &m.node.name, m.span),
             _ => self.err(d.span, "designator does not fit the initialized type"),
@@ -828,13 +810,7 @@ impl<'a> Lowerer<'a> {
         let Some((_, t, off)) = s.fields.iter().find(|(n, _, _)| n == name) else {
             return self.err(span, format!("struct {} has no field `{name}`", s.name));
         };
-        Ok(Place {
-            var: place.var,
-            off: place.off + off,
-            dyns: place.dyns.clone(),
-            ty: t.clone(),
-            run: 1,
-        })
+        Ok(place.inner(*off, t.clone()))
     }
 
     /// The place a pointer points to (its first element).

@@ -87,6 +87,19 @@ pub struct Place {
     pub run: u64,
 }
 
+impl Place {
+    /// The object of type `ty` at bit `off` inside this one (a member or an element).
+    pub fn inner(&self, off: u64, ty: Ty) -> Place {
+        Place {
+            var: self.var,
+            off: self.off + off,
+            dyns: self.dyns.clone(),
+            ty,
+            run: 1,
+        }
+    }
+}
+
 pub struct Var {
     pub ty: Ty,
     /// Its bits (stored compactly when large, see [`crate::bits`]).
