@@ -523,13 +523,7 @@ impl<'a> Lowerer<'a> {
             };
             return self.write_ptr(var, p, e.span);
         }
-        let place = Place {
-            var,
-            off: 0,
-            dyns: vec![],
-            ty,
-            run: 1,
-        };
+        let place = Place::whole(var, ty);
         self.initialize(&place, i)
     }
 

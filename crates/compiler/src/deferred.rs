@@ -875,13 +875,7 @@ impl<'a> Lowerer<'a> {
         };
         let old = self.var_bits(var).to_vec();
         let new = self.defer_binary(op, &old, &x, false);
-        let place = Place {
-            var,
-            off: 0,
-            dyns: vec![],
-            ty: Ty::Int(t),
-            run: 1,
-        };
+        let place = Place::whole(var, Ty::Int(t));
         self.write_place(&place, &new);
         Ok(true)
     }

@@ -161,13 +161,7 @@ impl<'a> Lowerer<'a> {
                     if let Ty::Pointer(_) = ty {
                         return Ok(Lv::PtrVar(v));
                     }
-                    Ok(Lv::Place(Place {
-                        var: v,
-                        off: 0,
-                        dyns: vec![],
-                        ty,
-                        run: 1,
-                    }))
+                    Ok(Lv::Place(Place::whole(v, ty)))
                 }
                 _ => self.err(e.span, format!("`{}` is not a variable", id.node.name)),
             },
@@ -185,13 +179,7 @@ impl<'a> Lowerer<'a> {
                             }
                         };
                         let var = self.new_var(ty.clone(), bits);
-                        Place {
-                            var,
-                            off: 0,
-                            dyns: vec![],
-                            ty,
-                            run: 1,
-                        }
+                        Place::whole(var, ty)
                     }
                     MemberOperator::Direct => match self.eval_lvalue(base)? {
                         Lv::Place(p) => p,
@@ -307,13 +295,7 @@ impl<'a> Lowerer<'a> {
                 if let Binding::Var(v) = self.lookup(&id.node.name, id.span)?
                     && let Ty::Array(el, n) = self.vars[v].ty.clone()
                 {
-                    let p = Place {
-                        var: v,
-                        off: 0,
-                        dyns: vec![],
-                        ty: Ty::Array(el.clone(), n),
-                        run: 1,
-                    };
+                    let p = Place::whole(v, Ty::Array(el.clone(), n));
                     return Ok(Some((p, *el, n)));
                 }
                 Ok(None)

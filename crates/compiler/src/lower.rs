@@ -88,6 +88,17 @@ pub struct Place {
 }
 
 impl Place {
+    /// The whole of variable `var`, of type `ty`.
+    pub fn whole(var: VarId, ty: Ty) -> Place {
+        Place {
+            var,
+            off: 0,
+            dyns: vec![],
+            ty,
+            run: 1,
+        }
+    }
+
     /// The object of type `ty` at bit `off` inside this one (a member or an element).
     pub fn inner(&self, off: u64, ty: Ty) -> Place {
         Place {
@@ -1780,13 +1791,7 @@ impl<'a> Lowerer<'a> {
                 let v = self.eval_deferred(e)?;
                 let ty = self.vars[rv].ty.clone();
                 let bits = self.convert_val(v, &ty, e.span)?;
-                let place = Place {
-                    var: rv,
-                    off: 0,
-                    dyns: vec![],
-                    ty,
-                    run: 1,
-                };
+                let place = Place::whole(rv, ty);
                 self.write_place(&place, &bits);
             }
             (Some(e), None) => {

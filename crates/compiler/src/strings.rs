@@ -46,13 +46,7 @@ impl<'a> Lowerer<'a> {
                 v
             }
         };
-        Ok(Place {
-            var,
-            off: 0,
-            dyns: vec![],
-            ty: self.vars[var].ty.clone(),
-            run: 1,
-        })
+        Ok(Place::whole(var, self.vars[var].ty.clone()))
     }
 }
 
