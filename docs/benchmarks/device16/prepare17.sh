@@ -4,7 +4,7 @@
 #   bash docs/benchmarks/device16/prepare17.sh && ls -la target/scale
 set -eu
 S=target/scale; mkdir -p $S
-cargo build --release -p pgc-cli --example compact_threads --example cgp_one_thread --example input_phase
+cargo build --release -p pgc-cli --bin pgc --example compact_threads --example cgp_one_thread --example input_phase
 cp target/release/pgc target/release/examples/{compact_threads,cgp_one_thread,input_phase} $S/
 strip $S/pgc $S/compact_threads $S/cgp_one_thread $S/input_phase
 P=$S/pgc

@@ -6,7 +6,7 @@ S=target/scale; P=$S/pgc; O=${OUT:-/tmp/out17}; mkdir -p $O
 export XDG_CACHE_HOME=/tmp/scale-xdg; rm -rf $XDG_CACHE_HOME; mkdir -p $XDG_CACHE_HOME
 T0=$(date +%s%N)
 stamp() { echo "== $(date +%T) +$(( ($(date +%s%N) - T0) / 1000000 )) ms: $*" | tee -a $O/log.txt; }
-{ lscpu; echo; nproc; free -g; uname -a; cat /etc/os-release | head -2; ldd $P; mpirun --version; } > $O/machine.txt 2>&1
+{ lscpu; echo; nproc; free -g; uname -a; cat /etc/os-release | head -2; ldd $P; mpirun --version; nvidia-smi; ls /usr/local/cuda*/lib64 2>&1 | head -50; } > $O/machine.txt 2>&1
 stamp machine; grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|MHz|NUMA node\(s\)|L3" $O/machine.txt | tee -a $O/log.txt
 if [ "${SMALL:-0}" = 1 ]; then WARGS="--threads 1,2 --depth 100 --repeat 1"; AARGS="--small --threads 1,2"; EDT=/tmp/edt_small.pgc; TH="1 2"; EIN=/tmp/edt63
 else WARGS="--repeat 3"; AARGS="--repeat 3"; EDT=/tmp/edt1023c.pgc; TH="1 2 4 8 16"; EIN=$S/edt1023; fi
@@ -44,9 +44,9 @@ port=17400
 for t in $TH; do
   port=$((port+1))
   stamp "edt e2e threads $t"
-  timeout 100 $P run $EDT --party a --listen 127.0.0.1:$port --inputs ${EIN}_a.json --threads $t --insecure-plaintext --json --quiet > $O/edt_a_$t.json 2>$O/edt_a_$t.err &
+  timeout 60 $P run $EDT --party a --listen 127.0.0.1:$port --inputs ${EIN}_a.json --threads $t --insecure-plaintext --json --quiet > $O/edt_a_$t.json 2>$O/edt_a_$t.err &
   pa=$!
-  timeout 100 $P run $EDT --party b --connect 127.0.0.1:$port --inputs ${EIN}_b.json --threads $t --insecure-plaintext --json --quiet > $O/edt_b_$t.json 2>$O/edt_b_$t.err
+  timeout 60 $P run $EDT --party b --connect 127.0.0.1:$port --inputs ${EIN}_b.json --threads $t --insecure-plaintext --json --quiet > $O/edt_b_$t.json 2>$O/edt_b_$t.err
   wait $pa
   cat $O/edt_b_$t.json | tee -a $O/log.txt
 done
