@@ -32,6 +32,11 @@ const KERNEL_SOURCE: &str = concat!(
 /// while leaving room for several blocks per SM.
 const BLOCK_THREADS: u32 = 256;
 
+/// Threads of the one block that runs a run of narrow levels (`pgc_*_levels_narrow`): a
+/// level whose gates need at most this many threads joins the run instead of taking a
+/// launch of its own (measured: a launch costs several µs, a narrow level a fraction).
+const NARROW_THREADS: u32 = 512;
+
 /// A 16-byte kernel argument (`uint4`).
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,11 +58,16 @@ pub struct GpuDevice {
     _module: Arc<CudaModule>,
     garble_level: CudaFunction,
     evaluate_level: CudaFunction,
+    garble_levels_narrow: CudaFunction,
+    evaluate_levels_narrow: CudaFunction,
     draw_labels: CudaFunction,
     garble_independent: CudaFunction,
     name: String,
     compute_capability: (i32, i32),
     multiprocessors: u32,
+    /// Blocks of `BLOCK_THREADS` resident on one SM at once (each block holds 33 KiB of
+    /// shared memory: the interleaved T-table copies and the round keys).
+    blocks_per_sm: u32,
     total_memory: usize,
 }
 
@@ -149,9 +159,22 @@ impl GpuDevice {
                 .load_function(n)
                 .map_err(|e| driver(&format!("finding kernel {n}"), e))
         };
+        let garble_level = function("pgc_garble_level")?;
+        let evaluate_level = function("pgc_evaluate_level")?;
+        // A grid larger than what fits on the SMs at once only queues blocks, and each block
+        // stages the tables again: launch at most one resident wave.
+        let mut blocks_per_sm = u32::MAX;
+        for f in [&garble_level, &evaluate_level] {
+            let resident = f
+                .occupancy_max_active_blocks_per_multiprocessor(BLOCK_THREADS, 0, None)
+                .map_err(|e| driver("reading the kernels' occupancy", e))?;
+            blocks_per_sm = blocks_per_sm.min(resident.max(1));
+        }
         Ok(GpuDevice {
-            garble_level: function("pgc_garble_level")?,
-            evaluate_level: function("pgc_evaluate_level")?,
+            garble_level,
+            evaluate_level,
+            garble_levels_narrow: function("pgc_garble_levels_narrow")?,
+            evaluate_levels_narrow: function("pgc_evaluate_levels_narrow")?,
             draw_labels: function("pgc_draw_labels")?,
             garble_independent: function("pgc_garble_independent")?,
             _module: module,
@@ -159,18 +182,20 @@ impl GpuDevice {
             name,
             compute_capability,
             multiprocessors,
+            blocks_per_sm,
             total_memory,
         })
     }
 
-    /// e.g. "NVIDIA H100 80GB HBM3 (compute 9.0, 132 SMs, 79.2 GiB)".
+    /// e.g. "NVIDIA H100 80GB HBM3 (compute 9.0, 132 SMs × 6 blocks, 79.2 GiB)".
     pub fn describe(&self) -> String {
         format!(
-            "{} (compute {}.{}, {} SMs, {:.1} GiB)",
+            "{} (compute {}.{}, {} SMs × {} blocks, {:.1} GiB)",
             self.name,
             self.compute_capability.0,
             self.compute_capability.1,
             self.multiprocessors,
+            self.blocks_per_sm,
             self.total_memory as f64 / (1u64 << 30) as f64
         )
     }
@@ -190,7 +215,7 @@ impl GpuDevice {
 
     fn launch_config(&self, n: u64) -> LaunchConfig {
         let blocks = n.div_ceil(BLOCK_THREADS as u64).max(1);
-        let most = self.multiprocessors as u64 * 16;
+        let most = self.multiprocessors as u64 * self.blocks_per_sm as u64;
         LaunchConfig {
             grid_dim: (blocks.min(most) as u32, 1, 1),
             block_dim: (BLOCK_THREADS, 1, 1),
@@ -266,6 +291,8 @@ struct Engine {
     labels: CudaSlice<u32>,
     aes: CudaSlice<u32>,
     records: CudaSlice<u32>,
+    /// The schedule's level offsets, for the narrow-level kernels.
+    offsets: CudaSlice<u32>,
     tables: CudaSlice<u32>,
     and_done: u64,
     times: GpuTimes,
@@ -340,6 +367,7 @@ impl Engine {
         Ok(Engine {
             scheduler: None,
             records: empty(&stream)?,
+            offsets: empty(&stream)?,
             tables: empty(&stream)?,
             dev,
             stream,
@@ -366,51 +394,120 @@ impl Engine {
                 .memcpy_htod(words, &mut self.records.slice_mut(..words.len()))
                 .map_err(drv("uploading gate records"))?;
         }
+        ensure(
+            &self.stream,
+            &mut self.offsets,
+            schedule.offsets.len(),
+            "level offsets",
+        )?;
+        if !schedule.offsets.is_empty() {
+            self.stream
+                .memcpy_htod(
+                    &schedule.offsets,
+                    &mut self.offsets.slice_mut(..schedule.offsets.len()),
+                )
+                .map_err(drv("uploading level offsets"))?;
+        }
         self.times.upload += t.elapsed();
         Ok(())
     }
 
-    /// Launches one kernel per level; `garbler` picks the kernel.
+    /// Launches the window's levels: one launch per wide level, one single-block launch per
+    /// run of narrow levels (kernels.cu). `delta` (the garbler's) picks the kernels.
     fn run_levels(&mut self, schedule: &Schedule, delta: Option<Uint4>) -> Result<(), GpuError> {
         let t = Instant::now();
-        for l in 0..schedule.levels() {
-            let (start, end) = (
-                schedule.offsets[l] as usize,
-                schedule.offsets[l + 1] as usize,
-            );
-            let n = (end - start) as u32;
-            if n == 0 {
-                continue;
+        // A group of threads per gate (kernels.cu): 4 garbling, 2 evaluating.
+        let parts: u64 = if delta.is_some() { 4 } else { 2 };
+        let narrow_gates = NARROW_THREADS as u64 / parts;
+        let width = |l: usize| (schedule.offsets[l + 1] - schedule.offsets[l]) as u64;
+        let levels = schedule.levels();
+        let and_base = self.and_done;
+        let mut l = 0;
+        while l < levels {
+            let mut end = l;
+            while end < levels && width(end) <= narrow_gates {
+                end += 1;
             }
-            let records = self.records.slice(4 * start..4 * end);
-            let cfg = self.dev.launch_config(n as u64);
-            let and_base = self.and_done;
-            let launched = match delta {
-                Some(delta) => {
-                    let mut b = self.stream.launch_builder(&self.dev.garble_level);
-                    b.arg(&records)
-                        .arg(&n)
-                        .arg(&mut self.labels)
-                        .arg(&mut self.tables)
-                        .arg(&self.aes)
-                        .arg(&delta)
-                        .arg(&and_base);
-                    // SAFETY: the arguments match pgc_garble_level's signature; every record's
-                    // wires are below the label count (the scheduler checked them against it)
-                    // and its local AND index below the window's AND count, for which
-                    // `tables` has room (`upload`).
-                    unsafe { b.launch(cfg) }
+            let launched = if end > l + 1 {
+                // Levels l..end are narrow: one block steps through them.
+                let (first, last) = (l as u32, end as u32);
+                let cfg = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (NARROW_THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                l = end;
+                match delta {
+                    Some(delta) => {
+                        let mut b = self.stream.launch_builder(&self.dev.garble_levels_narrow);
+                        b.arg(&self.records)
+                            .arg(&self.offsets)
+                            .arg(&first)
+                            .arg(&last)
+                            .arg(&mut self.labels)
+                            .arg(&mut self.tables)
+                            .arg(&self.aes)
+                            .arg(&delta)
+                            .arg(&and_base);
+                        // SAFETY: the arguments match pgc_garble_levels_narrow's signature;
+                        // `offsets` holds the window's levels + 1 offsets (`upload`), each
+                        // within `records`; wires and AND indices are in range as for a
+                        // wide level (below).
+                        unsafe { b.launch(cfg) }
+                    }
+                    None => {
+                        let mut b = self.stream.launch_builder(&self.dev.evaluate_levels_narrow);
+                        b.arg(&self.records)
+                            .arg(&self.offsets)
+                            .arg(&first)
+                            .arg(&last)
+                            .arg(&mut self.labels)
+                            .arg(&self.tables)
+                            .arg(&self.aes)
+                            .arg(&and_base);
+                        // SAFETY: as above, for pgc_evaluate_levels_narrow.
+                        unsafe { b.launch(cfg) }
+                    }
                 }
-                None => {
-                    let mut b = self.stream.launch_builder(&self.dev.evaluate_level);
-                    b.arg(&records)
-                        .arg(&n)
-                        .arg(&mut self.labels)
-                        .arg(&self.tables)
-                        .arg(&self.aes)
-                        .arg(&and_base);
-                    // SAFETY: as above, for pgc_evaluate_level.
-                    unsafe { b.launch(cfg) }
+            } else {
+                let (start, end) = (
+                    schedule.offsets[l] as usize,
+                    schedule.offsets[l + 1] as usize,
+                );
+                l += 1;
+                let n = (end - start) as u32;
+                if n == 0 {
+                    continue;
+                }
+                let records = self.records.slice(4 * start..4 * end);
+                let cfg = self.dev.launch_config(n as u64 * parts);
+                match delta {
+                    Some(delta) => {
+                        let mut b = self.stream.launch_builder(&self.dev.garble_level);
+                        b.arg(&records)
+                            .arg(&n)
+                            .arg(&mut self.labels)
+                            .arg(&mut self.tables)
+                            .arg(&self.aes)
+                            .arg(&delta)
+                            .arg(&and_base);
+                        // SAFETY: the arguments match pgc_garble_level's signature; every
+                        // record's wires are below the label count (the scheduler checked
+                        // them against it) and its local AND index below the window's AND
+                        // count, for which `tables` has room (`upload`).
+                        unsafe { b.launch(cfg) }
+                    }
+                    None => {
+                        let mut b = self.stream.launch_builder(&self.dev.evaluate_level);
+                        b.arg(&records)
+                            .arg(&n)
+                            .arg(&mut self.labels)
+                            .arg(&self.tables)
+                            .arg(&self.aes)
+                            .arg(&and_base);
+                        // SAFETY: as above, for pgc_evaluate_level.
+                        unsafe { b.launch(cfg) }
+                    }
                 }
             };
             launched.map_err(drv("launching a level"))?;
@@ -419,7 +516,7 @@ impl Engine {
             .synchronize()
             .map_err(drv("running the levels"))?;
         self.times.kernels += t.elapsed();
-        self.times.levels += schedule.levels() as u64;
+        self.times.levels += levels as u64;
         self.times.windows += 1;
         Ok(())
     }

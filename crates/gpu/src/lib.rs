@@ -14,11 +14,15 @@
 //!
 //! The circuit arrives in *windows* of consecutive gates. The host levels each window
 //! ([`schedule`]: read-after-write, write-after-read and write-after-write on the wire
-//! slots), uploads the gate records, and the GPU runs one kernel launch per level, one
-//! thread per gate (the seed paper's layout, Husted et al., ACSAC 2013, §6 and §7.4), the
-//! labels resident in GPU memory for the whole run; the tables of a window then go to the
-//! host in sequential order. AES runs from T-tables staged in shared memory
-//! (`device/halfgates.h`).
+//! slots; within a level ANDs first), uploads the gate records, and the GPU runs the levels
+//! (the seed paper's layout, Husted et al., ACSAC 2013, §6 and §7.4): a wide level is one
+//! launch over the whole GPU, a run of narrow levels one launch of one block with a barrier
+//! between levels. Four threads garble an AND (one hash each) and two evaluate it, gathered
+//! by warp shuffles, so that a level offers the GPU four times its gates. The labels stay
+//! resident in GPU memory for the whole run; the tables of a window then go to the host in
+//! sequential order. AES runs from one T-table staged in shared memory as 32 interleaved
+//! copies, one per lane, so that no lookup waits on a bank conflict (Tezcan, IEEE Access
+//! 2021; `device/halfgates.h`).
 //!
 //! The seed paper instead draws every wire's label up front and sends a correction per XOR
 //! gate so that all gates garble at once, independent of their level (§7.2–7.3). That
@@ -28,9 +32,11 @@
 //!
 //! # Side channels
 //!
-//! T-table AES reads tables at addresses that depend on the labels. On a GPU, only code
-//! sharing the GPU can observe the resulting shared-memory bank conflicts; run `--device gpu`
-//! on a GPU no untrusted tenant shares.
+//! T-table AES reads tables at addresses that depend on the labels. Since every lane reads
+//! its own copy of the table, in its own shared-memory bank, those reads take the same
+//! time whatever the addresses (no bank conflicts), which closes the timing channel that
+//! code sharing the GPU could otherwise use. The addresses themselves still depend on
+//! secrets, so as a matter of care run `--device gpu` on a GPU no untrusted tenant shares.
 //!
 //! # Building
 //!

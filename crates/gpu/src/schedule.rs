@@ -36,7 +36,8 @@ pub const MAX_WINDOW_GATES: usize = 1 << 28;
 /// A window's gates sorted by level.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Schedule {
-    /// The gate records, level after level; within a level in the window's order.
+    /// The gate records, level after level; within a level its ANDs first, then the
+    /// other gates, each in the window's order.
     pub records: Vec<GateRecord>,
     /// `records[offsets[l]..offsets[l + 1]]` is level `l`; `offsets.len()` = levels + 1.
     pub offsets: Vec<u32>,
@@ -159,15 +160,21 @@ impl Scheduler {
         let levels = (top - base) as usize;
         self.next_level = top;
 
-        // Counting sort by level, stable, so each level keeps the window's order.
+        // Counting sort by level, ANDs first within a level: a warp then holds ANDs only or
+        // cheap gates only, instead of idling the lanes of an XOR beside an AND's hashes.
+        // Each kind keeps the window's order.
+        let is_and = |g: &Gate| g.op == Op::And;
         let mut offsets = vec![0u32; levels + 1];
-        for &l in &self.gate_levels {
+        let mut ands = vec![0u32; levels];
+        for (g, &l) in gates.iter().zip(&self.gate_levels) {
             offsets[l as usize + 1] += 1;
+            ands[l as usize] += is_and(g) as u32;
         }
         for l in 0..levels {
             offsets[l + 1] += offsets[l];
         }
-        let mut fill: Vec<u32> = offsets[..levels].to_vec();
+        let mut fill_and: Vec<u32> = offsets[..levels].to_vec();
+        let mut fill_other: Vec<u32> = (0..levels).map(|l| offsets[l] + ands[l]).collect();
         let mut records = vec![[0u32; 4]; gates.len()];
         let mut local_and = 0u32;
         for (g, &l) in gates.iter().zip(&self.gate_levels) {
@@ -178,14 +185,13 @@ impl Scheduler {
                 Op::Copy => 3,
                 Op::Const => 4,
             };
-            let info = if g.op == Op::And {
+            let (info, slot) = if is_and(g) {
                 let info = op | (local_and << 3);
                 local_and += 1;
-                info
+                (info, &mut fill_and[l as usize])
             } else {
-                op
+                (op, &mut fill_other[l as usize])
             };
-            let slot = &mut fill[l as usize];
             records[*slot as usize] = [g.a, g.b, g.out, info];
             *slot += 1;
         }
@@ -222,6 +228,21 @@ mod tests {
         assert_eq!(s.records[0][3] >> 3, 0);
         assert_eq!(s.records[1][3] >> 3, 1);
         assert_eq!(s.records[3][3], 1 | (2 << 3));
+    }
+
+    #[test]
+    fn a_level_lists_its_ands_first_each_kind_in_window_order() {
+        let gates = [
+            Gate::xor(0, 1, 4),
+            Gate::and(0, 1, 5),
+            Gate::inv(2, 6),
+            Gate::and(2, 3, 7),
+            Gate::xor(2, 3, 8),
+        ];
+        let s = Scheduler::new(9).schedule(&gates).unwrap();
+        assert_eq!(levels_of(&s), vec![vec![5, 7, 4, 6, 8]]);
+        assert_eq!(s.records[0][3], 1);
+        assert_eq!(s.records[1][3], 1 | (1 << 3));
     }
 
     #[test]

@@ -1,36 +1,156 @@
 /* The CUDA kernels (compiled at run time by NVRTC after halfgates.h, which the Rust side
- * prepends). One launch per level of the window's schedule: thread i garbles or evaluates
- * gate record i of the level, in a grid-stride loop; the AES tables (4 KiB) and round keys
- * are staged in shared memory per block. `aes` holds te[1024] then rk[44]. */
+ * prepends). A window's schedule runs level after level: a wide level is one launch over
+ * the whole GPU (pgc_garble_level), and a run of narrow levels is one launch of one block
+ * that steps through them with a block barrier between levels (pgc_garble_levels_narrow),
+ * since a launch per level of a few gates would cost more than the gates. In both a group
+ * of threads takes each gate record, in a grid-stride loop. The AES table te[0] (32
+ * interleaved copies, 32 KiB, see PGC_TE0 in halfgates.h) and round keys are staged in
+ * shared memory per block. `aes` holds te[1024] (4 tables, of which the kernels read the
+ * first) then rk[44]. */
 
-__device__ __forceinline__ void pgc_stage_aes(const unsigned *aes, unsigned *s_te,
-                                              unsigned *s_rk) {
-    for (unsigned k = threadIdx.x; k < 1024u; k += blockDim.x) s_te[k] = aes[k];
+#define PGC_SHARED_TE (256u * PGC_TE_STRIDE)
+
+/* Stages the tables; returns the pointer this thread's lookups go through (its lane's copy). */
+__device__ __forceinline__ const unsigned *pgc_stage_aes(const unsigned *aes, uint4 *s_te,
+                                                         unsigned *s_rk) {
+    /* Word k of the staged table is entry k / 32 of copy k % 32. Each thread stores four
+     * consecutive words (copies of one entry) at once, consecutive threads consecutive
+     * 16-byte slots (no conflicts), and the loads of a warp hit one word or two. */
+    for (unsigned k = threadIdx.x; k < PGC_SHARED_TE / 4u; k += blockDim.x) {
+        unsigned w = aes[4u * k / PGC_TE_STRIDE];
+        s_te[k] = make_uint4(w, w, w, w);
+    }
     for (unsigned k = threadIdx.x; k < 44u; k += blockDim.x) s_rk[k] = aes[1024u + k];
     __syncthreads();
+    return (const unsigned *)s_te + (threadIdx.x % PGC_TE_STRIDE);
 }
 
+#define PGC_STAGED_AES                                                                   \
+    __shared__ uint4 s_te[PGC_SHARED_TE / 4u];                                           \
+    __shared__ unsigned s_rk[44];                                                        \
+    const unsigned *te = pgc_stage_aes(aes, s_te, s_rk)
+
+/* `v` of the lane `delta` places further on, within aligned groups of `width` lanes. */
+__device__ __forceinline__ uint4 pgc_shfl_down(uint4 v, unsigned delta, int width) {
+    v.x = __shfl_down_sync(0xffffffffu, v.x, delta, width);
+    v.y = __shfl_down_sync(0xffffffffu, v.y, delta, width);
+    v.z = __shfl_down_sync(0xffffffffu, v.z, delta, width);
+    v.w = __shfl_down_sync(0xffffffffu, v.w, delta, width);
+    return v;
+}
+
+/* Garbles the n records of one level with `groups` groups of PGC_GARBLE_PARTS consecutive
+ * lanes, this thread in group `group`: for an AND each lane computes one of its four
+ * hashes, and the group's first lane gathers them and writes the label and rows; other
+ * gates take the first lane alone. Four threads per AND give a level four times the
+ * threads, which narrow levels need to fill the GPU (measured: BENCHMARKS.md, "GPU"). Every
+ * lane runs the same number of rounds, so the shuffles always have the whole warp. */
+__device__ __forceinline__ void pgc_garble_records(const unsigned *te, const unsigned *rk,
+                                                   const uint4 *gates, unsigned n,
+                                                   unsigned groups, unsigned group,
+                                                   uint4 *labels, uint4 *tables, uint4 delta,
+                                                   unsigned long long and_base) {
+    const unsigned part = threadIdx.x % PGC_GARBLE_PARTS;
+    const unsigned rounds = (n + groups - 1) / groups;
+    for (unsigned r = 0; r < rounds; r++) {
+        unsigned long long i = (unsigned long long)r * groups + group;
+        const bool active = i < n;
+        uint4 g = active ? gates[i] : make_uint4(0u, 0u, 0u, PGC_OP_XOR);
+        const bool is_and = active && (g.w & 7u) == PGC_OP_AND;
+        uint4 a0 = pgc_zero(), b0 = pgc_zero(), h = pgc_zero();
+        if (is_and) {
+            a0 = labels[g.x];
+            b0 = labels[g.y];
+            h = pgc_garble_and_hash(te, rk, a0, b0, delta, and_base + (g.w >> 3), part);
+        }
+        const uint4 h1 = pgc_shfl_down(h, 1u, PGC_GARBLE_PARTS);
+        const uint4 h2 = pgc_shfl_down(h, 2u, PGC_GARBLE_PARTS);
+        const uint4 h3 = pgc_shfl_down(h, 3u, PGC_GARBLE_PARTS);
+        if (active && part == 0u) {
+            if (is_and)
+                labels[g.z] = pgc_garble_and_finish(h, h1, h2, h3, a0, b0, delta,
+                                                    tables + 2ull * (g.w >> 3));
+            else
+                pgc_garble_gate(te, rk, g.x, g.y, g.z, g.w, labels, tables, delta, and_base);
+        }
+    }
+}
+
+/* As pgc_garble_records, with PGC_EVALUATE_PARTS lanes per gate (two hashes per AND). */
+__device__ __forceinline__ void pgc_evaluate_records(const unsigned *te, const unsigned *rk,
+                                                     const uint4 *gates, unsigned n,
+                                                     unsigned groups, unsigned group,
+                                                     uint4 *labels, const uint4 *tables,
+                                                     unsigned long long and_base) {
+    const unsigned part = threadIdx.x % PGC_EVALUATE_PARTS;
+    const unsigned rounds = (n + groups - 1) / groups;
+    for (unsigned r = 0; r < rounds; r++) {
+        unsigned long long i = (unsigned long long)r * groups + group;
+        const bool active = i < n;
+        uint4 g = active ? gates[i] : make_uint4(0u, 0u, 0u, PGC_OP_XOR);
+        const bool is_and = active && (g.w & 7u) == PGC_OP_AND;
+        uint4 la = pgc_zero(), lb = pgc_zero(), h = pgc_zero();
+        if (is_and) {
+            la = labels[g.x];
+            lb = labels[g.y];
+            h = pgc_evaluate_and_hash(te, rk, la, lb, and_base + (g.w >> 3), part);
+        }
+        const uint4 hb = pgc_shfl_down(h, 1u, PGC_EVALUATE_PARTS);
+        if (active && part == 0u) {
+            if (is_and)
+                labels[g.z] = pgc_evaluate_and_finish(h, hb, la, lb, tables + 2ull * (g.w >> 3));
+            else
+                pgc_evaluate_gate(te, rk, g.x, g.y, g.z, g.w, labels, tables, and_base);
+        }
+    }
+}
+
+/* One wide level: the records `gates[0..n)` over the whole grid. */
 extern "C" __global__ void pgc_garble_level(const uint4 *gates, unsigned n, uint4 *labels,
                                             uint4 *tables, const unsigned *aes, uint4 delta,
                                             unsigned long long and_base) {
-    __shared__ unsigned s_te[1024];
-    __shared__ unsigned s_rk[44];
-    pgc_stage_aes(aes, s_te, s_rk);
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        uint4 g = gates[i];
-        pgc_garble_gate(s_te, s_rk, g.x, g.y, g.z, g.w, labels, tables, delta, and_base);
-    }
+    PGC_STAGED_AES;
+    pgc_garble_records(te, s_rk, gates, n, gridDim.x * blockDim.x / PGC_GARBLE_PARTS,
+                       (blockIdx.x * blockDim.x + threadIdx.x) / PGC_GARBLE_PARTS, labels,
+                       tables, delta, and_base);
 }
 
 extern "C" __global__ void pgc_evaluate_level(const uint4 *gates, unsigned n, uint4 *labels,
                                               const uint4 *tables, const unsigned *aes,
                                               unsigned long long and_base) {
-    __shared__ unsigned s_te[1024];
-    __shared__ unsigned s_rk[44];
-    pgc_stage_aes(aes, s_te, s_rk);
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        uint4 g = gates[i];
-        pgc_evaluate_gate(s_te, s_rk, g.x, g.y, g.z, g.w, labels, tables, and_base);
+    PGC_STAGED_AES;
+    pgc_evaluate_records(te, s_rk, gates, n, gridDim.x * blockDim.x / PGC_EVALUATE_PARTS,
+                         (blockIdx.x * blockDim.x + threadIdx.x) / PGC_EVALUATE_PARTS, labels,
+                         tables, and_base);
+}
+
+/* Levels first..last of the window (offsets[l] is level l's first record), on one block:
+ * a level's writes reach the whole block at the barrier, before the next level reads. */
+extern "C" __global__ void pgc_garble_levels_narrow(const uint4 *gates, const unsigned *offsets,
+                                                    unsigned first, unsigned last,
+                                                    uint4 *labels, uint4 *tables,
+                                                    const unsigned *aes, uint4 delta,
+                                                    unsigned long long and_base) {
+    PGC_STAGED_AES;
+    for (unsigned l = first; l < last; l++) {
+        pgc_garble_records(te, s_rk, gates + offsets[l], offsets[l + 1] - offsets[l],
+                           blockDim.x / PGC_GARBLE_PARTS, threadIdx.x / PGC_GARBLE_PARTS,
+                           labels, tables, delta, and_base);
+        __syncthreads();
+    }
+}
+
+extern "C" __global__ void pgc_evaluate_levels_narrow(const uint4 *gates,
+                                                      const unsigned *offsets, unsigned first,
+                                                      unsigned last, uint4 *labels,
+                                                      const uint4 *tables, const unsigned *aes,
+                                                      unsigned long long and_base) {
+    PGC_STAGED_AES;
+    for (unsigned l = first; l < last; l++) {
+        pgc_evaluate_records(te, s_rk, gates + offsets[l], offsets[l + 1] - offsets[l],
+                             blockDim.x / PGC_EVALUATE_PARTS, threadIdx.x / PGC_EVALUATE_PARTS,
+                             labels, tables, and_base);
+        __syncthreads();
     }
 }
 
@@ -38,13 +158,11 @@ extern "C" __global__ void pgc_evaluate_level(const uint4 *gates, unsigned n, ui
  * index (AES under a separate random key), then every gate in one launch. */
 extern "C" __global__ void pgc_draw_labels(uint4 *labels, unsigned long long count,
                                            const unsigned *aes) {
-    __shared__ unsigned s_te[1024];
-    __shared__ unsigned s_rk[44];
-    pgc_stage_aes(aes, s_te, s_rk);
+    PGC_STAGED_AES;
     for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += (unsigned long long)gridDim.x * blockDim.x) {
         uint4 x = make_uint4((unsigned)i, (unsigned)(i >> 32), 0u, 0u);
-        labels[i] = pgc_aes(s_te, s_rk, x);
+        labels[i] = pgc_aes(te, s_rk, x);
     }
 }
 
@@ -52,13 +170,11 @@ extern "C" __global__ void pgc_garble_independent(const uint4 *gates, unsigned l
                                                   const uint4 *labels, uint4 *tables,
                                                   uint4 *corrections, const unsigned *aes,
                                                   uint4 delta, unsigned long long and_base) {
-    __shared__ unsigned s_te[1024];
-    __shared__ unsigned s_rk[44];
-    pgc_stage_aes(aes, s_te, s_rk);
+    PGC_STAGED_AES;
     for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {
         uint4 g = gates[i];
-        pgc_garble_gate_independent(s_te, s_rk, g.x, g.y, g.z, g.w, labels, tables, corrections,
+        pgc_garble_gate_independent(te, s_rk, g.x, g.y, g.z, g.w, labels, tables, corrections,
                                     i, delta, and_base);
     }
 }
