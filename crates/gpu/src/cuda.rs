@@ -60,6 +60,7 @@ pub struct GpuDevice {
     evaluate_level: CudaFunction,
     garble_levels_narrow: CudaFunction,
     evaluate_levels_narrow: CudaFunction,
+    cheap_level: CudaFunction,
     draw_labels: CudaFunction,
     garble_independent: CudaFunction,
     name: String,
@@ -175,6 +176,7 @@ impl GpuDevice {
             evaluate_level,
             garble_levels_narrow: function("pgc_garble_levels_narrow")?,
             evaluate_levels_narrow: function("pgc_evaluate_levels_narrow")?,
+            cheap_level: function("pgc_cheap_level")?,
             draw_labels: function("pgc_draw_labels")?,
             garble_independent: function("pgc_garble_independent")?,
             _module: module,
@@ -480,6 +482,25 @@ impl Engine {
                     continue;
                 }
                 let records = self.records.slice(4 * start..4 * end);
+                // ANDs come first in a level (schedule.rs): a level whose first record is
+                // not an AND has none, and takes a thread per gate and no AES tables.
+                let has_and = schedule.records[start][3] & 7 == 1;
+                if !has_and {
+                    let garbler = delta.is_some() as u32;
+                    let delta = delta.unwrap_or_default();
+                    let mut b = self.stream.launch_builder(&self.dev.cheap_level);
+                    b.arg(&records)
+                        .arg(&n)
+                        .arg(&mut self.labels)
+                        .arg(&delta)
+                        .arg(&garbler);
+                    // SAFETY: the arguments match pgc_cheap_level's signature; the level
+                    // has no AND (so no table or AES pointer is read) and every record's
+                    // wires are below the label count (the scheduler checked them).
+                    unsafe { b.launch(self.dev.launch_config(n as u64)) }
+                        .map_err(drv("launching a level"))?;
+                    continue;
+                }
                 let cfg = self.dev.launch_config(n as u64 * parts);
                 match delta {
                     Some(delta) => {

@@ -124,6 +124,21 @@ extern "C" __global__ void pgc_evaluate_level(const uint4 *gates, unsigned n, ui
                          tables, and_base);
 }
 
+/* A wide level without ANDs (its first record is not an AND: ANDs come first, see
+ * schedule.rs): one thread per gate and no AES tables to stage. `delta` is the garbler's;
+ * `garbler` 0 runs the evaluator's gates. */
+extern "C" __global__ void pgc_cheap_level(const uint4 *gates, unsigned n, uint4 *labels,
+                                           uint4 delta, unsigned garbler) {
+    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        uint4 g = gates[i];
+        if (garbler)
+            pgc_garble_gate(0, 0, g.x, g.y, g.z, g.w, labels, 0, delta, 0ull);
+        else
+            pgc_evaluate_gate(0, 0, g.x, g.y, g.z, g.w, labels, 0, 0ull);
+    }
+}
+
 /* Levels first..last of the window (offsets[l] is level l's first record), on one block:
  * a level's writes reach the whole block at the barrier, before the next level reads. */
 extern "C" __global__ void pgc_garble_levels_narrow(const uint4 *gates, const unsigned *offsets,
