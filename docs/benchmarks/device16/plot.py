@@ -83,3 +83,28 @@ chart("edt_compact_threads.svg", "Compact edit distance on threads (issue 17 ite
       "EDT-511 garbler alone (compact_threads) and EDT-1023 end to end, T threads per party",
       [("EDT-511 garbler alone", list(zip(T, edt_off)), ""), ("EDT-1023 end to end", list(zip(T, edt_e2e)), "")],
       ymax=4)
+
+# 2026-11-26, main e4e4e0e (BENCHMARKS.md, "Re-measured on 16 cores"): the same charts with
+# the first run's curves beside, written into that run's folder.
+D = "2026-11-26-main/"
+f6b = {"BioMatch CGP": [0.74, 1.38, 2.40, 3.44, 6.24], "MExp CGP": [1.06, 2.01, 2.91, 4.71, 6.15],
+       "MVMul CGP": [0.88, 1.10, 2.18, 3.31, 2.75]}
+chart(D + "fig6_offline_speedup_vs_seed.svg", "Offline garbling speed-up, pgc vs the seed (Fig. 6)",
+      "2026-11-26 (solid) and the first 16-core run (dashed), pgc bench apps --repeat 3; seed: points its text states",
+      [(k, list(zip(T, v)), "") for k, v in f6b.items()] +
+      [(k + " (first run)", list(zip(T, f6[k])), "6 3") for k in f6b],
+      seed=[("seed MVMul CGP (3.9 on 4, 12 on 16)", [(1, 1), (4, 3.9), (16, 12)], "#000"),
+            ("seed MVMul FGP (2.4 on 4, 7.5 on 16)", [(1, 1), (4, 2.4), (16, 7.5)], "#777")])
+f8b = {"BioMatch CGP": [1.25, 1.78, 2.70, 2.84, 3.01], "MExp CGP": [0.93, 1.50, 1.75, 2.10, 1.70],
+       "MVMul CGP": [1.01, 1.32, 1.68, 1.29, 1.25]}
+chart(D + "fig8_online_speedup_vs_first.svg", "Protocol speed-up with CGP, both parties on 16 cores (Fig. 8)",
+      "2026-11-26 (solid) and the first 16-core run (dashed); over --parallel none, 1 thread; T threads per party",
+      [(k, list(zip(T, v)), "") for k, v in f8b.items()] +
+      [(k + " (first run)", list(zip(T, f8[k])), "6 3") for k in f8b], ymax=8)
+edt_g = [3.384 / s for s in [3.384, 3.517, 2.934, 3.064, 3.789]]
+edt_v = [3.919 / s for s in [3.919, 3.504, 2.844, 2.411, 2.848]]
+edt_r = [3.652 / s for s in [3.652, 6.190, 4.795, 4.861, 4.228]]
+chart(D + "edt_compact_threads.svg", "Compact edit distance on threads (issue 17 item 3)",
+      "EDT-1023 (62.8 M AND): garbler and evaluator alone (compact_threads), end to end (pgc run × 2)",
+      [("garbler alone", list(zip(T, edt_g)), ""), ("evaluator alone", list(zip(T, edt_v)), ""),
+       ("end to end", list(zip(T, edt_r)), "")], ymax=4)
