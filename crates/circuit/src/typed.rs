@@ -370,7 +370,16 @@ fn from_json(value: &serde_json::Value, port: &str) -> Result<Node, TypedError> 
                 text,
             })
         }
-        Value::String(s) => TextParser::new(s, port).parse()?,
+        Value::String(s) => match TextParser::new(s, port).parse() {
+            Ok(node) => node,
+            // A JSON string that begins with a word and is not `true`, `false` or a float
+            // word is text, as a JSON user writes it ("kitten" for a char array): JSON
+            // already quoted it, so asking for quotes inside the quotes would mislead.
+            Err(_) if s.trim_start().starts_with(|c: char| c.is_alphabetic() || c == '_') => {
+                Node::Text(s.as_bytes().to_vec(), serde_json::to_string(s).unwrap_or_default())
+            }
+            Err(e) => return Err(e),
+        },
         Value::Array(items) => Node::Seq(
             items
                 .iter()
@@ -1209,6 +1218,30 @@ fn float_json(pattern: u64, width: u32) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_json_string_of_words_is_text() {
+        let text = CType::Array {
+            elem: Box::new(CType::CHAR),
+            len: 8,
+        };
+        let json = |v: &str| serde_json::from_str::<serde_json::Value>(v).unwrap();
+        let bits = json_port_value(&json("\"kitten\""), &text, "name").unwrap();
+        assert_eq!(bits, parse_port_value("\"kitten\"", &text, "name").unwrap());
+        // Notation inside a JSON string still reads as notation, and its errors stay.
+        let quoted = json_port_value(&json("\"\\\"kitten\\\"\""), &text, "name").unwrap();
+        assert_eq!(bits, quoted);
+        let e = json_port_value(&json("\"[1, 2\""), &text, "name").unwrap_err();
+        assert!(e.to_string().contains("cannot read"), "{e}");
+        // Words for a number are text, refused by the type, not by the notation.
+        let e = json_port_value(&json("\"seven\""), &CType::int(32, true), "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the string \"seven\""), "{e}");
+        assert!(!e.contains("double quotes"), "{e}");
+        let long = json_port_value(&json("\"kittens!!\""), &text, "name").unwrap_err();
+        assert!(long.to_string().contains("9 bytes"), "{long}");
+    }
+
     use super::*;
     use serde_json::json;
 
