@@ -419,7 +419,8 @@ impl Engine {
     fn run_levels(&mut self, schedule: &Schedule, delta: Option<Uint4>) -> Result<(), GpuError> {
         let t = Instant::now();
         // A group of threads per gate (kernels.cu): 4 garbling, 2 evaluating.
-        let parts: u64 = if delta.is_some() { 4 } else { 2 };
+        let garbler = delta.is_some();
+        let parts: u64 = if garbler { 4 } else { 2 };
         let narrow_gates = NARROW_THREADS as u64 / parts;
         let width = |l: usize| (schedule.offsets[l + 1] - schedule.offsets[l]) as u64;
         let levels = schedule.levels();
@@ -430,47 +431,42 @@ impl Engine {
             while end < levels && width(end) <= narrow_gates {
                 end += 1;
             }
+            let (garble, evaluate) = if end > l + 1 {
+                (
+                    &self.dev.garble_levels_narrow,
+                    &self.dev.evaluate_levels_narrow,
+                )
+            } else {
+                (&self.dev.garble_level, &self.dev.evaluate_level)
+            };
+            // Garbler and evaluator kernels take the same arguments (kernels.cu); the
+            // evaluator ignores `delta`.
+            let mut b = self
+                .stream
+                .launch_builder(if garbler { garble } else { evaluate });
+            let delta = delta.unwrap_or_default();
             let launched = if end > l + 1 {
                 // Levels l..end are narrow: one block steps through them.
                 let (first, last) = (l as u32, end as u32);
+                l = end;
+                b.arg(&self.records)
+                    .arg(&self.offsets)
+                    .arg(&first)
+                    .arg(&last)
+                    .arg(&mut self.labels)
+                    .arg(&mut self.tables)
+                    .arg(&self.aes)
+                    .arg(&delta)
+                    .arg(&and_base);
                 let cfg = LaunchConfig {
                     grid_dim: (1, 1, 1),
                     block_dim: (NARROW_THREADS, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                l = end;
-                match delta {
-                    Some(delta) => {
-                        let mut b = self.stream.launch_builder(&self.dev.garble_levels_narrow);
-                        b.arg(&self.records)
-                            .arg(&self.offsets)
-                            .arg(&first)
-                            .arg(&last)
-                            .arg(&mut self.labels)
-                            .arg(&mut self.tables)
-                            .arg(&self.aes)
-                            .arg(&delta)
-                            .arg(&and_base);
-                        // SAFETY: the arguments match pgc_garble_levels_narrow's signature;
-                        // `offsets` holds the window's levels + 1 offsets (`upload`), each
-                        // within `records`; wires and AND indices are in range as for a
-                        // wide level (below).
-                        unsafe { b.launch(cfg) }
-                    }
-                    None => {
-                        let mut b = self.stream.launch_builder(&self.dev.evaluate_levels_narrow);
-                        b.arg(&self.records)
-                            .arg(&self.offsets)
-                            .arg(&first)
-                            .arg(&last)
-                            .arg(&mut self.labels)
-                            .arg(&self.tables)
-                            .arg(&self.aes)
-                            .arg(&and_base);
-                        // SAFETY: as above, for pgc_evaluate_levels_narrow.
-                        unsafe { b.launch(cfg) }
-                    }
-                }
+                // SAFETY: the arguments match pgc_{garble,evaluate}_levels_narrow; `offsets`
+                // holds the window's levels + 1 offsets (`upload`), each within `records`;
+                // wires and AND indices are in range as for a wide level (below).
+                unsafe { b.launch(cfg) }
             } else {
                 let (start, end) = (
                     schedule.offsets[l] as usize,
@@ -484,10 +480,8 @@ impl Engine {
                 let records = self.records.slice(4 * start..4 * end);
                 // ANDs come first in a level (schedule.rs): a level whose first record is
                 // not an AND has none, and takes a thread per gate and no AES tables.
-                let has_and = schedule.records[start][3] & 7 == 1;
-                if !has_and {
-                    let garbler = delta.is_some() as u32;
-                    let delta = delta.unwrap_or_default();
+                if schedule.records[start][3] & 7 != 1 {
+                    let garbler = garbler as u32;
                     let mut b = self.stream.launch_builder(&self.dev.cheap_level);
                     b.arg(&records)
                         .arg(&n)
@@ -501,35 +495,18 @@ impl Engine {
                         .map_err(drv("launching a level"))?;
                     continue;
                 }
-                let cfg = self.dev.launch_config(n as u64 * parts);
-                match delta {
-                    Some(delta) => {
-                        let mut b = self.stream.launch_builder(&self.dev.garble_level);
-                        b.arg(&records)
-                            .arg(&n)
-                            .arg(&mut self.labels)
-                            .arg(&mut self.tables)
-                            .arg(&self.aes)
-                            .arg(&delta)
-                            .arg(&and_base);
-                        // SAFETY: the arguments match pgc_garble_level's signature; every
-                        // record's wires are below the label count (the scheduler checked
-                        // them against it) and its local AND index below the window's AND
-                        // count, for which `tables` has room (`upload`).
-                        unsafe { b.launch(cfg) }
-                    }
-                    None => {
-                        let mut b = self.stream.launch_builder(&self.dev.evaluate_level);
-                        b.arg(&records)
-                            .arg(&n)
-                            .arg(&mut self.labels)
-                            .arg(&self.tables)
-                            .arg(&self.aes)
-                            .arg(&and_base);
-                        // SAFETY: as above, for pgc_evaluate_level.
-                        unsafe { b.launch(cfg) }
-                    }
-                }
+                b.arg(&records)
+                    .arg(&n)
+                    .arg(&mut self.labels)
+                    .arg(&mut self.tables)
+                    .arg(&self.aes)
+                    .arg(&delta)
+                    .arg(&and_base);
+                // SAFETY: the arguments match pgc_{garble,evaluate}_level; every record's
+                // wires are below the label count (the scheduler checked them against it)
+                // and its local AND index below the window's AND count, for which `tables`
+                // has room (`upload`).
+                unsafe { b.launch(self.dev.launch_config(n as u64 * parts)) }
             };
             launched.map_err(drv("launching a level"))?;
         }

@@ -39,94 +39,74 @@ __device__ __forceinline__ uint4 pgc_shfl_down(uint4 v, unsigned delta, int widt
     return v;
 }
 
-/* Garbles the n records of one level with `groups` groups of PGC_GARBLE_PARTS consecutive
- * lanes, this thread in group `group`: for an AND each lane computes one of its four
- * hashes, and the group's first lane gathers them and writes the label and rows; other
- * gates take the first lane alone. Four threads per AND give a level four times the
- * threads, which narrow levels need to fill the GPU (measured: BENCHMARKS.md, "GPU"). Every
- * lane runs the same number of rounds, so the shuffles always have the whole warp. */
-__device__ __forceinline__ void pgc_garble_records(const unsigned *te, const unsigned *rk,
-                                                   const uint4 *gates, unsigned n,
-                                                   unsigned groups, unsigned group,
-                                                   uint4 *labels, uint4 *tables, uint4 delta,
-                                                   unsigned long long and_base) {
-    const unsigned part = threadIdx.x % PGC_GARBLE_PARTS;
+/* Garbles (GARBLER) or evaluates the n records of one level with `groups` groups of
+ * `parts` consecutive lanes, this thread in group `group`: for an AND each lane computes
+ * one of its hashes (four garbling, two evaluating), and the group's first lane gathers
+ * them and writes the label (and the garbler the rows); other gates take the first lane
+ * alone. Several threads per AND give a level that many times the threads, which narrow
+ * levels need to fill the GPU (measured: BENCHMARKS.md, "GPU"). Every lane runs the same
+ * number of rounds, so the shuffles always have the whole warp. The evaluator only reads
+ * `tables`. */
+template <bool GARBLER>
+__device__ __forceinline__ void pgc_run_records(const unsigned *te, const unsigned *rk,
+                                                const uint4 *gates, unsigned n, unsigned groups,
+                                                unsigned group, uint4 *labels, uint4 *tables,
+                                                uint4 delta, unsigned long long and_base) {
+    constexpr unsigned parts = GARBLER ? PGC_GARBLE_PARTS : PGC_EVALUATE_PARTS;
+    const unsigned part = threadIdx.x % parts;
     const unsigned rounds = (n + groups - 1) / groups;
     for (unsigned r = 0; r < rounds; r++) {
         unsigned long long i = (unsigned long long)r * groups + group;
         const bool active = i < n;
         uint4 g = active ? gates[i] : make_uint4(0u, 0u, 0u, PGC_OP_XOR);
         const bool is_and = active && (g.w & 7u) == PGC_OP_AND;
-        uint4 a0 = pgc_zero(), b0 = pgc_zero(), h = pgc_zero();
+        const unsigned long long j = and_base + (g.w >> 3);
+        uint4 a = pgc_zero(), b = pgc_zero(), h = pgc_zero();
         if (is_and) {
-            a0 = labels[g.x];
-            b0 = labels[g.y];
-            h = pgc_garble_and_hash(te, rk, a0, b0, delta, and_base + (g.w >> 3), part);
+            a = labels[g.x];
+            b = labels[g.y];
+            h = GARBLER ? pgc_garble_and_hash(te, rk, a, b, delta, j, part)
+                        : pgc_evaluate_and_hash(te, rk, a, b, j, part);
         }
-        const uint4 h1 = pgc_shfl_down(h, 1u, PGC_GARBLE_PARTS);
-        const uint4 h2 = pgc_shfl_down(h, 2u, PGC_GARBLE_PARTS);
-        const uint4 h3 = pgc_shfl_down(h, 3u, PGC_GARBLE_PARTS);
+        const uint4 h1 = pgc_shfl_down(h, 1u, parts);
+        uint4 h2 = h, h3 = h;
+        if constexpr (GARBLER) {
+            h2 = pgc_shfl_down(h, 2u, parts);
+            h3 = pgc_shfl_down(h, 3u, parts);
+        }
         if (active && part == 0u) {
             if (is_and)
-                labels[g.z] = pgc_garble_and_finish(h, h1, h2, h3, a0, b0, delta,
-                                                    tables + 2ull * (g.w >> 3));
-            else
+                labels[g.z] = GARBLER ? pgc_garble_and_finish(h, h1, h2, h3, a, b, delta,
+                                                              tables + 2ull * (g.w >> 3))
+                                      : pgc_evaluate_and_finish(h, h1, a, b,
+                                                                tables + 2ull * (g.w >> 3));
+            else if (GARBLER)
                 pgc_garble_gate(te, rk, g.x, g.y, g.z, g.w, labels, tables, delta, and_base);
-        }
-    }
-}
-
-/* As pgc_garble_records, with PGC_EVALUATE_PARTS lanes per gate (two hashes per AND). */
-__device__ __forceinline__ void pgc_evaluate_records(const unsigned *te, const unsigned *rk,
-                                                     const uint4 *gates, unsigned n,
-                                                     unsigned groups, unsigned group,
-                                                     uint4 *labels, const uint4 *tables,
-                                                     unsigned long long and_base) {
-    const unsigned part = threadIdx.x % PGC_EVALUATE_PARTS;
-    const unsigned rounds = (n + groups - 1) / groups;
-    for (unsigned r = 0; r < rounds; r++) {
-        unsigned long long i = (unsigned long long)r * groups + group;
-        const bool active = i < n;
-        uint4 g = active ? gates[i] : make_uint4(0u, 0u, 0u, PGC_OP_XOR);
-        const bool is_and = active && (g.w & 7u) == PGC_OP_AND;
-        uint4 la = pgc_zero(), lb = pgc_zero(), h = pgc_zero();
-        if (is_and) {
-            la = labels[g.x];
-            lb = labels[g.y];
-            h = pgc_evaluate_and_hash(te, rk, la, lb, and_base + (g.w >> 3), part);
-        }
-        const uint4 hb = pgc_shfl_down(h, 1u, PGC_EVALUATE_PARTS);
-        if (active && part == 0u) {
-            if (is_and)
-                labels[g.z] = pgc_evaluate_and_finish(h, hb, la, lb, tables + 2ull * (g.w >> 3));
             else
                 pgc_evaluate_gate(te, rk, g.x, g.y, g.z, g.w, labels, tables, and_base);
         }
     }
 }
 
-/* One wide level: the records `gates[0..n)` over the whole grid. */
-extern "C" __global__ void pgc_garble_level(const uint4 *gates, unsigned n, uint4 *labels,
-                                            uint4 *tables, const unsigned *aes, uint4 delta,
-                                            unsigned long long and_base) {
-    PGC_STAGED_AES;
-    pgc_garble_records(te, s_rk, gates, n, gridDim.x * blockDim.x / PGC_GARBLE_PARTS,
-                       (blockIdx.x * blockDim.x + threadIdx.x) / PGC_GARBLE_PARTS, labels,
-                       tables, delta, and_base);
-}
+/* The kernels take the same arguments, garbler and evaluator, so that one launch path serves
+ * both; the evaluator holds no Δ and ignores `delta`, and only reads `tables`. */
 
-extern "C" __global__ void pgc_evaluate_level(const uint4 *gates, unsigned n, uint4 *labels,
-                                              const uint4 *tables, const unsigned *aes,
-                                              unsigned long long and_base) {
-    PGC_STAGED_AES;
-    pgc_evaluate_records(te, s_rk, gates, n, gridDim.x * blockDim.x / PGC_EVALUATE_PARTS,
-                         (blockIdx.x * blockDim.x + threadIdx.x) / PGC_EVALUATE_PARTS, labels,
-                         tables, and_base);
-}
+/* One wide level: the records `gates[0..n)` over the whole grid. */
+#define PGC_LEVEL_KERNEL(NAME, GARBLER, PARTS)                                                  \
+    extern "C" __global__ void NAME(const uint4 *gates, unsigned n, uint4 *labels,             \
+                                    uint4 *tables, const unsigned *aes, uint4 delta,           \
+                                    unsigned long long and_base) {                             \
+        PGC_STAGED_AES;                                                                        \
+        pgc_run_records<GARBLER>(te, s_rk, gates, n, gridDim.x * blockDim.x / (PARTS),         \
+                                 (blockIdx.x * blockDim.x + threadIdx.x) / (PARTS), labels,    \
+                                 tables, delta, and_base);                                     \
+    }
+PGC_LEVEL_KERNEL(pgc_garble_level, true, PGC_GARBLE_PARTS)
+PGC_LEVEL_KERNEL(pgc_evaluate_level, false, PGC_EVALUATE_PARTS)
 
 /* A wide level without ANDs (its first record is not an AND: ANDs come first, see
- * schedule.rs): one thread per gate and no AES tables to stage. `delta` is the garbler's;
- * `garbler` 0 runs the evaluator's gates. */
+ * schedule.rs): one thread per gate and no AES tables to stage. `garbler` 0 runs the
+ * evaluator's gates. */
 extern "C" __global__ void pgc_cheap_level(const uint4 *gates, unsigned n, uint4 *labels,
                                            uint4 delta, unsigned garbler) {
     for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -141,33 +121,21 @@ extern "C" __global__ void pgc_cheap_level(const uint4 *gates, unsigned n, uint4
 
 /* Levels first..last of the window (offsets[l] is level l's first record), on one block:
  * a level's writes reach the whole block at the barrier, before the next level reads. */
-extern "C" __global__ void pgc_garble_levels_narrow(const uint4 *gates, const unsigned *offsets,
-                                                    unsigned first, unsigned last,
-                                                    uint4 *labels, uint4 *tables,
-                                                    const unsigned *aes, uint4 delta,
-                                                    unsigned long long and_base) {
-    PGC_STAGED_AES;
-    for (unsigned l = first; l < last; l++) {
-        pgc_garble_records(te, s_rk, gates + offsets[l], offsets[l + 1] - offsets[l],
-                           blockDim.x / PGC_GARBLE_PARTS, threadIdx.x / PGC_GARBLE_PARTS,
-                           labels, tables, delta, and_base);
-        __syncthreads();
+#define PGC_NARROW_KERNEL(NAME, GARBLER, PARTS)                                                 \
+    extern "C" __global__ void NAME(const uint4 *gates, const unsigned *offsets,               \
+                                    unsigned first, unsigned last, uint4 *labels,              \
+                                    uint4 *tables, const unsigned *aes, uint4 delta,           \
+                                    unsigned long long and_base) {                             \
+        PGC_STAGED_AES;                                                                        \
+        for (unsigned l = first; l < last; l++) {                                              \
+            pgc_run_records<GARBLER>(te, s_rk, gates + offsets[l], offsets[l + 1] - offsets[l], \
+                                     blockDim.x / (PARTS), threadIdx.x / (PARTS), labels,      \
+                                     tables, delta, and_base);                                 \
+            __syncthreads();                                                                   \
+        }                                                                                      \
     }
-}
-
-extern "C" __global__ void pgc_evaluate_levels_narrow(const uint4 *gates,
-                                                      const unsigned *offsets, unsigned first,
-                                                      unsigned last, uint4 *labels,
-                                                      const uint4 *tables, const unsigned *aes,
-                                                      unsigned long long and_base) {
-    PGC_STAGED_AES;
-    for (unsigned l = first; l < last; l++) {
-        pgc_evaluate_records(te, s_rk, gates + offsets[l], offsets[l + 1] - offsets[l],
-                             blockDim.x / PGC_EVALUATE_PARTS, threadIdx.x / PGC_EVALUATE_PARTS,
-                             labels, tables, and_base);
-        __syncthreads();
-    }
-}
+PGC_NARROW_KERNEL(pgc_garble_levels_narrow, true, PGC_GARBLE_PARTS)
+PGC_NARROW_KERNEL(pgc_evaluate_levels_narrow, false, PGC_EVALUATE_PARTS)
 
 /* The seed's scheme (see halfgates.h): first every wire's zero-label from a PRF of its
  * index (AES under a separate random key), then every gate in one launch. */
