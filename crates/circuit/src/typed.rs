@@ -375,8 +375,14 @@ fn from_json(value: &serde_json::Value, port: &str) -> Result<Node, TypedError> 
             // A JSON string that begins with a word and is not `true`, `false` or a float
             // word is text, as a JSON user writes it ("kitten" for a char array): JSON
             // already quoted it, so asking for quotes inside the quotes would mislead.
-            Err(_) if s.trim_start().starts_with(|c: char| c.is_alphabetic() || c == '_') => {
-                Node::Text(s.as_bytes().to_vec(), serde_json::to_string(s).unwrap_or_default())
+            Err(_)
+                if s.trim_start()
+                    .starts_with(|c: char| c.is_alphabetic() || c == '_') =>
+            {
+                Node::Text(
+                    s.as_bytes().to_vec(),
+                    serde_json::to_string(s).unwrap_or_default(),
+                )
             }
             Err(e) => return Err(e),
         },

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 17 item 4 on the device machine. Run from the repository root; writes into $OUT.
-# SMALL=1: a quick local rehearsal with tiny sizes.
+# SMALL=1: a quick local rehearsal with tiny sizes. SKIP_ROWS=1: leave out EDT rows as calls.
 set -u
 S=target/scale; P=$S/pgc; O=${OUT:-/tmp/out17}; mkdir -p $O
 export XDG_CACHE_HOME=/tmp/scale-xdg; rm -rf $XDG_CACHE_HOME; mkdir -p $XDG_CACHE_HOME
@@ -34,7 +34,7 @@ timeout 120 $S/compact_threads $EDT $TH > $O/edt_offline.txt 2>&1; echo "rc $?" 
 # Rows as calls (crates/cli/tests/programs/edit_distance_rows.c): the executor opens each row
 # call so its cells form the wavefront again (garble/src/compact.rs). Made here with
 #   pgc compile --compact always crates/cli/tests/programs/edit_distance_rows.c -D EDIT_LEN=1023 -o r.pgc && gzip -c r.pgc > $S/edt1023rows.pgc.gz
-if [ "${SMALL:-0}" != 1 ] && [ -f $S/edt1023rows.pgc.gz ]; then
+if [ "${SMALL:-0}" != 1 ] && [ "${SKIP_ROWS:-0}" != 1 ] && [ -f $S/edt1023rows.pgc.gz ]; then
   stamp "edt rows offline"
   gunzip -c $S/edt1023rows.pgc.gz > /tmp/edt1023rows.pgc
   timeout 120 $S/compact_threads /tmp/edt1023rows.pgc $TH > $O/edt_rows_offline.txt 2>&1; echo "rc $?" >> $O/edt_rows_offline.txt
