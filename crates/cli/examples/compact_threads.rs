@@ -14,7 +14,9 @@
 //! `pgc_garble::compact::OPEN_CALL_ANDS`; `18446744073709551615` opens none). On several
 //! threads the garbler's line also gives the parallelism: ANDs divided by the ANDs on the
 //! longest chain of dependent items (summed over windows), the most any thread count
-//! could gain.
+//! could gain. `PGC_COMPACT_ONLY=1` skips the sequential garbler and evaluator (for
+//! profiling the compact runs alone): the first thread count's tables and labels are then
+//! the ones the others must match.
 
 use std::time::Instant;
 
@@ -46,6 +48,7 @@ fn main() {
     let open_ands: Option<u64> = std::env::var("PGC_OPEN_CALL_ANDS")
         .ok()
         .map(|v| v.parse().expect("PGC_OPEN_CALL_ANDS: a number"));
+    let compact_only = std::env::var("PGC_COMPACT_ONLY").is_ok_and(|v| v == "1");
     let (file, _) = CompactFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
     let parts = file.compact_parts().expect("a compact circuit");
     let mut prg = Prg::from_seed(Block(5));
@@ -62,27 +65,30 @@ fn main() {
         }
     };
 
-    let (start, cpu) = (Instant::now(), cpu_seconds());
-    let mut g = Garbler::new(file.layout().num_wires as usize, delta, key);
-    for (w, &z) in zero.iter().enumerate() {
-        g.set_zero_label(w as u32, z);
+    let mut want = None;
+    if !compact_only {
+        let (start, cpu) = (Instant::now(), cpu_seconds());
+        let mut g = Garbler::new(file.layout().num_wires as usize, delta, key);
+        for (w, &z) in zero.iter().enumerate() {
+            g.set_zero_label(w as u32, z);
+        }
+        let mut h = (0u128, 0u64);
+        let mut tables = Vec::new();
+        file.for_each_chunk::<()>(&mut |gates| {
+            tables.clear();
+            g.garble(gates, &mut tables);
+            digest(&mut h, &tables);
+            Ok(())
+        })
+        .unwrap();
+        let t = start.elapsed().as_secs_f64();
+        let c = cpu_seconds() - cpu;
+        want = Some(h);
+        println!(
+            "sequential garbler: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
+            ands as f64 / t / 1e6
+        );
     }
-    let mut h = (0u128, 0u64);
-    let mut tables = Vec::new();
-    file.for_each_chunk::<()>(&mut |gates| {
-        tables.clear();
-        g.garble(gates, &mut tables);
-        digest(&mut h, &tables);
-        Ok(())
-    })
-    .unwrap();
-    let t = start.elapsed().as_secs_f64();
-    let c = cpu_seconds() - cpu;
-    let want = h;
-    println!(
-        "sequential garbler: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
-        ands as f64 / t / 1e6
-    );
     for &th in &threads {
         let (start, cpu) = (Instant::now(), cpu_seconds());
         let mut cg = CompactGarbler::new(parts.templates, parts.main_num_wires, th, delta, key)
@@ -108,7 +114,7 @@ fn main() {
         cg.finish(&mut emit).unwrap();
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
-        assert_eq!(h, want, "tables differ at {th} threads");
+        assert_eq!(h, *want.get_or_insert(h), "tables differ at {th} threads");
         let parallelism = match cg.span_and_gates() {
             0 => String::new(),
             span => format!(
@@ -133,27 +139,30 @@ fn main() {
     };
     let labels: Vec<Block> = (0..n_in).map(|_| prg.random_block()).collect();
     let outputs = &file.layout().output_wires;
-    let (start, cpu) = (Instant::now(), cpu_seconds());
-    let mut e = Evaluator::new(file.layout().num_wires as usize, key);
-    for (w, &l) in labels.iter().enumerate() {
-        e.set_label(w as u32, l);
+    let mut want = None;
+    if !compact_only {
+        let (start, cpu) = (Instant::now(), cpu_seconds());
+        let mut e = Evaluator::new(file.layout().num_wires as usize, key);
+        for (w, &l) in labels.iter().enumerate() {
+            e.set_label(w as u32, l);
+        }
+        let mut at = 0;
+        let mut buf = Vec::new();
+        file.for_each_chunk::<()>(&mut |gates| {
+            buf.resize(2 * pgc_garble::and_count(gates), Block::ZERO);
+            fill(&mut at, &mut buf);
+            e.evaluate(gates, &buf).expect("evaluates");
+            Ok(())
+        })
+        .unwrap();
+        let t = start.elapsed().as_secs_f64();
+        let c = cpu_seconds() - cpu;
+        want = Some(outputs.iter().map(|&w| e.label(w)).collect::<Vec<Block>>());
+        println!(
+            "sequential evaluator: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
+            ands as f64 / t / 1e6
+        );
     }
-    let mut at = 0;
-    let mut buf = Vec::new();
-    file.for_each_chunk::<()>(&mut |gates| {
-        buf.resize(2 * pgc_garble::and_count(gates), Block::ZERO);
-        fill(&mut at, &mut buf);
-        e.evaluate(gates, &buf).expect("evaluates");
-        Ok(())
-    })
-    .unwrap();
-    let t = start.elapsed().as_secs_f64();
-    let c = cpu_seconds() - cpu;
-    let want: Vec<Block> = outputs.iter().map(|&w| e.label(w)).collect();
-    println!(
-        "sequential evaluator: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
-        ands as f64 / t / 1e6
-    );
     for &th in &threads {
         let (start, cpu) = (Instant::now(), cpu_seconds());
         let mut ce = CompactEvaluator::new(parts.templates, parts.main_num_wires, th, key)
@@ -180,7 +189,11 @@ fn main() {
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
         let got: Vec<Block> = outputs.iter().map(|&w| ce.label(w)).collect();
-        assert_eq!(got, want, "output labels differ at {th} threads");
+        assert_eq!(
+            &got,
+            want.get_or_insert_with(|| got.clone()),
+            "output labels differ at {th} threads"
+        );
         println!(
             "evaluate::compact, {th} thread(s): {t:.3} s ({c:.3} s CPU), {:.1} M AND/s (same labels)",
             ands as f64 / t / 1e6
