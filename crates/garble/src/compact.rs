@@ -101,11 +101,42 @@ fn size_for_overwrite(buf: &mut Vec<Block>, len: usize) {
     buf.resize(len, Block::ZERO);
 }
 
+/// A window item as a worker runs it: a main gate, or a call's template and its number of
+/// inputs (its wires are the window's). Stored inline rather than as a copy of the
+/// [`Item`]: a boxed call with two wire vectors cost an allocation per item when planned
+/// and, when run in the order the items became ready, a cache miss on the box (a sixth of
+/// what two threads added on edit distance).
+#[derive(Clone, Copy)]
+enum Unit {
+    Gate(Gate),
+    Call { template: u32, inputs: u32 },
+}
+
+impl Unit {
+    fn of(item: &Item) -> Unit {
+        match item {
+            Item::Gate(g) => Unit::Gate(*g),
+            Item::Call(c) => Unit::Call {
+                template: c.template,
+                inputs: c.inputs.len() as u32,
+            },
+        }
+    }
+
+    /// How many of the item's wires it reads (the rest it writes).
+    fn reads(self) -> usize {
+        match self {
+            Unit::Gate(g) => g.inputs().len(),
+            Unit::Call { inputs, .. } => inputs as usize,
+        }
+    }
+}
+
 /// One window of items and, on several threads, their dependency graph.
 #[derive(Default)]
 struct Window {
-    /// The window's items are `items[..len]`; the slots above keep their buffers for reuse.
-    items: Vec<Item>,
+    /// The window's items, in order.
+    units: Vec<Unit>,
     len: usize,
     /// First AND (flat index) and AND count of each item.
     first_and: Vec<u64>,
@@ -126,31 +157,23 @@ struct Window {
 }
 
 impl Window {
-    /// Stores `item` as the next one, reusing a dropped item's buffers.
+    /// Stores `item` as the next one.
     fn store(&mut self, item: &Item) {
-        match (self.items.get_mut(self.len), item) {
-            (Some(Item::Call(slot)), Item::Call(c)) => {
-                slot.template = c.template;
-                slot.inputs.clone_from(&c.inputs);
-                slot.outputs.clone_from(&c.outputs);
-            }
-            (Some(slot), _) => *slot = item.clone(),
-            (None, _) => self.items.push(item.clone()),
-        }
+        self.units.push(Unit::of(item));
         self.len += 1;
     }
 
     /// The (label) wires item `i` reads and writes: its renamed ones on several threads,
     /// its extended ones on one.
     fn wires(&self, i: usize) -> (&[WireId], &[WireId]) {
-        let reads = item_wires(&self.items[i]).0;
+        let reads = self.units[i].reads();
         let from = if i == 0 {
             0
         } else {
             self.wires_end[i - 1] as usize
         };
         let to = self.wires_end[i] as usize;
-        self.wires[from..to].split_at(reads.len())
+        self.wires[from..to].split_at(reads)
     }
 }
 
@@ -638,6 +661,7 @@ impl<'t> Planner<'t> {
         win.wires.clear();
         win.wires_end.clear();
         win.len = 0;
+        win.units.clear();
         win.first_and.clear();
         win.ands.clear();
         win.preds.clear();
@@ -728,13 +752,18 @@ impl<'t> Space<'t> {
         self.expander.num_wires()
     }
 
-    /// Expands `item` into this space (a main gate reads wires 0 and 1 and writes 2):
-    /// a cached expansion, or gates appended to `own`.
-    fn expand(&mut self, item: &Item, own: &mut Vec<Gate>) -> Result<Source, CompactError> {
-        match item {
-            Item::Gate(g) => {
+    /// Expands an item with `outputs` outputs into this space (a main gate reads wires 0
+    /// and 1 and writes 2): a cached expansion, or gates appended to `own`.
+    fn expand(
+        &mut self,
+        unit: Unit,
+        outputs: usize,
+        own: &mut Vec<Gate>,
+    ) -> Result<Source, CompactError> {
+        match unit {
+            Unit::Gate(g) => {
                 let local = match g.op {
-                    Op::Const => Gate { out: 2, ..*g },
+                    Op::Const => Gate { out: 2, ..g },
                     Op::Inv | Op::Copy => Gate {
                         op: g.op,
                         a: 0,
@@ -751,10 +780,10 @@ impl<'t> Space<'t> {
                 own.push(local);
                 Ok(Source::Own(own.len() - 1, own.len()))
             }
-            Item::Call(c) => {
-                let n_in = c.inputs.len() as u32;
-                let n_out = c.outputs.len() as u32;
-                let t = c.template as usize;
+            Unit::Call { template, inputs } => {
+                let n_in = inputs;
+                let n_out = outputs as u32;
+                let t = template as usize;
                 // The arity decides the local wires: only a call of the template's own
                 // arity may take its cached expansion (others go to the expander's checks).
                 let fits = self
@@ -762,10 +791,10 @@ impl<'t> Space<'t> {
                     .get(t)
                     .is_some_and(|tpl| tpl.num_inputs == n_in && tpl.num_outputs == n_out);
                 if fits && self.cached[t].is_some() {
-                    return Ok(Source::Cached(c.template));
+                    return Ok(Source::Cached(template));
                 }
                 if let Item::Call(call) = &mut self.call {
-                    call.template = c.template;
+                    call.template = template;
                     call.inputs.clear();
                     call.inputs.extend(0..n_in);
                     call.outputs.clear();
@@ -786,7 +815,7 @@ impl<'t> Space<'t> {
                 })?;
                 if fits && self.gates.len() <= CACHED_TEMPLATE_GATES {
                     self.cached[t] = Some(std::mem::take(&mut self.gates));
-                    return Ok(Source::Cached(c.template));
+                    return Ok(Source::Cached(template));
                 }
                 let from = own.len();
                 own.extend_from_slice(&self.gates);
@@ -800,9 +829,9 @@ impl<'t> Space<'t> {
 /// label wire it goes to.
 fn each_output(win: &Window, i: usize, mut f: impl FnMut(WireId, WireId)) {
     let (reads, writes) = win.wires(i);
-    let first = match win.items[i] {
-        Item::Gate(_) => 2,
-        Item::Call(_) => reads.len() as u32,
+    let first = match win.units[i] {
+        Unit::Gate(_) => 2,
+        Unit::Call { .. } => reads.len() as u32,
     };
     for (j, &w) in writes.iter().enumerate() {
         f(first + j as u32, w);
@@ -946,10 +975,12 @@ impl<'t, G> Worker<'t, G> {
         i: usize,
         mut input: impl FnMut(&mut G, WireId, WireId),
     ) -> Result<(&[Gate], &mut G), CompactError> {
-        let item = &win.items[i];
         self.own.clear();
-        let source = self.space.expand(item, &mut self.own)?;
-        for (k, &src) in win.wires(i).0.iter().enumerate() {
+        let (reads, writes) = win.wires(i);
+        let source = self
+            .space
+            .expand(win.units[i], writes.len(), &mut self.own)?;
+        for (k, &src) in reads.iter().enumerate() {
             input(&mut self.engine, k as u32, src);
         }
         let gates = match source {
