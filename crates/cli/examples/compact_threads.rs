@@ -9,7 +9,8 @@
 //!     cargo run --release -p pgc-cli --example compact_threads F.pgc [THREADS...]
 //!
 //! `PGC_GROUP_ITEMS=N` caps the items garbled together by one thread (default
-//! `pgc_garble::compact::GROUP_ITEMS`); `PGC_OPEN_CALL_ANDS=N` sets the size from which
+//! `pgc_garble::compact::GROUP_ITEMS`); `PGC_WINDOW_ITEMS=N` caps the main items of one
+//! window (default `pgc_garble::compact::WINDOW_MAX_ITEMS`); `PGC_OPEN_CALL_ANDS=N` sets the size from which
 //! calls of templates that call templates are opened (default
 //! `pgc_garble::compact::OPEN_CALL_ANDS`; `18446744073709551615` opens none). On several
 //! threads the garbler's line also gives the parallelism: ANDs divided by the ANDs on the
@@ -45,6 +46,9 @@ fn main() {
     let group: Option<usize> = std::env::var("PGC_GROUP_ITEMS")
         .ok()
         .map(|v| v.parse().expect("PGC_GROUP_ITEMS: a number"));
+    let window_items: Option<usize> = std::env::var("PGC_WINDOW_ITEMS")
+        .ok()
+        .map(|v| v.parse().expect("PGC_WINDOW_ITEMS: a number"));
     let open_ands: Option<u64> = std::env::var("PGC_OPEN_CALL_ANDS")
         .ok()
         .map(|v| v.parse().expect("PGC_OPEN_CALL_ANDS: a number"));
@@ -98,6 +102,9 @@ fn main() {
         }
         if let Some(n) = open_ands {
             cg.set_open_call_ands(n);
+        }
+        if let Some(n) = window_items {
+            cg.set_window_items(n);
         }
         for (w, &z) in zero.iter().enumerate() {
             cg.set_zero_label(w as u32, z);
@@ -172,6 +179,9 @@ fn main() {
         }
         if let Some(n) = open_ands {
             ce.set_open_call_ands(n);
+        }
+        if let Some(n) = window_items {
+            ce.set_window_items(n);
         }
         for (w, &l) in labels.iter().enumerate() {
             ce.set_label(w as u32, l);
