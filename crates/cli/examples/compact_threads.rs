@@ -114,11 +114,8 @@ fn main() {
             digest(&mut h, t);
             Ok(())
         };
-        parts
-            .main
-            .for_each_items(&mut |items| cg.push(items, &mut emit).map_err(|e| panic!("{e:?}")))
-            .unwrap();
-        cg.finish(&mut emit).unwrap();
+        cg.garble_main(parts.main, &mut emit, &mut |_| ())
+            .unwrap_or_else(|e| panic!("{e:?}"));
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
         assert_eq!(h, *want.get_or_insert(h), "tables differ at {th} threads");
@@ -191,11 +188,8 @@ fn main() {
             fill(&mut at, buf);
             Ok(())
         };
-        parts
-            .main
-            .for_each_items(&mut |items| ce.push(items, &mut read).map_err(|e| panic!("{e:?}")))
-            .unwrap();
-        ce.finish(&mut read).unwrap();
+        ce.evaluate_main(parts.main, &mut read, &mut |_| ())
+            .unwrap_or_else(|e| panic!("{e:?}"));
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
         let got: Vec<Block> = outputs.iter().map(|&w| ce.label(w)).collect();
