@@ -17,7 +17,9 @@
 //! longest chain of dependent items (summed over windows), the most any thread count
 //! could gain. `PGC_COMPACT_ONLY=1` skips the sequential garbler and evaluator (for
 //! profiling the compact runs alone): the first thread count's tables and labels are then
-//! the ones the others must match.
+//! the ones the others must match. `PGC_PUSH=1` feeds the compact runs piece by piece
+//! (`push`, then `finish`: each window read and planned, then run, then sent) instead of
+//! `garble_main` / `evaluate_main` (the next window read and planned while this one runs).
 
 use std::time::Instant;
 
@@ -53,6 +55,7 @@ fn main() {
         .ok()
         .map(|v| v.parse().expect("PGC_OPEN_CALL_ANDS: a number"));
     let compact_only = std::env::var("PGC_COMPACT_ONLY").is_ok_and(|v| v == "1");
+    let by_push = std::env::var("PGC_PUSH").is_ok_and(|v| v == "1");
     let (file, _) = CompactFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
     let parts = file.compact_parts().expect("a compact circuit");
     let mut prg = Prg::from_seed(Block(5));
@@ -114,8 +117,16 @@ fn main() {
             digest(&mut h, t);
             Ok(())
         };
-        cg.garble_main(parts.main, &mut emit, &mut |_| ())
-            .unwrap_or_else(|e| panic!("{e:?}"));
+        if by_push {
+            parts
+                .main
+                .for_each_items(&mut |items| cg.push(items, &mut emit).map_err(|e| panic!("{e:?}")))
+                .unwrap();
+            cg.finish(&mut emit).unwrap();
+        } else {
+            cg.garble_main(parts.main, &mut emit, &mut |_| ())
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        }
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
         assert_eq!(h, *want.get_or_insert(h), "tables differ at {th} threads");
@@ -188,8 +199,16 @@ fn main() {
             fill(&mut at, buf);
             Ok(())
         };
-        ce.evaluate_main(parts.main, &mut read, &mut |_| ())
-            .unwrap_or_else(|e| panic!("{e:?}"));
+        if by_push {
+            parts
+                .main
+                .for_each_items(&mut |items| ce.push(items, &mut read).map_err(|e| panic!("{e:?}")))
+                .unwrap();
+            ce.finish(&mut read).unwrap();
+        } else {
+            ce.evaluate_main(parts.main, &mut read, &mut |_| ())
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        }
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
         let got: Vec<Block> = outputs.iter().map(|&w| ce.label(w)).collect();

@@ -21,8 +21,9 @@
 //! main body and pipeline it: the calling thread reads the main body, plans the next window
 //! and sends (or receives) tables while the other threads run the window before, so
 //! reading and planning, a third of one thread's work on edit distance, no longer stop
-//! the threads at every window. `push` and `finish` run each window on the calling thread
-//! and the others as it fills.
+//! the threads at every window. Of `threads`, the calling thread is then the one that
+//! reads and plans and the others run windows. `push` and `finish` run each window on the
+//! calling thread and the others as it fills.
 //!
 //! Each thread runs an item in its own wire space (the call's inputs, outputs and the
 //! callee's scratch, as the [`Expander`] lays out one call; each template's expansion is
@@ -33,7 +34,8 @@
 //! exactly those the sequential garbler produces, for any thread count and group size, and
 //! they are sent in that same order: the evaluator may run with any thread count, or
 //! sequentially, whatever the garbler used. Memory: main labels, per thread one call's
-//! wire space, and one window of tables.
+//! wire space, and one window of tables (two when pipelined: the one running and the one
+//! sent or read meanwhile).
 //!
 //! # Opened calls
 //!
