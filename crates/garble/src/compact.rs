@@ -1009,6 +1009,9 @@ struct Job<J> {
 // (which owns it) waits for the runner's report before touching it again.
 unsafe impl<J: Send> Send for Job<J> {}
 
+/// What a runner's thread does with item `i` of a window handed over with `J`.
+type RunJobItem<'a, W, J, E> = dyn Fn(&mut W, &Window, &J, usize) -> Result<(), E> + Sync + 'a;
+
 /// The runner thread of a pipelined pass: runs each window it is handed on `workers` (as
 /// [`run_window`]) and reports the outcome, until the main thread hangs up.
 fn serve<W: Send, J: Send + Sync, E: Send>(
@@ -1017,7 +1020,7 @@ fn serve<W: Send, J: Send + Sync, E: Send>(
     graph: &mut Graph,
     workers: &mut [W],
     group: usize,
-    run: &(dyn Fn(&mut W, &Window, &J, usize) -> Result<(), E> + Sync),
+    run: &RunJobItem<'_, W, J, E>,
 ) {
     for job in jobs {
         // SAFETY: the main thread leaves the window alone until it hears back.
