@@ -315,7 +315,8 @@ fn item_wires(item: &Item) -> (&[WireId], &[WireId]) {
 /// the next. Instead each write in a window gets a fresh label wire above the extended
 /// ones (renaming, as an out-of-order CPU renames registers) and reads go to the newest
 /// one: only true dependencies (an item reads what another wrote) remain. When the window
-/// is done, each extended wire takes its newest label ([`settle`](Planner::settle)).
+/// is done, each extended wire takes its newest label ([`close`](Planner::close) notes
+/// which, [`Window::settle_labels`] copies them).
 ///
 /// *Extended wires* are the main wires followed by the regions of the calls being opened.
 /// An opened call's template reads its inputs from the caller's wires and writes its
