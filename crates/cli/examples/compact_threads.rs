@@ -9,12 +9,17 @@
 //!     cargo run --release -p pgc-cli --example compact_threads F.pgc [THREADS...]
 //!
 //! `PGC_GROUP_ITEMS=N` caps the items garbled together by one thread (default
-//! `pgc_garble::compact::GROUP_ITEMS`); `PGC_OPEN_CALL_ANDS=N` sets the size from which
+//! `pgc_garble::compact::GROUP_ITEMS`); `PGC_WINDOW_ITEMS=N` caps the main items of one
+//! window (default `pgc_garble::compact::WINDOW_MAX_ITEMS`); `PGC_OPEN_CALL_ANDS=N` sets the size from which
 //! calls of templates that call templates are opened (default
 //! `pgc_garble::compact::OPEN_CALL_ANDS`; `18446744073709551615` opens none). On several
 //! threads the garbler's line also gives the parallelism: ANDs divided by the ANDs on the
 //! longest chain of dependent items (summed over windows), the most any thread count
-//! could gain.
+//! could gain. `PGC_COMPACT_ONLY=1` skips the sequential garbler and evaluator (for
+//! profiling the compact runs alone): the first thread count's tables and labels are then
+//! the ones the others must match. `PGC_PUSH=1` feeds the compact runs piece by piece
+//! (`push`, then `finish`: each window read and planned, then run, then sent) instead of
+//! `garble_main` / `evaluate_main` (the next window read and planned while this one runs).
 
 use std::time::Instant;
 
@@ -43,9 +48,14 @@ fn main() {
     let group: Option<usize> = std::env::var("PGC_GROUP_ITEMS")
         .ok()
         .map(|v| v.parse().expect("PGC_GROUP_ITEMS: a number"));
+    let window_items: Option<usize> = std::env::var("PGC_WINDOW_ITEMS")
+        .ok()
+        .map(|v| v.parse().expect("PGC_WINDOW_ITEMS: a number"));
     let open_ands: Option<u64> = std::env::var("PGC_OPEN_CALL_ANDS")
         .ok()
         .map(|v| v.parse().expect("PGC_OPEN_CALL_ANDS: a number"));
+    let compact_only = std::env::var("PGC_COMPACT_ONLY").is_ok_and(|v| v == "1");
+    let by_push = std::env::var("PGC_PUSH").is_ok_and(|v| v == "1");
     let (file, _) = CompactFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
     let parts = file.compact_parts().expect("a compact circuit");
     let mut prg = Prg::from_seed(Block(5));
@@ -62,27 +72,30 @@ fn main() {
         }
     };
 
-    let (start, cpu) = (Instant::now(), cpu_seconds());
-    let mut g = Garbler::new(file.layout().num_wires as usize, delta, key);
-    for (w, &z) in zero.iter().enumerate() {
-        g.set_zero_label(w as u32, z);
+    let mut want = None;
+    if !compact_only {
+        let (start, cpu) = (Instant::now(), cpu_seconds());
+        let mut g = Garbler::new(file.layout().num_wires as usize, delta, key);
+        for (w, &z) in zero.iter().enumerate() {
+            g.set_zero_label(w as u32, z);
+        }
+        let mut h = (0u128, 0u64);
+        let mut tables = Vec::new();
+        file.for_each_chunk::<()>(&mut |gates| {
+            tables.clear();
+            g.garble(gates, &mut tables);
+            digest(&mut h, &tables);
+            Ok(())
+        })
+        .unwrap();
+        let t = start.elapsed().as_secs_f64();
+        let c = cpu_seconds() - cpu;
+        want = Some(h);
+        println!(
+            "sequential garbler: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
+            ands as f64 / t / 1e6
+        );
     }
-    let mut h = (0u128, 0u64);
-    let mut tables = Vec::new();
-    file.for_each_chunk::<()>(&mut |gates| {
-        tables.clear();
-        g.garble(gates, &mut tables);
-        digest(&mut h, &tables);
-        Ok(())
-    })
-    .unwrap();
-    let t = start.elapsed().as_secs_f64();
-    let c = cpu_seconds() - cpu;
-    let want = h;
-    println!(
-        "sequential garbler: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
-        ands as f64 / t / 1e6
-    );
     for &th in &threads {
         let (start, cpu) = (Instant::now(), cpu_seconds());
         let mut cg = CompactGarbler::new(parts.templates, parts.main_num_wires, th, delta, key)
@@ -93,6 +106,9 @@ fn main() {
         if let Some(n) = open_ands {
             cg.set_open_call_ands(n);
         }
+        if let Some(n) = window_items {
+            cg.set_window_items(n);
+        }
         for (w, &z) in zero.iter().enumerate() {
             cg.set_zero_label(w as u32, z);
         }
@@ -101,14 +117,19 @@ fn main() {
             digest(&mut h, t);
             Ok(())
         };
-        parts
-            .main
-            .for_each_items(&mut |items| cg.push(items, &mut emit).map_err(|e| panic!("{e:?}")))
-            .unwrap();
-        cg.finish(&mut emit).unwrap();
+        if by_push {
+            parts
+                .main
+                .for_each_items(&mut |items| cg.push(items, &mut emit).map_err(|e| panic!("{e:?}")))
+                .unwrap();
+            cg.finish(&mut emit).unwrap();
+        } else {
+            cg.garble_main(parts.main, &mut emit, &mut |_| ())
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        }
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
-        assert_eq!(h, want, "tables differ at {th} threads");
+        assert_eq!(h, *want.get_or_insert(h), "tables differ at {th} threads");
         let parallelism = match cg.span_and_gates() {
             0 => String::new(),
             span => format!(
@@ -133,27 +154,30 @@ fn main() {
     };
     let labels: Vec<Block> = (0..n_in).map(|_| prg.random_block()).collect();
     let outputs = &file.layout().output_wires;
-    let (start, cpu) = (Instant::now(), cpu_seconds());
-    let mut e = Evaluator::new(file.layout().num_wires as usize, key);
-    for (w, &l) in labels.iter().enumerate() {
-        e.set_label(w as u32, l);
+    let mut want = None;
+    if !compact_only {
+        let (start, cpu) = (Instant::now(), cpu_seconds());
+        let mut e = Evaluator::new(file.layout().num_wires as usize, key);
+        for (w, &l) in labels.iter().enumerate() {
+            e.set_label(w as u32, l);
+        }
+        let mut at = 0;
+        let mut buf = Vec::new();
+        file.for_each_chunk::<()>(&mut |gates| {
+            buf.resize(2 * pgc_garble::and_count(gates), Block::ZERO);
+            fill(&mut at, &mut buf);
+            e.evaluate(gates, &buf).expect("evaluates");
+            Ok(())
+        })
+        .unwrap();
+        let t = start.elapsed().as_secs_f64();
+        let c = cpu_seconds() - cpu;
+        want = Some(outputs.iter().map(|&w| e.label(w)).collect::<Vec<Block>>());
+        println!(
+            "sequential evaluator: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
+            ands as f64 / t / 1e6
+        );
     }
-    let mut at = 0;
-    let mut buf = Vec::new();
-    file.for_each_chunk::<()>(&mut |gates| {
-        buf.resize(2 * pgc_garble::and_count(gates), Block::ZERO);
-        fill(&mut at, &mut buf);
-        e.evaluate(gates, &buf).expect("evaluates");
-        Ok(())
-    })
-    .unwrap();
-    let t = start.elapsed().as_secs_f64();
-    let c = cpu_seconds() - cpu;
-    let want: Vec<Block> = outputs.iter().map(|&w| e.label(w)).collect();
-    println!(
-        "sequential evaluator: {t:.3} s ({c:.3} s CPU), {:.1} M AND/s",
-        ands as f64 / t / 1e6
-    );
     for &th in &threads {
         let (start, cpu) = (Instant::now(), cpu_seconds());
         let mut ce = CompactEvaluator::new(parts.templates, parts.main_num_wires, th, key)
@@ -164,6 +188,9 @@ fn main() {
         if let Some(n) = open_ands {
             ce.set_open_call_ands(n);
         }
+        if let Some(n) = window_items {
+            ce.set_window_items(n);
+        }
         for (w, &l) in labels.iter().enumerate() {
             ce.set_label(w as u32, l);
         }
@@ -172,15 +199,24 @@ fn main() {
             fill(&mut at, buf);
             Ok(())
         };
-        parts
-            .main
-            .for_each_items(&mut |items| ce.push(items, &mut read).map_err(|e| panic!("{e:?}")))
-            .unwrap();
-        ce.finish(&mut read).unwrap();
+        if by_push {
+            parts
+                .main
+                .for_each_items(&mut |items| ce.push(items, &mut read).map_err(|e| panic!("{e:?}")))
+                .unwrap();
+            ce.finish(&mut read).unwrap();
+        } else {
+            ce.evaluate_main(parts.main, &mut read, &mut |_| ())
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        }
         let t = start.elapsed().as_secs_f64();
         let c = cpu_seconds() - cpu;
         let got: Vec<Block> = outputs.iter().map(|&w| ce.label(w)).collect();
-        assert_eq!(got, want, "output labels differ at {th} threads");
+        assert_eq!(
+            &got,
+            want.get_or_insert_with(|| got.clone()),
+            "output labels differ at {th} threads"
+        );
         println!(
             "evaluate::compact, {th} thread(s): {t:.3} s ({c:.3} s CPU), {:.1} M AND/s (same labels)",
             ands as f64 / t / 1e6

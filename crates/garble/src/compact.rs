@@ -10,11 +10,20 @@
 //! [`WINDOW_ANDS_PER_THREAD`] × threads AND gates, [`WINDOW_MAX_ITEMS`] items). Within a
 //! window, item j depends on an earlier item i when they touch one main wire and at least one
 //! of them writes it (read after write, write after read, write after write: main wires are
-//! reused slots). Items whose predecessors are done are *ready*; each thread takes a *group*
-//! of ready items (up to [`GROUP_ITEMS`], in the order they became ready: one lock per
-//! group), runs them,
-//! and releases their successors. A window ends when all its items are done; the next one
+//! reused slots). Items whose predecessors are done are *ready*. A thread that finishes an
+//! item counts its successors' pending predecessors down (atomics) and runs the first one
+//! it makes ready itself; the others go to a shared queue, from which a thread with nothing
+//! of its own takes a *group* (up to [`GROUP_ITEMS`], in the order they became ready) under
+//! its lock (see [`run_window`]). A window ends when all its items are done; the next one
 //! then starts (the window is the memory bound: its tables).
+//!
+//! [`CompactGarbler::garble_main`] and [`CompactEvaluator::evaluate_main`] take the whole
+//! main body and pipeline it: the calling thread reads the main body, plans the next window
+//! and sends (or receives) tables while the other threads run the window before, so
+//! reading and planning, a third of one thread's work on edit distance, no longer stop
+//! the threads at every window. Of `threads`, the calling thread is then the one that
+//! reads and plans and the others run windows. `push` and `finish` run each window on the
+//! calling thread and the others as it fills.
 //!
 //! Each thread runs an item in its own wire space (the call's inputs, outputs and the
 //! callee's scratch, as the [`Expander`] lays out one call; each template's expansion is
@@ -25,7 +34,8 @@
 //! exactly those the sequential garbler produces, for any thread count and group size, and
 //! they are sent in that same order: the evaluator may run with any thread count, or
 //! sequentially, whatever the garbler used. Memory: main labels, per thread one call's
-//! wire space, and one window of tables.
+//! wire space, and one window of tables (two when pipelined: the one running and the one
+//! sent or read meanwhile).
 //!
 //! # Opened calls
 //!
@@ -65,9 +75,12 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex, mpsc};
 
-use pgc_circuit::compact::{Call, CompactError, Expander, Item, Location, Template, TemplateId};
+use pgc_circuit::compact::{
+    Call, CompactError, Expander, Item, Location, MainItems, StopPass, Template, TemplateId,
+};
 use pgc_circuit::{Gate, Op, WireId};
 use pgc_crypto::Block;
 
@@ -89,20 +102,54 @@ const NONE: u32 = u32::MAX;
 
 /// Makes `buf` `len` blocks long for a window whose every block is written next. Beyond
 /// its capacity it is allocated afresh rather than grown, since growing would copy the old
-/// window's blocks and hold both copies at once.
+/// window's blocks and hold both copies at once; with an eighth more room, since windows
+/// fill to about the same size, each a little over its AND budget by its last item: an
+/// exact fit was allocated again (mapped, zeroed and faulted in page by page, 64 MiB on
+/// two threads) for nearly every window, which cost a third of what two threads added.
 fn size_for_overwrite(buf: &mut Vec<Block>, len: usize) {
     if len > buf.capacity() {
         *buf = Vec::new();
-        buf.reserve_exact(len);
+        buf.reserve_exact(len.saturating_add(len / 8));
     }
     buf.resize(len, Block::ZERO);
+}
+
+/// A window item as a worker runs it: a main gate, or a call's template and its number of
+/// inputs (its wires are the window's). Stored inline rather than as a copy of the
+/// [`Item`]: a boxed call with two wire vectors cost an allocation per item when planned
+/// and, when run in the order the items became ready, a cache miss on the box (a sixth of
+/// what two threads added on edit distance).
+#[derive(Clone, Copy)]
+enum Unit {
+    Gate(Gate),
+    Call { template: u32, inputs: u32 },
+}
+
+impl Unit {
+    fn of(item: &Item) -> Unit {
+        match item {
+            Item::Gate(g) => Unit::Gate(*g),
+            Item::Call(c) => Unit::Call {
+                template: c.template,
+                inputs: c.inputs.len() as u32,
+            },
+        }
+    }
+
+    /// How many of the item's wires it reads (the rest it writes).
+    fn reads(self) -> usize {
+        match self {
+            Unit::Gate(g) => g.inputs().len(),
+            Unit::Call { inputs, .. } => inputs as usize,
+        }
+    }
 }
 
 /// One window of items and, on several threads, their dependency graph.
 #[derive(Default)]
 struct Window {
-    /// The window's items are `items[..len]`; the slots above keep their buffers for reuse.
-    items: Vec<Item>,
+    /// The window's items, in order.
+    units: Vec<Unit>,
     len: usize,
     /// First AND (flat index) and AND count of each item.
     first_and: Vec<u64>,
@@ -120,34 +167,57 @@ struct Window {
     chain_ands: Vec<u64>,
     window_ands: u64,
     window_gates: u64,
+    /// Set when the window is closed ([`Planner::close`]): the label wires its run needs,
+    /// and for after it, each extended wire written in it with its newest label wire.
+    label_wires: usize,
+    settle: Vec<(WireId, WireId)>,
 }
 
 impl Window {
-    /// Stores `item` as the next one, reusing a dropped item's buffers.
-    fn store(&mut self, item: &Item) {
-        match (self.items.get_mut(self.len), item) {
-            (Some(Item::Call(slot)), Item::Call(c)) => {
-                slot.template = c.template;
-                slot.inputs.clone_from(&c.inputs);
-                slot.outputs.clone_from(&c.outputs);
-            }
-            (Some(slot), _) => *slot = item.clone(),
-            (None, _) => self.items.push(item.clone()),
+    /// After the window ran: each extended wire written in it takes its newest label, and
+    /// the renamed ones (above `base`) are dropped.
+    fn settle_labels(&self, labels: &mut Vec<Block>, base: u32) {
+        for &(w, newest) in &self.settle {
+            labels[w as usize] = labels[newest as usize];
         }
+        labels.truncate(base as usize);
+    }
+
+    /// Empties the window for the next one (keeping its buffers).
+    fn clear(&mut self) {
+        self.wires.clear();
+        self.wires_end.clear();
+        self.len = 0;
+        self.units.clear();
+        self.first_and.clear();
+        self.ands.clear();
+        self.preds.clear();
+        self.pred_end.clear();
+        self.marked.clear();
+        self.chain_ands.clear();
+        self.window_ands = 0;
+        self.window_gates = 0;
+        self.label_wires = 0;
+        self.settle.clear();
+    }
+
+    /// Stores `item` as the next one.
+    fn store(&mut self, item: &Item) {
+        self.units.push(Unit::of(item));
         self.len += 1;
     }
 
     /// The (label) wires item `i` reads and writes: its renamed ones on several threads,
     /// its extended ones on one.
     fn wires(&self, i: usize) -> (&[WireId], &[WireId]) {
-        let reads = item_wires(&self.items[i]).0;
+        let reads = self.units[i].reads();
         let from = if i == 0 {
             0
         } else {
             self.wires_end[i - 1] as usize
         };
         let to = self.wires_end[i] as usize;
-        self.wires[from..to].split_at(reads.len())
+        self.wires[from..to].split_at(reads)
     }
 }
 
@@ -158,7 +228,8 @@ struct Graph {
     /// `successors[start[i]..start[i + 1]]`.
     start: Vec<u32>,
     successors: Vec<u32>,
-    pending: Vec<u32>,
+    /// Each item's predecessors not yet done (counted down by the threads as they finish).
+    pending: Vec<AtomicU32>,
 }
 
 impl Graph {
@@ -170,7 +241,7 @@ impl Graph {
         let mut from = 0;
         for j in 0..n {
             let to = win.pred_end[j] as usize;
-            self.pending.push((to - from) as u32);
+            self.pending.push(AtomicU32::new((to - from) as u32));
             for &p in &win.preds[from..to] {
                 self.start[p as usize + 1] += 1;
             }
@@ -244,7 +315,8 @@ fn item_wires(item: &Item) -> (&[WireId], &[WireId]) {
 /// the next. Instead each write in a window gets a fresh label wire above the extended
 /// ones (renaming, as an out-of-order CPU renames registers) and reads go to the newest
 /// one: only true dependencies (an item reads what another wrote) remain. When the window
-/// is done, each extended wire takes its newest label ([`settle`](Planner::settle)).
+/// is done, each extended wire takes its newest label ([`close`](Planner::close) notes
+/// which, [`Window::settle_labels`] copies them).
 ///
 /// *Extended wires* are the main wires followed by the regions of the calls being opened.
 /// An opened call's template reads its inputs from the caller's wires and writes its
@@ -609,40 +681,21 @@ impl<'t> Planner<'t> {
         win.len >= self.max_items || win.window_ands >= ands || self.producer.len() as u64 >= ands
     }
 
-    /// Label wires the window needs: the extended ones and the renamed ones.
-    fn label_wires(&self) -> usize {
-        self.base as usize + self.producer.len()
-    }
-
-    /// After the window ran: each extended wire written in it takes its newest label, and
-    /// the renamed ones are dropped.
-    fn settle(&self, labels: &mut Vec<Block>) {
+    /// Closes `win` for running: notes the label wires it needs (the extended ones and
+    /// the renamed ones) and, for after it ran, each extended wire written in it with its
+    /// newest label wire; then forgets the window's hazards, so that the next window can
+    /// be planned (it starts after all of this one is done) while this one runs.
+    fn close(&mut self, win: &mut Window) {
+        win.label_wires = self.base as usize + self.producer.len();
+        win.settle.clear();
         for &w in &self.touched {
-            labels[w as usize] = labels[self.current[w as usize] as usize];
-        }
-        labels.truncate(self.base as usize);
-    }
-
-    /// Forgets the window's hazards (the next window starts after all of it is done).
-    fn reset(&mut self, win: &mut Window) {
-        for &w in &self.touched {
+            win.settle.push((w, self.current[w as usize]));
             self.current[w as usize] = NONE;
         }
         self.touched.clear();
         self.producer.clear();
         self.span_ands += self.window_span;
         self.window_span = 0;
-        win.wires.clear();
-        win.wires_end.clear();
-        win.len = 0;
-        win.first_and.clear();
-        win.ands.clear();
-        win.preds.clear();
-        win.pred_end.clear();
-        win.marked.clear();
-        win.chain_ands.clear();
-        win.window_ands = 0;
-        win.window_gates = 0;
     }
 }
 
@@ -725,13 +778,18 @@ impl<'t> Space<'t> {
         self.expander.num_wires()
     }
 
-    /// Expands `item` into this space (a main gate reads wires 0 and 1 and writes 2):
-    /// a cached expansion, or gates appended to `own`.
-    fn expand(&mut self, item: &Item, own: &mut Vec<Gate>) -> Result<Source, CompactError> {
-        match item {
-            Item::Gate(g) => {
+    /// Expands an item with `outputs` outputs into this space (a main gate reads wires 0
+    /// and 1 and writes 2): a cached expansion, or gates appended to `own`.
+    fn expand(
+        &mut self,
+        unit: Unit,
+        outputs: usize,
+        own: &mut Vec<Gate>,
+    ) -> Result<Source, CompactError> {
+        match unit {
+            Unit::Gate(g) => {
                 let local = match g.op {
-                    Op::Const => Gate { out: 2, ..*g },
+                    Op::Const => Gate { out: 2, ..g },
                     Op::Inv | Op::Copy => Gate {
                         op: g.op,
                         a: 0,
@@ -748,10 +806,10 @@ impl<'t> Space<'t> {
                 own.push(local);
                 Ok(Source::Own(own.len() - 1, own.len()))
             }
-            Item::Call(c) => {
-                let n_in = c.inputs.len() as u32;
-                let n_out = c.outputs.len() as u32;
-                let t = c.template as usize;
+            Unit::Call { template, inputs } => {
+                let n_in = inputs;
+                let n_out = outputs as u32;
+                let t = template as usize;
                 // The arity decides the local wires: only a call of the template's own
                 // arity may take its cached expansion (others go to the expander's checks).
                 let fits = self
@@ -759,10 +817,10 @@ impl<'t> Space<'t> {
                     .get(t)
                     .is_some_and(|tpl| tpl.num_inputs == n_in && tpl.num_outputs == n_out);
                 if fits && self.cached[t].is_some() {
-                    return Ok(Source::Cached(c.template));
+                    return Ok(Source::Cached(template));
                 }
                 if let Item::Call(call) = &mut self.call {
-                    call.template = c.template;
+                    call.template = template;
                     call.inputs.clear();
                     call.inputs.extend(0..n_in);
                     call.outputs.clear();
@@ -783,7 +841,7 @@ impl<'t> Space<'t> {
                 })?;
                 if fits && self.gates.len() <= CACHED_TEMPLATE_GATES {
                     self.cached[t] = Some(std::mem::take(&mut self.gates));
-                    return Ok(Source::Cached(c.template));
+                    return Ok(Source::Cached(template));
                 }
                 let from = own.len();
                 own.extend_from_slice(&self.gates);
@@ -797,9 +855,9 @@ impl<'t> Space<'t> {
 /// label wire it goes to.
 fn each_output(win: &Window, i: usize, mut f: impl FnMut(WireId, WireId)) {
     let (reads, writes) = win.wires(i);
-    let first = match win.items[i] {
-        Item::Gate(_) => 2,
-        Item::Call(_) => reads.len() as u32,
+    let first = match win.units[i] {
+        Unit::Gate(_) => 2,
+        Unit::Call { .. } => reads.len() as u32,
     };
     for (j, &w) in writes.iter().enumerate() {
         f(first + j as u32, w);
@@ -809,14 +867,22 @@ fn each_output(win: &Window, i: usize, mut f: impl FnMut(WireId, WireId)) {
 /// What a thread does with a group of window items.
 type RunGroup<'a, W, E> = dyn Fn(&mut W, &[u32]) -> Result<(), E> + Sync + 'a;
 
-/// Runs the items of `win` on `workers.len()` threads in groups of at most `group` ready
-/// items (first ready, first taken), each by `run(worker, items)`; the first error stops the
-/// window. `graph` is the window's dependency graph, built here.
+/// Runs the items of `win` on `workers.len()` threads, each by `run(worker, &[item])`; the
+/// first error stops the window. `graph` is the window's dependency graph, built here.
 ///
-/// First ready, first taken: taking the lowest-numbered ready item instead (as this did
-/// before) runs a wavefront row by row, and edit distance's ready set then stayed at one
-/// or two items, so every group held one item; in order of readiness the ready set grows
-/// to the anti-diagonal of the window's rows.
+/// A thread that finishes an item counts down its successors' pending predecessors (an
+/// atomic per item, no lock) and keeps the first one it makes ready (the lowest-numbered:
+/// in edit distance the next cell of its row, whose input it just wrote and still has in
+/// cache) to run next itself; the others it makes ready go to the shared queue at once.
+/// A thread with nothing of its own takes a share of that queue (at most a group of
+/// `group` items, first ready first taken) under its lock. So a chain of items that each
+/// release one runs without taking the lock at all: with a lock and a shared queue for
+/// every group of ready items (as this did before), two threads spent nearly a quarter
+/// more CPU than one on edit distance, and more threads contended for the lock more.
+///
+/// First ready, first taken: taking the lowest-numbered ready item instead runs a
+/// wavefront row by row, and edit distance's ready set then stayed at one or two items;
+/// in order of readiness the ready set grows to the anti-diagonal of the window's rows.
 fn run_window<W: Send, E: Send>(
     win: &Window,
     graph: &mut Graph,
@@ -829,7 +895,7 @@ fn run_window<W: Send, E: Send>(
     let graph = &*graph;
     struct State<E> {
         ready: VecDeque<u32>,
-        pending: Vec<u32>,
+        /// Items done, as the threads report them when they take the lock.
         done: usize,
         failed: Option<E>,
         /// Threads waiting for a ready item (only they need waking).
@@ -837,64 +903,83 @@ fn run_window<W: Send, E: Send>(
     }
     let state = Mutex::new(State {
         ready: (0..n as u32)
-            .filter(|&i| graph.pending[i as usize] == 0)
+            .filter(|&i| graph.pending[i as usize].load(Ordering::Relaxed) == 0)
             .collect(),
-        pending: graph.pending.clone(),
         done: 0,
         failed: None,
         idle: 0,
     });
+    // Set with `failed`, read without the lock between items.
+    let stop = AtomicBool::new(false);
     let wake = Condvar::new();
     let threads = workers.len();
     let work = |worker: &mut W| {
-        let mut batch: Vec<u32> = Vec::with_capacity(group);
-        let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+        // Items this thread runs next, in order, and those its last item made ready.
+        let mut mine: VecDeque<u32> = VecDeque::with_capacity(group);
+        let mut fresh: Vec<u32> = Vec::new();
+        // Items done here and not yet reported.
+        let mut done = 0;
         loop {
-            if guard.done == n || guard.failed.is_some() {
-                return;
-            }
-            // A share of the ready items (at most one group), first ready first: one lock per
-            // group, and no thread takes what another could run meanwhile.
-            let take = (guard.ready.len() / threads).clamp(1, group);
-            batch.clear();
-            while batch.len() < take {
-                match guard.ready.pop_front() {
-                    Some(i) => batch.push(i),
-                    None => break,
+            if mine.is_empty() || !fresh.is_empty() {
+                let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+                guard.done += std::mem::take(&mut done);
+                let released = fresh.len();
+                guard.ready.extend(fresh.drain(..));
+                if guard.done == n || guard.failed.is_some() {
+                    wake.notify_all();
+                    return;
                 }
-            }
-            if batch.is_empty() {
-                guard.idle += 1;
-                guard = wake.wait(guard).unwrap_or_else(|p| p.into_inner());
-                guard.idle -= 1;
-                continue;
-            }
-            drop(guard);
-            let outcome = run(worker, &batch);
-            guard = state.lock().unwrap_or_else(|p| p.into_inner());
-            if let Err(e) = outcome {
-                guard.failed.get_or_insert(e);
-                wake.notify_all();
-                continue;
-            }
-            let mut released = 0;
-            for &i in &batch {
-                guard.done += 1;
-                for &s in graph.successors(i) {
-                    let p = &mut guard.pending[s as usize];
-                    *p -= 1;
-                    if *p == 0 {
-                        guard.ready.push_back(s);
-                        released += 1;
+                if guard.idle > 0 {
+                    if released > 1 {
+                        wake.notify_all();
+                    } else if released == 1 {
+                        wake.notify_one();
+                    }
+                }
+                while mine.is_empty() {
+                    // A share of the ready items (at most one group), first ready first:
+                    // no thread takes what another could run meanwhile.
+                    let take = (guard.ready.len() / threads).clamp(1, group);
+                    while mine.len() < take {
+                        match guard.ready.pop_front() {
+                            Some(i) => mine.push_back(i),
+                            None => break,
+                        }
+                    }
+                    if mine.is_empty() {
+                        guard.idle += 1;
+                        guard = wake.wait(guard).unwrap_or_else(|p| p.into_inner());
+                        guard.idle -= 1;
+                        if guard.done == n || guard.failed.is_some() {
+                            return;
+                        }
                     }
                 }
             }
-            if guard.idle > 0 {
-                if guard.done == n || released > 1 {
-                    wake.notify_all();
-                } else if released == 1 {
-                    wake.notify_one();
+            let Some(i) = mine.pop_front() else {
+                continue;
+            };
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Err(e) = run(worker, &[i]) {
+                let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+                guard.failed.get_or_insert(e);
+                stop.store(true, Ordering::Relaxed);
+                wake.notify_all();
+                return;
+            }
+            done += 1;
+            // Acquire and release: the thread that makes an item ready sees every write
+            // of its predecessors (the counts form one release sequence), and hands it on
+            // through the lock when another thread runs it.
+            for &s in graph.successors(i) {
+                if graph.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    fresh.push(s);
                 }
+            }
+            if mine.is_empty() && !fresh.is_empty() {
+                mine.push_back(fresh.remove(0));
             }
         }
     };
@@ -911,6 +996,57 @@ fn run_window<W: Send, E: Send>(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// A closed window handed to the runner thread with what its run needs (`J`): the main
+/// thread leaves the window, and what `J` points to, alone until the runner reports it
+/// done.
+struct Job<J> {
+    win: *const Window,
+    with: J,
+}
+
+// SAFETY: the window is only read, by the runner and its threads, while the main thread
+// (which owns it) waits for the runner's report before touching it again.
+unsafe impl<J: Send> Send for Job<J> {}
+
+/// What a runner's thread does with item `i` of a window handed over with `J`.
+type RunJobItem<'a, W, J, E> = dyn Fn(&mut W, &Window, &J, usize) -> Result<(), E> + Sync + 'a;
+
+/// The runner thread of a pipelined pass: runs each window it is handed on `workers` (as
+/// [`run_window`]) and reports the outcome, until the main thread hangs up.
+fn serve<W: Send, J: Send + Sync, E: Send>(
+    jobs: mpsc::Receiver<Job<J>>,
+    done: mpsc::Sender<Result<(), E>>,
+    graph: &mut Graph,
+    workers: &mut [W],
+    group: usize,
+    run: &RunJobItem<'_, W, J, E>,
+) {
+    for job in jobs {
+        // SAFETY: the main thread leaves the window alone until it hears back.
+        let win = unsafe { &*job.win };
+        let with = &job.with;
+        let each = |w: &mut W, items: &[u32]| -> Result<(), E> {
+            for &i in items {
+                run(w, win, with, i as usize)?;
+            }
+            Ok(())
+        };
+        if done
+            .send(run_window(win, graph, workers, group, &each))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The runner's report on the window in flight; a runner that is gone panicked (the
+/// scope passes its panic on).
+fn wait_for<E>(done: &mpsc::Receiver<Result<(), E>>) -> Result<(), E> {
+    done.recv()
+        .unwrap_or_else(|_| panic!("the compact runner thread stopped"))
 }
 
 /// Errors of a compact run: the circuit, or the caller's sink or source.
@@ -943,10 +1079,12 @@ impl<'t, G> Worker<'t, G> {
         i: usize,
         mut input: impl FnMut(&mut G, WireId, WireId),
     ) -> Result<(&[Gate], &mut G), CompactError> {
-        let item = &win.items[i];
         self.own.clear();
-        let source = self.space.expand(item, &mut self.own)?;
-        for (k, &src) in win.wires(i).0.iter().enumerate() {
+        let (reads, writes) = win.wires(i);
+        let source = self
+            .space
+            .expand(win.units[i], writes.len(), &mut self.own)?;
+        for (k, &src) in reads.iter().enumerate() {
             input(&mut self.engine, k as u32, src);
         }
         let gates = match source {
@@ -993,6 +1131,9 @@ pub struct CompactGarbler<'t> {
     labels: Vec<Block>,
     planner: Planner<'t>,
     window: Window,
+    /// The window in flight while the next one is planned ([`Self::garble_main`]), and its tables.
+    spare: Window,
+    spare_tables: Vec<Block>,
     graph: Graph,
     group: usize,
     tables: Vec<Block>,
@@ -1028,6 +1169,8 @@ impl<'t> CompactGarbler<'t> {
             labels: vec![Block::ZERO; main_num_wires as usize],
             planner,
             window: Window::default(),
+            spare: Window::default(),
+            spare_tables: Vec::new(),
             graph: Graph::default(),
             group: GROUP_ITEMS,
             tables: Vec::new(),
@@ -1080,6 +1223,93 @@ impl<'t> CompactGarbler<'t> {
         self.gates
     }
 
+    /// Garbles the whole main body `main`: as [`push`](Self::push) on each of its pieces
+    /// and then [`finish`](Self::finish), calling `progress` with the ANDs garbled so far
+    /// after each piece. On several threads it is pipelined: the calling thread reads and
+    /// plans the next window while the others garble this one, and sends this one's
+    /// tables while they garble the next (with `push`, reading and planning a window and
+    /// sending its tables waited for the threads, and the threads for them: a third of one
+    /// thread's work on edit distance, which bounded what any number of threads could
+    /// gain). The tables are the same.
+    pub fn garble_main<E: Send>(
+        &mut self,
+        main: &dyn MainItems,
+        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), CompactRunError<E>> {
+        let mut failure = None;
+        if self.workers.len() == 1 {
+            let _ = main.for_each_items(&mut |items| {
+                self.push(items, emit).map_err(|e| {
+                    failure = Some(e);
+                    StopPass
+                })?;
+                progress(self.and_gates);
+                Ok(())
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            self.finish(emit)?;
+            progress(self.and_gates);
+            return Ok(());
+        }
+        let CompactGarbler {
+            workers,
+            labels,
+            planner,
+            window,
+            spare,
+            spare_tables,
+            graph,
+            group,
+            tables,
+            and_gates,
+            gates,
+        } = self;
+        let group = *group;
+        let (jobs, job_rx) = mpsc::channel::<Job<GarbleJob>>();
+        let (done_tx, done) = mpsc::channel::<Result<(), CompactError>>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let run = |w: &mut GarbleWorker<'t>, win: &Window, job: &GarbleJob, i: usize| {
+                    // SAFETY: `run_window` runs item i once, after its predecessors, and
+                    // apart from every item it is ordered with.
+                    unsafe { job.run(w, win, i) }
+                };
+                // The calling thread reads and plans: the others run.
+                serve(job_rx, done_tx, graph, &mut workers[1..], group, &run);
+            });
+            let mut pipe = GarblePipe {
+                labels,
+                planner,
+                window,
+                spare,
+                tables,
+                done_tables: spare_tables,
+                and_gates,
+                gates,
+                jobs,
+                done,
+                flight: false,
+            };
+            let _ = main.for_each_items(&mut |items| {
+                pipe.push(items, emit).map_err(|e| {
+                    failure = Some(e);
+                    StopPass
+                })?;
+                progress(*pipe.and_gates);
+                Ok(())
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            pipe.finish(emit)?;
+            progress(*pipe.and_gates);
+            Ok(())
+        })
+    }
+
     /// Garbles the next main-body items; `emit` receives the tables in sequential order.
     pub fn push<E: Send>(
         &mut self,
@@ -1113,8 +1343,9 @@ impl<'t> CompactGarbler<'t> {
         &mut self,
         emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
+        self.planner.close(&mut self.window);
         let win = &self.window;
-        self.labels.resize(self.planner.label_wires(), Block::ZERO);
+        self.labels.resize(win.label_wires, Block::ZERO);
         let shared = SharedLabels {
             ptr: self.labels.as_mut_ptr(),
             len: self.labels.len(),
@@ -1134,24 +1365,20 @@ impl<'t> CompactGarbler<'t> {
                 ptr: self.tables.as_mut_ptr(),
                 len: self.tables.len(),
             };
+            let job = GarbleJob {
+                labels: shared,
+                out,
+                base,
+            };
             let run = |w: &mut GarbleWorker<'t>, group: &[u32]| -> Result<(), CompactError> {
                 for &i in group {
-                    let i = i as usize;
-                    let mut rows = std::mem::take(&mut w.rows);
-                    rows.clear();
-                    // SAFETY: every writer of a wire item i reads precedes it in the
-                    // window's graph, and every reader or writer of a wire it writes is
-                    // ordered with it.
-                    let done = unsafe { w.garble_item(win, i, shared, &mut rows) };
-                    // SAFETY: item i's ANDs are its own, and it runs once.
-                    unsafe { out.write_rows(2 * (win.first_and[i] - base) as usize, &rows) };
-                    w.rows = rows;
-                    done?;
+                    // SAFETY: the window's graph orders its items.
+                    unsafe { job.run(w, win, i as usize)? };
                 }
                 Ok(())
             };
             let ran = run_window(win, &mut self.graph, &mut self.workers, self.group, &run);
-            self.planner.settle(&mut self.labels);
+            win.settle_labels(&mut self.labels, self.planner.base);
             ran?;
         }
         if !self.tables.is_empty() {
@@ -1159,8 +1386,43 @@ impl<'t> CompactGarbler<'t> {
         }
         self.and_gates += win.window_ands;
         self.gates += win.window_gates;
-        self.planner.reset(&mut self.window);
+        self.window.clear();
         Ok(())
+    }
+}
+
+/// What the threads garbling a window share: the labels, the window's tables, and the
+/// window's first AND.
+#[derive(Clone, Copy)]
+struct GarbleJob {
+    labels: SharedLabels,
+    out: SharedRows,
+    base: u64,
+}
+
+impl GarbleJob {
+    /// Garbles item `i` of `win` on `w`, its tables put at their place in the window's.
+    ///
+    /// # Safety
+    /// Every writer of a wire item `i` reads has finished, and no reader or writer of a
+    /// wire it writes runs meanwhile (the window's graph orders them); `i` runs once.
+    unsafe fn run(
+        self,
+        w: &mut GarbleWorker<'_>,
+        win: &Window,
+        i: usize,
+    ) -> Result<(), CompactError> {
+        let mut rows = std::mem::take(&mut w.rows);
+        rows.clear();
+        // SAFETY: the caller's guarantee.
+        let done = unsafe { w.garble_item(win, i, self.labels, &mut rows) };
+        // SAFETY: item i's ANDs are its own, and it runs once.
+        unsafe {
+            self.out
+                .write_rows(2 * (win.first_and[i] - self.base) as usize, &rows)
+        };
+        w.rows = rows;
+        done
     }
 }
 
@@ -1224,6 +1486,9 @@ pub struct CompactEvaluator<'t> {
     labels: Vec<Block>,
     planner: Planner<'t>,
     window: Window,
+    /// The window in flight while the next one is planned ([`Self::evaluate_main`]), and its tables.
+    spare: Window,
+    spare_tables: Vec<Block>,
     graph: Graph,
     group: usize,
     tables: Vec<Block>,
@@ -1258,6 +1523,8 @@ impl<'t> CompactEvaluator<'t> {
             labels: vec![Block::ZERO; main_num_wires as usize],
             planner,
             window: Window::default(),
+            spare: Window::default(),
+            spare_tables: Vec::new(),
             graph: Graph::default(),
             group: GROUP_ITEMS,
             tables: Vec::new(),
@@ -1304,6 +1571,87 @@ impl<'t> CompactEvaluator<'t> {
         self.gates
     }
 
+    /// Evaluates the whole main body `main`, as [`CompactGarbler::garble_main`] garbles
+    /// it: on several threads the calling thread reads and plans the next window, and
+    /// reads its tables, while the others evaluate this one.
+    pub fn evaluate_main<E: Send>(
+        &mut self,
+        main: &dyn MainItems,
+        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), CompactRunError<E>> {
+        let mut failure = None;
+        if self.workers.len() == 1 {
+            let _ = main.for_each_items(&mut |items| {
+                self.push(items, read).map_err(|e| {
+                    failure = Some(e);
+                    StopPass
+                })?;
+                progress(self.and_gates);
+                Ok(())
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            self.finish(read)?;
+            progress(self.and_gates);
+            return Ok(());
+        }
+        let CompactEvaluator {
+            workers,
+            labels,
+            planner,
+            window,
+            spare,
+            spare_tables,
+            graph,
+            group,
+            tables,
+            and_gates,
+            gates,
+        } = self;
+        let group = *group;
+        let (jobs, job_rx) = mpsc::channel::<Job<EvalJob>>();
+        let (done_tx, done) = mpsc::channel::<Result<(), CompactRunError<Infallible>>>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let run = |w: &mut EvalWorker<'t>, win: &Window, job: &EvalJob, i: usize| {
+                    // SAFETY: as in the garbler.
+                    unsafe { job.run(w, win, i) }
+                };
+                // The calling thread reads and plans: the others run.
+                serve(job_rx, done_tx, graph, &mut workers[1..], group, &run);
+            });
+            let mut pipe = EvalPipe {
+                labels,
+                planner,
+                window,
+                spare,
+                tables,
+                next_tables: spare_tables,
+                and_gates,
+                gates,
+                jobs,
+                done,
+                flight: false,
+            };
+            let _ = main.for_each_items(&mut |items| {
+                pipe.push(items, read).map_err(|e| {
+                    failure = Some(e);
+                    StopPass
+                })?;
+                progress(*pipe.and_gates);
+                Ok(())
+            });
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            pipe.finish(read)?;
+            progress(*pipe.and_gates);
+            Ok(())
+        })
+    }
+
     /// Evaluates the next main-body items; `read` fills its buffer with the next tables of
     /// the stream (exactly its length).
     pub fn push<E: Send>(
@@ -1338,12 +1686,13 @@ impl<'t> CompactEvaluator<'t> {
         &mut self,
         read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
+        self.planner.close(&mut self.window);
         let win = &self.window;
         // `read` fills every block.
         size_for_overwrite(&mut self.tables, 2 * win.window_ands as usize);
         read(&mut self.tables).map_err(CompactRunError::Io)?;
         let base = win.first_and.first().copied().unwrap_or(0);
-        self.labels.resize(self.planner.label_wires(), Block::ZERO);
+        self.labels.resize(win.label_wires, Block::ZERO);
         let shared = SharedLabels {
             ptr: self.labels.as_mut_ptr(),
             len: self.labels.len(),
@@ -1371,13 +1720,242 @@ impl<'t> CompactEvaluator<'t> {
                 Ok(())
             };
             let ran = run_window(win, &mut self.graph, &mut self.workers, self.group, &run);
-            self.planner.settle(&mut self.labels);
+            win.settle_labels(&mut self.labels, self.planner.base);
             ran.map_err(widen)?;
         }
         self.and_gates += win.window_ands;
         self.gates += win.window_gates;
-        self.planner.reset(&mut self.window);
+        self.window.clear();
         Ok(())
+    }
+}
+
+/// The calling thread's side of [`CompactGarbler::garble_main`] on several threads: it
+/// plans `window` while `spare` is in flight on the runner thread (`flight`), garbling
+/// into `tables`; `done_tables` holds the tables of the window before, to send.
+struct GarblePipe<'a, 't> {
+    labels: &'a mut Vec<Block>,
+    planner: &'a mut Planner<'t>,
+    window: &'a mut Window,
+    spare: &'a mut Window,
+    tables: &'a mut Vec<Block>,
+    done_tables: &'a mut Vec<Block>,
+    and_gates: &'a mut u64,
+    gates: &'a mut u64,
+    jobs: mpsc::Sender<Job<GarbleJob>>,
+    done: mpsc::Receiver<Result<(), CompactError>>,
+    flight: bool,
+}
+
+impl GarblePipe<'_, '_> {
+    fn push<E: Send>(
+        &mut self,
+        items: &[Item],
+        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        for item in items {
+            self.planner.add(self.window, item)?;
+            loop {
+                if self.planner.full(self.window) {
+                    self.hand_over(emit)?;
+                }
+                if !self.planner.step(self.window)? {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the window in flight, if any, and settles its labels; its tables are
+    /// then `done_tables`. Whether one was in flight.
+    fn land(&mut self) -> Result<bool, CompactError> {
+        if !std::mem::take(&mut self.flight) {
+            return Ok(false);
+        }
+        let ran = wait_for(&self.done);
+        self.spare.settle_labels(self.labels, self.planner.base);
+        ran?;
+        *self.and_gates += self.spare.window_ands;
+        *self.gates += self.spare.window_gates;
+        std::mem::swap(self.tables, self.done_tables);
+        Ok(true)
+    }
+
+    /// Closes the planned window and, once the one in flight is done, sends it to the
+    /// runner; then sends the tables of the one that was in flight.
+    fn hand_over<E: Send>(
+        &mut self,
+        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.planner.close(self.window);
+        let landed = self.land()?;
+        std::mem::swap(self.window, self.spare);
+        self.window.clear();
+        let win = &*self.spare;
+        if win.len > 0 {
+            self.labels.resize(win.label_wires, Block::ZERO);
+            // Every block is written before it is sent.
+            size_for_overwrite(self.tables, 2 * win.window_ands as usize);
+            let with = GarbleJob {
+                labels: SharedLabels {
+                    ptr: self.labels.as_mut_ptr(),
+                    len: self.labels.len(),
+                },
+                out: SharedRows {
+                    ptr: self.tables.as_mut_ptr(),
+                    len: self.tables.len(),
+                },
+                base: win.first_and[0],
+            };
+            if self.jobs.send(Job { win, with }).is_err() {
+                panic!("the compact runner thread stopped");
+            }
+            self.flight = true;
+        }
+        if landed && !self.done_tables.is_empty() {
+            emit(self.done_tables).map_err(CompactRunError::Io)?;
+        }
+        Ok(())
+    }
+
+    fn finish<E: Send>(
+        &mut self,
+        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.hand_over(emit)?;
+        if self.land()? && !self.done_tables.is_empty() {
+            emit(self.done_tables).map_err(CompactRunError::Io)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the threads evaluating a window share: the labels, the window's tables, and the
+/// window's first AND.
+#[derive(Clone, Copy)]
+struct EvalJob {
+    labels: SharedLabels,
+    tables: *const Block,
+    len: usize,
+    base: u64,
+}
+
+// SAFETY: the tables are only read while the window runs (the main thread leaves them
+// alone until then).
+unsafe impl Send for EvalJob {}
+unsafe impl Sync for EvalJob {}
+
+impl EvalJob {
+    /// Evaluates item `i` of `win` on `w` with its tables.
+    ///
+    /// # Safety
+    /// As [`GarbleJob::run`].
+    unsafe fn run(
+        self,
+        w: &mut EvalWorker<'_>,
+        win: &Window,
+        i: usize,
+    ) -> Result<(), CompactRunError<Infallible>> {
+        // SAFETY: the window's tables, left alone by the main thread while it runs.
+        let tables = unsafe { std::slice::from_raw_parts(self.tables, self.len) };
+        let from = 2 * (win.first_and[i] - self.base) as usize;
+        let mine = &tables[from..from + 2 * win.ands[i] as usize];
+        // SAFETY: the caller's guarantee.
+        unsafe { w.evaluate_item(win, i, self.labels, mine) }
+    }
+}
+
+/// The calling thread's side of [`CompactEvaluator::evaluate_main`] on several threads,
+/// as [`GarblePipe`]: `tables` are those of the window in flight, `next_tables` those of
+/// the window being handed over, read before the one in flight is waited for.
+struct EvalPipe<'a, 't> {
+    labels: &'a mut Vec<Block>,
+    planner: &'a mut Planner<'t>,
+    window: &'a mut Window,
+    spare: &'a mut Window,
+    tables: &'a mut Vec<Block>,
+    next_tables: &'a mut Vec<Block>,
+    and_gates: &'a mut u64,
+    gates: &'a mut u64,
+    jobs: mpsc::Sender<Job<EvalJob>>,
+    done: mpsc::Receiver<Result<(), CompactRunError<Infallible>>>,
+    flight: bool,
+}
+
+impl EvalPipe<'_, '_> {
+    fn push<E: Send>(
+        &mut self,
+        items: &[Item],
+        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        for item in items {
+            self.planner.add(self.window, item)?;
+            loop {
+                if self.planner.full(self.window) {
+                    self.hand_over(read)?;
+                }
+                if !self.planner.step(self.window)? {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the window in flight, if any, and settles its labels.
+    fn land<E>(&mut self) -> Result<(), CompactRunError<E>> {
+        if !std::mem::take(&mut self.flight) {
+            return Ok(());
+        }
+        let ran = wait_for(&self.done);
+        self.spare.settle_labels(self.labels, self.planner.base);
+        ran.map_err(widen)?;
+        *self.and_gates += self.spare.window_ands;
+        *self.gates += self.spare.window_gates;
+        Ok(())
+    }
+
+    /// Closes the planned window, reads its tables and, once the one in flight is done,
+    /// sends it to the runner.
+    fn hand_over<E: Send>(
+        &mut self,
+        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.planner.close(self.window);
+        // `read` fills every block.
+        size_for_overwrite(self.next_tables, 2 * self.window.window_ands as usize);
+        read(self.next_tables).map_err(CompactRunError::Io)?;
+        self.land()?;
+        std::mem::swap(self.window, self.spare);
+        self.window.clear();
+        std::mem::swap(self.tables, self.next_tables);
+        let win = &*self.spare;
+        if win.len > 0 {
+            self.labels.resize(win.label_wires, Block::ZERO);
+            let with = EvalJob {
+                labels: SharedLabels {
+                    ptr: self.labels.as_mut_ptr(),
+                    len: self.labels.len(),
+                },
+                tables: self.tables.as_ptr(),
+                len: self.tables.len(),
+                base: win.first_and[0],
+            };
+            if self.jobs.send(Job { win, with }).is_err() {
+                panic!("the compact runner thread stopped");
+            }
+            self.flight = true;
+        }
+        Ok(())
+    }
+
+    fn finish<E: Send>(
+        &mut self,
+        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.hand_over(read)?;
+        self.land()
     }
 }
 
@@ -1605,6 +2183,37 @@ mod tests {
                 }
                 g.finish(&mut emit).unwrap();
                 assert!(tables == seq_tables, "tables differ: {what}");
+
+                // The whole main body at once (pipelined on several threads): the same
+                // tables and labels, and progress up to every AND.
+                let mut whole =
+                    CompactGarbler::new(&c.templates, c.layout.num_wires, threads, delta, hash_key)
+                        .unwrap();
+                whole.set_window_items(window);
+                whole.set_group_items(group);
+                whole.set_open_call_ands(open_ands);
+                for (w, &z) in zero.iter().enumerate() {
+                    whole.set_zero_label(w as u32, z);
+                }
+                let mut whole_tables = Vec::new();
+                let mut seen = Vec::new();
+                whole
+                    .garble_main(
+                        &Pieces(&c.main, 7),
+                        &mut |t: &[Block]| -> Result<(), ()> {
+                            whole_tables.extend_from_slice(t);
+                            Ok(())
+                        },
+                        &mut |ands| seen.push(ands),
+                    )
+                    .unwrap();
+                assert!(whole_tables == seq_tables, "tables differ (whole): {what}");
+                assert!(seen.is_sorted(), "{what}: progress {seen:?}");
+                assert_eq!(seen.last(), Some(&src.and_count()), "{what}");
+                assert_eq!(whole.gates_done(), src.gate_count(), "{what}");
+                for &w in outs {
+                    assert_eq!(whole.zero_label(w), seq.zero_label(w), "{what}, wire {w}");
+                }
                 assert_eq!(g.and_gates_done(), src.and_count(), "{what}");
                 assert_eq!(g.gates_done(), src.gate_count(), "{what}");
                 for &w in outs {
@@ -1639,8 +2248,13 @@ mod tests {
                         at = end;
                         Ok(())
                     };
-                    e.push(&c.main, &mut read).unwrap();
-                    e.finish(&mut read).unwrap();
+                    if eval_threads == threads {
+                        e.evaluate_main(&Pieces(&c.main, 5), &mut read, &mut |_| ())
+                            .unwrap();
+                    } else {
+                        e.push(&c.main, &mut read).unwrap();
+                        e.finish(&mut read).unwrap();
+                    }
                     assert_eq!(at, tables.len());
                     assert_eq!(e.and_gates_done(), src.and_count());
                     let got: Vec<bool> = outs
@@ -1654,6 +2268,78 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A main body in pieces of a given length.
+    struct Pieces<'a>(&'a [Item], usize);
+
+    impl MainItems for Pieces<'_> {
+        fn for_each_items(
+            &self,
+            f: &mut dyn FnMut(&[Item]) -> Result<(), StopPass>,
+        ) -> Result<(), StopPass> {
+            self.0.chunks(self.1).try_for_each(f)
+        }
+    }
+
+    /// A sink or source that fails, or panics, part way through a pipelined pass stops it
+    /// with its error, or its panic, rather than hanging the threads.
+    #[test]
+    fn a_failing_or_panicking_sink_stops_a_pipelined_pass() {
+        let c = wavefront(9);
+        let garbler = || {
+            let mut g =
+                CompactGarbler::new(&c.templates, c.layout.num_wires, 3, Block(3), Block(5))
+                    .unwrap();
+            g.set_window_items(20);
+            g
+        };
+        let mut calls = 0;
+        let outcome = garbler().garble_main(
+            &Pieces(&c.main, 7),
+            &mut |_: &[Block]| -> Result<(), &str> {
+                calls += 1;
+                if calls == 3 { Err("sink full") } else { Ok(()) }
+            },
+            &mut |_| (),
+        );
+        assert!(
+            matches!(outcome, Err(CompactRunError::Io("sink full"))),
+            "{outcome:?}"
+        );
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut calls = 0;
+            garbler().garble_main(
+                &Pieces(&c.main, 7),
+                &mut |_: &[Block]| -> Result<(), ()> {
+                    calls += 1;
+                    assert!(calls < 3, "the sink gives up");
+                    Ok(())
+                },
+                &mut |_| (),
+            )
+        }));
+        assert!(panicked.is_err());
+        let mut e = CompactEvaluator::new(&c.templates, c.layout.num_wires, 3, Block(5)).unwrap();
+        e.set_window_items(20);
+        let mut reads = 0;
+        let outcome = e.evaluate_main(
+            &Pieces(&c.main, 7),
+            &mut |buf: &mut [Block]| -> Result<(), &str> {
+                reads += 1;
+                buf.fill(Block(reads));
+                if reads == 4 {
+                    Err("tables ended")
+                } else {
+                    Ok(())
+                }
+            },
+            &mut |_| (),
+        );
+        assert!(
+            matches!(outcome, Err(CompactRunError::Io("tables ended"))),
+            "{outcome:?}"
+        );
     }
 
     #[test]
@@ -1680,7 +2366,9 @@ mod tests {
             planner.add(&mut win, item).unwrap();
             while planner.step(&mut win).unwrap() {}
         }
-        (win.len, win.window_ands, planner.window_span)
+        let span = planner.window_span;
+        planner.close(&mut win);
+        (win.len, win.window_ands, span)
     }
 
     /// Opening row calls brings the wavefront back: a row needs all of the previous row,
@@ -1739,7 +2427,11 @@ mod tests {
         let edges: usize = (0..win.len as u32).map(|i| graph.successors(i).len()).sum();
         assert_eq!(edges, win.preds.len());
         assert_eq!(
-            graph.pending.iter().map(|&p| p as usize).sum::<usize>(),
+            graph
+                .pending
+                .iter()
+                .map(|p| p.load(Ordering::Relaxed) as usize)
+                .sum::<usize>(),
             edges
         );
     }

@@ -33,7 +33,7 @@
 
 use std::time::Instant;
 
-use pgc_circuit::compact::{CompactParts, StopPass};
+use pgc_circuit::compact::CompactParts;
 use pgc_circuit::{GateSource, Layout, Visibility, WireId};
 use pgc_crypto::{Block, Prg};
 use pgc_garble::compact::{CompactEvaluator, CompactGarbler, CompactRunError};
@@ -833,7 +833,6 @@ fn send_compact_tables(
         pending.clear();
         r
     }
-    let mut failure: Option<ProtocolError> = None;
     let pass = {
         let mut emit = |tables: &[Block]| -> Result<(), NetError> {
             let mut rest = tables;
@@ -847,22 +846,12 @@ fn send_compact_tables(
             }
             Ok(())
         };
-        let mut fail = |e: CompactRunError<NetError>| {
-            failure = Some(match e {
-                CompactRunError::Io(e) => e.into(),
-                e => circuit_error(e.to_string()),
-            });
-            StopPass
-        };
-        let pass = parts.main.for_each_items(&mut |items| {
-            cg.push(items, &mut emit).map_err(&mut fail)?;
-            progress(cg.and_gates_done());
-            Ok(())
-        });
-        pass.and_then(|()| cg.finish(&mut emit).map_err(&mut fail))
+        cg.garble_main(parts.main, &mut emit, &mut *progress)
     };
-    if pass.is_err() {
-        return Err(failure.unwrap_or_else(|| circuit_error("the pass stopped".into())));
+    match pass {
+        Ok(()) => {}
+        Err(CompactRunError::Io(e)) => return Err(e.into()),
+        Err(e) => return Err(circuit_error(e.to_string())),
     }
     if !pending.is_empty() {
         send(&mut *ch, &mut pending, &mut blocks_sent)?;
@@ -894,31 +883,17 @@ fn receive_compact_tables<S: GateSource>(
         ce.set_label(w, evaluator.label(w));
     }
     let mut reader = TableReader::default();
-    let mut failure: Option<ProtocolError> = None;
     let pass = {
         let mut read = |buf: &mut [Block]| reader.fill(&mut *ch, buf);
-        let mut fail = |e: CompactRunError<ProtocolError>| {
-            failure = Some(match e {
-                CompactRunError::Io(e) => e,
-                CompactRunError::Garble(e) => e.into(),
-                e => circuit_error(e.to_string()),
-            });
-            StopPass
-        };
-        let pass = parts.main.for_each_items(&mut |items| {
-            ce.push(items, &mut read).map_err(&mut fail)?;
-            progress(ce.and_gates_done());
-            Ok(())
-        });
-        pass.and_then(|()| ce.finish(&mut read).map_err(&mut fail))
+        ce.evaluate_main(parts.main, &mut read, &mut *progress)
     };
     match pass {
         // The garbler's tables ended before this party's gates did: its done message,
         // next, says why (and the counts show it).
-        Err(StopPass) if reader.ended() => {}
-        Err(StopPass) => {
-            return Err(failure.unwrap_or_else(|| circuit_error("the pass stopped".into())));
-        }
+        Err(_) if reader.ended() => {}
+        Err(CompactRunError::Io(e)) => return Err(e),
+        Err(CompactRunError::Garble(e)) => return Err(e.into()),
+        Err(e) => return Err(circuit_error(e.to_string())),
         Ok(()) => reader.skip_to_end(ch, 2 * circuit.and_count())?,
     }
     progress(ce.and_gates_done());
