@@ -25,8 +25,9 @@ struct Worker {
     ready: Condvar,
 }
 
-/// Idle workers.
-static IDLE: Mutex<Vec<Arc<Worker>>> = Mutex::new(Vec::new());
+/// Idle workers, and the process they belong to: a child made by `fork` has none of its
+/// parent's threads, so it must not wait for them (Python's multiprocessing forks).
+static IDLE: Mutex<(u32, Vec<Arc<Worker>>)> = Mutex::new((0, Vec::new()));
 
 /// Counts the jobs of one [`scoped`] call still running, and keeps the first panic.
 struct Latch {
@@ -69,17 +70,28 @@ fn worker_loop(me: Arc<Worker>) {
         };
         let panic = catch_unwind(AssertUnwindSafe(job)).err();
         // Idle again before the caller can return and start its next run.
-        IDLE.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Arc::clone(&me));
+        {
+            let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
+            if idle.0 == std::process::id() {
+                idle.1.push(Arc::clone(&me));
+            }
+        }
         latch.finish(panic);
     }
 }
 
 /// An idle worker, or a new one.
 fn take_worker() -> std::io::Result<Arc<Worker>> {
-    if let Some(w) = IDLE.lock().unwrap_or_else(|p| p.into_inner()).pop() {
-        return Ok(w);
+    {
+        let mut idle = IDLE.lock().unwrap_or_else(|p| p.into_inner());
+        let pid = std::process::id();
+        if idle.0 != pid {
+            // First use, or a forked child: its parent's workers are not here.
+            *idle = (pid, Vec::new());
+        }
+        if let Some(w) = idle.1.pop() {
+            return Ok(w);
+        }
     }
     let w = Arc::new(Worker {
         job: Mutex::new(None),
@@ -211,7 +223,11 @@ mod tests {
         }));
         let payload = result.expect_err("the job's panic comes back");
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"job failed"));
-        assert_eq!(done.load(Ordering::SeqCst), 3, "returned before the others finished");
+        assert_eq!(
+            done.load(Ordering::SeqCst),
+            3,
+            "returned before the others finished"
+        );
         // The pool still works afterwards.
         let n = AtomicUsize::new(0);
         let n_ref = &n;
