@@ -1449,8 +1449,7 @@ impl StepBarrier {
         }
         // Every thread arriving in this generation saw the last one's end (the new
         // generation, with Acquire), so it sees `threads` as that end left it.
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads.load(Ordering::Acquire)
-        {
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads.load(Ordering::Acquire) {
             // Last to arrive: reset for the next step, then release the others. No thread
             // can arrive for the next step before it sees the new generation. The AcqRel
             // increments order every leaver's `leaving` increment before this.
