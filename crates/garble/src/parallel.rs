@@ -49,16 +49,20 @@
 //!
 //! # Threads and errors
 //!
-//! T persistent scoped threads (the caller's thread is thread 0) run all steps with a
-//! [`Barrier`] between them; threads that have no work in any step are not started. A
-//! thread whose sink or source fails (or that panics) records the error and the step, and
-//! still goes to the barrier; after barrier s every thread checks for a failure in a step
-//! up to s, so all stop after the same barrier and none waits forever. The first error is
-//! returned (a panic is resumed on the caller's thread).
+//! T threads (the caller's thread is thread 0, the others taken from a pool of workers
+//! kept between runs, `crate::pool`) run all steps with a barrier between them; threads
+//! that have no work in any step are not used, and a thread leaves the barrier after its
+//! last step with work (CGP's workers after their region, while thread 0 runs a serial
+//! tail). A thread whose sink or source fails (or that panics) records the error and the
+//! step, and still goes to the barrier; after barrier s every thread checks for a failure
+//! in a step up to s, so all stop after the same barrier and none waits forever. The first
+//! error is returned (a panic is resumed on the caller's thread).
 //!
 //! Labels of global wires (of the flattened circuit in FGP mode) live in one array shared
 //! by all threads, each step's threads writing disjoint wires (see the safety comments);
-//! the wires inside a region instance live in a per-thread scratch array.
+//! the wires inside a region instance live in a per-thread scratch array, through the
+//! plan's copy of each template with its wires renamed to reusable slots (`Slotted`), so
+//! that array holds the instance's live values only.
 
 use std::any::Any;
 use std::convert::Infallible;
