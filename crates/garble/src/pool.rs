@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn jobs_borrow_and_all_finish_before_return() {
         for round in 0..50 {
-            let mut cells = vec![0usize; 9];
+            let mut cells = [0usize; 9];
             let sum = AtomicUsize::new(0);
             {
                 let (first, rest) = cells.split_first_mut().unwrap();

@@ -126,7 +126,7 @@ fn chain_region_circuit(
         let mut locals: Vec<WireId> = (0..6).map(|_| rng.below(num_inputs)).collect();
         for _ in 0..per_instance {
             let n = locals.len() as u32;
-            let mut pick = |r: &mut SplitMix64| locals[(n - 1 - r.below(n.min(window))) as usize];
+            let pick = |r: &mut SplitMix64| locals[(n - 1 - r.below(n.min(window))) as usize];
             let (a, b) = (pick(&mut rng), pick(&mut rng));
             gates.push(match rng.below(8) {
                 0..=3 => Gate::and(a, b, next),
