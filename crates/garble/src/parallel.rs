@@ -1502,7 +1502,7 @@ fn execute<R: StepRunner>(plan: &Plan, runners: &mut [R]) -> Result<(), R::Error
         // After its last step with work a thread only has to arrive (its writes then
         // happen before the next step of the others); thread 0 always runs to the end.
         let last = if t == 0 {
-            plan.steps - 1
+            plan.steps.saturating_sub(1)
         } else {
             (0..plan.steps)
                 .rev()
