@@ -43,7 +43,12 @@ fn main() {
         }
     }
     for t in [2, 8, 16] {
+        let t0 = std::time::Instant::now();
         let plan = Plan::new(&pc, t, Mode::Cgp, 128);
+        println!(
+            "cgp {t}: Plan::new {:.2} ms",
+            t0.elapsed().as_secs_f64() * 1e3
+        );
         println!(
             "cgp {t}: {:?} scratch blocks {}",
             plan.stats(),
