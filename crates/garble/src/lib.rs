@@ -59,6 +59,7 @@
 
 pub mod compact;
 pub mod parallel;
+mod pool;
 pub mod three_halves;
 #[cfg(target_arch = "x86_64")]
 mod wide;

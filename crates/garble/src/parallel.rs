@@ -49,16 +49,20 @@
 //!
 //! # Threads and errors
 //!
-//! T persistent scoped threads (the caller's thread is thread 0) run all steps with a
-//! [`Barrier`] between them; threads that have no work in any step are not started. A
-//! thread whose sink or source fails (or that panics) records the error and the step, and
-//! still goes to the barrier; after barrier s every thread checks for a failure in a step
-//! up to s, so all stop after the same barrier and none waits forever. The first error is
-//! returned (a panic is resumed on the caller's thread).
+//! T threads (the caller's thread is thread 0, the others taken from a pool of workers
+//! kept between runs, `crate::pool`) run all steps with a barrier between them; threads
+//! that have no work in any step are not used, and a thread leaves the barrier after its
+//! last step with work (CGP's workers after their region, while thread 0 runs a serial
+//! tail). A thread whose sink or source fails (or that panics) records the error and the
+//! step, and still goes to the barrier; after barrier s every thread checks for a failure
+//! in a step up to s, so all stop after the same barrier and none waits forever. The first
+//! error is returned (a panic is resumed on the caller's thread).
 //!
 //! Labels of global wires (of the flattened circuit in FGP mode) live in one array shared
 //! by all threads, each step's threads writing disjoint wires (see the safety comments);
-//! the wires inside a region instance live in a per-thread scratch array.
+//! the wires inside a region instance live in a per-thread scratch array, through the
+//! plan's copy of each template with its wires renamed to reusable slots (`Slotted`), so
+//! that array holds the instance's live values only.
 
 use std::any::Any;
 use std::convert::Infallible;
@@ -177,6 +181,88 @@ impl Pieces {
     fn count(&self) -> usize {
         self.bounds.len() - 1
     }
+
+    /// The template's ANDs.
+    fn ands(&self) -> u64 {
+        *self.ands_before.last().expect("one entry at least")
+    }
+}
+
+/// A template with its wires renamed to reusable slots, as instances run it: a thread's
+/// scratch array then holds the values live at once instead of every wire of the template
+/// (MVMul's row: 226,488 wires, 3.6 MB, against a few thousand live ones), so it stays in
+/// the core's caches and costs nothing to set up. Gate k still is the template's gate k
+/// (same op, same order, so the same ANDs and tweaks: the tables do not change); inner
+/// input k starts in slot k, and a slot is freed after its value's last reader (a gate
+/// reads its inputs before it writes its output, so the very gate that last reads a value
+/// may take its slot). Outputs keep their slots to the end.
+#[derive(Clone, Debug)]
+struct Slotted {
+    gates: Vec<Gate>,
+    outputs: Vec<WireId>,
+    slots: usize,
+}
+
+impl Slotted {
+    fn of(template: &Template) -> Slotted {
+        const NEVER: u32 = u32::MAX;
+        const KEEP: u32 = u32::MAX - 1;
+        let n_in = template.num_inputs as usize;
+        let mut last = vec![NEVER; template.num_wires() as usize];
+        for (k, g) in template.gates.iter().enumerate() {
+            for &w in g.inputs() {
+                last[w as usize] = k as u32;
+            }
+        }
+        for &w in &template.outputs {
+            last[w as usize] = KEEP;
+        }
+        let mut slot = vec![u32::MAX; last.len()];
+        for (w, s) in slot.iter_mut().enumerate().take(n_in) {
+            *s = w as u32;
+        }
+        // Free slots, the most recently freed on top (still in cache).
+        let mut free: Vec<u32> = (0..n_in as u32)
+            .rev()
+            .filter(|&w| last[w as usize] == NEVER)
+            .collect();
+        let mut next = n_in as u32;
+        let mut gates = Vec::with_capacity(template.gates.len());
+        for (k, g) in template.gates.iter().enumerate() {
+            let mut r = *g;
+            match g.op {
+                Op::And | Op::Xor => {
+                    r.a = slot[g.a as usize];
+                    r.b = slot[g.b as usize];
+                }
+                Op::Inv | Op::Copy => r.a = slot[g.a as usize],
+                Op::Const => {}
+            }
+            for &w in g.inputs() {
+                // Freed once, even where the gate reads it twice.
+                if last[w as usize] == k as u32 {
+                    last[w as usize] = NEVER - 2;
+                    free.push(slot[w as usize]);
+                }
+            }
+            let out = free.pop().unwrap_or_else(|| {
+                next += 1;
+                next - 1
+            });
+            slot[g.out as usize] = out;
+            r.out = out;
+            if last[g.out as usize] == NEVER {
+                free.push(out);
+            }
+            gates.push(r);
+        }
+        let outputs = template.outputs.iter().map(|&w| slot[w as usize]).collect();
+        Slotted {
+            gates,
+            outputs,
+            slots: next as usize,
+        }
+    }
 }
 
 /// What the plan knows of each phase, to check that it is run on the circuit it was made
@@ -235,6 +321,8 @@ pub struct Plan {
     phase_and_base: Vec<u64>,
     instance_and_base: Vec<Vec<u64>>,
     pieces: Vec<Pieces>,
+    /// The templates renamed to slots, as instances run them.
+    slotted: Vec<Slotted>,
     scratch_wires: usize,
     shape: Vec<PhaseShape>,
     and_gates: u64,
@@ -389,11 +477,8 @@ impl Plan {
         let tau = tau.max(1);
         let templates = &circuit.templates;
         let pieces: Vec<Pieces> = templates.iter().map(Pieces::of).collect();
-        let scratch_wires = templates
-            .iter()
-            .map(|t| t.num_wires() as usize)
-            .max()
-            .unwrap_or(0);
+        let slotted: Vec<Slotted> = templates.iter().map(Slotted::of).collect();
+        let scratch_wires = slotted.iter().map(|t| t.slots).max().unwrap_or(0);
         let mut phase_and_base = Vec::with_capacity(circuit.phases.len());
         let mut instance_and_base = Vec::with_capacity(circuit.phases.len());
         let mut shape = Vec::with_capacity(circuit.phases.len());
@@ -460,7 +545,15 @@ impl Plan {
                     Phase::Region(region) => {
                         let spread = matches!(mode, Mode::Cgp | Mode::Auto) && threads > 1;
                         let per_thread = if spread {
-                            split_instances(circuit, region, &instance_and_base[p], p, threads, tau)
+                            split_instances(
+                                circuit,
+                                &pieces,
+                                region,
+                                &instance_and_base[p],
+                                p,
+                                threads,
+                                tau,
+                            )
                         } else {
                             None
                         };
@@ -504,9 +597,9 @@ impl Plan {
                 Work::Instance {
                     phase, instance, ..
                 } => match &circuit.phases[phase] {
-                    Phase::Region(r) => {
-                        templates[r.instances[instance].template as usize].and_count()
-                    }
+                    // Counted once per template (`Pieces`): counting per instance went
+                    // over BioMatch's 29 K-gate template 512 times, ≈ 5 ms a plan.
+                    Phase::Region(r) => pieces[r.instances[instance].template as usize].ands(),
                     Phase::Sequential(_) => 0,
                 },
             }
@@ -550,6 +643,7 @@ impl Plan {
             phase_and_base,
             instance_and_base,
             pieces,
+            slotted,
             scratch_wires,
             shape,
             and_gates,
@@ -754,6 +848,12 @@ impl Plan {
         &self.stats
     }
 
+    /// Blocks of the scratch array a thread needs for region instances: the most slots
+    /// any template's renamed wires take (see [`Slotted`]), not its wire count.
+    pub fn scratch_blocks(&self) -> usize {
+        self.scratch_wires
+    }
+
     /// The flat-order index of the first AND of phase `phase` (None if there is no such
     /// phase).
     pub fn phase_and_base(&self, phase: usize) -> Option<u64> {
@@ -790,8 +890,7 @@ impl Plan {
                         first_and,
                     } => {
                         if let Phase::Region(r) = &circuit.phases[phase] {
-                            let ands = circuit.templates[r.instances[instance].template as usize]
-                                .and_count();
+                            let ands = self.pieces[r.instances[instance].template as usize].ands();
                             out.extend(first_and..first_and + ands);
                         }
                     }
@@ -879,21 +978,24 @@ impl Plan {
 
 /// Splits a region's instances among threads in contiguous runs of about equal weight,
 /// or None where fewer than 2 threads would get τ ANDs' worth each.
+#[allow(clippy::too_many_arguments)]
 fn split_instances(
     circuit: &ParallelCircuit,
+    pieces: &[Pieces],
     region: &pgc_circuit::Region,
     bases: &[u64],
     phase: usize,
     threads: usize,
     tau: usize,
 ) -> Option<Vec<Vec<Work>>> {
-    // Weights in sixteenths of an AND: 16 per AND, 1 per linear gate.
+    // Weights in sixteenths of an AND: 16 per AND, 1 per linear gate (each template's ANDs
+    // counted once, in its `Pieces`).
     let weights: Vec<u64> = region
         .instances
         .iter()
         .map(|inst| {
             let t = &circuit.templates[inst.template as usize];
-            let ands = t.and_count();
+            let ands = pieces[inst.template as usize].ands();
             ands * LINEAR_PER_AND as u64 + (t.gates.len() as u64 - ands)
         })
         .collect();
@@ -1064,15 +1166,14 @@ impl Levels {
 }
 
 /// Copies an instance's input labels from the shared array into this thread's scratch
-/// (grown to the template's wires).
+/// (grown to the template's slots).
 fn load_instance(
     scratch: &mut Vec<Block>,
     labels: SharedLabels,
-    template: &Template,
+    template: &Slotted,
     inst: &pgc_circuit::Instance,
 ) {
-    let num_wires = template.num_wires() as usize;
-    scratch.resize(num_wires.max(scratch.len()), Block::ZERO);
+    scratch.resize(template.slots.max(scratch.len()), Block::ZERO);
     for (k, &w) in inst.inputs.iter().enumerate() {
         // SAFETY: instances read wires set before their region, which no thread writes
         // during it (`Plan::check_circuit`).
@@ -1084,7 +1185,7 @@ fn load_instance(
 fn store_instance(
     scratch: &[Block],
     labels: SharedLabels,
-    template: &Template,
+    template: &Slotted,
     inst: &pgc_circuit::Instance,
 ) {
     for (&local, &global) in template.outputs.iter().zip(&inst.outputs) {
@@ -1295,12 +1396,12 @@ impl Shared<'_> {
         &self,
         phase: usize,
         instance: usize,
-    ) -> (&Template, &Pieces, &pgc_circuit::Instance) {
+    ) -> (&Slotted, &Pieces, &pgc_circuit::Instance) {
         match &self.circuit.phases[phase] {
             Phase::Region(r) => {
                 let inst = &r.instances[instance];
                 let t = inst.template as usize;
-                (&self.circuit.templates[t], &self.plan.pieces[t], inst)
+                (&self.plan.slotted[t], &self.plan.pieces[t], inst)
             }
             Phase::Sequential(_) => unreachable!("checked by Plan::check_circuit"),
         }
@@ -1316,9 +1417,14 @@ trait StepRunner: Send {
 /// A barrier that spins briefly before it sleeps: steps of fine-grained parallelism take
 /// microseconds, and waking a parked thread costs about as much again (std's `Barrier`
 /// always parks), while a long serial step must not leave the other threads burning a
-/// core.
+/// core. A thread with no work in any later step [leaves](StepBarrier::leave) instead of
+/// waiting: it counts as arrived this time and is no longer waited for afterwards (CGP's
+/// workers after their region, while thread 0 runs a serial tail).
 struct StepBarrier {
-    threads: usize,
+    /// Threads that still meet here.
+    threads: AtomicUsize,
+    /// Threads that left in the current generation (taken off `threads` when it ends).
+    leaving: AtomicUsize,
     /// Spin iterations before sleeping: none when there are more threads than CPUs, where
     /// a spinning thread would only take the CPU from one with work.
     spins: u32,
@@ -1335,7 +1441,8 @@ impl StepBarrier {
     fn new(threads: usize) -> StepBarrier {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         StepBarrier {
-            threads,
+            threads: AtomicUsize::new(threads),
+            leaving: AtomicUsize::new(0),
             spins: if threads <= cpus { BARRIER_SPINS } else { 0 },
             arrived: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
@@ -1344,15 +1451,36 @@ impl StepBarrier {
         }
     }
 
+    /// Waits until every thread still here has arrived.
     fn wait(&self) {
+        self.arrive(false);
+    }
+
+    /// Arrives without waiting, and leaves for good.
+    fn leave(&self) {
+        self.arrive(true);
+    }
+
+    fn arrive(&self, leave: bool) {
         let generation = self.generation.load(Ordering::Acquire);
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+        if leave {
+            self.leaving.fetch_add(1, Ordering::Relaxed);
+        }
+        // Every thread arriving in this generation saw the last one's end (the new
+        // generation, with Acquire), so it sees `threads` as that end left it.
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads.load(Ordering::Acquire) {
             // Last to arrive: reset for the next step, then release the others. No thread
-            // can arrive for the next step before it sees the new generation.
+            // can arrive for the next step before it sees the new generation. The AcqRel
+            // increments order every leaver's `leaving` increment before this.
+            let gone = self.leaving.swap(0, Ordering::Relaxed);
+            self.threads.fetch_sub(gone, Ordering::Release);
             self.arrived.store(0, Ordering::Relaxed);
             let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
             self.generation.store(generation + 1, Ordering::Release);
             self.wake.notify_all();
+            return;
+        }
+        if leave {
             return;
         }
         for _ in 0..self.spins {
@@ -1369,7 +1497,8 @@ impl StepBarrier {
     }
 }
 
-/// Runs every step of `plan` on `runners.len()` threads (runner t on thread t).
+/// Runs every step of `plan` on `runners.len()` threads (runner t on thread t): thread 0
+/// is the caller's, the others are pooled ([`crate::pool`]) and kept between runs.
 fn execute<R: StepRunner>(plan: &Plan, runners: &mut [R]) -> Result<(), R::Error> {
     if runners.len() == 1 {
         for step in 0..plan.steps {
@@ -1385,6 +1514,16 @@ fn execute<R: StepRunner>(plan: &Plan, runners: &mut [R]) -> Result<(), R::Error
     let first_error: Mutex<Option<R::Error>> = Mutex::new(None);
     let panicked: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
     let thread_loop = |t: usize, runner: &mut R| {
+        // After its last step with work a thread only has to arrive (its writes then
+        // happen before the next step of the others); thread 0 always runs to the end.
+        let last = if t == 0 {
+            plan.steps.saturating_sub(1)
+        } else {
+            (0..plan.steps)
+                .rev()
+                .find(|&s| !plan.items(s, t).is_empty())
+                .unwrap_or(0)
+        };
         let mut failed = false;
         for step in 0..plan.steps {
             if !failed {
@@ -1406,21 +1545,34 @@ fn execute<R: StepRunner>(plan: &Plan, runners: &mut [R]) -> Result<(), R::Error
                     failed_step.fetch_min(step, Ordering::Release);
                 }
             }
-            // Everyone reaches every barrier until all see a failure after the same one.
+            if step == last {
+                // Thread 0's last step is the plan's: its return is followed by the wait
+                // for every pooled thread, no barrier needed.
+                if t != 0 {
+                    barrier.leave();
+                }
+                return;
+            }
+            // Everyone still here reaches every barrier until all see a failure after the
+            // same one.
             barrier.wait();
             if failed_step.load(Ordering::Acquire) <= step {
                 return;
             }
         }
     };
-    std::thread::scope(|scope| {
+    {
         let (first, rest) = runners.split_first_mut().expect("at least 2 runners");
-        for (t, runner) in rest.iter_mut().enumerate() {
-            let thread_loop = &thread_loop;
-            scope.spawn(move || thread_loop(t + 1, runner));
-        }
-        thread_loop(0, first);
-    });
+        let thread_loop = &thread_loop;
+        let jobs: Vec<Box<dyn FnOnce() + Send + '_>> = rest
+            .iter_mut()
+            .enumerate()
+            .map(|(t, runner)| {
+                Box::new(move || thread_loop(t + 1, runner)) as Box<dyn FnOnce() + Send + '_>
+            })
+            .collect();
+        crate::pool::scoped(jobs, || thread_loop(0, first));
+    }
     if let Some(payload) = panicked.into_inner().unwrap_or_else(|p| p.into_inner()) {
         resume_unwind(payload);
     }
@@ -1516,12 +1668,12 @@ impl<S: TableSink> StepRunner for GarbleRunner<'_, S> {
                     first_and,
                 } => {
                     let (template, pieces, inst) = shared.instance(phase, instance);
-                    let num_wires = template.num_wires() as usize;
+                    let num_wires = template.slots;
                     load_instance(&mut self.scratch, labels, template, inst);
                     for k in 0..pieces.count() {
                         let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
-                        // SAFETY: the scratch array is this thread's own, with `num_wires`
-                        // blocks.
+                        // SAFETY: the scratch array is this thread's own, with at least
+                        // `num_wires` blocks (`load_instance`).
                         unsafe {
                             garble_gates(
                                 kernel,
@@ -1641,14 +1793,14 @@ impl<R: TableSource> StepRunner for EvaluateRunner<'_, R> {
                     first_and,
                 } => {
                     let (template, pieces, inst) = shared.instance(phase, instance);
-                    let num_wires = template.num_wires() as usize;
+                    let num_wires = template.slots;
                     load_instance(&mut self.scratch, labels, template, inst);
                     for k in 0..pieces.count() {
                         let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
                         let ands = (pieces.ands_before[k + 1] - pieces.ands_before[k]) as usize;
                         let tables = Self::tables(self.source, thread, ands)?;
-                        // SAFETY: the scratch array is this thread's own, with `num_wires`
-                        // blocks.
+                        // SAFETY: the scratch array is this thread's own, with at least
+                        // `num_wires` blocks (`load_instance`).
                         unsafe {
                             evaluate_gates(
                                 kernel,
@@ -1710,7 +1862,8 @@ where
             delta,
             sink,
             tables: Vec::with_capacity(PUT_BLOCKS + 2 * PIECE_ANDS),
-            scratch: vec![Block::ZERO; plan.scratch_wires],
+            // Grown by the thread that uses it (`load_instance`), in its own cache.
+            scratch: Vec::new(),
             put_in_step: false,
             blocks: 0,
         })
@@ -1765,7 +1918,7 @@ where
         .map(|source| EvaluateRunner {
             shared: &shared,
             source,
-            scratch: vec![Block::ZERO; plan.scratch_wires],
+            scratch: Vec::new(),
         })
         .collect();
     execute(plan, &mut runners)?;

@@ -107,6 +107,61 @@ fn region_circuit(
     (Circuit { layout, gates }, spans)
 }
 
+/// One region of `instances` long instances, each a chain of `per_instance` gates reading
+/// only the last `window` values (its 6 inputs among them at first), then a suffix reading
+/// the last wires: most values die within a few gates, so the plan's renamed templates
+/// reuse slots heavily, and instance outputs sit anywhere in the chain.
+fn chain_region_circuit(
+    seed: u64,
+    instances: usize,
+    per_instance: usize,
+    window: u32,
+) -> (Circuit, Vec<RegionSpan>) {
+    let mut rng = SplitMix64::new(seed);
+    let num_inputs = 10;
+    let mut gates = Vec::new();
+    let mut next: WireId = num_inputs;
+    let mut bounds = vec![0];
+    for _ in 0..instances {
+        let mut locals: Vec<WireId> = (0..6).map(|_| rng.below(num_inputs)).collect();
+        for _ in 0..per_instance {
+            let n = locals.len() as u32;
+            let pick = |r: &mut SplitMix64| locals[(n - 1 - r.below(n.min(window))) as usize];
+            let (a, b) = (pick(&mut rng), pick(&mut rng));
+            gates.push(match rng.below(8) {
+                0..=3 => Gate::and(a, b, next),
+                4..=6 => Gate::xor(a, b, next),
+                _ => Gate::inv(a, next),
+            });
+            locals.push(next);
+            next += 1;
+        }
+        bounds.push(gates.len());
+    }
+    let region_end = next;
+    for _ in 0..40 {
+        let (a, b) = (
+            region_end - 1 - rng.below(region_end.min(30)),
+            next - 1 - rng.below(8),
+        );
+        gates.push(Gate::xor(a, b, next));
+        next += 1;
+    }
+    let output_wires: Vec<WireId> = (0..16)
+        .map(|_| next - 1 - rng.below(next.min(60)))
+        .collect();
+    let layout = Layout {
+        num_wires: next,
+        input_widths: vec![num_inputs / 2, num_inputs - num_inputs / 2],
+        output_widths: vec![output_wires.len() as u32],
+        output_wires,
+    };
+    (
+        Circuit { layout, gates },
+        vec![RegionSpan { line: 1, bounds }],
+    )
+}
+
 /// A layered circuit of only ANDs in single-assignment form: `depth` layers of `width`
 /// ANDs, each reading two random wires of the layer before.
 fn layered_ands(width: u32, depth: u32, seed: u64) -> Circuit {
@@ -156,6 +211,11 @@ fn test_circuits() -> Vec<(String, ParallelCircuit)> {
     ));
     let c = layered_ands(100, 8, 3);
     out.push(("layered".into(), ParallelCircuit::sequential(&c).unwrap()));
+    let (c, spans) = chain_region_circuit(9, 7, 400, 6);
+    out.push((
+        "chained instances".into(),
+        ParallelCircuit::from_flat(&c, &spans).unwrap(),
+    ));
     out
 }
 
@@ -284,6 +344,25 @@ fn every_mode_and_thread_count_matches_cleartext_and_the_sequential_garbler() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn instances_run_in_few_slots() {
+    // 400-gate chains reading the last 6 values: each thread's scratch holds the live
+    // values (inputs, a window, outputs kept to the end), not the template's ~400 wires.
+    let (c, spans) = chain_region_circuit(9, 7, 400, 6);
+    let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    let wires = pc.templates.iter().map(|t| t.num_wires()).max().unwrap() as usize;
+    let outputs = pc.templates.iter().map(|t| t.outputs.len()).max().unwrap();
+    assert!(wires > 300, "{wires}");
+    for threads in [1, 3] {
+        let plan = Plan::new(&pc, threads, Mode::Cgp, 1);
+        let slots = plan.scratch_blocks();
+        assert!(
+            slots <= 6 + 8 + outputs,
+            "{slots} slots for {wires} wires, {outputs} outputs"
+        );
     }
 }
 

@@ -49,6 +49,12 @@ const HELLO_BYTES: usize = 24;
 const CONNECT_AGAIN: Duration = Duration::from_millis(100);
 /// Pause between checks of the listener when nothing happens.
 const ACCEPT_POLL: Duration = Duration::from_millis(5);
+/// The same while a session's extra streams are expected: the peer opens them right now,
+/// and every protocol run waits for them (with 5 ms, each stream could wait that long).
+const STREAM_POLL: Duration = Duration::from_micros(200);
+/// Streams a connector sets up at once (TLS handshakes, each on its own thread), well
+/// below [`MAX_PENDING`].
+const STREAMS_AT_ONCE: usize = 16;
 
 /// How the connections to the peer are protected.
 #[derive(Clone, Debug)]
@@ -404,7 +410,11 @@ fn accept_wanted(
         }
         if !progressed {
             // Wakes early when a set-up finishes.
-            if let Ok(msg) = done_rx.recv_timeout(ACCEPT_POLL) {
+            let poll = match wanted {
+                Wanted::Main => ACCEPT_POLL,
+                Wanted::Streams { .. } => STREAM_POLL,
+            };
+            if let Ok(msg) = done_rx.recv_timeout(poll) {
                 // Put it back in the loop's way: handle it next round.
                 let (from, result) = msg;
                 let _ = done_tx.send((from, result));
@@ -573,15 +583,40 @@ pub fn connect_peer_streams(
 ) -> Result<Vec<PeerChannel>, NetError> {
     check_count(n)?;
     let deadline = Instant::now() + timeout;
-    let mut streams = Vec::with_capacity(n);
-    for index in 0..n {
-        // `check_count` keeps the index far below u32::MAX.
-        streams.push(open(
+    // `check_count` keeps the index far below u32::MAX.
+    let open_one = |index: usize| {
+        open(
             addr,
             security,
             &stream_hello(&token, index as u32),
             deadline,
-        )?);
+        )
+    };
+    let mut streams = Vec::with_capacity(n);
+    if matches!(security, ChannelSecurity::Tls(_)) && n > 1 {
+        // A TLS handshake waits for the acceptor and costs both sides key exchanges and
+        // signatures: one after the other they took ≈ 2 ms per stream on one core, 32 ms
+        // for 16. The acceptor sets each one up on its own thread; so does this side, a
+        // few at a time.
+        for first in (0..n).step_by(STREAMS_AT_ONCE) {
+            let opened: Vec<Result<PeerChannel, NetError>> = std::thread::scope(|scope| {
+                let open_one = &open_one;
+                let handles: Vec<_> = (first..n.min(first + STREAMS_AT_ONCE))
+                    .map(|index| scope.spawn(move || open_one(index)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            for channel in opened {
+                streams.push(channel?);
+            }
+        }
+    } else {
+        for index in 0..n {
+            streams.push(open_one(index)?);
+        }
     }
     for (index, channel) in streams.iter_mut().enumerate() {
         read_answer(channel, deadline).map_err(|e| match e {

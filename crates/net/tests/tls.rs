@@ -358,3 +358,35 @@ fn a_trickling_peer_fails_the_message_at_the_deadline_tls() {
     drop(accepted);
     trickler.join().unwrap();
 }
+
+#[test]
+fn many_tls_streams_open_at_once_and_keep_their_order() {
+    // More streams than the connector sets up at once (16), so several rounds of
+    // concurrent handshakes; stream i on one side must be stream i on the other.
+    let (a, b) = ChannelSecurity::loopback_pair().unwrap();
+    let listener = TcpChannel::listen("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().to_string();
+    let n = 37;
+    let connector = thread::spawn(move || {
+        let mut streams = connect_peer_streams(&addr, &b, n, TOKEN, TIMEOUT).unwrap();
+        for (i, s) in streams.iter_mut().enumerate() {
+            s.send_frame(&(i as u32).to_le_bytes()).unwrap();
+            s.flush().unwrap();
+        }
+        for (i, s) in streams.iter_mut().enumerate() {
+            assert_eq!(s.recv_frame(4).unwrap(), (1000 + i as u32).to_le_bytes());
+        }
+    });
+    let mut streams = accept_peer_streams(&listener, &a, n, TOKEN, TIMEOUT, &no_notes()).unwrap();
+    assert_eq!(streams.len(), n);
+    for (i, s) in streams.iter_mut().enumerate() {
+        assert_eq!(
+            s.recv_frame(4).unwrap(),
+            (i as u32).to_le_bytes(),
+            "stream {i}"
+        );
+        s.send_frame(&(1000 + i as u32).to_le_bytes()).unwrap();
+        s.flush().unwrap();
+    }
+    connector.join().unwrap();
+}

@@ -22,6 +22,12 @@ timeout 200 $P bench apps $AARGS --out $O/apps > $O/apps.txt 2>$O/apps.err; echo
 for t in $TH; do
   [ -x $S/cgp_one_thread ] && MIMALLOC_ALLOW_THP=0 timeout 60 $S/cgp_one_thread examples/biomatch.c 10 $t > $O/cgp_cpu_$t.txt 2>&1
   [ -x $S/input_phase ] && timeout 60 $S/input_phase examples/biomatch.c 5 $t > $O/input_phase_$t.txt 2>&1
+  # The other two apps, and opening t TLS streams (BENCHMARKS.md, "Where CGP's extra CPU
+  # went"; stream_open built as the others).
+  for app in mexp mvmul; do
+    [ -x $S/cgp_one_thread ] && MIMALLOC_ALLOW_THP=0 timeout 60 $S/cgp_one_thread examples/$app.c 10 $t > $O/cgp_cpu_${app}_$t.txt 2>&1
+  done
+  [ -x $S/stream_open ] && timeout 60 $S/stream_open $t 10 tls > $O/stream_open_$t.txt 2>&1
 done
 stamp "edt offline"
 # EDT-1023 compact is 95 MB (55 MB gzipped), too much to carry with the binaries: compiled
