@@ -37,6 +37,9 @@ if [ "${SMALL:-0}" != 1 ]; then
   else stamp "compile edt1023c"; $P compile examples/edit_distance_large.c -D EDIT_LEN=1023 --compact always -o $EDT --quiet > $O/edt_compile.txt 2>&1; fi
 fi
 timeout 120 $S/compact_threads $EDT $TH > $O/edt_offline.txt 2>&1; echo "rc $?" >> $O/edt_offline.txt
+# The compact passes fed piece by piece (push/finish) instead of pipelined (garble_main), to
+# compare (BENCHMARKS.md, "Compact circuits on every core: where the threads' CPU went").
+PGC_PUSH=1 PGC_COMPACT_ONLY=1 timeout 90 $S/compact_threads $EDT $TH > $O/edt_offline_push.txt 2>&1; echo "rc $?" >> $O/edt_offline_push.txt
 # Rows as calls (crates/cli/tests/programs/edit_distance_rows.c): the executor opens each row
 # call so its cells form the wavefront again (garble/src/compact.rs). Made here with
 #   pgc compile --compact always crates/cli/tests/programs/edit_distance_rows.c -D EDIT_LEN=1023 -o r.pgc && gzip -c r.pgc > $S/edt1023rows.pgc.gz
