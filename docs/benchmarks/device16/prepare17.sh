@@ -1,10 +1,10 @@
 #!/bin/bash
 # Builds here what s17.sh runs on the device machine (which has no Rust toolchain), into
 # target/scale (ignored by git; carry it with the run tool's `carry`, under 64 MiB):
-#   bash docs/benchmarks/device16/prepare17.sh && ls -la target/scale
+#   bash docs/benchmarks/device16/prepare17.sh && ls -la target/scale     (FEATURES=gpu: a pgc that also runs `bench gpu`)
 set -eu
 S=target/scale; mkdir -p $S
-cargo build --release -p pgc-cli --bin pgc --example compact_threads --example cgp_one_thread --example input_phase --example stream_open
+cargo build --release -p pgc-cli ${FEATURES:+--features $FEATURES} --bin pgc --example compact_threads --example cgp_one_thread --example input_phase --example stream_open
 cp target/release/pgc target/release/examples/{compact_threads,cgp_one_thread,input_phase,stream_open} $S/
 strip $S/pgc $S/compact_threads $S/cgp_one_thread $S/input_phase $S/stream_open
 P=$S/pgc
