@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 17 item 4 on the device machine. Run from the repository root; writes into $OUT.
-# SMALL=1: a quick local rehearsal with tiny sizes. SKIP_ROWS=1: leave out EDT rows as calls.
+# The device returns at most eight files per command: give OUT a folder under /tmp and tar it
+# into the run's $OUT (as s36.sh does). SMALL=1: a quick local rehearsal with tiny sizes. SKIP_ROWS=1: leave out EDT rows as calls.
 set -u
 S=target/scale; P=$S/pgc; O=${OUT:-/tmp/out17}; mkdir -p $O
 export XDG_CACHE_HOME=/tmp/scale-xdg; rm -rf $XDG_CACHE_HOME; mkdir -p $XDG_CACHE_HOME
