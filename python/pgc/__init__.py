@@ -303,8 +303,9 @@ def local(
         a: party A's inputs: a dict by name, with or without the ``INPUT_A_`` prefix
             (``{"income": 5000}``); values are ints, bools, floats, lists or NumPy arrays
             for C arrays (``bytes`` for arrays of 8-bit integers), dicts for structs, or
-            strings in ``--input``'s notation (``"0xff"``, ``'"kitten"'``, ``"'a'"``). For a
-            Bristol circuit, a list of ints.
+            strings in ``--input``'s notation (``"0xff"``, ``'"kitten"'``, ``"'a'"``), or
+            text where a string starts with a letter (``"kitten"``), as in ``--inputs``
+            JSON files. For a Bristol circuit, a list of ints.
         b: party B's inputs, the same way.
         parallel: ``"auto"``, ``"none"``, ``"fgp"``, ``"cgp"`` or ``"ipp"`` (as
             ``--parallel``).

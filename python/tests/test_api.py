@@ -99,8 +99,11 @@ def test_text_as_bytes_and_strings():
     assert echo.outputs[0].type == "char[4]"
     out = pgc.local(echo, a={"s": '"hi"'}, b={})
     assert list(out["OUTPUT_s"]) == [104, 105, 0, 0]
-    with pytest.raises(ValueError, match="text goes in double quotes"):
-        pgc.local(c, a={"s": "kitten"}, b={"t": [0] * 8, "c": 0})
+    # A string that starts with a letter is text, as in JSON input files.
+    out = pgc.local(c, a={"s": "kitten"}, b={"t": '"kitten"', "c": 0})
+    assert out == {"OUTPUT_same": 8000}
+    with pytest.raises(ValueError, match="9 bytes"):
+        pgc.local(c, a={"s": "kittens!!"}, b={"t": [0] * 8, "c": 0})
 
 
 def test_structs_and_bools():
@@ -178,7 +181,8 @@ def test_compile_error_says_where():
         ({}, {"income": 1}, "missing input INPUT_A_income"),
         ({"income": 1, "wealth": 2}, {"income": 1}, "no input named 'wealth'"),
         ({"income": 2**40}, {"income": 1}, "out of range for int32_t"),
-        ({"income": "lots"}, {"income": 1}, "cannot read 'lots'"),
+        ({"income": "lots"}, {"income": 1}, 'got the string "lots"'),
+        ({"income": "[1, 2"}, {"income": 1}, "cannot read"),
         ({"INPUT_B_income": 1}, {"income": 1}, "an input of party B"),
         ({"income": object()}, {"income": 1}, "cannot use a object"),
         ({"income": None}, {"income": 1}, "None is not an input value"),
