@@ -31,8 +31,11 @@
 //!
 //! A loop variable used as a *value* in the body (`x[j] = j`) is a constant place, so every
 //! iteration has its own shape: after [`MAX_SHAPES_PER_BODY`] shapes a body uses a generic
-//! template that takes every bit of its places as a wire. Bodies that do not qualify, or
-//! iterations whose subscripts are not constants, are run inline as before.
+//! template that takes every bit of its places as a wire, unless that template costs more
+//! gates than the body's shapes did (constants that changed every iteration, now wires)
+//! while an inlined iteration would be small: then the body runs inline from there. Bodies that do not qualify, iterations whose
+//! subscripts are not constants, and iterations whose places hold only constants (they
+//! build no gates) are run inline as before.
 //!
 //! A *nest* is an outer loop's body holding counted loops ([`NestLoop`]) whose counters its
 //! subscripts name. Its headers depend only on names that hold constants when the body
@@ -649,6 +652,10 @@ pub struct LoopState<'a> {
     no_lift: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// Nests whose first template with lifted constants was held against one without.
     lift_checked: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
+    /// Per body, the most gates of a template built for one of its shapes (not generic).
+    shape_gates: HashMap<usize, u64, BuildHasherDefault<ShapeHasher>>,
+    /// Bodies whose first generic template was held against [`Self::shape_gates`].
+    generic_checked: HashSet<usize, BuildHasherDefault<ShapeHasher>>,
     /// The bound programs of loop templates ([`crate::replay`]).
     pub(crate) programs: Vec<BoundProgram>,
     /// Scratch registers of replays.
@@ -892,6 +899,13 @@ impl<'a> Lowerer<'a> {
             self.extend_var_slice(p.var, p.off as usize..(p.off + p.len) as usize, &mut flat);
         }
         starts.push(flat.len());
+        // An iteration whose places hold only constants builds no gates inline: it is
+        // compile-time work. Outlined, each iteration's constants would be a shape of its
+        // own, and past the shape limit a generic template would make them wires (a
+        // constant counter of a million steps became 60 M ANDs).
+        if flat.iter().all(|l| l.as_const().is_some()) {
+            return Ok(false);
+        }
         let values: Vec<&[Lit]> = starts.windows(2).map(|w| &flat[w[0]..w[1]]).collect();
         // In a nest, uses holding constants that change between iterations are wires.
         let mut lifted = if nest {
@@ -1108,7 +1122,34 @@ impl<'a> Lowerer<'a> {
                             }
                         }
                     }
+                    Ok(e) if generic && self.compact.loops.generic_checked.insert(key_body) => {
+                        // The first generic template is held against the body's templates
+                        // so far: where its wires replace constants the shapes folded (a
+                        // counter `c += 3` that changes every iteration), it costs an
+                        // adder per call where each shape cost nothing. The body then runs
+                        // inline from now on, if an inlined iteration (at most the shapes'
+                        // gates) holds no more than a call, which lists its places' bits:
+                        // a big body stays a call, or the main body would not fit where
+                        // compact compilation is what makes the program fit.
+                        let shaped = self.compact.loops.shape_gates.get(&key_body);
+                        let shaped = shaped.copied().unwrap_or(0);
+                        if self.memo_gates(&e.call) > shaped * 5 / 4 + 16
+                            && shaped <= 2 * flat.len() as u64
+                        {
+                            self.restore_loop_counts(counts_before);
+                            self.compact.loops.refused.insert(key_body);
+                            return Ok(false);
+                        }
+                        let e = Rc::new(e);
+                        self.compact.loops.memo.insert(memo_key, Rc::clone(&e));
+                        e
+                    }
                     Ok(e) => {
+                        if !generic {
+                            let gates = self.memo_gates(&e.call);
+                            let most = self.compact.loops.shape_gates.entry(key_body).or_default();
+                            *most = (*most).max(gates);
+                        }
                         let e = Rc::new(e);
                         self.compact.loops.memo.insert(memo_key, Rc::clone(&e));
                         e

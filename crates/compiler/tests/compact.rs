@@ -674,6 +674,59 @@ fn counter_as_value_and_subscript_past_every_shape_tier() {
     assert!(iterations < 32_900 + 8, "{iterations} iterations outlined");
 }
 
+/// Iterations whose places hold only constants (a nest of loops computing a constant) run
+/// inline: they build no gates there. Stored once, every iteration's constants were a shape
+/// of its own, and past the shape tiers a generic template made them wires (a million
+/// constant steps compiled to 60 M AND gates and 800 MB).
+#[test]
+fn constant_only_iterations_run_inline() {
+    let src = r#"
+        int mpc_main(int INPUT_A_a, int INPUT_B_b) {
+            int s = 0;
+            for (int i = 0; i < 12; i++)
+                for (int j = 0; j < 12; j++)
+                    for (int k = 0; k < 12; k++)
+                        s += (i ^ j) + k;
+            return s + INPUT_A_a + INPUT_B_b;
+        }
+    "#;
+    let (_, iterations, templates, and_compact, and_flat) =
+        loop_templates("constant_nest", src, 4, 9);
+    assert_eq!(iterations, 0, "constant iterations outlined");
+    assert_eq!(templates, 0, "templates stored for constant iterations");
+    assert!(
+        and_compact <= and_flat + 8,
+        "compact {and_compact} AND against {and_flat} unrolled"
+    );
+}
+
+/// A constant that changes every iteration next to a wire (`c += 3; acc ^= c`) gives every
+/// iteration a shape of its own, each folding `c` for free; past the shape tiers the generic
+/// template took `c` as wires, an adder per call (216,000 AND gates where the unrolled
+/// program has none). The first generic template is held against the shapes' templates,
+/// and the body runs inline when it costs more.
+#[test]
+fn generic_template_that_costs_more_runs_inline() {
+    let src = r#"
+        #define N 32900
+        int mpc_main(int INPUT_A_a) {
+            int acc = INPUT_A_a;
+            int c = 0;
+            for (int i = 0; i < N; i++) {
+                c += 3;
+                acc ^= c;
+            }
+            return acc;
+        }
+    "#;
+    let (loops, _, _, and_compact, and_flat) = loop_templates("generic_counter", src, 2, 13);
+    assert!(loops >= 1, "no loop stored once");
+    assert!(
+        and_compact <= and_flat + 8,
+        "compact {and_compact} AND against {and_flat} unrolled"
+    );
+}
+
 /// A loop-variant constant of a nest (`c[i]`) that decides a loop in the body (`k <
 /// c[i]`, `while (k > 0)` after `k = c[i]`) is not lifted into a template input: lifted,
 /// the loop's condition was secret inside the template, so a `while` ran on secret paths
