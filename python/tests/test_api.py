@@ -181,7 +181,7 @@ def test_compile_error_says_where():
         ({}, {"income": 1}, "missing input INPUT_A_income"),
         ({"income": 1, "wealth": 2}, {"income": 1}, "no input named 'wealth'"),
         ({"income": 2**40}, {"income": 1}, "out of range for int32_t"),
-        ({"income": "lots"}, {"income": 1}, 'got the string "lots"'),
+        ({"income": "lots"}, {"income": 1}, "got a string of 4 bytes"),
         ({"income": "[1, 2"}, {"income": 1}, "cannot read"),
         ({"INPUT_B_income": 1}, {"income": 1}, "an input of party B"),
         ({"income": object()}, {"income": 1}, "cannot use a object"),

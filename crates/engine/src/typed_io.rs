@@ -176,8 +176,20 @@ impl<'a> Gathered<'a> {
     ) -> Result<()> {
         for item in items {
             let Some((name, text)) = item.split_once('=') else {
+                // The argument may be a bare value (`--a 5000`): shown only if it is one of
+                // the program's input names, since values are secret.
+                let is_a_name = self
+                    .iface
+                    .inputs
+                    .iter()
+                    .any(|p| p.name == item.trim() || p.short_name() == item.trim());
+                let shown = if is_a_name {
+                    format!(" {item}")
+                } else {
+                    " (the argument, not shown in case it is a value)".into()
+                };
                 bail!(
-                    "{flag} {item}: a compiled program takes inputs as NAME=VALUE; it expects {}",
+                    "{flag}{shown}: a compiled program takes inputs as NAME=VALUE; it expects {}",
                     expected_list(self.iface, scope, flag_for)
                 );
             };
