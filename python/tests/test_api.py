@@ -194,6 +194,19 @@ def test_bad_inputs_are_value_errors(root, a, b, message):
         pgc.local(c, a=a, b=b)
 
 
+def test_input_values_are_not_echoed_in_errors(root):
+    # Inputs are the parties' secrets: errors name the input and its type, not the value.
+    c = pgc.compile(root / MILLIONAIRES)
+    for bad, said in [("12abc", "character 3"), ("[4321, 5", "cannot read"),
+                      (98765432109, "out of range for int32_t")]:
+        with pytest.raises(ValueError) as e:
+            pgc.local(c, a={"income": bad}, b={"income": 1})
+        message = str(e.value)
+        assert "INPUT_A_income" in message and said in message, message
+        for piece in ("12abc", "4321", "98765432109"):
+            assert piece not in message, message
+
+
 def test_bad_options_and_files(root, tmp_path):
     c = pgc.compile(root / MILLIONAIRES)
     with pytest.raises(ValueError, match="parallel="):
