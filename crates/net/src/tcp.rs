@@ -213,9 +213,10 @@ fn resolve_by(
         if crate::interrupt::interrupted_since(generation) {
             return Err(NetError::Interrupted);
         }
-        let last_error = match lookup_by(addr, deadline) {
+        let last_error = match lookup_by(addr, deadline, generation) {
             Ok(targets) if !targets.is_empty() => return Ok(targets),
             Ok(_) => "the name resolved to no address".to_string(),
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Err(NetError::Interrupted),
             // Not an address at all: looking again will not help.
             Err(e) if e.kind() == ErrorKind::InvalidInput => {
                 return Err(NetError::Connect {
@@ -246,10 +247,10 @@ fn resolve_by(
     }
 }
 
-/// `addr.to_socket_addrs()`, given up at `deadline`: the system's resolver may wait for a
-/// DNS server far longer than the time left. The lookup runs on a thread of its own, which a
-/// lookup given up on is left to finish.
-fn lookup_by(addr: &str, deadline: Instant) -> std::io::Result<Vec<SocketAddr>> {
+/// `addr.to_socket_addrs()`, given up at `deadline` or on an interrupt (Ctrl-C): the
+/// system's resolver may wait for a DNS server far longer than the time left. The lookup
+/// runs on a thread of its own, which a lookup given up on is left to finish.
+fn lookup_by(addr: &str, deadline: Instant, generation: u64) -> std::io::Result<Vec<SocketAddr>> {
     let (tx, rx) = std::sync::mpsc::channel();
     let owned = addr.to_string();
     std::thread::Builder::new()
@@ -257,14 +258,23 @@ fn lookup_by(addr: &str, deadline: Instant) -> std::io::Result<Vec<SocketAddr>> 
         .spawn(move || {
             let _ = tx.send(owned.to_socket_addrs().map(Iterator::collect));
         })?;
-    let left = deadline.saturating_duration_since(Instant::now());
-    rx.recv_timeout(left.max(Duration::from_millis(1)))
-        .unwrap_or_else(|_| {
-            Err(std::io::Error::new(
-                ErrorKind::TimedOut,
-                "the lookup did not answer in time",
-            ))
-        })
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let wait = left.clamp(Duration::from_millis(1), Duration::from_millis(100));
+        match rx.recv_timeout(wait) {
+            Ok(answer) => return answer,
+            Err(_) if crate::interrupt::interrupted_since(generation) => {
+                return Err(ErrorKind::Interrupted.into());
+            }
+            Err(_) if Instant::now() < deadline => {}
+            Err(_) => {
+                return Err(std::io::Error::new(
+                    ErrorKind::TimedOut,
+                    "the lookup did not answer in time",
+                ));
+            }
+        }
+    }
 }
 
 impl TcpChannel {
