@@ -459,7 +459,9 @@ def gpu_problem() -> Optional[str]:
 def new_secret(path: PathLike, *, overwrite: bool = False) -> None:
     """Writes a fresh random 256-bit shared secret to ``path`` (readable by the owner
     only), for ``run(..., psk=path)``; copy the same file to the other party over a safe
-    channel. Same as ``pgc keygen --secret``."""
+    channel. Same as ``pgc keygen --secret``: ``psk`` takes only such a file, the
+    directory of ``path`` must exist, and an existing file is replaced only with
+    ``overwrite=True``."""
     _native.new_secret(os.fspath(path), overwrite)
 
 

@@ -122,7 +122,13 @@ fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         let v: f64 = obj.extract()?;
         return serde_json::Number::from_f64(v)
             .map(Value::Number)
-            .ok_or_else(|| PyValueError::new_err(format!("{v} is not a finite number")));
+            .ok_or_else(|| {
+                // The value itself is not shown: inputs are secret.
+                PyValueError::new_err(
+                    "an input value is a float that is not finite; give infinities and NaNs \
+                     as strings (\"inf\", \"-inf\", \"nan\")",
+                )
+            });
     }
     if obj.is_instance_of::<PyString>() {
         return Ok(Value::String(obj.extract()?));
@@ -216,7 +222,12 @@ fn input_values(obj: Option<&Bound<'_, PyAny>>) -> PyResult<InputValues> {
             Value::String(s) => Ok(s.clone()),
             Value::Bool(b) => Ok(u8::from(*b).to_string()),
             other => Err(PyValueError::new_err(format!(
-                "a Bristol circuit's input values are integers, not {other}"
+                "a Bristol circuit's input values are integers, not {} (not shown)",
+                match other {
+                    Value::Array(_) => "a list",
+                    Value::Object(_) => "a dict",
+                    _ => "this kind of value",
+                }
             ))),
         })
         .collect::<PyResult<_>>()?;

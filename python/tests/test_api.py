@@ -181,7 +181,7 @@ def test_compile_error_says_where():
         ({}, {"income": 1}, "missing input INPUT_A_income"),
         ({"income": 1, "wealth": 2}, {"income": 1}, "no input named 'wealth'"),
         ({"income": 2**40}, {"income": 1}, "out of range for int32_t"),
-        ({"income": "lots"}, {"income": 1}, 'got the string "lots"'),
+        ({"income": "lots"}, {"income": 1}, "got a string of 4 bytes"),
         ({"income": "[1, 2"}, {"income": 1}, "cannot read"),
         ({"INPUT_B_income": 1}, {"income": 1}, "an input of party B"),
         ({"income": object()}, {"income": 1}, "cannot use a object"),
@@ -192,6 +192,19 @@ def test_bad_inputs_are_value_errors(root, a, b, message):
     c = pgc.compile(root / MILLIONAIRES)
     with pytest.raises(ValueError, match=message):
         pgc.local(c, a=a, b=b)
+
+
+def test_input_values_are_not_echoed_in_errors(root):
+    # Inputs are the parties' secrets: errors name the input and its type, not the value.
+    c = pgc.compile(root / MILLIONAIRES)
+    for bad, said in [("12abc", "character 3"), ("[4321, 5", "cannot read"),
+                      (98765432109, "out of range for int32_t")]:
+        with pytest.raises(ValueError) as e:
+            pgc.local(c, a={"income": bad}, b={"income": 1})
+        message = str(e.value)
+        assert "INPUT_A_income" in message and said in message, message
+        for piece in ("12abc", "4321", "98765432109"):
+            assert piece not in message, message
 
 
 def test_bad_options_and_files(root, tmp_path):

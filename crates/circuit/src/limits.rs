@@ -206,27 +206,119 @@ pub struct MemoryError {
     pub limit: MemoryLimit,
 }
 
-/// Reads a whole file that pgc holds in memory (a Bristol circuit, a C program, a JSON file
-/// of inputs), refusing one larger than the memory limit in force. The size a file's
-/// metadata gives is no bound: a device such as `/dev/zero` or a pipe that never ends reads
-/// forever, and an unbounded read grows its buffer until the machine runs out.
+/// Reads a whole text file that pgc holds in memory (a Bristol circuit, a C program, a JSON
+/// file of inputs), refusing one larger than the memory limit in force; see
+/// [`read_text_file`].
 pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
+    read_text_file(path, u64::MAX)
+}
+
+/// Reads a whole text file that pgc holds in memory, failing fast on one it cannot take:
+///
+/// - a regular file's size is checked against `--max-memory` before anything is read (and
+///   the read is bounded by it too, should the file grow meanwhile);
+/// - anything else (a device such as `/dev/zero`, a pipe, a terminal), whose metadata says
+///   0 bytes and which may never end, is read piece by piece up to `stream_bound` (what a
+///   file of this kind can legally be, for the caller to say; never more than
+///   `--max-memory`), and refused at its first zero byte, which no text file holds: so
+///   `/dev/zero` and `/dev/urandom` stop after one piece instead of filling memory.
+///
+/// Errors say which of these it was, with the figures; the caller names the file.
+pub fn read_text_file(path: &std::path::Path, stream_bound: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
     let limit = MemoryLimit::current();
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(limit.bytes().saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit.bytes() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::OutOfMemory,
-            format!(
-                "it holds more than --max-memory {limit} (a device or a stream that does \
-                 not end?)"
-            ),
-        ));
+    let mut file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(Error::new(ErrorKind::IsADirectory, "it is a directory"));
     }
-    Ok(bytes)
+    let over_limit = |size: String| {
+        Error::new(
+            ErrorKind::OutOfMemory,
+            format!(
+                "it is {size}, more than --max-memory {limit} (raise --max-memory if the machine has the memory)"
+            ),
+        )
+    };
+    if meta.is_file() {
+        if meta.len() > limit.bytes() {
+            return Err(over_limit(format!(
+                "{} ({} bytes)",
+                format_bytes(meta.len()),
+                group_digits(meta.len())
+            )));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(limit.bytes().saturating_add(1))
+            .read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > limit.bytes() {
+            return Err(over_limit("larger than when it was opened".into()));
+        }
+        return Ok(bytes);
+    }
+    let kind = special_file_kind(&meta);
+    let bound = stream_bound.min(limit.bytes());
+    let mut bytes = Vec::new();
+    let mut piece = vec![0u8; 64 << 10];
+    loop {
+        let n = match file.read(&mut piece) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if let Some(at) = piece[..n].iter().position(|&b| b == 0) {
+            return Err(Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "it is a {kind} that gave a zero byte at byte {}, which no text file holds \
+                     (a device such as /dev/zero?)",
+                    group_digits(bytes.len() as u64 + at as u64 + 1)
+                ),
+            ));
+        }
+        if (bytes.len() + n) as u64 > bound {
+            let within = if bound == limit.bytes() {
+                format!("--max-memory {limit}")
+            } else {
+                format!(
+                    "{}, more than such a file can need here",
+                    format_bytes(bound)
+                )
+            };
+            return Err(Error::new(
+                ErrorKind::FileTooLarge,
+                format!(
+                    "it is a {kind} that did not end within {within} (a device or a stream \
+                     that does not end?)"
+                ),
+            ));
+        }
+        bytes.extend_from_slice(&piece[..n]);
+    }
+}
+
+/// What a file that is neither a regular file nor a directory is, for messages.
+fn special_file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_char_device() {
+            return "character device";
+        }
+        if t.is_block_device() {
+            return "block device";
+        }
+        if t.is_fifo() {
+            return "pipe";
+        }
+        if t.is_socket() {
+            return "socket";
+        }
+    }
+    let _ = meta;
+    "special file"
 }
 
 /// `bytes` for people: `512 B`, `1.5 KiB`, `16.0 GiB`.

@@ -55,12 +55,13 @@ impl FromStr for BitOrder {
 /// Why a value could not be parsed or does not match a layout.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ValueError {
-    /// The text is not a number in a supported notation.
-    #[error("'{text}' is not a decimal or 0x-hex number")]
-    Malformed { text: String },
-    /// The number needs more bits than the value has.
-    #[error("value {text} does not fit in {width} bits")]
-    TooWide { text: String, width: u32 },
+    /// The text is not a number in a supported notation. The value is not shown (inputs are
+    /// secret, and errors end up in logs); the 1-based character position says where.
+    #[error("the value given (not shown) is not a decimal or 0x-hex number (at character {at})")]
+    Malformed { at: usize },
+    /// The number needs more bits than the value has (the value is not shown).
+    #[error("the value given (not shown) does not fit in {width} bits")]
+    TooWide { width: u32 },
     /// [`encode_inputs`] got the wrong number of values.
     #[error("expected {expected} input values, got {got}")]
     ValueCount { expected: usize, got: usize },
@@ -73,18 +74,6 @@ pub enum ValueError {
     },
 }
 
-/// Longest value text quoted verbatim in an error; longer texts are shortened.
-const MAX_QUOTED: usize = 48;
-
-fn quoted(text: &str) -> String {
-    if text.chars().count() <= MAX_QUOTED {
-        text.to_string()
-    } else {
-        let head: String = text.chars().take(MAX_QUOTED).collect();
-        format!("{head}...")
-    }
-}
-
 /// Parses `text` as a value of `width` bits and returns its bits in wire order.
 ///
 /// Accepted notations (surrounding whitespace ignored, `_` allowed between digits):
@@ -95,12 +84,14 @@ fn quoted(text: &str) -> String {
 ///
 /// Leading zeros never count against the width: `0x00ff` fits in 8 bits.
 pub fn parse_value(text: &str, width: u32, order: BitOrder) -> Result<Vec<bool>, ValueError> {
-    let malformed = || ValueError::Malformed { text: quoted(text) };
+    let malformed = |at: usize| ValueError::Malformed { at: at + 1 };
     let trimmed = text.trim();
     let (negative, unsigned) = match trimmed.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, trimmed),
     };
+    // Characters before the digits, for the position in errors.
+    let leading_space = text.chars().take_while(|c| c.is_whitespace()).count();
     // Little-endian 32-bit limbs of the magnitude.
     let mut limbs: Vec<u32> = Vec::new();
     let (digits, radix) = match unsigned
@@ -110,23 +101,28 @@ pub fn parse_value(text: &str, width: u32, order: BitOrder) -> Result<Vec<bool>,
         Some(hex) => (hex, 16u32),
         None => (unsigned, 10u32),
     };
+    let digits_at = leading_space + negative as usize + if radix == 16 { 2 } else { 0 };
     let mut any_digit = false;
     let mut previous_underscore = true; // forbids a leading '_'
-    for c in digits.chars() {
+    let mut count = 0;
+    for (k, c) in digits.chars().enumerate() {
+        count = k + 1;
         if c == '_' {
             if previous_underscore {
-                return Err(malformed());
+                return Err(malformed(digits_at + k));
             }
             previous_underscore = true;
             continue;
         }
-        let d = c.to_digit(radix).ok_or_else(malformed)?;
+        let d = c.to_digit(radix).ok_or(malformed(digits_at + k))?;
         any_digit = true;
         previous_underscore = false;
         mul_add(&mut limbs, radix, d);
     }
     if !any_digit || previous_underscore {
-        return Err(malformed());
+        return Err(malformed(
+            digits_at + count.saturating_sub(previous_underscore as usize),
+        ));
     }
     while limbs.last() == Some(&0) {
         limbs.pop();
@@ -138,10 +134,7 @@ pub fn parse_value(text: &str, width: u32, order: BitOrder) -> Result<Vec<bool>,
         let limb = (i / 32) as usize;
         limb < limbs.len() && (limbs[limb] >> (i % 32)) & 1 == 1
     };
-    let too_wide = || ValueError::TooWide {
-        text: quoted(trimmed),
-        width,
-    };
+    let too_wide = || ValueError::TooWide { width };
     let width64 = width as u64;
     let lsb_first: Vec<bool> = if negative && bit_len > 0 {
         // -m fits iff m <= 2^(width-1): either m has fewer than `width` bits, or it is exactly
@@ -329,18 +322,42 @@ mod tests {
         );
         assert_eq!(lsb_u128(&parse_value("-0", 8, BitOrder::Lsb0).unwrap()), 0);
         let err = parse_value("-129", 8, BitOrder::Lsb0).unwrap_err();
-        assert_eq!(err.to_string(), "value -129 does not fit in 8 bits");
+        assert_eq!(
+            err.to_string(),
+            "the value given (not shown) does not fit in 8 bits"
+        );
         assert!(parse_value("-1", 0, BitOrder::Lsb0).is_err());
         assert_eq!(lsb_u128(&parse_value("-1", 1, BitOrder::Lsb0).unwrap()), 1);
         assert!(parse_value("-2", 1, BitOrder::Lsb0).is_err());
     }
 
     #[test]
-    fn errors_name_text_and_width() {
+    fn errors_name_width_and_position_but_not_the_value() {
+        // Values are the parties' secrets: errors say what is wrong and where, not what.
         let err = parse_value("300", 8, BitOrder::Lsb0).unwrap_err();
-        assert_eq!(err.to_string(), "value 300 does not fit in 8 bits");
+        assert_eq!(
+            err.to_string(),
+            "the value given (not shown) does not fit in 8 bits"
+        );
         let err = parse_value("12z", 8, BitOrder::Lsb0).unwrap_err();
-        assert_eq!(err.to_string(), "'12z' is not a decimal or 0x-hex number");
+        assert_eq!(
+            err.to_string(),
+            "the value given (not shown) is not a decimal or 0x-hex number (at character 3)"
+        );
+        for (bad, at) in [
+            (" -0x1g", 6),
+            ("1__0", 3),
+            ("_1", 1),
+            ("1_", 2),
+            ("", 1),
+            ("-", 2),
+        ] {
+            assert_eq!(
+                parse_value(bad, 64, BitOrder::Lsb0),
+                Err(ValueError::Malformed { at }),
+                "{bad:?}"
+            );
+        }
         for bad in [
             "", "0x", "-", "1__0", "_1", "1_", "0xg", "--1", "+1", "1 2", "0b101", "１",
         ] {
@@ -356,7 +373,7 @@ mod tests {
         let msg = parse_value(&long, 8, BitOrder::Lsb0)
             .unwrap_err()
             .to_string();
-        assert!(msg.len() < 120, "long texts are shortened: {msg}");
+        assert!(!msg.contains("999"), "{msg}");
     }
 
     #[test]

@@ -68,7 +68,7 @@ mod imp {
 
     use anyhow::{Context, bail};
     use pgc_net::TcpChannel;
-    use pgc_net::connect::{accept_peer, connect_peer};
+    use pgc_net::connect::{accept_peer, connect_peer_noting};
     use pgc_protocol::cluster::mpi::MpiTeam;
     use pgc_protocol::cluster::{
         TcpRankLinks, Team, WorkerEnd, heartbeat, rank_port, run_coordinator, run_worker,
@@ -210,7 +210,9 @@ mod imp {
                 }
                 accept_peer(l, &session.security, session.timeout, &session.notes)?
             }
-            (None, Some(addr)) => connect_peer(addr, &session.security, session.timeout)?,
+            (None, Some(addr)) => {
+                connect_peer_noting(addr, &session.security, session.timeout, &session.notes)?
+            }
             (None, None) => unreachable!("clap requires --listen or --connect"),
         };
         ch.set_timeout(Some(session.timeout))?;

@@ -14,7 +14,12 @@ over a channel where you recognise each other (in person, by phone, signed mail)
 secret. Each side then runs `pgc run` with --peer-key set to the other's fingerprint.
 
 Alternatively, `pgc keygen --secret FILE` writes a random shared secret: copy the same file \
-to both parties over a safe channel and both run with --psk FILE.";
+to both parties over a safe channel and both run with --psk FILE. --psk takes only such a \
+file (one line, pgc-secret1- and 64 hex digits).
+
+Files are written readable by the owner only (0600) from the moment they exist, and never \
+replace an existing file without --force. The directory of --out or --secret must exist (a \
+typo in the path is an error, not a new directory); the default key's directory is made.";
 
 pub const KEYGEN_EXAMPLES: &str = "\
 Examples:
@@ -50,7 +55,16 @@ pub fn keygen(args: KeygenArgs) -> Result<()> {
     }
     let path = match &args.out {
         Some(p) => p.clone(),
-        None => default_identity_path()?,
+        None => {
+            // The default location is pgc's own choice, not a path that could hold a typo:
+            // its directories are made (private), as ssh-keygen makes ~/.ssh. A path given
+            // with --out or --secret must have its directory already.
+            let path = default_identity_path()?;
+            if let Some(dir) = path.parent() {
+                create_private_dir(dir)?;
+            }
+            path
+        }
     };
     if path.exists() && !args.force {
         let existing = Identity::load(&path)
@@ -71,4 +85,18 @@ pub fn keygen(args: KeygenArgs) -> Result<()> {
         identity.fingerprint()
     );
     Ok(())
+}
+
+/// Creates `dir` and any missing parents, readable by the owner only.
+fn create_private_dir(dir: &std::path::Path) -> Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder
+        .create(dir)
+        .map_err(|e| anyhow::anyhow!("could not create {}: {e}", dir.display()))
 }

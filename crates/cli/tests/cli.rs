@@ -470,11 +470,52 @@ fn keygen_writes_a_private_key_and_refuses_to_overwrite_it() {
         home.pgc()
             .args(["keygen", "--secret", secret.to_str().unwrap()]),
     );
-    assert!(
-        std::fs::read_to_string(&secret)
-            .unwrap()
-            .starts_with("pgc-secret1-")
+    let first = std::fs::read_to_string(&secret).unwrap();
+    assert!(first.starts_with("pgc-secret1-"), "{first}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&secret).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    // A secret is not replaced without --force, and is with it.
+    let again = home
+        .pgc()
+        .args(["keygen", "--secret", secret.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("add --force"), "{}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), first);
+    run_ok(
+        home.pgc()
+            .args(["keygen", "--force", "--secret", secret.to_str().unwrap()]),
     );
+    assert_ne!(std::fs::read_to_string(&secret).unwrap(), first);
+}
+
+/// A typo in the directory of --out or --secret is an error naming the directory; no
+/// directory tree is made (keygen used to create it silently, hiding the key there).
+#[test]
+fn keygen_refuses_a_directory_that_does_not_exist() {
+    let home = KeyHome::new("typo");
+    let typo = home.0.join("sercrets").join("team");
+    for flag in ["--out", "--secret"] {
+        let path = typo.join("key");
+        let out = home
+            .pgc()
+            .args(["keygen", flag, path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{flag}");
+        let e = stderr(&out);
+        assert!(
+            e.contains(&format!("the directory {} does not exist", typo.display()))
+                && e.contains("mkdir -p"),
+            "{flag}: {e}"
+        );
+        assert!(!home.0.join("sercrets").exists(), "{flag} made a directory");
+    }
 }
 
 #[test]

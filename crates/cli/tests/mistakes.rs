@@ -151,11 +151,11 @@ fn obvious_mistakes_end_in_one_error_line_naming_what_and_where() {
         ),
         (
             &["local", "chars.c", "--a", "c=300", "--b", "c=1"],
-            "INPUT_A_c: 300 is out of range for char (allowed: -128 to 127",
+            "INPUT_A_c: the value given is out of range for char (allowed: -128 to 127",
         ),
         (
             &["eval", "chars.c", "--inputs", "wide.json"],
-            "in wide.json: INPUT_A_c: 300 is out of range for char",
+            "in wide.json: INPUT_A_c: the value given is out of range for char",
         ),
         (
             &["local", "chars.c", "--a", "c=1", "--b", "d=1"],
@@ -495,12 +495,48 @@ fn a_secret_file_others_can_read_is_noted() {
     }
 }
 
-/// A file that never ends (a device, a pipe) is read only up to --max-memory, or the size a
-/// key can have, then refused by name; it used to be read until memory ran out.
+/// `pgc ARGS` in `s` with its address space limited to 1 GiB, so that reading an endless
+/// file towards the default --max-memory (half the machine's memory) would abort it.
+#[cfg(target_os = "linux")]
+fn pgc_in_1gib(s: &Scratch, args: &[&str], stdin: std::process::Stdio) -> std::process::Child {
+    let mut script = String::from("ulimit -v 1048576; exec \"$0\"");
+    for i in 1..=args.len() {
+        script.push_str(&format!(" \"${{{i}}}\""));
+    }
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_pgc"))
+        .args(args)
+        .env("XDG_CACHE_HOME", s.0.join("cache"))
+        .env("XDG_CONFIG_HOME", s.0.join("config"))
+        .current_dir(&s.0)
+        .stdin(stdin)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A file that never ends (a device, a pipe) named as a circuit, program, inputs file, key or
+/// secret is refused at once by what it is, with the default --max-memory and under a 1 GiB
+/// address space: a device or pipe is read only as far as such a file can go (and not past
+/// a zero byte, which no text file holds), a key or secret only as far as one can be. These
+/// used to be read up to --max-memory, half the machine's memory, before being refused.
 #[cfg(target_os = "linux")]
 #[test]
-fn a_file_that_never_ends_is_refused_at_the_memory_limit() {
+fn a_file_that_never_ends_is_refused_at_once() {
     let s = Scratch::new("mistakes", "endless");
+    std::os::unix::fs::symlink("/dev/zero", s.0.join("endless.c")).unwrap();
+    std::fs::write(
+        s.0.join("prog.c"),
+        "void mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    // Compiled beforehand: the compiler's own stack is larger than the limit below.
+    support::run_ok(s.pgc().args(["compile", "prog.c"]));
+    let key = support::run_ok(s.pgc().args(["keygen", "--out", "key.pem"]));
+    let fingerprint = String::from_utf8_lossy(&key.stdout).trim().to_string();
     let run = [
         "run",
         "builtin:millionaires",
@@ -509,46 +545,310 @@ fn a_file_that_never_ends_is_refused_at_the_memory_limit() {
         "--listen",
         "127.0.0.1:0",
     ];
-    let cases: [(Vec<&str>, &str); 4] = [
+    let zero = "is a character device that gave a zero byte at byte 1, which no text file holds";
+    let cases: [(Vec<&str>, String); 5] = [
         (
-            vec!["info", "/dev/zero", "--max-memory", "1M"],
-            "cannot read circuit file /dev/zero: it holds more than --max-memory 1.0 MiB",
+            vec!["info", "/dev/zero"],
+            format!("cannot read circuit file /dev/zero: it {zero}"),
+        ),
+        (
+            vec!["eval", "endless.c"],
+            format!("cannot read endless.c: it {zero}"),
+        ),
+        (
+            vec!["eval", "prog.pgc", "--inputs", "/dev/zero"],
+            format!("cannot read inputs file /dev/zero: it {zero}"),
         ),
         (
             [&run[..], &["--psk", "/dev/zero", "--input", "1"]].concat(),
-            "/dev/zero is larger than a key or secret file can be",
+            "/dev/zero is larger than a shared secret file can be (at most 1024 bytes)".into(),
         ),
         (
-            vec![
+            [
+                &run[..],
+                &[
+                    "--peer-key",
+                    fingerprint.as_str(),
+                    "--key",
+                    "/dev/zero",
+                    "--input",
+                    "1",
+                ],
+            ]
+            .concat(),
+            "/dev/zero is larger than a key file can be (at most 65536 bytes)".into(),
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = pgc_in_1gib(&s, &args, std::process::Stdio::null())
+            .wait_with_output()
+            .unwrap();
+        let line = error_line(&out);
+        assert!(line.contains(&expected), "{args:?}: {line}");
+    }
+
+    // Text that never ends through a pipe: read as far as an inputs file for one int can
+    // need (1 MiB and 64 bytes per input bit), then refused.
+    let mut child = pgc_in_1gib(
+        &s,
+        &["eval", "prog.pgc", "--inputs", "/dev/stdin"],
+        std::process::Stdio::piped(),
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let spaces = [b' '; 4096];
+        // Until pgc closes the pipe.
+        while stdin.write_all(&spaces).is_ok() {}
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains(
+            "cannot read inputs file /dev/stdin: it is a pipe that did not end within 1.0 MiB, \
+             more than such a file can need here"
+        ),
+        "{line}"
+    );
+
+    // Through a pipe, a real inputs file still works.
+    let mut child = pgc_in_1gib(
+        &s,
+        &["eval", "prog.pgc", "--inputs", "/dev/stdin"],
+        std::process::Stdio::piped(),
+    );
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"{\"x\": 5}\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "OUTPUT_r = 5\n");
+
+    // A regular file is measured before it is read.
+    let big = std::fs::File::create(s.0.join("big.txt")).unwrap();
+    big.set_len(2 << 20).unwrap();
+    let out = s
+        .pgc()
+        .args(["info", "big.txt", "--max-memory", "1M"])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains(
+            "cannot read circuit file big.txt: it is 2.0 MiB (2,097,152 bytes), more than \
+             --max-memory 1.0 MiB"
+        ),
+        "{line}"
+    );
+}
+
+/// The peer's host name not resolving yet (its container not started) is retried until
+/// --timeout, as a refused connection is, with a note, and then named in the error. It used
+/// to fail at once. `.invalid` never resolves (RFC 6761).
+#[test]
+fn a_peer_name_that_does_not_resolve_is_retried_until_the_timeout() {
+    let s = Scratch::new("mistakes", "dns");
+    let out = s
+        .pgc()
+        .args([
+            "run",
+            "builtin:millionaires",
+            "--party",
+            "b",
+            "--connect",
+            "nonexistent.invalid:7766",
+            "--input",
+            "1",
+            "--psk",
+            &support::test_psk(),
+            "--timeout",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.contains(
+            "the host name nonexistent.invalid (of nonexistent.invalid:7766) did not resolve to \
+             an address within 1.0 s (last error: "
+        ) && line.contains("check the name, or that the other party's machine or container is up"),
+        "{line}"
+    );
+    let err = stderr(&out);
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("note: the host name nonexistent.invalid does not resolve yet"))
+        .collect();
+    assert_eq!(notes.len(), 1, "one note while retrying: {err}");
+    assert!(
+        notes[0].contains("looking it up again until the timeout"),
+        "{err}"
+    );
+}
+
+/// `--psk` takes only what `pgc keygen --secret` writes: a file of random hex, a password or
+/// the pgc executable itself (all "high-entropy" enough before) is refused with the command
+/// that makes a secret, and none of the file's content in the message.
+#[test]
+fn a_psk_file_must_be_what_keygen_writes() {
+    let s = Scratch::new("mistakes", "pskformat");
+    let hex = "7f3a9c".repeat(11);
+    std::fs::write(s.0.join("random.hex"), format!("{hex}\n")).unwrap();
+    std::fs::write(
+        s.0.join("short.psk"),
+        format!("pgc-secret1-{}\n", "ab".repeat(16)),
+    )
+    .unwrap();
+    let exe = env!("CARGO_BIN_EXE_pgc");
+    for (file, problem) in [
+        (
+            "random.hex",
+            "it does not start with pgc-secret1- (66 bytes of something else)",
+        ),
+        (
+            "short.psk",
+            "pgc-secret1- is followed by 32 characters, not 64",
+        ),
+        (exe, "is larger than a shared secret file can be"),
+    ] {
+        let out = s
+            .pgc()
+            .args([
                 "run",
-                "prog.c",
+                "builtin:millionaires",
                 "--party",
                 "a",
                 "--listen",
                 "127.0.0.1:0",
-                "--insecure-plaintext",
-                "--inputs",
-                "/dev/zero",
-                "--max-memory",
-                "1M",
-            ],
-            "cannot read inputs file /dev/zero: it holds more than --max-memory 1.0 MiB",
-        ),
-        (
-            vec!["eval", "endless.c", "--max-memory", "1M"],
-            "cannot read endless.c: it holds more than --max-memory 1.0 MiB",
-        ),
-    ];
-    std::os::unix::fs::symlink("/dev/zero", s.0.join("endless.c")).unwrap();
+                "--input",
+                "1",
+                "--psk",
+                file,
+            ])
+            .output()
+            .unwrap();
+        let line = error_line(&out);
+        assert!(
+            line.contains(file) && line.contains(problem),
+            "{file}: {line}"
+        );
+        assert!(
+            line.contains("make one with `pgc keygen --secret FILE`"),
+            "{file}: {line}"
+        );
+        assert!(!line.contains("7f3a9c") && !line.contains("abab"), "{line}");
+    }
+    // One that keygen wrote is taken (the run then waits for a peer: --timeout ends it).
+    support::run_ok(s.pgc().args(["keygen", "--secret", "good.psk"]));
+    let out = s
+        .pgc()
+        .args([
+            "run",
+            "builtin:millionaires",
+            "--party",
+            "a",
+            "--listen",
+            "127.0.0.1:0",
+            "--input",
+            "1",
+            "--psk",
+            "good.psk",
+            "--timeout",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let line = error_line(&out);
+    assert!(line.contains("no peer connected"), "{line}");
+}
+
+/// Input values are the parties' secrets, and errors end up in logs: a value that does not
+/// parse or fit is not echoed; the error names the input, its type and the position.
+#[test]
+fn input_values_are_not_echoed_in_errors() {
+    let s = Scratch::new("mistakes", "redact");
     std::fs::write(
         s.0.join("prog.c"),
-        "void mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+        "void mpc_main(int INPUT_A_x, unsigned char INPUT_A_name[4], int *OUTPUT_r) \
+         { *OUTPUT_r = INPUT_A_x + INPUT_A_name[0]; }\n",
     )
     .unwrap();
-    for (args, expected) in cases {
-        let out = s.pgc().args(&args).output().unwrap();
+    std::fs::write(s.0.join("and.txt"), "1 3\n2 1 1\n1 1\n\n2 1 0 1 2 AND\n").unwrap();
+    std::fs::write(
+        s.0.join("inputs.json"),
+        "{\"x\": \"98765zz\", \"name\": \"abc\"}\n",
+    )
+    .unwrap();
+    let cases: [(&[&str], &str, &[&str]); 6] = [
+        (
+            &[
+                "eval",
+                "prog.c",
+                "--input",
+                "x=12abc",
+                "--input",
+                "name=[1,2,3,4]",
+            ],
+            "INPUT_A_x: cannot read the value given (not shown): a letter in a decimal number \
+             at character 3",
+            &["12abc"],
+        ),
+        (
+            &[
+                "eval",
+                "prog.c",
+                "--input",
+                "x=4294967296",
+                "--input",
+                "name=[1,2,3,4]",
+            ],
+            "INPUT_A_x: the value given is out of range for int32_t (allowed: ",
+            &["4294967296"],
+        ),
+        (
+            &[
+                "eval",
+                "prog.c",
+                "--input",
+                "x=1",
+                "--input",
+                "name=[1,2,300,4]",
+            ],
+            "INPUT_A_name[2]: the value given is out of range for uint8_t",
+            &["300"],
+        ),
+        (
+            &["eval", "prog.c", "--inputs", "inputs.json"],
+            "in inputs.json: INPUT_A_x: cannot read the value given (not shown): a letter in a \
+             decimal number at character 6",
+            &["98765", "zz"],
+        ),
+        (
+            &["eval", "prog.c", "--input", "x=1", "--input", "31337"],
+            "--input (the argument, not shown in case it is a value): a compiled program \
+             takes inputs as NAME=VALUE",
+            &["31337"],
+        ),
+        (
+            &["eval", "and.txt", "--input", "12z", "--input", "1"],
+            "input value 1: the value given (not shown) is not a decimal or 0x-hex number (at \
+             character 3)",
+            &["12z"],
+        ),
+    ];
+    for (args, expected, secret) in cases {
+        let out = s.pgc().args(args).output().unwrap();
         let line = error_line(&out);
         assert!(line.contains(expected), "{args:?}: {line}");
+        for piece in secret {
+            assert!(
+                !stderr(&out).contains(piece),
+                "{args:?} echoes {piece}: {line}"
+            );
+        }
     }
 }
 
@@ -608,6 +908,32 @@ fn a_byte_that_is_not_utf8_is_placed_at_its_line_and_column() {
             "{extra:?}"
         );
     }
+}
+
+/// A byte that is not UTF-8 in an `#include`d file is placed too: its file, line and
+/// column (it was "source is not valid UTF-8" with no position).
+#[test]
+fn a_byte_that_is_not_utf8_in_an_included_file_is_placed() {
+    let s = Scratch::new("mistakes", "latin1h");
+    std::fs::write(
+        s.0.join("names.h"),
+        b"/* names */\nstatic const char greeting[8] = \"Gr\xfc\xdf\";\n",
+    )
+    .unwrap();
+    std::fs::write(
+        s.0.join("main.c"),
+        "#include \"names.h\"\nvoid mpc_main(int INPUT_A_x, int *OUTPUT_r) { *OUTPUT_r = INPUT_A_x; }\n",
+    )
+    .unwrap();
+    let out = s.pgc().args(["compile", "main.c"]).output().unwrap();
+    let line = error_line(&out);
+    assert!(
+        line.ends_with(
+            "names.h:2:36: byte 0xfc is not UTF-8, which pgc reads C source as (convert the \
+             file, e.g. iconv -f latin1 -t utf-8)"
+        ),
+        "{line}"
+    );
 }
 
 /// One command's input flags on another (`--a` on eval or run, `--input` on local) are

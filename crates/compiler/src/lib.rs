@@ -240,12 +240,18 @@ pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, CompileErro
     compile_in(&source, &name, Origin::Source(path.parent()), opts)
 }
 
+/// Most bytes of C source read from a device or a pipe (a regular file is bounded by
+/// `--max-memory`): as much as the preprocessed program may be, far above real programs.
+pub const MAX_SOURCE_BYTES: u64 = 256 << 20;
+
 /// The C source at `path` as text; a byte that is not UTF-8 (a comment saved as Latin-1,
 /// say) is an error at its line and column, so that it can be found.
 fn read_source(path: &Path) -> Result<String, CompileError> {
-    let bytes = pgc_circuit::limits::read_file(path).map_err(|e| CompileError::Io {
-        path: path.to_path_buf(),
-        source: e,
+    let bytes = pgc_circuit::limits::read_text_file(path, MAX_SOURCE_BYTES).map_err(|e| {
+        CompileError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }
     })?;
     String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();

@@ -11,7 +11,7 @@ use crate::{CompileError, Options, SourcePos};
 /// Most bytes of preprocessed text pgc reads from `cpp`: a few macros that each expand to
 /// two uses of the next one expand exponentially (40 of them to terabytes), and the text is
 /// held in memory and parsed. Real programs preprocess to kilobytes or a few megabytes.
-const MAX_PREPROCESSED_BYTES: u64 = 256 << 20;
+const MAX_PREPROCESSED_BYTES: u64 = crate::MAX_SOURCE_BYTES;
 
 /// Most address space the preprocessor may take (Unix): `#include "/dev/zero"` makes it read
 /// an endless file into memory, which would otherwise exhaust the machine's.
@@ -184,8 +184,28 @@ fn preprocess_within(
         }
         return Err(CompileError::Preprocessor(msg.to_string()));
     }
-    String::from_utf8(out)
-        .map_err(|_| CompileError::Preprocessor("source is not valid UTF-8".into()))
+    String::from_utf8(out).map_err(|e| not_utf8(e.as_bytes(), e.utf8_error(), name, source))
+}
+
+/// The error for preprocessed text that is not UTF-8 at `error`: the main file was checked
+/// when it was read, so the byte comes from an `#include`d file, whose name and line the
+/// `# line` markers before it give.
+fn not_utf8(out: &[u8], error: std::str::Utf8Error, name: &str, source: &str) -> CompileError {
+    let at = error.valid_up_to();
+    let before = std::str::from_utf8(&out[..at]).expect("valid up to here");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    // The line is found by its start: `before` ends inside it.
+    let mut pos = LineMap::new(before, name, source).pos(line_start);
+    // Columns count characters, as in the compiler's other errors.
+    pos.col = 1 + before[line_start..].chars().count() as u32;
+    CompileError::Source {
+        pos: Some(pos),
+        message: format!(
+            "byte 0x{:02x} is not UTF-8, which pgc reads C source as (convert the file, e.g. \
+             iconv -f latin1 -t utf-8)",
+            out[at]
+        ),
+    }
 }
 
 /// Limits the address space of the process `cmd` starts (and of its children: `cpp` runs

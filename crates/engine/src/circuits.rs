@@ -782,7 +782,7 @@ pub fn compile_cached(
     use_cache: bool,
     quiet: bool,
 ) -> Result<(CompiledProgram, Interface)> {
-    let source = pgc_circuit::limits::read_file(path)
+    let source = pgc_circuit::limits::read_text_file(path, pgc_compiler::MAX_SOURCE_BYTES)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let opts = args.options();
     let verilog = pgc_compiler::verilog::is_verilog_path(path);

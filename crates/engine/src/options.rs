@@ -36,8 +36,9 @@ pub struct ProtocolArgs {
         help_heading = "Inputs"
     )]
     pub inputs_of_a: Option<Vec<usize>>,
-    /// Seconds to wait for the peer (to connect, and for each message: a message must
-    /// arrive whole within this time, however its bytes are spread) before giving up;
+    /// Seconds to wait for the peer (to connect, retried while nobody listens or its host
+    /// name does not resolve yet, and for each message: a message must arrive whole within
+    /// this time, however its bytes are spread) before giving up;
     /// `run` also ends a run in which nothing moves (no byte, no AND gate) for this long.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,

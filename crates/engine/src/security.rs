@@ -34,13 +34,15 @@ pub struct SecurityArgs {
     /// ~/.config/pgc/identity.pem, as written by `pgc keygen`].
     #[arg(long, value_name = "PATH", requires = "peer_key")]
     pub key: Option<PathBuf>,
-    /// A shared secret file both parties hold (from `pgc keygen --secret`): both derive
-    /// the same key pair from it and pin it. The secret itself is never sent.
+    /// A shared secret file both parties hold, made by `pgc keygen --secret FILE`: both
+    /// derive the same key pair from it and pin it. The secret itself is never sent.
     #[arg(long, value_name = "FILE", conflicts_with = "insecure_plaintext",
-        long_help = format!("A shared secret file both parties hold (from `pgc keygen \
-        --secret FILE`, copied over a safe channel): both derive the same key pair from it \
-        and pin it, so the secret itself is never sent. Secrets under 128 bits are refused, \
-        since a recorded handshake would let an attacker test guesses offline. {GUARANTEE}"))]
+        long_help = format!("A shared secret file both parties hold, made by `pgc keygen \
+        --secret FILE` and copied over a safe channel: both derive the same key pair from it \
+        and pin it, so the secret itself is never sent. Only what keygen writes is taken (one \
+        line: pgc-secret1- and 64 hex digits, 256 random bits): a password or any other file \
+        is refused, since a recorded handshake would let an attacker test guesses offline. \
+        {GUARANTEE}"))]
     pub psk: Option<PathBuf>,
     /// Run without encryption or authentication: anyone on the network path can read the
     /// garbled tables and protocol messages, or take the peer's place.

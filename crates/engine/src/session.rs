@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use pgc_circuit::{
     GateSource, Interface, Layout, Owner, ParallelCircuit, ValueFormat, Visibility, WithValueFormat,
 };
-use pgc_net::connect::{PeerChannel, accept_peer, connect_peer};
+use pgc_net::connect::{PeerChannel, accept_peer, connect_peer_noting};
 use pgc_net::{SharedLink, TcpChannel, TcpListenerHandle};
 use pgc_protocol::choice::{CostModel, agree_on_protocol, circuit_shape};
 use pgc_protocol::malicious::run_secured;
@@ -652,7 +652,12 @@ impl PartySession {
 
     /// Connects to the peer at `addr` (retried until the timeout).
     pub fn connect(&self, addr: &str) -> Result<PeerChannel> {
-        Ok(connect_peer(addr, &self.security, self.timeout)?)
+        Ok(connect_peer_noting(
+            addr,
+            &self.security,
+            self.timeout,
+            &self.notes,
+        )?)
     }
 
     /// One whole run: listens on `listen` or connects to `connect` (exactly one), then runs.

@@ -143,6 +143,12 @@ fn expected_list(iface: &Interface, scope: Scope, flag_for: FlagFor) -> String {
     }
 }
 
+/// Bytes per input bit an inputs file read from a device or a pipe may take (a `true, ` per
+/// bit of a `_Bool` array, pretty-printed, is 14).
+const INPUTS_FILE_BYTES_PER_BIT: u64 = 64;
+/// Bytes an inputs file read from a device or a pipe may take beyond its values.
+const INPUTS_FILE_SLACK_BYTES: u64 = 1 << 20;
+
 /// Values gathered so far, by input port.
 pub struct Gathered<'a> {
     iface: &'a Interface,
@@ -170,8 +176,20 @@ impl<'a> Gathered<'a> {
     ) -> Result<()> {
         for item in items {
             let Some((name, text)) = item.split_once('=') else {
+                // The argument may be a bare value (`--a 5000`): shown only if it is one of
+                // the program's input names, since values are secret.
+                let is_a_name = self
+                    .iface
+                    .inputs
+                    .iter()
+                    .any(|p| p.name == item.trim() || p.short_name() == item.trim());
+                let shown = if is_a_name {
+                    format!(" {item}")
+                } else {
+                    " (the argument, not shown in case it is a value)".into()
+                };
                 bail!(
-                    "{flag} {item}: a compiled program takes inputs as NAME=VALUE; it expects {}",
+                    "{flag}{shown}: a compiled program takes inputs as NAME=VALUE; it expects {}",
                     expected_list(self.iface, scope, flag_for)
                 );
             };
@@ -190,7 +208,7 @@ impl<'a> Gathered<'a> {
     /// Adds the values of a JSON file: an object keyed by input name (full or short), values
     /// numbers, strings (`"0xff"`, `"-5"`), lists for arrays, objects for structs.
     pub fn add_file(&mut self, path: &Path, scope: Scope, flag_for: FlagFor) -> Result<()> {
-        let text = pgc_circuit::limits::read_file(path)
+        let text = pgc_circuit::limits::read_text_file(path, self.inputs_file_bound())
             .with_context(|| format!("cannot read inputs file {}", path.display()))?;
         let json = match serde_json::from_slice::<NoDuplicateKeys>(&text) {
             Ok(json) => json.0,
@@ -200,6 +218,20 @@ impl<'a> Gathered<'a> {
         };
         let origin = path.display().to_string();
         self.add_json(&json, scope, &origin, flag_for)
+    }
+
+    /// The most bytes read from an inputs file that is a device or a pipe: what the
+    /// program's inputs can take written out generously (a JSON value per bit, indented:
+    /// 64 bytes per input bit), plus 1 MiB for names and layout.
+    fn inputs_file_bound(&self) -> u64 {
+        let bits: u64 = self
+            .iface
+            .inputs
+            .iter()
+            .map(|p| p.ctype.bit_width())
+            .fold(0, u64::saturating_add);
+        bits.saturating_mul(INPUTS_FILE_BYTES_PER_BIT)
+            .saturating_add(INPUTS_FILE_SLACK_BYTES)
     }
 
     /// Adds the values of a JSON object keyed by input name, as [`add_file`] reads them

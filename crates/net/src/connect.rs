@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::keys::Identity;
 use crate::streams::{MAX_STREAMS, STREAM_ACK, STREAM_MAGIC, tokens_equal};
-use crate::tcp::{DEFAULT_TCP_TIMEOUT, TcpChannel, TcpListenerHandle, connect_stream};
+use crate::tcp::{DEFAULT_TCP_TIMEOUT, TcpChannel, TcpListenerHandle, connect_stream_noting};
 use crate::tls::{TlsChannel, TlsSettings};
 use crate::{ByteCounts, Channel, NetError, ShapedChannel, SharedLink};
 
@@ -510,9 +510,10 @@ fn open(
     security: &ChannelSecurity,
     hello: &[u8; HELLO_BYTES],
     deadline: Instant,
+    note: &dyn Fn(&str),
 ) -> Result<PeerChannel, NetError> {
     let left = deadline.saturating_duration_since(Instant::now());
-    let stream = connect_stream(addr, left)?;
+    let stream = connect_stream_noting(addr, left, note)?;
     let mut channel = match security {
         ChannelSecurity::Tls(settings) => {
             PeerChannel::Tls(TlsChannel::connect(stream, settings, deadline)?)
@@ -541,15 +542,34 @@ fn read_answer(channel: &mut PeerChannel, deadline: Instant) -> Result<(), NetEr
 }
 
 /// Connects the main channel to the peer listening at `addr` under `security`, waiting
-/// (and retrying while nobody listens) up to `timeout`.
+/// (and retrying while nobody listens, or while its host name does not resolve) up to
+/// `timeout`.
 pub fn connect_peer(
     addr: &str,
     security: &ChannelSecurity,
     timeout: Duration,
 ) -> Result<PeerChannel, NetError> {
+    connect_peer_noting(addr, security, timeout, &no_notes())
+}
+
+/// [`connect_peer`], telling `notes` when the peer's host name does not resolve yet (once:
+/// it is looked up again until `timeout`).
+pub fn connect_peer_noting(
+    addr: &str,
+    security: &ChannelSecurity,
+    timeout: Duration,
+    notes: &RefusalNotes,
+) -> Result<PeerChannel, NetError> {
     let deadline = Instant::now() + timeout;
+    // Said once per connection, not once per attempt after a closed connection.
+    let said = std::sync::atomic::AtomicBool::new(false);
+    let note = |text: &str| {
+        if !said.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            notes(text);
+        }
+    };
     loop {
-        let attempt = open(addr, security, &main_hello(), deadline)
+        let attempt = open(addr, security, &main_hello(), deadline, &note)
             .and_then(|mut channel| read_answer(&mut channel, deadline).map(|()| channel));
         match attempt {
             Ok(channel) => return Ok(channel),
@@ -590,6 +610,7 @@ pub fn connect_peer_streams(
             security,
             &stream_hello(&token, index as u32),
             deadline,
+            &|_| {},
         )
     };
     let mut streams = Vec::with_capacity(n);

@@ -16,8 +16,12 @@
 //!   sign the handshake transcript with the derived key, so TLS refuses it exactly as it
 //!   refuses a wrong pinned key. Its limit: a recorded handshake lets an attacker test
 //!   guesses of the secret offline (derive, compare the public key), so a weak secret (a
-//!   password) could be brute-forced; hence secrets below [`MIN_SECRET_BITS`] bits of
-//!   material are refused and `pgc keygen --secret` writes 256 random bits.
+//!   password) could be brute-forced. Hence a secret file must be what `pgc keygen
+//!   --secret` writes: the line `pgc-secret1-` and 64 hex digits (256 random bits).
+//!   Anything else is refused, naming the command that makes one: pgc cannot tell a
+//!   random file from a guessable one (a password list, a copy of a public file, the pgc
+//!   executable itself all look like "high-entropy" bytes), and a fixed format also
+//!   catches the wrong file given by mistake.
 
 use std::fmt;
 use std::io::{Read, Write};
@@ -29,13 +33,20 @@ use thiserror::Error;
 pub const FINGERPRINT_PREFIX: &str = "pgc1-";
 /// Prefix of a secret file written by `pgc keygen --secret`.
 pub const SECRET_PREFIX: &str = "pgc-secret1-";
-/// Fewest bits of secret material accepted for a pre-shared secret.
-pub const MIN_SECRET_BITS: usize = 128;
+/// Bytes of a shared secret: `pgc keygen --secret` writes them as 64 hex digits.
+pub const SECRET_BYTES: usize = 32;
 /// BLAKE3 key-derivation context for the pre-shared-secret identity (never change it:
 /// both parties must derive the same key).
 pub const PSK_CONTEXT: &str = "pgc 2026-11 pre-shared secret -> Ed25519 identity seed v1";
-/// Largest key or secret file read (they are a few hundred bytes).
+/// Largest key or fingerprint file read (a key is a few hundred bytes; other PEM keys that
+/// are refused later can be a few KiB).
 const MAX_KEY_FILE_BYTES: u64 = 64 << 10;
+/// Largest secret file read: its one line is 77 bytes; room for stray blank lines.
+const MAX_SECRET_FILE_BYTES: u64 = 1 << 10;
+/// What the small files are, for messages.
+const KEY_FILE: &str = "key file";
+const SECRET_FILE: &str = "shared secret file";
+const FINGERPRINT_FILE: &str = "fingerprint file";
 /// PKCS#8 v1 header of an Ed25519 private key (RFC 8410): the 32-byte seed follows.
 const ED25519_PKCS8_V1_PREFIX: [u8; 16] = [
     0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
@@ -61,8 +72,21 @@ pub enum KeyError {
     Exists { path: PathBuf },
     #[error("{path} is not a pgc identity key (a PKCS#8 PEM private key): {reason}")]
     BadKey { path: PathBuf, reason: String },
-    #[error("{path} is larger than a key or secret file can be")]
-    TooLarge { path: PathBuf },
+    #[error("{path} is larger than a {what} can be (at most {max} bytes){hint}")]
+    TooLarge {
+        path: PathBuf,
+        what: &'static str,
+        max: u64,
+        /// How to make the right file, if pgc makes it.
+        hint: &'static str,
+    },
+    /// The directory a key or secret is to be written in does not exist. Not created: a
+    /// typo in the path would otherwise make a directory tree and hide the key there.
+    #[error(
+        "cannot write {path}: the directory {dir} does not exist (check the path for a typo, \
+         or create it first: mkdir -p {dir})"
+    )]
+    NoDirectory { path: PathBuf, dir: PathBuf },
     #[error(
         "{0:?} is not a pgc key fingerprint (expected pgc1- and 64 hex digits, as printed by `pgc keygen`) nor a file holding one"
     )]
@@ -75,16 +99,14 @@ pub enum KeyError {
          in case it is a secret or key)"
     )]
     BadFingerprintFile { path: PathBuf },
+    /// A `--psk` file that is not what `pgc keygen --secret` writes. `problem` describes
+    /// its shape only (lengths, which part is wrong), never its content.
     #[error(
-        "the secret in {path} has about {bits} bits of material; at least {min} are needed, \
-         since a weak secret could be guessed offline from a recorded handshake \
-         (`pgc keygen --secret FILE` writes a good one)"
+        "{path} is not a pgc shared secret: {problem}. A secret file is one line, \
+         pgc-secret1- and 64 hex digits (256 random bits); make one with `pgc keygen \
+         --secret FILE` and copy it to the other party over a safe channel"
     )]
-    WeakSecret {
-        path: PathBuf,
-        bits: usize,
-        min: usize,
-    },
+    NotASecret { path: PathBuf, problem: String },
     #[error("no home directory: give the key file's path with --key/--out")]
     NoHome,
     #[error("could not make a key: {0}")]
@@ -130,7 +152,7 @@ impl Fingerprint {
         if !path.is_file() {
             return Err(KeyError::BadFingerprint(shorten(arg)));
         }
-        let text = read_small(path)?;
+        let text = read_small(path, FINGERPRINT_FILE, MAX_KEY_FILE_BYTES)?;
         let text = String::from_utf8_lossy(&text);
         let line = text
             .lines()
@@ -223,7 +245,7 @@ impl Identity {
                 path: path.to_path_buf(),
             });
         }
-        let bytes = read_small(path)?;
+        let bytes = read_small(path, KEY_FILE, MAX_KEY_FILE_BYTES)?;
         let bad = |reason: String| KeyError::BadKey {
             path: path.to_path_buf(),
             reason,
@@ -260,35 +282,46 @@ impl Secret {
         Ok(Secret(bytes))
     }
 
-    /// Reads a secret file: the `pgc-secret1-<hex>` text `pgc keygen --secret` writes, or
-    /// any other content, taken as it is (trailing newline removed). Refuses material below
-    /// [`MIN_SECRET_BITS`] bits, counted generously (hex digits 4 bits, other letters and
-    /// digits 6, other bytes 8), so the floor catches short secrets, not weak long ones.
+    /// Reads a secret file as `pgc keygen --secret` writes it: `pgc-secret1-` and 64 hex
+    /// digits (either case) on one line; whitespace around it (a trailing newline, `\r\n`
+    /// from another system's editor) is ignored. Anything else is refused with an error that
+    /// says how to make a secret file and describes what is wrong without quoting it.
     pub fn load(path: &Path) -> Result<Secret, KeyError> {
-        let bytes = read_small(path)?;
-        let text = String::from_utf8_lossy(&bytes);
-        let trimmed = text.trim();
-        if let Some(hex) = trimmed.strip_prefix(SECRET_PREFIX)
-            && let Some(material) = decode_hex(hex)
-        {
-            return Secret::checked(material, hex.len() * 4, path);
-        }
-        let material: Vec<u8> = match std::str::from_utf8(&bytes) {
-            Ok(_) => trimmed.as_bytes().to_vec(),
-            Err(_) => bytes.clone(),
+        let bytes = read_small(path, SECRET_FILE, MAX_SECRET_FILE_BYTES)?;
+        let refuse = |problem: String| KeyError::NotASecret {
+            path: path.to_path_buf(),
+            problem,
         };
-        let bits = estimated_bits(&material);
-        Secret::checked(material, bits, path)
-    }
-
-    fn checked(material: Vec<u8>, bits: usize, path: &Path) -> Result<Secret, KeyError> {
-        if bits < MIN_SECRET_BITS {
-            return Err(KeyError::WeakSecret {
-                path: path.to_path_buf(),
-                bits,
-                min: MIN_SECRET_BITS,
-            });
+        let text = bytes.trim_ascii();
+        if text.is_empty() {
+            return Err(refuse("it is empty".into()));
         }
+        let Some(hex) = text.strip_prefix(SECRET_PREFIX.as_bytes()) else {
+            return Err(refuse(format!(
+                "it does not start with {SECRET_PREFIX} ({} bytes of something else)",
+                text.len()
+            )));
+        };
+        if hex.iter().any(|b| b.is_ascii_whitespace()) {
+            return Err(refuse(format!(
+                "it holds more than the one line {SECRET_PREFIX}<hex>"
+            )));
+        }
+        if hex.len() != 2 * SECRET_BYTES {
+            return Err(refuse(format!(
+                "{SECRET_PREFIX} is followed by {} characters, not {}",
+                hex.len(),
+                2 * SECRET_BYTES
+            )));
+        }
+        let material = std::str::from_utf8(hex)
+            .ok()
+            .and_then(decode_hex)
+            .ok_or_else(|| {
+                refuse(format!(
+                    "what follows {SECRET_PREFIX} is not all hex digits (0-9, a-f)"
+                ))
+            })?;
         Ok(Secret(material))
     }
 
@@ -324,80 +357,138 @@ pub fn default_identity_path() -> Result<PathBuf, KeyError> {
     Ok(config.join("pgc").join("identity.pem"))
 }
 
-/// Upper bound on the bits of entropy in `material`, by the smallest alphabet it fits.
-fn estimated_bits(material: &[u8]) -> usize {
-    let per_byte = if material.iter().all(u8::is_ascii_hexdigit) {
-        4
-    } else if material
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || b"+/=-_".contains(b))
-    {
-        6
-    } else {
-        8
+/// The bytes of a small file (a key, a secret, a fingerprint), at most `max` of them. A
+/// regular file's size is checked before anything is read; anything else (a device such as
+/// /dev/zero, a pipe) is read through the bound, since its metadata says 0 bytes and it may
+/// never end.
+fn read_small(path: &Path, what: &'static str, max: u64) -> Result<Vec<u8>, KeyError> {
+    let hint = match what {
+        SECRET_FILE => "; make one with `pgc keygen --secret FILE`",
+        KEY_FILE => "; `pgc keygen` makes one",
+        _ => "",
     };
-    material.len() * per_byte
-}
-
-fn read_small(path: &Path) -> Result<Vec<u8>, KeyError> {
     let read_error = |source| KeyError::Read {
         path: path.to_path_buf(),
         source,
     };
-    // Read through a bound, not by the metadata's length: a device such as /dev/zero has
-    // length 0 and never ends.
+    let too_large = || KeyError::TooLarge {
+        path: path.to_path_buf(),
+        what,
+        max,
+        hint,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let meta = file.metadata().map_err(read_error)?;
+    if meta.is_file() && meta.len() > max {
+        return Err(too_large());
+    }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_KEY_FILE_BYTES + 1).read_to_end(&mut bytes))
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
         .map_err(read_error)?;
-    if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
-        return Err(KeyError::TooLarge {
-            path: path.to_path_buf(),
-        });
+    if bytes.len() as u64 > max {
+        return Err(too_large());
     }
     Ok(bytes)
 }
 
-/// Creates `path` (and its directory) readable by the owner only and writes `bytes`.
+/// Writes `bytes` to a new file at `path` that only the owner can read, replacing an existing
+/// file only if `force`. The directory must exist: it is not created, so that a typo in the
+/// path is an error instead of a new directory tree with the key hidden in it.
+///
+/// The bytes go to a fresh temporary file beside `path`, created exclusively (`O_EXCL`: never
+/// an existing file or a symbolic link planted there) with mode 0600 from the start, so the
+/// secret is never readable by others, not even for a moment; it is then moved into place in
+/// one step: renamed over `path` with `force`, else hard-linked, which fails if `path` exists,
+/// so a file that appears meanwhile is not overwritten either. A crash leaves no half-written
+/// key at `path`.
 fn write_private(path: &Path, bytes: &[u8], force: bool) -> Result<(), KeyError> {
     let write_error = |source| KeyError::Write {
         path: path.to_path_buf(),
         source,
     };
-    if path.exists() && !force {
-        return Err(KeyError::Exists {
+    let exists = || KeyError::Exists {
+        path: path.to_path_buf(),
+    };
+    if path.is_dir() {
+        return Err(write_error(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory; give the file's path",
+        )));
+    }
+    if !force && path.symlink_metadata().is_ok() {
+        return Err(exists());
+    }
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir,
+        None => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(KeyError::NoDirectory {
             path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
         });
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(write_error)?;
+    let (tmp, mut file) = create_private_temp(dir, path).map_err(write_error)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(write_error);
+    drop(file);
+    let placed = written.and_then(|()| {
+        if force {
+            std::fs::rename(&tmp, path).map_err(write_error)
+        } else {
+            match std::fs::hard_link(&tmp, path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
+                // A file system without hard links: check, then rename (a file appearing in
+                // between would be replaced; rare, and only there).
+                Err(_) if path.symlink_metadata().is_ok() => Err(exists()),
+                Err(_) => std::fs::rename(&tmp, path).map_err(write_error),
+            }
+        }
+    });
+    // After a rename there is nothing left to remove; after a link, the temporary name.
+    let _ = std::fs::remove_file(&tmp);
+    placed?;
+    // The new directory entry is durable once the directory is synced.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
     }
-    // Written to a private temporary file and renamed into place, so the key is never
-    // readable by others, not even for a moment, and a crash leaves no half-written key.
-    let tmp = path.with_extension("tmp-pgc-key");
+    Ok(())
+}
+
+/// A new, empty file beside `path` named `.NAME.pgc-tmp-PID-N`, created exclusively and
+/// readable by the owner only.
+fn create_private_temp(dir: &Path, path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "key".into(), |n| n.to_string_lossy().into_owned());
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let result = (|| {
-        let mut file = options.open(&tmp)?;
-        #[cfg(unix)]
-        {
-            // A stale temporary file keeps its old mode when reopened.
-            use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    let mut attempt = 0u32;
+    loop {
+        let mut salt = [0u8; 8];
+        getrandom::fill(&mut salt).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let tmp = dir.join(format!(
+            ".{name}.pgc-tmp-{}-{:016x}",
+            std::process::id(),
+            u64::from_le_bytes(salt)
+        ));
+        match options.open(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
         }
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    result.map_err(write_error)
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
@@ -499,7 +590,22 @@ mod tests {
     #[test]
     fn saved_key_is_private_loads_back_and_is_not_overwritten() {
         let dir = temp_dir("save");
-        let path = dir.join("sub").join("identity.pem");
+        // A missing directory is a typo to report, not a tree to create.
+        let typo = dir.join("sub").join("identity.pem");
+        let err = Identity::generate()
+            .unwrap()
+            .save(&typo, false)
+            .unwrap_err();
+        assert!(matches!(err, KeyError::NoDirectory { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains(&format!(
+                "the directory {} does not exist",
+                dir.join("sub").display()
+            )),
+            "{err}"
+        );
+        assert!(!dir.join("sub").exists(), "no directory is created");
+        let path = dir.join("identity.pem");
         let id = Identity::generate().unwrap();
         id.save(&path, false).unwrap();
         #[cfg(unix)]
@@ -532,11 +638,49 @@ mod tests {
         let missing = dir.join("none.pem");
         let err = Identity::load(&missing).unwrap_err();
         assert!(err.to_string().contains("pgc keygen"), "{err}");
+        // Nothing but the key is left in the directory (no temporary file).
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["identity.pem"], "{names:?}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The key goes in through a temporary file created exclusively: a symbolic link planted
+    /// at any name beside it is never followed, and without `force` a file (or a link) at
+    /// the key's path is never replaced.
+    #[cfg(unix)]
+    #[test]
+    fn saving_never_follows_or_replaces_what_is_there() {
+        let dir = temp_dir("planted");
+        let target = dir.join("elsewhere");
+        std::fs::write(&target, "someone else's file").unwrap();
+        let path = dir.join("identity.pem");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let err = Identity::generate()
+            .unwrap()
+            .save(&path, false)
+            .unwrap_err();
+        assert!(matches!(err, KeyError::Exists { .. }), "{err:?}");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "someone else's file"
+        );
+        // With force the link itself is replaced by the key; its target is untouched.
+        Identity::generate().unwrap().save(&path, true).unwrap();
+        assert!(!path.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "someone else's file"
+        );
+        let err = Identity::generate().unwrap().save(&dir, true).unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
-    fn secrets_derive_one_identity_and_short_ones_are_refused() {
+    fn secrets_derive_one_identity_and_only_keygens_format_is_accepted() {
         let dir = temp_dir("secret");
         let path = dir.join("secret");
         let secret = Secret::generate().unwrap();
@@ -562,21 +706,61 @@ mod tests {
                 .unwrap()
                 .fingerprint()
         );
-        for (content, bits) in [
-            ("0123456789abcdef0123456789abcde\n", 124),
-            ("short pass", 80),
-            ("", 0),
+        // What keygen writes, upper-case hex and a Windows line end read back the same.
+        for variant in [
+            format!("{SECRET_PREFIX}{}", "AB".repeat(32)),
+            format!("{SECRET_PREFIX}{}\r\n", "ab".repeat(32)),
+            format!("\n{SECRET_PREFIX}{}\n\n", "ab".repeat(32)),
         ] {
-            std::fs::write(&path, content).unwrap();
-            let err = Secret::load(&path).unwrap_err();
-            assert!(
-                matches!(err, KeyError::WeakSecret { bits: b, .. } if b == bits),
-                "{content:?}: {err:?}"
-            );
-            assert!(!err.to_string().contains(content.trim()) || content.is_empty());
+            std::fs::write(&path, variant).unwrap();
+            assert_eq!(Secret::load(&path).unwrap().0, vec![0xab; 32]);
         }
-        std::fs::write(&path, "0123456789abcdef0123456789abcdef").unwrap();
-        assert!(Secret::load(&path).is_ok());
+        // Anything else is refused, however random it looks, with the command that makes
+        // a secret and a description that quotes none of the content.
+        let random_hex = "0123456789abcdef".repeat(8);
+        let executable = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        for (content, problem) in [
+            (
+                random_hex.as_bytes().to_vec(),
+                "does not start with pgc-secret1-",
+            ),
+            (b"correct horse battery staple".to_vec(), "does not start"),
+            (b"".to_vec(), "it is empty"),
+            (
+                format!("{SECRET_PREFIX}{}", "ab".repeat(16)).into_bytes(),
+                "followed by 32 characters, not 64",
+            ),
+            (
+                format!("{SECRET_PREFIX}{}", "zz".repeat(32)).into_bytes(),
+                "not all hex digits",
+            ),
+            (
+                format!(
+                    "{SECRET_PREFIX}{}\n{SECRET_PREFIX}{}\n",
+                    "ab".repeat(32),
+                    "cd".repeat(32)
+                )
+                .into_bytes(),
+                "more than the one line",
+            ),
+        ] {
+            std::fs::write(&path, &content).unwrap();
+            let err = Secret::load(&path).unwrap_err();
+            assert!(matches!(err, KeyError::NotASecret { .. }), "{err:?}");
+            let text = err.to_string();
+            assert!(text.contains(problem), "{text}");
+            assert!(text.contains("pgc keygen --secret FILE"), "{text}");
+            assert!(
+                !text.contains("0123456789abcdef") && !text.contains("horse"),
+                "{text}"
+            );
+        }
+        // The program itself (high-entropy bytes) is refused before being read whole: it is
+        // larger than a secret file can be.
+        std::fs::write(&path, &executable).unwrap();
+        let err = Secret::load(&path).unwrap_err();
+        assert!(matches!(err, KeyError::TooLarge { .. }), "{err:?}");
+        assert!(err.to_string().contains("shared secret file"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

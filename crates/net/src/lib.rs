@@ -66,6 +66,20 @@ pub enum NetError {
         waited: std::time::Duration,
         last_error: std::io::Error,
     },
+    /// The host name of a `host:port` address did not resolve before the deadline (lookups
+    /// are retried until then: the peer's machine or container may come up later).
+    #[error(
+        "the host name {host} (of {addr}) did not resolve to an address within {} (last \
+         error: {last_error}); check the name, or that the other party's machine or container \
+         is up",
+        seconds(.waited)
+    )]
+    Unresolved {
+        host: String,
+        addr: String,
+        waited: std::time::Duration,
+        last_error: String,
+    },
     #[error("could not listen on {addr}: {source}")]
     Bind {
         addr: String,

@@ -293,6 +293,17 @@ fn duplicate_error(e: &NetError) -> NetError {
             waited: *waited,
             last_error: io(last_error),
         },
+        NetError::Unresolved {
+            host,
+            addr,
+            waited,
+            last_error,
+        } => NetError::Unresolved {
+            host: host.clone(),
+            addr: addr.clone(),
+            waited: *waited,
+            last_error: last_error.clone(),
+        },
         NetError::Bind { addr, source } => NetError::Bind {
             addr: addr.clone(),
             source: io(source),

@@ -17,6 +17,9 @@ pub const SOCKET_BUFFER_BYTES: usize = 4 << 20;
 pub const DEFAULT_TCP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause between connection attempts while the listening party is not up yet.
 const CONNECT_RETRY: Duration = Duration::from_millis(50);
+/// Pause between lookups of a host name that does not resolve yet (each one may ask a DNS
+/// server, so not as often as a refused connection is retried).
+const RESOLVE_RETRY: Duration = Duration::from_millis(250);
 /// Pause between checks for an incoming connection.
 const ACCEPT_POLL: Duration = Duration::from_millis(5);
 
@@ -129,19 +132,23 @@ impl TcpChannel {
 /// Connects to `addr`, retrying while nobody listens there yet, until `timeout` has passed
 /// (see [`TcpChannel::connect`]).
 pub(crate) fn connect_stream(addr: &str, timeout: Duration) -> Result<TcpStream, NetError> {
+    connect_stream_noting(addr, timeout, &|_| {})
+}
+
+/// [`connect_stream`], telling `note` once when the host name does not resolve yet and is
+/// being looked up again.
+pub(crate) fn connect_stream_noting(
+    addr: &str,
+    timeout: Duration,
+    note: &dyn Fn(&str),
+) -> Result<TcpStream, NetError> {
     let deadline = Instant::now() + timeout;
     let connect_error = |source| NetError::Connect {
         addr: addr.to_string(),
         source,
     };
-    let targets: Vec<SocketAddr> = addr.to_socket_addrs().map_err(connect_error)?.collect();
-    if targets.is_empty() {
-        return Err(connect_error(std::io::Error::new(
-            ErrorKind::NotFound,
-            "the name resolved to no address",
-        )));
-    }
     let generation = crate::interrupt::generation();
+    let targets = resolve_by(addr, deadline, timeout, generation, note)?;
     loop {
         if crate::interrupt::interrupted_since(generation) {
             return Err(NetError::Interrupted);
@@ -178,6 +185,95 @@ pub(crate) fn connect_stream(addr: &str, timeout: Duration) -> Result<TcpStream,
             });
         }
         std::thread::sleep(CONNECT_RETRY);
+    }
+}
+
+/// The addresses `addr` ("host:port") resolves to, looking the host name up again while it
+/// does not resolve, until `deadline`: the peer's host (another container, a machine just
+/// booting) may not be in DNS yet, as it may not be listening yet. An address that cannot be
+/// one (no port, a bad port) fails at once.
+fn resolve_by(
+    addr: &str,
+    deadline: Instant,
+    timeout: Duration,
+    generation: u64,
+    note: &dyn Fn(&str),
+) -> Result<Vec<SocketAddr>, NetError> {
+    // An IP address and port needs no lookup (nor a thread).
+    if let Ok(target) = addr.parse::<SocketAddr>() {
+        return Ok(vec![target]);
+    }
+    let host = addr
+        .rsplit_once(':')
+        .map_or(addr, |(host, _)| host)
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let mut noted = false;
+    loop {
+        if crate::interrupt::interrupted_since(generation) {
+            return Err(NetError::Interrupted);
+        }
+        let last_error = match lookup_by(addr, deadline, generation) {
+            Ok(targets) if !targets.is_empty() => return Ok(targets),
+            Ok(_) => "the name resolved to no address".to_string(),
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Err(NetError::Interrupted),
+            // Not an address at all: looking again will not help.
+            Err(e) if e.kind() == ErrorKind::InvalidInput => {
+                return Err(NetError::Connect {
+                    addr: addr.to_string(),
+                    source: e,
+                });
+            }
+            Err(e) => e.to_string(),
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left < RESOLVE_RETRY {
+            return Err(NetError::Unresolved {
+                host: host.to_string(),
+                addr: addr.to_string(),
+                waited: timeout,
+                last_error,
+            });
+        }
+        if !noted {
+            noted = true;
+            note(&format!(
+                "the host name {host} does not resolve yet ({last_error}); looking it up \
+                 again until the timeout ({} s left)",
+                left.as_secs()
+            ));
+        }
+        std::thread::sleep(RESOLVE_RETRY);
+    }
+}
+
+/// `addr.to_socket_addrs()`, given up at `deadline` or on an interrupt (Ctrl-C): the
+/// system's resolver may wait for a DNS server far longer than the time left. The lookup
+/// runs on a thread of its own, which a lookup given up on is left to finish.
+fn lookup_by(addr: &str, deadline: Instant, generation: u64) -> std::io::Result<Vec<SocketAddr>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = addr.to_string();
+    std::thread::Builder::new()
+        .name("pgc-resolve".into())
+        .spawn(move || {
+            let _ = tx.send(owned.to_socket_addrs().map(Iterator::collect));
+        })?;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let wait = left.clamp(Duration::from_millis(1), Duration::from_millis(100));
+        match rx.recv_timeout(wait) {
+            Ok(answer) => return answer,
+            Err(_) if crate::interrupt::interrupted_since(generation) => {
+                return Err(ErrorKind::Interrupted.into());
+            }
+            Err(_) if Instant::now() < deadline => {}
+            Err(_) => {
+                return Err(std::io::Error::new(
+                    ErrorKind::TimedOut,
+                    "the lookup did not answer in time",
+                ));
+            }
+        }
     }
 }
 

@@ -273,6 +273,30 @@ fn tcp_connect_gives_up_naming_the_address() {
     assert!(err.to_string().contains(&addr), "{err}");
 }
 
+/// A host name that does not resolve (yet) is looked up again until the timeout, then named:
+/// `.invalid` never resolves (RFC 6761). An address with no port is not retried.
+#[test]
+fn tcp_connect_retries_a_name_that_does_not_resolve_then_names_it() {
+    let err =
+        TcpChannel::connect("nonexistent.invalid:7000", Duration::from_millis(600)).unwrap_err();
+    match &err {
+        NetError::Unresolved { host, addr, .. } => {
+            assert_eq!(host, "nonexistent.invalid");
+            assert_eq!(addr, "nonexistent.invalid:7000");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        err.to_string().starts_with(
+            "the host name nonexistent.invalid (of nonexistent.invalid:7000) did not resolve \
+             to an address within 600 ms"
+        ),
+        "{err}"
+    );
+    let err = TcpChannel::connect("nonexistent.invalid", Duration::from_secs(30)).unwrap_err();
+    assert!(matches!(err, NetError::Connect { .. }), "{err:?}");
+}
+
 #[test]
 fn tcp_connect_bad_address_names_it() {
     let err = TcpChannel::connect("not an address", Duration::from_millis(100)).unwrap_err();
