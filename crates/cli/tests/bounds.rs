@@ -20,10 +20,8 @@ fn scratch(name: &str) -> PathBuf {
 /// `pgc ARGS` with its address space limited to 1 GiB (the hostile files below asked for
 /// 4 to 16 GiB); returns the output and how long it took.
 fn pgc_limited(args: &[&str]) -> (Output, Duration) {
-    let mut script = String::from("ulimit -v 1048576; exec \"$0\"");
-    for i in 1..=args.len() {
-        script.push_str(&format!(" \"${i}\""));
-    }
+    // "$@" passes every argument as it is ("$10" would be "$1" followed by "0").
+    let script = "ulimit -v 1048576; exec \"$0\" \"$@\"";
     let started = Instant::now();
     let out = Command::new("sh")
         .arg("-c")
