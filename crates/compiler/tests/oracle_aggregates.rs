@@ -7,6 +7,7 @@
 mod common;
 
 use common::oracle::{Case, check_case};
+use pgc_circuit::OptimizeFor;
 use pgc_compiler::Options;
 
 fn check(name: &str, source: &str, inputs: usize, protocol_runs: usize) {
@@ -17,12 +18,17 @@ fn check(name: &str, source: &str, inputs: usize, protocol_runs: usize) {
     let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     });
-    let mut case = Case::text(name, source);
-    case.opts = Options {
-        unroll_limit: 64,
-        ..Options::default()
-    };
-    check_case(&case, inputs, protocol_runs, seed);
+    // Both optimization modes: depth mode keeps sums deferred in variables, and a union
+    // member may read the bits of a deferred one.
+    for optimize in [OptimizeFor::Size, OptimizeFor::Depth] {
+        let mut case = Case::text(name, source);
+        case.opts = Options {
+            unroll_limit: 64,
+            optimize,
+            ..Options::default()
+        };
+        check_case(&case, inputs, protocol_runs, seed);
+    }
 }
 
 /// Writing one member and reading another: float and integer, a wide member read through
