@@ -164,11 +164,12 @@ fn unions_bit_fields_and_compound_literals_compact_equals_unrolled() {
         struct BF { unsigned a : 3; int b : 5; unsigned long e : 40; };
         static int mix(union V v, struct BF s) { v.b[1] ^= s.a; s.b += v.i; return v.i + s.b + (int)s.e; }
         static struct BF bump(struct BF s, int k) { s.a += k; s.e -= k; return s; }
+        static int pick(int x) { union V u = (union V){ .i = x }; return ((int[]){ u.b[0], 2 * x })[x & 1]; }
         void mpc_main(int INPUT_A_x[4], int INPUT_B_y[4], int OUTPUT_r[12]) {
             for (int i = 0; i < 4; i++) {
                 union V v = { .i = INPUT_A_x[i] };
                 struct BF s = bump((struct BF){ INPUT_B_y[i], INPUT_A_x[i], INPUT_B_y[i] }, i);
-                OUTPUT_r[i] = mix(v, s) + mix((union V){ .b = { 1, 2 } }, s);
+                OUTPUT_r[i] = mix(v, s) + mix((union V){ .b = { 1, 2 } }, s) + pick(INPUT_B_y[i]);
             }
             union V t[4];
             for (int i = 0; i < 4; i++) { t[i].i = INPUT_A_x[i]; t[i].b[0] = INPUT_B_y[i]; }

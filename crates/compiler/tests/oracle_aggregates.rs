@@ -317,3 +317,37 @@ void mpc_main(int INPUT_A_x, int INPUT_B_y, int OUTPUT_r[16])
         0,
     );
 }
+
+/// Brace elision mixed with braces and designators at several depths: scalars filling
+/// structs inside arrays inside structs, a string after elided scalars, arrays of unknown
+/// size whose elements are filled through elided braces, a designator overridden by the
+/// positional item after the next one.
+#[test]
+fn elided_braces_and_designators_mixed() {
+    check(
+        "elided_braces.c",
+        r#"
+struct P { int x, y; };
+struct S { struct P p[2]; int a[2][2]; char s[4]; };
+long mpc_main(int INPUT_A_x, int INPUT_B_y) {
+  struct S s1 = { 1, 2, 3, INPUT_A_x, 5, 6, 7, 8, "ab" };
+  struct S s2 = { { {INPUT_B_y}, 2 }, { [1] = 3, 4 }, .s[1] = 'q', 'r' };
+  struct S s3 = { .a = 1, 2, INPUT_A_x };
+  struct S arr[] = { 1, 2, 3, 4, 5, 6, 7, 8, "xy", 9 };
+  struct P ps[] = { {1, 2}, 3, 4, [4] = 5 };
+  int m[][3] = { 1, 2, 3, INPUT_B_y };
+  struct P q = { .y = INPUT_A_x, .x = 2, 7 };
+  long r = 0, k = 1;
+#define ADD(v) r += (long)(v) * k; k = k * 3 % 1000003;
+  for (int i = 0; i < 2; i++) { ADD(s1.p[i].x) ADD(s1.p[i].y) ADD(s2.p[i].x) ADD(s2.p[i].y) ADD(s3.p[i].x) ADD(s3.p[i].y)
+    for (int j = 0; j < 2; j++) { ADD(s1.a[i][j]) ADD(s2.a[i][j]) ADD(s3.a[i][j]) } }
+  for (int i = 0; i < 4; i++) { ADD(s1.s[i]) ADD(s2.s[i]) ADD(s3.s[i]) ADD(arr[0].s[i]) }
+  ADD(sizeof arr) ADD(arr[1].p[0].x) ADD(arr[1].p[0].y) ADD(sizeof ps) ADD(ps[1].x) ADD(ps[1].y) ADD(ps[4].x)
+  ADD(sizeof m) ADD(m[1][0]) ADD(m[1][1]) ADD(q.x) ADD(q.y)
+  return r;
+}
+"#,
+        20,
+        0,
+    );
+}
