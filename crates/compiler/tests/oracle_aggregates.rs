@@ -351,3 +351,32 @@ long mpc_main(int INPUT_A_x, int INPUT_B_y) {
         0,
     );
 }
+
+/// Bit-fields as loop counters (the loops unroll on their truncated values), in chained
+/// assignments, as arguments, in `switch`, and as operands of `?:` and comparisons whose
+/// other operand is negative (a field wider than `int` converts it to its own width).
+#[test]
+fn bit_fields_as_counters_and_in_conditionals() {
+    check(
+        "bit_field_counters.c",
+        r#"
+struct S { unsigned a : 3; int b : 4; unsigned long e : 40; };
+static int f(int v) { return v * 2; }
+long mpc_main(int INPUT_A_x, int INPUT_B_y) {
+  struct S s = { 0 };
+  long n = 0;
+  for (s.a = 0; s.a < 7; s.a++) n += s.a;
+  for (s.b = -8; s.b < 7; s.b += 3) n += s.b * 10;
+  s.b = s.a = INPUT_A_x;
+  n += s.b * 100 + s.a * 1000 + f(s.b);
+  switch (s.a) { case 5: n += 7; break; case 6: n -= 3; break; default: n ^= 1; }
+  n += INPUT_B_y > 0 ? s.e : -1;
+  n += (INPUT_B_y & 1 ? s.e : 0) == 0;
+  n += s.e > -1;
+  return n;
+}
+"#,
+        20,
+        0,
+    );
+}
