@@ -38,7 +38,7 @@ const INPUT_HELP: &str = "For a compiled program: NAME=VALUE, NAME with or witho
 INPUT_A_/INPUT_B_ prefix; VALUE decimal (negative for signed types) or 0x-hex, true/false, \
 'a' for a character, [1,2,3] for arrays ([[1,2],[3,4]] nested), \"kitten\" for an array of \
 8-bit integers (zero-padded, as in C; quote it for the shell: 'text=\"kitten\"'), \
-{x: 1, y: [1,2]} for structs. For a Bristol \
+{x: 1, y: [1,2]} for structs, the bytes of a union ([1,0,0,0]). For a Bristol \
 circuit: one bare decimal or 0x-hex value per input value, in circuit order.";
 
 /// `--a`/`--b` on a command without parties' flags (`eval`, `run`), hidden and refused

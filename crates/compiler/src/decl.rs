@@ -1,6 +1,6 @@
 //! Types, declarations and initializers.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use lang_c::ast::*;
@@ -10,7 +10,7 @@ use pgc_circuit::Lit;
 use crate::lower::{
     Binding, Lowerer, PendingOutput, Place, Ptr, R, Val, VarId, input_owner, output_visibility,
 };
-use crate::types::{FloatTy, IntTy, Ty, make_struct};
+use crate::types::{FieldDecl, FloatTy, IntTy, Ty, layout_record};
 
 /// The largest variable, in bits. Large variables are stored in 8 bytes per 32 bits while
 /// their bits are constants or runs of consecutive wires (see [`crate::bits`]): 256 MiB at
@@ -140,57 +140,106 @@ impl<'a> Lowerer<'a> {
     }
 
     fn struct_type(&mut self, st: &'a Node<StructType>) -> R<Ty> {
-        if st.node.kind.node == StructKind::Union {
-            return self.err(st.span, "unions are not supported");
-        }
+        let is_union = st.node.kind.node == StructKind::Union;
+        let keyword = if is_union { "union" } else { "struct" };
         let tag = st.node.identifier.as_ref().map(|i| i.node.name.clone());
         let Some(decls) = &st.node.declarations else {
             let Some(tag) = tag else {
-                return self.err(st.span, "struct without a name or fields");
+                return self.err(st.span, format!("{keyword} without a name or fields"));
             };
             return match self.struct_tags.get(&tag) {
+                Some(Ok(d)) if d.is_union != is_union => self.err(
+                    st.span,
+                    format!("`{tag}` is a {} tag, not a {keyword} tag", d.keyword()),
+                ),
                 Some(Ok(d)) => Ok(Ty::Struct(d.clone())),
-                Some(Err(why)) => self.err(st.span, format!("struct {tag} cannot be used: {why}")),
-                None => self.err(st.span, format!("struct {tag} is not defined")),
+                Some(Err(why)) => {
+                    self.err(st.span, format!("{keyword} {tag} cannot be used: {why}"))
+                }
+                None => self.err(st.span, format!("{keyword} {tag} is not defined")),
             };
         };
-        let mut fields = Vec::new();
+        let mut fields: Vec<FieldDecl> = Vec::new();
         for d in decls {
             let StructDeclaration::Field(f) = &d.node else {
                 continue;
             };
             let specs = qualifier_type_specs(&f.node.specifiers);
             let base = self.base_type(&specs, f.span)?;
-            for sd in &f.node.declarators {
-                if let Some(bw) = &sd.node.bit_width {
-                    return self.err(bw.span, "bit-fields are not supported");
+            if f.node.declarators.is_empty() {
+                // `struct { union { int a; float b; }; int c; }`: C11's anonymous members.
+                // (A nested `struct t { … };` with a tag only declares the tag.)
+                let anonymous = specs.iter().any(|t| {
+                    matches!(&t.node, TypeSpecifier::Struct(inner)
+                        if inner.node.identifier.is_none() && inner.node.declarations.is_some())
+                });
+                if anonymous {
+                    return self.err(
+                        f.span,
+                        "anonymous struct and union members are not supported (give the member a name)",
+                    );
                 }
-                let Some(decl) = &sd.node.declarator else {
-                    continue;
+                continue;
+            }
+            for sd in &f.node.declarators {
+                let (name, ty, at) = match &sd.node.declarator {
+                    Some(decl) => {
+                        let (name, ty, _) = self.derive(base.clone(), decl)?;
+                        (name, ty, decl.span)
+                    }
+                    None => (None, base.clone(), sd.span),
                 };
-                let (name, ty, _) = self.derive(base.clone(), decl)?;
-                let Some(name) = name else { continue };
+                if let Some(n) = &name
+                    && fields.iter().any(|f| f.name.as_ref() == Some(n))
+                {
+                    return self.err(at, format!("duplicate member `{n}`"));
+                }
                 if ty.contains_pointer() {
                     return self.err(
-                        decl.span,
-                        "struct fields may not be pointers (pointers exist only at compile time)",
+                        at,
+                        format!(
+                            "{keyword} fields may not be pointers (pointers exist only at compile time)"
+                        ),
                     );
                 }
                 if matches!(ty, Ty::Void) {
-                    return self.err(decl.span, "a field cannot be void");
+                    return self.err(at, "a field cannot be void");
                 }
-                fields.push((name, ty));
+                let width = match &sd.node.bit_width {
+                    Some(bw) => Some(self.bit_field_width(name.as_deref(), &ty, bw, at)?),
+                    None => None,
+                };
+                if is_union
+                    && width.is_none()
+                    && !ty.image_exact()
+                    && let Some(n) = &name
+                {
+                    return self.err(
+                        at,
+                        format!(
+                            "union member `{n}` has type {}, whose bits pgc does not keep where \
+                             gcc's memory keeps them (a _Bool is one bit, a struct has no \
+                             padding in the circuit), so reading another member after writing \
+                             it could differ from gcc; such union members are not supported",
+                            ty.name()
+                        ),
+                    );
+                }
+                if name.is_none() && width.is_none() {
+                    continue; // `int;`: declares nothing (gcc warns)
+                }
+                fields.push(FieldDecl { name, ty, width });
             }
         }
         let name = tag
             .clone()
             .unwrap_or_else(|| format!("<anonymous at {}>", self.map.pos(st.span.start).line));
-        let def = Rc::new(make_struct(name, fields));
+        let def = Rc::new(layout_record(name, is_union, fields));
         if def.bits > MAX_STRUCT_BITS {
             return self.err(
                 st.span,
                 format!(
-                    "struct `{}` of {} bits is too large: a struct is copied whole on assignment, so it may have up to 2^27 bits",
+                    "{keyword} `{}` of {} bits is too large: a {keyword} is copied whole on assignment, so it may have up to 2^27 bits",
                     def.name, def.bits
                 ),
             );
@@ -199,6 +248,47 @@ impl<'a> Lowerer<'a> {
             self.struct_tags.insert(tag, Ok(def.clone()));
         }
         Ok(Ty::Struct(def))
+    }
+
+    /// The width of a bit-field, checked as gcc checks it.
+    fn bit_field_width(
+        &mut self,
+        name: Option<&str>,
+        ty: &Ty,
+        bw: &'a Node<Expression>,
+        at: Span,
+    ) -> R<u32> {
+        let what = match name {
+            Some(n) => format!("bit-field `{n}`"),
+            None => "an unnamed bit-field".to_string(),
+        };
+        let Ty::Int(t) = ty else {
+            return self.err(
+                at,
+                format!(
+                    "{what} has type {}: a bit-field must have an integer type",
+                    ty.name()
+                ),
+            );
+        };
+        let w = self.const_int(bw)?;
+        if w < 0 {
+            return self.err(bw.span, format!("{what} has a negative width ({w})"));
+        }
+        if w > t.bits as i128 {
+            return self.err(
+                bw.span,
+                format!(
+                    "the width of {what} ({w}) exceeds its type ({}, {} bits)",
+                    t.name(),
+                    t.bits
+                ),
+            );
+        }
+        if w == 0 && name.is_some() {
+            return self.err(bw.span, format!("{what} has zero width"));
+        }
+        Ok(w as u32)
     }
 
     fn enum_type(&mut self, en: &'a Node<EnumType>) -> R<Ty> {
@@ -414,7 +504,7 @@ impl<'a> Lowerer<'a> {
                 (_, Some(s)) => crate::strings::string_literal_bytes(&s.node)
                     .map_err(|m| self.error(s.span, m))?
                     .len() as u64,
-                (Initializer::List(items), None) => self.list_length(items)?,
+                (Initializer::List(items), None) => self.list_length_of(e, items)?,
                 (Initializer::Expression(_), None) => {
                     return self.err(i.span, "an array needs a brace-enclosed initializer");
                 }
@@ -527,20 +617,26 @@ impl<'a> Lowerer<'a> {
         self.initialize(&place, i)
     }
 
-    fn list_length(&mut self, items: &'a [Node<InitializerListItem>]) -> R<u64> {
-        let mut pos: u64 = 0;
-        let mut max: u64 = 0;
-        for it in items {
-            if let Some(d) = it.node.designation.first() {
-                match &d.node {
-                    Designator::Index(e) => pos = self.const_int(e)? as u64,
-                    _ => return self.err(d.span, "this designator cannot size an array"),
-                }
-            }
-            pos += 1;
-            max = max.max(pos);
+    /// The length a list gives an array of unknown size `T a[] = {…}` (of elements `elem`).
+    pub(crate) fn list_length_of(
+        &mut self,
+        elem: &Ty,
+        items: &'a [Node<InitializerListItem>],
+    ) -> R<u64> {
+        if let [one] = items
+            && one.node.designation.is_empty()
+            && let Some(s) = string_initializer(elem, &one.node.initializer)
+        {
+            // `{"abc"}` for an array of char: the string's length, its zero included.
+            return crate::strings::string_literal_bytes(&s.node)
+                .map(|b| b.len() as u64)
+                .map_err(|m| self.error(s.span, m));
         }
-        Ok(max)
+        let saved = self.enter(Lit::FALSE);
+        let probe = Place::whole(usize::MAX, Ty::Array(Box::new(elem.clone()), 0));
+        let r = self.run_list(probe, items, true);
+        self.restore(saved);
+        r
     }
 
     /// Writes the bytes of string literal `s` into the `char` array at `place` (C11 §6.7.9
@@ -570,7 +666,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Runs an initializer into a place (the variable is already zeroed).
-    fn initialize(&mut self, place: &Place, init: &'a Node<Initializer>) -> R<()> {
+    pub(crate) fn initialize(&mut self, place: &Place, init: &'a Node<Initializer>) -> R<()> {
         if let Ty::Array(e, _) = &place.ty
             && let Some(s) = string_initializer(e, init)
         {
@@ -592,158 +688,180 @@ impl<'a> Lowerer<'a> {
                 self.write_place(place, &bits);
                 Ok(())
             }
-            Initializer::List(items) => {
-                if let Ty::Int(_) | Ty::Float(_) = place.ty {
-                    // `int x = { 5 };`
-                    if let [one] = items.as_slice() {
-                        return self.initialize(place, &one.node.initializer);
-                    }
-                    return self.err(init.span, "too many initializers for a scalar");
-                }
-                // (A string is one initializer of a whole array, never a scalar's.)
-                let flat = items.iter().all(|i| {
-                    i.node.designation.is_empty()
-                        && matches!(&i.node.initializer.node, Initializer::Expression(e)
-                            if !matches!(e.node, Expression::StringLiteral(_)))
-                });
-                let direct = members(&place.ty);
-                if flat
-                    && direct
-                        .iter()
-                        .any(|(_, t)| !matches!(t, Ty::Int(_) | Ty::Float(_)))
-                {
-                    // Brace elision: `int a[2][2] = {1, 2, 3, 4}` fills the scalars in order,
-                    // and a struct value fills a struct member whole (`{s, 1}`).
-                    let mut next = 0;
-                    self.initialize_elided(place, items, &mut next)?;
-                    if next < items.len() {
-                        return self.err(items[next].span, "too many initializers");
-                    }
-                    return Ok(());
-                }
-                let mut pos = 0usize;
-                let mut written = HashSet::new();
-                for (k, it) in items.iter().enumerate() {
-                    if let Some(d) = it.node.designation.first() {
-                        pos = match (&d.node, &place.ty) {
-                            (Designator::Index(e), Ty::Array(..)) => self.const_int(e)? as usize,
-                            (Designator::Member(m), Ty::Struct(s)) => {
-                                match s.fields.iter().position(|(n, _, _)| *n == m.node.name) {
-                                    Some(p) => p,
-                                    None => {
-                                        return self.err(
-                                            m.span,
-                                            format!(
-                                                "struct {} has no field `{}`",
-                                                s.name, m.node.name
-                                            ),
-                                        );
-                                    }
-                                }
-                            }
-                            _ => {
-                                return self
-                                    .err(d.span, "designator does not fit the initialized type");
-                            }
-                        };
-                    }
-                    let Some((off, ty)) = direct.get(pos).cloned() else {
-                        return self.err(it.span, "too many initializers");
-                    };
-                    let p = place.inner(off, ty);
-                    if let [_, rest @ ..] = it.node.designation.as_slice()
-                        && !rest.is_empty()
-                    {
-                        // `.a[1] = x`, `[2].f = x`: the subobject the designators name. An
-                        // item after it without a designator would go on inside that
-                        // subobject, which is left out.
-                        if let Some(next) = items.get(k + 1)
-                            && next.node.designation.is_empty()
-                        {
-                            return self.err(
-                                next.span,
-                                "an initializer after a nested designator (`.a[1] = x`) needs a designator of its own",
-                            );
-                        }
-                        written.insert(pos);
-                        let mut q = p;
-                        for d in rest {
-                            q = self.designated_place(&q, d)?;
-                        }
-                        // A brace list initializes the whole subobject, anew if it was before.
-                        if matches!(it.node.initializer.node, Initializer::List(_))
-                            && matches!(q.ty, Ty::Array(..) | Ty::Struct(_))
-                        {
-                            let zeros = vec![Lit::FALSE; q.ty.bits() as usize];
-                            self.write_place(&q, &zeros);
-                        }
-                        self.initialize(&q, &it.node.initializer)?;
-                        pos += 1;
-                        continue;
-                    }
-                    // A member initialized again (`{.a = {1, 2}, .a = {3}}`) is initialized
-                    // anew, its members not named the second time zero (C11 6.7.9p19), not
-                    // kept from the first (the variable is zeroed only once, before).
-                    if !written.insert(pos) && matches!(p.ty, Ty::Array(..) | Ty::Struct(_)) {
-                        let zeros = vec![Lit::FALSE; p.ty.bits() as usize];
-                        self.write_place(&p, &zeros);
-                    }
-                    self.initialize(&p, &it.node.initializer)?;
-                    pos += 1;
-                }
-                Ok(())
-            }
+            Initializer::List(items) => self.initialize_list(place, items, init.span),
         }
     }
 
-    /// Initializes `place`'s members in order from `items[*next..]`, the expressions of a
-    /// list whose inner braces are elided: a scalar member takes one, a struct member one
-    /// of its own type whole, any other aggregate member its own members in turn.
-    fn initialize_elided(
+    /// Runs a brace-enclosed list into `place` (zero where the list says nothing).
+    pub(crate) fn initialize_list(
         &mut self,
         place: &Place,
         items: &'a [Node<InitializerListItem>],
-        next: &mut usize,
+        span: Span,
     ) -> R<()> {
-        for (off, ty) in members(&place.ty) {
-            let Some(it) = items.get(*next) else {
-                return Ok(());
+        if let Ty::Int(_) | Ty::Float(_) = place.ty {
+            // `int x = { 5 };`
+            return match items {
+                [one] if one.node.designation.is_empty() => {
+                    self.initialize(place, &one.node.initializer)
+                }
+                [one] => self.err(one.span, "a designator in the initializer of a scalar"),
+                _ => self.err(span, "too many initializers for a scalar"),
             };
-            let Initializer::Expression(e) = &it.node.initializer.node else {
-                unreachable!("a list without braces inside")
-            };
-            let p = place.inner(off, ty);
-            let whole = match &p.ty {
-                Ty::Int(_) | Ty::Float(_) => true,
-                Ty::Struct(_) => self.type_of(e)? == p.ty,
-                _ => false,
-            };
-            if whole {
-                let v = self.eval_deferred(e)?;
-                let bits = self.convert_val(v, &p.ty, e.span)?;
-                self.write_place(&p, &bits);
-                *next += 1;
-            } else {
-                self.initialize_elided(&p, items, next)?;
-            }
         }
-        Ok(())
+        if let Ty::Array(e, _) = &place.ty
+            && let [one] = items
+            && one.node.designation.is_empty()
+            && let Some(s) = string_initializer(e, &one.node.initializer)
+        {
+            // `(char[]){"abc"}`: the braces of `char s[] = {"abc"}`.
+            return self.initialize_from_string(place, s);
+        }
+        self.run_list(place.clone(), items, false).map(|_| ())
     }
 
-    /// The subobject of `q` a designator after the first one of a nested designation names.
-    fn designated_place(&mut self, q: &Place, d: &'a Node<Designator>) -> R<Place> {
-        match (&d.node, &q.ty) {
-            (Designator::Index(e), Ty::Array(elem, n)) => {
+    /// Places a brace list's items as C11 6.7.9 ¶17–20 says: each item initializes the next
+    /// subobject in order, descending into aggregates whose braces are left out (`int
+    /// a[2][2] = {1, 2, 3, 4}`) unless the item is a whole struct or union of that type
+    /// (`{s, 1}`) or a string for a `char` array; a designation (`.a[1] =`, `[2].f =`)
+    /// moves the position, and the items after it go on from the subobject after the one
+    /// it named (`{.a[1] = 1, 2}` gives `a[2] = 2`). A braced item initializes its
+    /// subobject whole, anew if it was before (its members it does not name are zero, C11
+    /// ¶19), and so does a union member (the union's other bytes zero, as gcc does).
+    ///
+    /// With `measure` set, `place` is an array of unknown length: nothing is evaluated or
+    /// written, and the result is the number of elements the list gives it.
+    fn run_list(
+        &mut self,
+        place: Place,
+        items: &'a [Node<InitializerListItem>],
+        measure: bool,
+    ) -> R<u64> {
+        // The aggregates the position lies in, outermost first: (aggregate, its member the
+        // next item initializes).
+        let top_len = if measure {
+            u64::MAX
+        } else {
+            member_count(&place.ty)
+        };
+        let mut stack: Vec<(Place, u64, u64)> = vec![(place, 0, top_len)];
+        let mut length = 0u64;
+        // The member each union (by its bit offset) was last initialized through: a
+        // designator that names another one starts the union afresh, as gcc does.
+        let mut union_members: HashMap<u64, u64> = HashMap::new();
+        for it in items {
+            if let [first, rest @ ..] = it.node.designation.as_slice() {
+                stack.truncate(1);
+                let k = self.designator_member(&stack[0].0, first, measure)?;
+                stack[0].1 = k;
+                for d in rest {
+                    let (agg, k, _) = stack.last().expect("the outer list");
+                    if !measure
+                        && is_union(&agg.ty)
+                        && union_members.insert(agg.off, *k) != Some(*k)
+                    {
+                        let zeros = vec![Lit::FALSE; agg.ty.bits() as usize];
+                        self.write_place(agg, &zeros);
+                    }
+                    let sub = nth_member(agg, *k);
+                    let j = self.designator_member(&sub, d, false)?;
+                    let n = member_count(&sub.ty);
+                    stack.push((sub, j, n));
+                }
+            } else {
+                // Leave the aggregates the previous items filled.
+                while let Some((_, k, n)) = stack.last()
+                    && k >= n
+                    && stack.len() > 1
+                {
+                    stack.pop();
+                    advance(&mut stack);
+                }
+                if stack[0].1 >= stack[0].2 {
+                    return self.err(it.span, "too many initializers");
+                }
+            }
+            // Descend (brace elision) until the item fits the subobject at the position.
+            loop {
+                let (agg, k, n) = stack.last().expect("the outer list");
+                if k >= n {
+                    // A designated aggregate's elided members ran out (`{.p = 1, 2, 3}`
+                    // with two members in `p`): the item goes on after it.
+                    return self.err(it.span, "too many initializers");
+                }
+                let sub = if measure && stack.len() == 1 {
+                    let Ty::Array(e, _) = &agg.ty else {
+                        unreachable!("measuring an array")
+                    };
+                    agg.inner(0, (**e).clone())
+                } else {
+                    nth_member(agg, *k)
+                };
+                let fits = match &it.node.initializer.node {
+                    Initializer::List(_) => true,
+                    Initializer::Expression(e) => match &sub.ty {
+                        Ty::Int(_) | Ty::Float(_) => true,
+                        Ty::Array(el, _) => string_initializer(el, &it.node.initializer).is_some(),
+                        Ty::Struct(_) => {
+                            !matches!(e.node, Expression::StringLiteral(_))
+                                && self.type_of(e)? == sub.ty
+                        }
+                        Ty::Void | Ty::Pointer(_) => true,
+                    },
+                };
+                if !fits {
+                    let n = member_count(&sub.ty);
+                    stack.push((sub, 0, n));
+                    continue;
+                }
+                if !measure {
+                    if is_union(&agg.ty) {
+                        union_members.insert(agg.off, *k);
+                        let zeros = vec![Lit::FALSE; agg.ty.bits() as usize];
+                        self.write_place(agg, &zeros);
+                    } else if matches!(it.node.initializer.node, Initializer::List(_))
+                        && matches!(sub.ty, Ty::Array(..) | Ty::Struct(_))
+                    {
+                        let zeros = vec![Lit::FALSE; sub.ty.bits() as usize];
+                        self.write_place(&sub, &zeros);
+                    }
+                    self.initialize(&sub, &it.node.initializer)?;
+                }
+                break;
+            }
+            length = length.max(stack[0].1 + 1);
+            advance(&mut stack);
+        }
+        Ok(length)
+    }
+
+    /// The member of `agg` a designator names (checked against its bounds, except the
+    /// outer array's while `measure`-ing it).
+    fn designator_member(&mut self, agg: &Place, d: &'a Node<Designator>, measure: bool) -> R<u64> {
+        match (&d.node, &agg.ty) {
+            (Designator::Index(e), Ty::Array(_, n)) => {
                 let k = self.const_int(e)?;
-                if k < 0 || k >= *n as i128 {
+                if k < 0 || (!measure && k >= *n as i128) || k >= 1 << 32 {
                     return self.err(
                         d.span,
                         format!("designator index {k} is outside the array's {n} elements"),
                     );
                 }
-                Ok(q.inner(k as u64 * elem.bits(), (**elem).clone()))
+                Ok(k as u64)
             }
-            (Designator::Member(m), Ty::Struct(_)) => self.member_place(q, &m.node.name, m.span),
+            (Designator::Member(m), Ty::Struct(s)) => {
+                match s.fields.iter().position(|(n, _, _)| *n == m.node.name) {
+                    Some(p) => Ok(p as u64),
+                    None => self.err(
+                        m.span,
+                        format!("{} {} has no field `{}`", s.keyword(), s.name, m.node.name),
+                    ),
+                }
+            }
+            (Designator::Range(_), _) => self.err(
+                d.span,
+                "range designators (`[a ... b] =`, a gcc extension) are not supported",
+            ),
             _ => self.err(d.span, "designator does not fit the initialized type"),
         }
     }
@@ -798,11 +916,14 @@ impl<'a> Lowerer<'a> {
         let Ty::Struct(s) = &place.ty else {
             return self.err(
                 span,
-                format!("member `{name}` of something that is not a struct"),
+                format!("member `{name}` of something that is not a struct or union"),
             );
         };
         let Some((_, t, off)) = s.fields.iter().find(|(n, _, _)| n == name) else {
-            return self.err(span, format!("struct {} has no field `{name}`", s.name));
+            return self.err(
+                span,
+                format!("{} {} has no field `{name}`", s.keyword(), s.name),
+            );
         };
         Ok(place.inner(*off, t.clone()))
     }
@@ -822,12 +943,40 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// Direct members of an aggregate: (bit offset, type).
-fn members(ty: &Ty) -> Vec<(u64, Ty)> {
+/// How many members an aggregate has (for the position in a brace list): an array's
+/// elements, a struct's or union's named fields; a scalar none.
+fn member_count(ty: &Ty) -> u64 {
     match ty {
-        Ty::Array(e, n) => (0..*n).map(|k| (k * e.bits(), (**e).clone())).collect(),
-        Ty::Struct(s) => s.fields.iter().map(|(_, t, o)| (*o, t.clone())).collect(),
-        _ => vec![],
+        Ty::Array(_, n) => *n,
+        Ty::Struct(s) => s.fields.len() as u64,
+        _ => 0,
+    }
+}
+
+/// Member `k` of the aggregate at `agg`.
+fn nth_member(agg: &Place, k: u64) -> Place {
+    match &agg.ty {
+        Ty::Array(e, _) => agg.inner(k * e.bits(), (**e).clone()),
+        Ty::Struct(s) => {
+            let (_, t, off) = &s.fields[k as usize];
+            agg.inner(*off, t.clone())
+        }
+        _ => unreachable!("a member of a scalar"),
+    }
+}
+
+fn is_union(ty: &Ty) -> bool {
+    matches!(ty, Ty::Struct(s) if s.is_union)
+}
+
+/// Moves the innermost position of a brace list on past the member just initialized (past
+/// all of a union's: it takes one).
+fn advance(stack: &mut [(Place, u64, u64)]) {
+    let (agg, k, n) = stack.last_mut().expect("the outer list");
+    if is_union(&agg.ty) {
+        *k = *n;
+    } else {
+        *k += 1;
     }
 }
 

@@ -174,8 +174,10 @@ impl<'a> Lowerer<'a> {
                         let (ty, bits) = match self.eval(base)? {
                             Val::Agg(ty @ Ty::Struct(_), bits) => (ty, bits),
                             _ => {
-                                return self
-                                    .err(m.span, "`.` applied to something that is not a struct");
+                                return self.err(
+                                    m.span,
+                                    "`.` applied to something that is not a struct or union",
+                                );
                             }
                         };
                         let var = self.new_var(ty.clone(), bits);
@@ -213,6 +215,7 @@ impl<'a> Lowerer<'a> {
                 .index_place(&b.node.lhs, &b.node.rhs, e.span)
                 .map(Lv::Place),
             Expression::StringLiteral(s) => self.string_literal(s).map(Lv::Place),
+            Expression::CompoundLiteral(c) => self.compound_literal(c).map(Lv::Place),
             _ => self.err(e.span, "expression is not assignable"),
         }
     }
@@ -309,7 +312,8 @@ impl<'a> Lowerer<'a> {
             Expression::BinaryOperator(_)
             | Expression::UnaryOperator(_)
             | Expression::Member(_)
-            | Expression::StringLiteral(_) => match self.eval_lvalue(e)? {
+            | Expression::StringLiteral(_)
+            | Expression::CompoundLiteral(_) => match self.eval_lvalue(e)? {
                 Lv::Place(p) => match p.ty.clone() {
                     Ty::Array(el, n) => Ok(Some((p, *el, n))),
                     _ => self.err(
@@ -414,13 +418,22 @@ impl<'a> Lowerer<'a> {
             }
             Expression::Call(c) => self.eval_call(c),
             Expression::CompoundLiteral(_) => {
-                self.err(e.span, "compound literals are not supported")
+                let lv = self.eval_lvalue(e)?;
+                self.read(lv, e.span)
             }
             Expression::SizeOfTy(t) => {
                 let ty = self.type_name(&t.node.0)?;
                 Ok(self.int_val(IntTy::new(64, false), ty.c_size() as i128))
             }
             Expression::SizeOfVal(v) => {
+                if let Some(name) = self.bit_field_of(&v.node.0)? {
+                    return self.err(
+                        e.span,
+                        format!(
+                            "`sizeof` applied to the bit-field `{name}`, which C does not allow"
+                        ),
+                    );
+                }
                 if let Expression::Identifier(id) = &v.node.0.node
                     && let Ok(Binding::Var(var)) = self.lookup(&id.node.name, id.span)
                     && self.array_params.contains(&var)
@@ -681,6 +694,12 @@ impl<'a> Lowerer<'a> {
                 )
             }
             UnaryOperator::Address => {
+                if let Some(name) = self.bit_field_of(&u.node.operand)? {
+                    return self.err(
+                        span,
+                        format!("the address of the bit-field `{name}` cannot be taken (C does not allow it)"),
+                    );
+                }
                 let lv = self.eval_lvalue(&u.node.operand)?;
                 match lv {
                     Lv::Place(p) => {
@@ -963,7 +982,9 @@ impl<'a> Lowerer<'a> {
             Expression::Identifier(id) => {
                 matches!(self.lookup(&id.node.name, id.span), Ok(Binding::Var(_)))
             }
-            Expression::Member(_) | Expression::StringLiteral(_) => true,
+            Expression::Member(_)
+            | Expression::StringLiteral(_)
+            | Expression::CompoundLiteral(_) => true,
             Expression::BinaryOperator(b) => b.node.operator.node == BinaryOperator::Index,
             Expression::UnaryOperator(u) => u.node.operator.node == UnaryOperator::Indirection,
             _ => false,
@@ -987,6 +1008,63 @@ impl<'a> Lowerer<'a> {
         r
     }
 
+    /// The name of the bit-field a member expression (`s.x`, `p->x`) designates, if it does.
+    fn bit_field_of(&mut self, e: &'a Node<Expression>) -> R<Option<String>> {
+        let Expression::Member(m) = &e.node else {
+            return Ok(None);
+        };
+        let base = self.type_of(&m.node.expression)?;
+        let agg = match (&m.node.operator.node, base) {
+            (MemberOperator::Direct, t) => t,
+            (MemberOperator::Indirect, Ty::Pointer(t)) => *t,
+            _ => return Ok(None),
+        };
+        let name = &m.node.identifier.node.name;
+        Ok(match agg {
+            Ty::Struct(s) => s
+                .fields
+                .iter()
+                .zip(&s.bit_field)
+                .find(|((n, _, _), _)| n == name)
+                .filter(|(_, bit_field)| **bit_field)
+                .map(|_| name.clone()),
+            _ => None,
+        })
+    }
+
+    /// A compound literal `(T){…}`: a new unnamed object of type `T` (its length taken from
+    /// the list for `(int[]){…}`), initialized by the list as a declaration would be, and
+    /// designated as an lvalue. Each evaluation makes it anew, as C's block-scoped object is
+    /// initialized anew each time the literal is reached.
+    fn compound_literal(&mut self, c: &'a Node<CompoundLiteral>) -> R<Place> {
+        let mut ty = self.type_name(&c.node.type_name)?;
+        let items = &c.node.initializer_list;
+        if let Ty::Array(e, 0) = &ty {
+            let n = self.list_length_of(e, items)?;
+            ty = Ty::Array(e.clone(), n);
+        }
+        match &ty {
+            Ty::Array(_, 0) => {
+                return self.err(c.span, "a compound literal of an array of no elements");
+            }
+            Ty::Void => return self.err(c.span, "a compound literal cannot be void"),
+            t if t.contains_pointer() => {
+                return self.err(
+                    c.span,
+                    "compound literals of pointer type are not supported (pointers exist only at compile time)",
+                );
+            }
+            _ => {}
+        }
+        let var = self.zero_var(ty.clone());
+        // Bound in the enclosing block under a name no identifier has, so that it ends
+        // with the block as C says (compact compilation then reuses its storage).
+        self.bind(format!("(compound literal {var})"), Binding::Var(var));
+        let place = Place::whole(var, ty);
+        self.initialize_list(&place, items, c.span)?;
+        Ok(place)
+    }
+
     pub fn type_name(&mut self, t: &'a Node<TypeName>) -> R<Ty> {
         let specs = crate::decl::qualifier_type_specs(&t.node.specifiers);
         let base = self.base_type(&specs, t.span)?;
@@ -1001,7 +1079,7 @@ impl<'a> Lowerer<'a> {
 /// opposed to computing a value (a call, `?:`, an assignment, a comma).
 fn names_an_object(e: &Node<Expression>) -> bool {
     match &e.node {
-        Expression::Identifier(_) | Expression::Member(_) => true,
+        Expression::Identifier(_) | Expression::Member(_) | Expression::CompoundLiteral(_) => true,
         Expression::BinaryOperator(b) => b.node.operator.node == BinaryOperator::Index,
         Expression::UnaryOperator(u) => u.node.operator.node == UnaryOperator::Indirection,
         _ => false,

@@ -437,6 +437,11 @@ impl<'a> Visit<'a> for BodyScan<'a> {
         visit::visit_binary_operator_expression(self, b, span);
     }
 
+    fn visit_compound_literal(&mut self, _: &'a CompoundLiteral, _: &'a Span) {
+        // An object of its own, made anew per iteration: not a place of the template.
+        self.ok = false;
+    }
+
     fn visit_member_expression(&mut self, m: &'a MemberExpression, _: &'a Span) {
         if m.operator.node == MemberOperator::Indirect {
             self.ok = false;

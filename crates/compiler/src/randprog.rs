@@ -18,7 +18,8 @@
 //! `randprog/more.rs` adds enums, typedefs, every form of integer constant, `sizeof` of
 //! variables and unevaluated expressions, case labels as constant expressions, declarations
 //! that shadow, designated struct initializers, a struct nesting the program's struct,
-//! members of struct values and triangular loop nests.
+//! members of struct values and triangular loop nests. Blocks of their own write a union
+//! through some members and read it through others, and update a struct of bit-fields.
 //!
 //! Every program is free of behaviour gcc leaves undefined even with `-fwrapv`: divisors are
 //! guarded against 0 and against `MIN / -1`, shift counts are masked below the promoted width,
@@ -1099,7 +1100,7 @@ impl Gen {
         self.budget = self.budget.saturating_sub(1);
         let nest_ok = ctx.nesting < self.cfg.max_nesting;
         loop {
-            match self.rng.below(27) {
+            match self.rng.below(28) {
                 0..=2 => return self.declaration(),
                 3..=5 => return self.assignment(),
                 6 => return self.compound_assignment(),
@@ -1139,6 +1140,7 @@ impl Gen {
                 24 if !self.in_pure && self.rng.percent(50) => return self.static_declaration(),
                 25 if nest_ok && self.rng.percent(50) => return self.bare_block(ctx),
                 26 => return self.multi_declaration(),
+                27 => return self.scratch_union_or_bit_fields(),
                 _ => {}
             }
         }
@@ -1270,6 +1272,33 @@ impl Gen {
 
     /// A writable lvalue: a scalar variable, an array element at a (possibly secret) index,
     /// or a struct field.
+    /// A block with a union written through some members and read through others, or a
+    /// struct of bit-fields (one wider than `int`) initialized, updated and read, its result
+    /// stored into a scalar.
+    fn scratch_union_or_bit_fields(&mut self) {
+        let Some((lv, _)) = self.lvalue() else {
+            return self.declaration();
+        };
+        let (a, _) = self.expr(2);
+        let (b, _) = self.expr(2);
+        let name = format!("{}_scratch", self.prefix);
+        let text = if self.rng.percent(50) {
+            let k = self.rng.below(4);
+            let j = self.rng.below(2);
+            format!(
+                "{{ union {{ unsigned int w; unsigned short h[2]; signed char b[4]; int i; }} {name}; \
+                 {name}.w = {a}; {name}.b[{k}] = {b}; {lv} = {name}.h[{j}] + {name}.i % 1000; }}"
+            )
+        } else {
+            format!(
+                "{{ struct {{ unsigned a : 3; int b : 5; unsigned long c : 40; }} {name} = {{ {a}, {b}, {b} }}; \
+                 {name}.b += {a}; {name}.c -= {b}; {name}.a++; \
+                 {lv} = {name}.a + {name}.b * 7 + (int)({name}.c >> 20); }}"
+            )
+        };
+        self.line(&text);
+    }
+
     fn lvalue(&mut self) -> Option<(String, IntTy)> {
         let vars: Vec<Var> = self.visible().into_iter().filter(|v| v.writable).collect();
         if vars.is_empty() {
@@ -2193,6 +2222,9 @@ mod tests {
             "struct p",
             ".m1.f",
             ")).f",
+            // Unions and bit-fields.
+            "_scratch.b[",
+            "int b : 5;",
         ] {
             assert!(all.contains(feature), "no program has {feature:?}");
         }

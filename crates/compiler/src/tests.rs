@@ -379,3 +379,21 @@ int mpc_main(int INPUT_A_i)
         assert_eq!(run(src, &[i]), vec![want + i + 1], "i = {i}");
     }
 }
+
+/// A union port is its bytes (`uint8_t[sizeof]`), little-endian as the union's members
+/// read them.
+#[test]
+fn union_ports_are_their_bytes() {
+    let src = "union U { unsigned u; unsigned char b[4]; float f; };
+               void mpc_main(union U INPUT_A_x, union U *OUTPUT_y) {
+                 OUTPUT_y->b[0] = INPUT_A_x.b[3]; OUTPUT_y->u += INPUT_A_x.u; }";
+    assert_eq!(run(src, &[1, 2, 3, 4]), vec![5, 2, 3, 4]);
+    let c = compile_source(src, "u.c", &Options::default()).unwrap();
+    assert_eq!(
+        c.interface.inputs[0].ctype,
+        pgc_circuit::CType::Array {
+            elem: Box::new(pgc_circuit::CType::int(8, false)),
+            len: 4
+        }
+    );
+}

@@ -155,6 +155,35 @@ fn pointers_conditions_structs_and_nesting() {
     assert!(reused >= 1, "{reused}");
 }
 
+/// Unions, bit-fields and compound literals in functions stored once (by value, returned,
+/// as arguments) and in loop bodies written inline.
+#[test]
+fn unions_bit_fields_and_compound_literals_compact_equals_unrolled() {
+    let src = r#"
+        union V { int i; unsigned char b[4]; float f; };
+        struct BF { unsigned a : 3; int b : 5; unsigned long e : 40; };
+        static int mix(union V v, struct BF s) { v.b[1] ^= s.a; s.b += v.i; return v.i + s.b + (int)s.e; }
+        static struct BF bump(struct BF s, int k) { s.a += k; s.e -= k; return s; }
+        static int pick(int x) { union V u = (union V){ .i = x }; return ((int[]){ u.b[0], 2 * x })[x & 1]; }
+        void mpc_main(int INPUT_A_x[4], int INPUT_B_y[4], int OUTPUT_r[12]) {
+            for (int i = 0; i < 4; i++) {
+                union V v = { .i = INPUT_A_x[i] };
+                struct BF s = bump((struct BF){ INPUT_B_y[i], INPUT_A_x[i], INPUT_B_y[i] }, i);
+                OUTPUT_r[i] = mix(v, s) + mix((union V){ .b = { 1, 2 } }, s) + pick(INPUT_B_y[i]);
+            }
+            union V t[4];
+            for (int i = 0; i < 4; i++) { t[i].i = INPUT_A_x[i]; t[i].b[0] = INPUT_B_y[i]; }
+            struct BF q[4];
+            for (int i = 0; i < 4; i++) { q[i].b = INPUT_A_x[i]; q[i].a = q[i].b + 1; }
+            for (int i = 0; i < 4; i++) OUTPUT_r[4 + i] = t[i].i + q[i].a * 100 + q[i].b;
+            for (int i = 0; i < 4; i++) OUTPUT_r[8 + i] = ((int[]){ i, INPUT_B_y[i] })[1] * t[i].b[2];
+        }
+    "#;
+    let (templates, reused) = same_outputs("aggregates", src, &Options::default(), 30, 9);
+    assert!(templates >= 2, "{templates}");
+    assert!(reused >= 1, "{reused}");
+}
+
 /// String literals under templates: a function reading a literal through its pointer
 /// parameter is inlined (so a write into the literal would be refused), one reading a
 /// local array a literal initialized is a template; both read the literal's bytes as gcc does.

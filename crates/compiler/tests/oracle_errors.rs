@@ -437,3 +437,100 @@ fn entry_selection_errors_name_the_problem() {
     let msg = err.to_string();
     assert!(msg.contains("nosuch"), "{msg}");
 }
+
+/// Bit-fields and unions that gcc refuses (or that pgc cannot compile exactly) are errors at
+/// the declaration or expression that is wrong.
+#[test]
+fn bad_bit_fields_and_unions_are_rejected_where_they_are_written() {
+    // (name, source, where, words of the message)
+    type Refused<'a> = (&'a str, &'a str, (u32, u32), &'a [&'a str]);
+    let cases: [Refused; 13] = [
+        (
+            "bit_field_wider_than_its_type",
+            "struct S { int ok : 3;\n  int x : 33; };\nint mpc_main(int INPUT_A_x) { struct S s = {INPUT_A_x}; return s.ok; }\n",
+            (2, 11),
+            &["width", "`x`", "exceeds", "32 bits"],
+        ),
+        (
+            "bit_field_of_float",
+            "struct S { float f : 3; };\nint mpc_main(int INPUT_A_x) { struct S s; return INPUT_A_x; }\n",
+            (1, 18),
+            &["bit-field `f`", "float", "integer type"],
+        ),
+        (
+            "bit_field_of_array",
+            "struct S { int a[2] : 3; };\nint mpc_main(int INPUT_A_x) { return INPUT_A_x; }\n",
+            (1, 16),
+            &["bit-field `a`", "integer type"],
+        ),
+        (
+            "named_bit_field_of_zero_width",
+            "struct S { unsigned z : 0; };\nint mpc_main(int INPUT_A_x) { return INPUT_A_x; }\n",
+            (1, 25),
+            &["`z`", "zero width"],
+        ),
+        (
+            "bit_field_of_negative_width",
+            "struct S { unsigned n : -1; };\nint mpc_main(int INPUT_A_x) { return INPUT_A_x; }\n",
+            (1, 25),
+            &["`n`", "negative width"],
+        ),
+        (
+            "address_of_bit_field",
+            "struct S { unsigned b : 3; };\nint mpc_main(int INPUT_A_x) {\n  struct S s = {INPUT_A_x};\n  unsigned *p = &s.b;\n  return *p; }\n",
+            (4, 17),
+            &["address", "bit-field `b`"],
+        ),
+        (
+            "sizeof_bit_field",
+            "struct S { unsigned b : 3; };\nint mpc_main(int INPUT_A_x) {\n  struct S s = {INPUT_A_x};\n  return sizeof s.b; }\n",
+            (4, 10),
+            &["sizeof", "bit-field `b`"],
+        ),
+        (
+            "union_of_bool",
+            "union U { int i;\n  _Bool b; };\nint mpc_main(int INPUT_A_x) { union U u = {INPUT_A_x}; return u.i; }\n",
+            (2, 9),
+            &["union member `b`", "_Bool", "not supported"],
+        ),
+        (
+            "union_of_padded_struct",
+            "struct P { char c; int i; };\nunion U { long l; struct P p; };\nint mpc_main(int INPUT_A_x) { union U u; u.l = INPUT_A_x; return u.p.i; }\n",
+            (2, 28),
+            &["union member `p`", "struct P", "padding"],
+        ),
+        (
+            "anonymous_union_member",
+            "struct S { union { int a; float f; }; int c; };\nint mpc_main(int INPUT_A_x) { struct S s; return INPUT_A_x; }\n",
+            (1, 12),
+            &["anonymous", "not supported"],
+        ),
+        (
+            "union_named_as_struct",
+            "union U { int a; };\nint mpc_main(int INPUT_A_x) { struct U s; return INPUT_A_x; }\n",
+            (2, 31),
+            &["`U`", "union tag", "not a struct"],
+        ),
+        (
+            "too_many_union_initializers",
+            "union U { int a; short s; };\nint mpc_main(int INPUT_A_x) { union U u = { 1, INPUT_A_x }; return u.a; }\n",
+            (2, 48),
+            &["too many initializers"],
+        ),
+        (
+            "bit_field_struct_as_input",
+            "struct S { unsigned b : 3; };\nint mpc_main(struct S INPUT_A_s) { return INPUT_A_s.b; }\n",
+            (2, 14),
+            &["INPUT_A_s", "struct S"],
+        ),
+    ];
+    for (name, source, at, says) in cases {
+        check_rejected(&Rejected {
+            name,
+            source,
+            at: &[at],
+            says,
+            unroll_limit: None,
+        });
+    }
+}
