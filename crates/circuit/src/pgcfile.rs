@@ -3003,7 +3003,17 @@ mod tests {
     /// (byte by byte).
     #[test]
     fn varints_read_alike_with_and_without_bytes_after_them() {
-        let values = [0u64, 1, 127, 128, 16_383, 16_384, 2_097_151, 1 << 28, u32::MAX as u64];
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            2_097_151,
+            1 << 28,
+            u32::MAX as u64,
+        ];
         for &value in &values {
             let mut bytes = Vec::new();
             put_varint(&mut bytes, value);
@@ -3024,7 +3034,10 @@ mod tests {
         ] {
             let mut pos = 0;
             let got = get_varint(&data, &mut pos);
-            assert!(got.as_ref().is_err_and(|e| e.contains(error)), "{data:?}: {got:?}");
+            assert!(
+                got.as_ref().is_err_and(|e| e.contains(error)),
+                "{data:?}: {got:?}"
+            );
         }
     }
 }
