@@ -2129,7 +2129,29 @@ impl InstanceCodec {
 }
 
 /// An unsigned LEB128 varint of at most [`MAX_VARINT_BYTES`] bytes at `pos`.
+///
+/// Inlined, with a well-formed varint that has [`MAX_VARINT_BYTES`] bytes after it decoded
+/// here: a call per varint, returning its `Result` through memory, was a quarter of
+/// decoding a compact main body (see BENCHMARKS.md, helper `compactpipe`).
+#[inline]
 fn get_varint(data: &[u8], pos: &mut usize) -> Result<u64, String> {
+    let at = *pos;
+    if let Some(bytes) = data.get(at..at.saturating_add(MAX_VARINT_BYTES)) {
+        let mut v = 0u64;
+        for (k, &byte) in bytes.iter().enumerate() {
+            v |= ((byte & 0x7f) as u64) << (7 * k);
+            if byte & 0x80 == 0 {
+                *pos = at + k + 1;
+                return Ok(v);
+            }
+        }
+    }
+    get_varint_near_end(data, pos)
+}
+
+/// [`get_varint`] byte by byte: near the end of `data`, or an error.
+#[inline(never)]
+fn get_varint_near_end(data: &[u8], pos: &mut usize) -> Result<u64, String> {
     let mut v = 0u64;
     for k in 0..MAX_VARINT_BYTES {
         let Some(&byte) = data.get(*pos) else {
@@ -2973,6 +2995,49 @@ mod tests {
             let mut v = Vec::new();
             put_varint(&mut v, zigzag(d));
             assert!(v.len() <= MAX_VARINT_BYTES);
+        }
+    }
+
+    /// `get_varint` reads the same value, and stops at the same byte or with the same
+    /// error, whether the data goes on after the varint (the inlined path) or ends there
+    /// (byte by byte).
+    #[test]
+    fn varints_read_alike_with_and_without_bytes_after_them() {
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            2_097_151,
+            1 << 28,
+            u32::MAX as u64,
+        ];
+        for &value in &values {
+            let mut bytes = Vec::new();
+            put_varint(&mut bytes, value);
+            for tail in 0..=MAX_VARINT_BYTES {
+                let mut data = bytes.clone();
+                data.extend(std::iter::repeat_n(0x80, tail));
+                let mut pos = 0;
+                assert_eq!(get_varint(&data, &mut pos), Ok(value), "{value}, {tail}");
+                assert_eq!(pos, bytes.len());
+            }
+        }
+        // Too long, or cut off, with any number of bytes after it.
+        for (data, error) in [
+            (vec![0xff; MAX_VARINT_BYTES], "longer than"),
+            (vec![0xff; 2 * MAX_VARINT_BYTES], "longer than"),
+            (vec![0x80, 0x80], "ends inside"),
+            (vec![], "ends inside"),
+        ] {
+            let mut pos = 0;
+            let got = get_varint(&data, &mut pos);
+            assert!(
+                got.as_ref().is_err_and(|e| e.contains(error)),
+                "{data:?}: {got:?}"
+            );
         }
     }
 }

@@ -25,6 +25,12 @@
 //! reads and plans and the others run windows. `push` and `finish` run each window on the
 //! calling thread and the others as it fills.
 //!
+//! The garbler and the evaluator are one implementation (`CompactRun`); a `Role` says what
+//! differs: the engine, and when a window's tables meet the caller's stream. The garbler's
+//! threads write them, and `emit` gets them after the window ran (pipelined: while the
+//! next window runs); the evaluator's `read` fills them before the window runs (pipelined:
+//! the next window's, before waiting for the one in flight).
+//!
 //! Each thread runs an item in its own wire space (the call's inputs, outputs and the
 //! callee's scratch, as the [`Expander`] lays out one call; each template's expansion is
 //! cached after its first call, so a call costs no expansion), copying the input labels in
@@ -712,6 +718,14 @@ unsafe impl Send for SharedLabels {}
 unsafe impl Sync for SharedLabels {}
 
 impl SharedLabels {
+    /// The threads' view of `labels`, which the caller leaves alone while they use it.
+    fn of(labels: &mut [Block]) -> SharedLabels {
+        SharedLabels {
+            ptr: labels.as_mut_ptr(),
+            len: labels.len(),
+        }
+    }
+
     /// # Safety
     /// No other thread writes wire `w` during this call.
     unsafe fn read(self, w: WireId) -> Block {
@@ -998,56 +1012,26 @@ fn run_window<W: Send, E: Send>(
     }
 }
 
-/// A closed window handed to the runner thread with what its run needs (`J`): the main
-/// thread leaves the window, and what `J` points to, alone until the runner reports it
-/// done.
-struct Job<J> {
+/// What the threads running a window share: the labels, the window's tables (`T`: as its
+/// role sees them) and the window's first AND.
+#[derive(Clone, Copy)]
+struct Shared<T> {
+    labels: SharedLabels,
+    tables: T,
+    base: u64,
+}
+
+/// A closed window handed to the runner thread with what its threads share: the calling
+/// thread leaves the window, and the labels and tables `shared` points to, alone until the
+/// runner reports it done.
+struct Job<T> {
     win: *const Window,
-    with: J,
+    shared: Shared<T>,
 }
 
-// SAFETY: the window is only read, by the runner and its threads, while the main thread
+// SAFETY: the window is only read, by the runner and its threads, while the calling thread
 // (which owns it) waits for the runner's report before touching it again.
-unsafe impl<J: Send> Send for Job<J> {}
-
-/// What a runner's thread does with item `i` of a window handed over with `J`.
-type RunJobItem<'a, W, J, E> = dyn Fn(&mut W, &Window, &J, usize) -> Result<(), E> + Sync + 'a;
-
-/// The runner thread of a pipelined pass: runs each window it is handed on `workers` (as
-/// [`run_window`]) and reports the outcome, until the main thread hangs up.
-fn serve<W: Send, J: Send + Sync, E: Send>(
-    jobs: mpsc::Receiver<Job<J>>,
-    done: mpsc::Sender<Result<(), E>>,
-    graph: &mut Graph,
-    workers: &mut [W],
-    group: usize,
-    run: &RunJobItem<'_, W, J, E>,
-) {
-    for job in jobs {
-        // SAFETY: the main thread leaves the window alone until it hears back.
-        let win = unsafe { &*job.win };
-        let with = &job.with;
-        let each = |w: &mut W, items: &[u32]| -> Result<(), E> {
-            for &i in items {
-                run(w, win, with, i as usize)?;
-            }
-            Ok(())
-        };
-        if done
-            .send(run_window(win, graph, workers, group, &each))
-            .is_err()
-        {
-            return;
-        }
-    }
-}
-
-/// The runner's report on the window in flight; a runner that is gone panicked (the
-/// scope passes its panic on).
-fn wait_for<E>(done: &mpsc::Receiver<Result<(), E>>) -> Result<(), E> {
-    done.recv()
-        .unwrap_or_else(|_| panic!("the compact runner thread stopped"))
-}
+unsafe impl<T: Send> Send for Job<T> {}
 
 /// Errors of a compact run: the circuit, or the caller's sink or source.
 #[derive(Debug, thiserror::Error)]
@@ -1060,7 +1044,72 @@ pub enum CompactRunError<E> {
     Io(E),
 }
 
-/// One thread's wire space and gate buffers (the engine is the garbler's or evaluator's).
+/// An error of the threads (which never touch the caller's stream) as one of the pass.
+fn widen<E>(e: CompactRunError<Infallible>) -> CompactRunError<E> {
+    match e {
+        CompactRunError::Circuit(c) => CompactRunError::Circuit(c),
+        CompactRunError::Garble(g) => CompactRunError::Garble(g),
+        CompactRunError::Io(never) => match never {},
+    }
+}
+
+/// What tells garbling and evaluating a main body apart; all else ([`CompactRun`]) is
+/// shared. The garbler's threads write a window's tables at their places, which go to the
+/// caller's `emit` after the window ran; the evaluator's are filled by the caller's `read`
+/// before the window runs (pipelined: while the window before is still running), and each
+/// thread reads its items' tables from them.
+trait Role {
+    /// The half-gates engine each thread runs.
+    type Engine: Send;
+    /// A window's tables as the threads running it see them.
+    type Tables: Copy + Send + Sync;
+    /// The caller's end of the tables stream: `emit` or `read`.
+    type Stream<'s, E>: ?Sized;
+
+    fn set_label(engine: &mut Self::Engine, wire: WireId, label: Block);
+    fn label(engine: &Self::Engine, wire: WireId) -> Block;
+    fn set_and_index(engine: &mut Self::Engine, and_index: u64);
+
+    /// Readies `tables` for window `win` before it runs, on one thread (`in_order`) or
+    /// on several.
+    fn before<E>(
+        tables: &mut Vec<Block>,
+        win: &Window,
+        in_order: bool,
+        stream: &mut Self::Stream<'_, E>,
+    ) -> Result<(), E>;
+
+    /// Hands on the tables of a window that ran.
+    fn after<E>(tables: &[Block], stream: &mut Self::Stream<'_, E>) -> Result<(), E>;
+
+    /// The threads' view of `tables`, readied by [`before`](Self::before) for several
+    /// threads.
+    fn share(tables: &mut Vec<Block>) -> Self::Tables;
+
+    /// Runs item `i` of `win` on `w`, with what the window's threads share.
+    ///
+    /// # Safety
+    /// Every writer of a wire item `i` reads has finished, and no reader or writer of a
+    /// wire it writes runs meanwhile (the window's graph orders them); `i` runs once;
+    /// `shared` is `win`'s, and its labels and tables outlive the call.
+    unsafe fn run_item(
+        w: &mut Worker<'_, Self::Engine>,
+        win: &Window,
+        i: usize,
+        shared: Shared<Self::Tables>,
+    ) -> Result<(), CompactRunError<Infallible>>;
+
+    /// Runs the items of `win` in order on `w` (one thread), with `tables` readied by
+    /// [`before`](Self::before) in order.
+    fn run_in_order(
+        w: &mut Worker<'_, Self::Engine>,
+        win: &Window,
+        labels: &mut [Block],
+        tables: &mut Vec<Block>,
+    ) -> Result<(), CompactRunError<Infallible>>;
+}
+
+/// One thread's wire space, engine and gate buffers.
 struct Worker<'t, G> {
     space: Space<'t>,
     engine: G,
@@ -1071,358 +1120,138 @@ struct Worker<'t, G> {
 }
 
 impl<'t, G> Worker<'t, G> {
-    /// Expands window item `i` into this worker's space; calls `input(local, main)` for
-    /// each input label to copy in, and returns the item's gates.
-    fn prepare(
+    /// Runs window item `i`: expands it into this worker's space, copies its input labels
+    /// in from `labels`, runs `kernel` on its gates from its first AND's tweak on, and
+    /// copies its output labels back.
+    ///
+    /// # Safety
+    /// No other thread writes a main wire item `i` reads, or reads or writes one it
+    /// writes, during this call; `labels` outlives it.
+    unsafe fn run<R: Role<Engine = G>>(
         &mut self,
         win: &Window,
         i: usize,
-        mut input: impl FnMut(&mut G, WireId, WireId),
-    ) -> Result<(&[Gate], &mut G), CompactError> {
+        labels: SharedLabels,
+        kernel: impl FnOnce(&mut G, &[Gate]) -> Result<(), GarbleError>,
+    ) -> Result<(), CompactRunError<Infallible>> {
         self.own.clear();
         let (reads, writes) = win.wires(i);
         let source = self
             .space
             .expand(win.units[i], writes.len(), &mut self.own)?;
         for (k, &src) in reads.iter().enumerate() {
-            input(&mut self.engine, k as u32, src);
+            // SAFETY: the caller's guarantee.
+            R::set_label(&mut self.engine, k as u32, unsafe { labels.read(src) });
         }
         let gates = match source {
             Source::Cached(t) => self.space.cached[t as usize].as_deref().unwrap_or_default(),
             Source::Own(from, to) => &self.own[from..to],
         };
-        Ok((gates, &mut self.engine))
-    }
-}
-
-type GarbleWorker<'t> = Worker<'t, Garbler>;
-
-impl GarbleWorker<'_> {
-    /// Garbles window item `i`, appending its tables to `tables`.
-    ///
-    /// # Safety
-    /// No other thread writes a main wire item `i` reads, or touches one it writes.
-    unsafe fn garble_item(
-        &mut self,
-        win: &Window,
-        i: usize,
-        labels: SharedLabels,
-        tables: &mut Vec<Block>,
-    ) -> Result<(), CompactError> {
-        let (gates, garbler) = self.prepare(win, i, |g, local, main| {
-            // SAFETY: the caller's guarantee.
-            g.set_zero_label(local, unsafe { labels.read(main) })
-        })?;
-        garbler.set_and_index(win.first_and[i]);
-        garbler.garble(gates, tables);
+        R::set_and_index(&mut self.engine, win.first_and[i]);
+        kernel(&mut self.engine, gates)?;
+        let engine = &self.engine;
         each_output(win, i, |local, main| {
             // SAFETY: the caller's guarantee.
-            unsafe { labels.write(main, garbler.zero_label(local)) }
+            unsafe { labels.write(main, R::label(engine, local)) }
         });
         Ok(())
     }
 }
 
-/// Garbles a compact circuit's main body on several threads; tables come out in the
-/// sequential order (see the module doc). Feed the main body with [`push`](Self::push) in
-/// order, then [`finish`](Self::finish).
-pub struct CompactGarbler<'t> {
-    workers: Vec<GarbleWorker<'t>>,
-    labels: Vec<Block>,
-    planner: Planner<'t>,
-    window: Window,
-    /// The window in flight while the next one is planned ([`Self::garble_main`]), and its tables.
-    spare: Window,
-    spare_tables: Vec<Block>,
-    graph: Graph,
-    group: usize,
-    tables: Vec<Block>,
-    and_gates: u64,
-    gates: u64,
-}
+/// Garbling ([`CompactGarbler`]).
+struct Garbling;
 
-impl<'t> CompactGarbler<'t> {
-    /// A garbler for the main body over `main_num_wires` wires calling `templates`, on
-    /// `threads` threads (0 counts as 1), with offset `delta` and hash key `hash_key`.
-    pub fn new(
-        templates: &'t [Template],
-        main_num_wires: u32,
-        threads: usize,
-        delta: Block,
-        hash_key: Block,
-    ) -> Result<Self, CompactError> {
-        let threads = threads.max(1);
-        let mut workers = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            let space = Space::new(templates)?;
-            let engine = Garbler::new(space.num_wires() as usize, delta, hash_key);
-            workers.push(Worker {
-                space,
-                engine,
-                own: Vec::new(),
-                rows: Vec::new(),
-            });
+impl Role for Garbling {
+    type Engine = Garbler;
+    type Tables = SharedRows;
+    type Stream<'s, E> = dyn FnMut(&[Block]) -> Result<(), E> + 's;
+
+    fn set_label(engine: &mut Garbler, wire: WireId, label: Block) {
+        engine.set_zero_label(wire, label);
+    }
+
+    fn label(engine: &Garbler, wire: WireId) -> Block {
+        engine.zero_label(wire)
+    }
+
+    fn set_and_index(engine: &mut Garbler, and_index: u64) {
+        engine.set_and_index(and_index);
+    }
+
+    fn before<E>(
+        tables: &mut Vec<Block>,
+        win: &Window,
+        in_order: bool,
+        _: &mut Self::Stream<'_, E>,
+    ) -> Result<(), E> {
+        if in_order {
+            // The items append their tables.
+            tables.clear();
+        } else {
+            // Every block is written before it is sent.
+            size_for_overwrite(tables, 2 * win.window_ands as usize);
         }
-        let planner = Planner::new(&workers[0].space, templates, main_num_wires, threads);
-        Ok(CompactGarbler {
-            workers,
-            labels: vec![Block::ZERO; main_num_wires as usize],
-            planner,
-            window: Window::default(),
-            spare: Window::default(),
-            spare_tables: Vec::new(),
-            graph: Graph::default(),
-            group: GROUP_ITEMS,
-            tables: Vec::new(),
-            and_gates: 0,
-            gates: 0,
-        })
+        Ok(())
     }
 
-    /// Caps a window at `items` main items (at least 1; default [`WINDOW_MAX_ITEMS`]):
-    /// smaller windows hold fewer tables but wait at their end more often.
-    pub fn set_window_items(&mut self, items: usize) {
-        self.planner.max_items = items.max(1);
-    }
-
-    /// Caps the ready items a thread takes at once at `items` (at least 1; default
-    /// [`GROUP_ITEMS`]). The tables do not depend on it.
-    pub fn set_group_items(&mut self, items: usize) {
-        self.group = items.max(1);
-    }
-
-    /// Opens calls (of templates that call templates) with at least `ands` AND gates
-    /// (default [`OPEN_CALL_ANDS`]; `u64::MAX` opens none). The tables do not depend on
-    /// it.
-    pub fn set_open_call_ands(&mut self, ands: u64) {
-        self.planner.open_ands = ands;
-    }
-
-    /// AND gates on the longest chain of dependent items, summed over the windows run so
-    /// far (several threads; 0 on one): [`and_gates_done`](Self::and_gates_done) divided
-    /// by it bounds the speedup any number of threads can reach.
-    pub fn span_and_gates(&self) -> u64 {
-        self.planner.span_ands
-    }
-
-    pub fn set_zero_label(&mut self, wire: WireId, label: Block) {
-        self.labels[wire as usize] = label;
-    }
-
-    pub fn zero_label(&self, wire: WireId) -> Block {
-        self.labels[wire as usize]
-    }
-
-    /// AND gates garbled so far.
-    pub fn and_gates_done(&self) -> u64 {
-        self.and_gates
-    }
-
-    /// Gates (expanded) garbled so far.
-    pub fn gates_done(&self) -> u64 {
-        self.gates
-    }
-
-    /// Garbles the whole main body `main`: as [`push`](Self::push) on each of its pieces
-    /// and then [`finish`](Self::finish), calling `progress` with the ANDs garbled so far
-    /// after each piece. On several threads it is pipelined: the calling thread reads and
-    /// plans the next window while the others garble this one, and sends this one's
-    /// tables while they garble the next (with `push`, reading and planning a window and
-    /// sending its tables waited for the threads, and the threads for them: a third of one
-    /// thread's work on edit distance, which bounded what any number of threads could
-    /// gain). The tables are the same.
-    pub fn garble_main<E: Send>(
-        &mut self,
-        main: &dyn MainItems,
-        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<(), CompactRunError<E>> {
-        let mut failure = None;
-        if self.workers.len() == 1 {
-            let _ = main.for_each_items(&mut |items| {
-                self.push(items, emit).map_err(|e| {
-                    failure = Some(e);
-                    StopPass
-                })?;
-                progress(self.and_gates);
-                Ok(())
-            });
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            self.finish(emit)?;
-            progress(self.and_gates);
+    fn after<E>(tables: &[Block], emit: &mut Self::Stream<'_, E>) -> Result<(), E> {
+        if tables.is_empty() {
             return Ok(());
         }
-        let CompactGarbler {
-            workers,
-            labels,
-            planner,
-            window,
-            spare,
-            spare_tables,
-            graph,
-            group,
-            tables,
-            and_gates,
-            gates,
-        } = self;
-        let group = *group;
-        let (jobs, job_rx) = mpsc::channel::<Job<GarbleJob>>();
-        let (done_tx, done) = mpsc::channel::<Result<(), CompactError>>();
-        std::thread::scope(|scope| {
-            scope.spawn(move || {
-                let run = |w: &mut GarbleWorker<'t>, win: &Window, job: &GarbleJob, i: usize| {
-                    // SAFETY: `run_window` runs item i once, after its predecessors, and
-                    // apart from every item it is ordered with.
-                    unsafe { job.run(w, win, i) }
-                };
-                // The calling thread reads and plans: the others run.
-                serve(job_rx, done_tx, graph, &mut workers[1..], group, &run);
-            });
-            let mut pipe = GarblePipe {
-                labels,
-                planner,
-                window,
-                spare,
-                tables,
-                done_tables: spare_tables,
-                and_gates,
-                gates,
-                jobs,
-                done,
-                flight: false,
-            };
-            let _ = main.for_each_items(&mut |items| {
-                pipe.push(items, emit).map_err(|e| {
-                    failure = Some(e);
-                    StopPass
-                })?;
-                progress(*pipe.and_gates);
-                Ok(())
-            });
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            pipe.finish(emit)?;
-            progress(*pipe.and_gates);
-            Ok(())
-        })
+        emit(tables)
     }
 
-    /// Garbles the next main-body items; `emit` receives the tables in sequential order.
-    pub fn push<E: Send>(
-        &mut self,
-        items: &[Item],
-        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        for item in items {
-            self.planner.add(&mut self.window, item)?;
-            // The items of an opened call, each window run as soon as it is full.
-            loop {
-                if self.planner.full(&self.window) {
-                    self.run(emit)?;
-                }
-                if !self.planner.step(&mut self.window)? {
-                    break;
-                }
-            }
+    fn share(tables: &mut Vec<Block>) -> SharedRows {
+        SharedRows {
+            ptr: tables.as_mut_ptr(),
+            len: tables.len(),
         }
-        Ok(())
     }
 
-    /// Garbles what is left.
-    pub fn finish<E: Send>(
-        &mut self,
-        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        self.run(emit)
-    }
-
-    fn run<E: Send>(
-        &mut self,
-        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        self.planner.close(&mut self.window);
-        let win = &self.window;
-        self.labels.resize(win.label_wires, Block::ZERO);
-        let shared = SharedLabels {
-            ptr: self.labels.as_mut_ptr(),
-            len: self.labels.len(),
-        };
-        if let [worker] = &mut self.workers[..] {
-            // One thread: the items in order, their tables appended.
-            self.tables.clear();
-            for i in 0..win.len {
-                // SAFETY: one thread.
-                unsafe { worker.garble_item(win, i, shared, &mut self.tables)? };
-            }
-        } else {
-            let base = win.first_and.first().copied().unwrap_or(0);
-            // Every block is written before it is sent.
-            size_for_overwrite(&mut self.tables, 2 * win.window_ands as usize);
-            let out = SharedRows {
-                ptr: self.tables.as_mut_ptr(),
-                len: self.tables.len(),
-            };
-            let job = GarbleJob {
-                labels: shared,
-                out,
-                base,
-            };
-            let run = |w: &mut GarbleWorker<'t>, group: &[u32]| -> Result<(), CompactError> {
-                for &i in group {
-                    // SAFETY: the window's graph orders its items.
-                    unsafe { job.run(w, win, i as usize)? };
-                }
-                Ok(())
-            };
-            let ran = run_window(win, &mut self.graph, &mut self.workers, self.group, &run);
-            win.settle_labels(&mut self.labels, self.planner.base);
-            ran?;
-        }
-        if !self.tables.is_empty() {
-            emit(&self.tables).map_err(CompactRunError::Io)?;
-        }
-        self.and_gates += win.window_ands;
-        self.gates += win.window_gates;
-        self.window.clear();
-        Ok(())
-    }
-}
-
-/// What the threads garbling a window share: the labels, the window's tables, and the
-/// window's first AND.
-#[derive(Clone, Copy)]
-struct GarbleJob {
-    labels: SharedLabels,
-    out: SharedRows,
-    base: u64,
-}
-
-impl GarbleJob {
-    /// Garbles item `i` of `win` on `w`, its tables put at their place in the window's.
-    ///
-    /// # Safety
-    /// Every writer of a wire item `i` reads has finished, and no reader or writer of a
-    /// wire it writes runs meanwhile (the window's graph orders them); `i` runs once.
-    unsafe fn run(
-        self,
-        w: &mut GarbleWorker<'_>,
+    unsafe fn run_item(
+        w: &mut Worker<'_, Garbler>,
         win: &Window,
         i: usize,
-    ) -> Result<(), CompactError> {
+        shared: Shared<SharedRows>,
+    ) -> Result<(), CompactRunError<Infallible>> {
         let mut rows = std::mem::take(&mut w.rows);
         rows.clear();
         // SAFETY: the caller's guarantee.
-        let done = unsafe { w.garble_item(win, i, self.labels, &mut rows) };
-        // SAFETY: item i's ANDs are its own, and it runs once.
-        unsafe {
-            self.out
-                .write_rows(2 * (win.first_and[i] - self.base) as usize, &rows)
+        let done = unsafe {
+            w.run::<Self>(win, i, shared.labels, |garbler, gates| {
+                garbler.garble(gates, &mut rows);
+                Ok(())
+            })
         };
+        if done.is_ok() {
+            // SAFETY: item i's ANDs are its own, and it runs once.
+            unsafe {
+                shared
+                    .tables
+                    .write_rows(2 * (win.first_and[i] - shared.base) as usize, &rows)
+            };
+        }
         w.rows = rows;
         done
+    }
+
+    fn run_in_order(
+        w: &mut Worker<'_, Garbler>,
+        win: &Window,
+        labels: &mut [Block],
+        tables: &mut Vec<Block>,
+    ) -> Result<(), CompactRunError<Infallible>> {
+        let labels = SharedLabels::of(labels);
+        for i in 0..win.len {
+            // SAFETY: one thread, and the labels stay borrowed for the whole window.
+            unsafe {
+                w.run::<Self>(win, i, labels, |garbler, gates| {
+                    garbler.garble(gates, tables);
+                    Ok(())
+                })?
+            };
+        }
+        Ok(())
     }
 }
 
@@ -1451,50 +1280,554 @@ impl SharedRows {
     }
 }
 
-type EvalWorker<'t> = Worker<'t, Evaluator>;
+/// Evaluating ([`CompactEvaluator`]).
+struct Evaluating;
 
-impl EvalWorker<'_> {
-    /// Evaluates window item `i` with its tables.
-    ///
-    /// # Safety
-    /// As [`GarbleWorker::garble_item`].
-    unsafe fn evaluate_item(
-        &mut self,
+impl Role for Evaluating {
+    type Engine = Evaluator;
+    type Tables = SharedTables;
+    type Stream<'s, E> = dyn FnMut(&mut [Block]) -> Result<(), E> + 's;
+
+    fn set_label(engine: &mut Evaluator, wire: WireId, label: Block) {
+        engine.set_label(wire, label);
+    }
+
+    fn label(engine: &Evaluator, wire: WireId) -> Block {
+        engine.label(wire)
+    }
+
+    fn set_and_index(engine: &mut Evaluator, and_index: u64) {
+        engine.set_and_index(and_index);
+    }
+
+    fn before<E>(
+        tables: &mut Vec<Block>,
+        win: &Window,
+        _: bool,
+        read: &mut Self::Stream<'_, E>,
+    ) -> Result<(), E> {
+        // `read` fills every block.
+        size_for_overwrite(tables, 2 * win.window_ands as usize);
+        read(tables)
+    }
+
+    fn after<E>(_: &[Block], _: &mut Self::Stream<'_, E>) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn share(tables: &mut Vec<Block>) -> SharedTables {
+        SharedTables {
+            ptr: tables.as_ptr(),
+            len: tables.len(),
+        }
+    }
+
+    unsafe fn run_item(
+        w: &mut Worker<'_, Evaluator>,
         win: &Window,
         i: usize,
-        labels: SharedLabels,
-        tables: &[Block],
+        shared: Shared<SharedTables>,
     ) -> Result<(), CompactRunError<Infallible>> {
-        let (gates, evaluator) = self.prepare(win, i, |e, local, main| {
-            // SAFETY: the caller's guarantee.
-            e.set_label(local, unsafe { labels.read(main) })
-        })?;
-        evaluator.set_and_index(win.first_and[i]);
-        evaluator.evaluate(gates, tables)?;
-        each_output(win, i, |local, main| {
-            // SAFETY: the caller's guarantee.
-            unsafe { labels.write(main, evaluator.label(local)) }
-        });
+        // SAFETY: the window's tables, which outlive the call (the caller's guarantee).
+        let tables = unsafe { shared.tables.get() };
+        let from = 2 * (win.first_and[i] - shared.base) as usize;
+        let mine = &tables[from..from + 2 * win.ands[i] as usize];
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            w.run::<Self>(win, i, shared.labels, |evaluator, gates| {
+                evaluator.evaluate(gates, mine)
+            })
+        }
+    }
+
+    fn run_in_order(
+        w: &mut Worker<'_, Evaluator>,
+        win: &Window,
+        labels: &mut [Block],
+        tables: &mut Vec<Block>,
+    ) -> Result<(), CompactRunError<Infallible>> {
+        let shared = Shared {
+            labels: SharedLabels::of(labels),
+            tables: Self::share(tables),
+            base: win.first_and.first().copied().unwrap_or(0),
+        };
+        for i in 0..win.len {
+            // SAFETY: one thread, items in order, and the labels and tables stay borrowed
+            // for the whole window.
+            unsafe { Self::run_item(w, win, i, shared)? };
+        }
         Ok(())
+    }
+}
+
+/// A window's tables, read by the threads evaluating it.
+#[derive(Clone, Copy)]
+struct SharedTables {
+    ptr: *const Block,
+    len: usize,
+}
+
+// SAFETY: the tables are only read, while the window runs (the calling thread leaves them
+// alone until then).
+unsafe impl Send for SharedTables {}
+unsafe impl Sync for SharedTables {}
+
+impl SharedTables {
+    /// # Safety
+    /// The tables outlive `'a` and nothing writes them meanwhile.
+    unsafe fn get<'a>(self) -> &'a [Block] {
+        // SAFETY: the caller's guarantee.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// Runs `win` on the threads of `workers` (as [`run_window`]), each item as its role does.
+fn run_shared<R: Role>(
+    win: &Window,
+    graph: &mut Graph,
+    workers: &mut [Worker<'_, R::Engine>],
+    group: usize,
+    shared: Shared<R::Tables>,
+) -> Result<(), CompactRunError<Infallible>> {
+    let each = |w: &mut Worker<'_, R::Engine>, items: &[u32]| {
+        for &i in items {
+            // SAFETY: `run_window` runs item i once, after its predecessors and apart
+            // from every item it is ordered with; `shared` is the window's, which
+            // outlives the run.
+            unsafe { R::run_item(w, win, i as usize, shared)? };
+        }
+        Ok(())
+    };
+    run_window(win, graph, workers, group, &each)
+}
+
+/// The runner thread of a pipelined pass: runs each window it is handed on `workers` (as
+/// [`run_window`]) and reports the outcome, until the calling thread hangs up.
+fn serve<R: Role>(
+    jobs: mpsc::Receiver<Job<R::Tables>>,
+    done: mpsc::Sender<Result<(), CompactRunError<Infallible>>>,
+    graph: &mut Graph,
+    workers: &mut [Worker<'_, R::Engine>],
+    group: usize,
+) {
+    for job in jobs {
+        // SAFETY: the calling thread leaves the window alone until it hears back.
+        let win = unsafe { &*job.win };
+        let ran = run_shared::<R>(win, graph, workers, group, job.shared);
+        if done.send(ran).is_err() {
+            return;
+        }
+    }
+}
+
+/// The runner's report on the window in flight; a runner that is gone panicked (the
+/// scope passes its panic on).
+fn wait_for<E>(done: &mpsc::Receiver<Result<(), E>>) -> Result<(), E> {
+    done.recv()
+        .unwrap_or_else(|_| panic!("the compact runner thread stopped"))
+}
+
+/// The threads' side of a run: a worker per thread, the window's dependency graph and
+/// the group size.
+struct Crew<'t, G> {
+    workers: Vec<Worker<'t, G>>,
+    graph: Graph,
+    group: usize,
+}
+
+/// The calling thread's side of a run: it reads the main body, plans windows and meets
+/// the caller's tables stream.
+struct Feed<'t> {
+    labels: Vec<Block>,
+    planner: Planner<'t>,
+    /// The window being planned.
+    window: Window,
+    /// Pipelined, the window in flight while the next one is planned.
+    spare: Window,
+    /// The tables of the window that runs (pipelined: the one in flight).
+    tables: Vec<Block>,
+    /// Pipelined, the other window's tables: the next one's, read before the one in
+    /// flight is waited for (evaluator), or the last one's, sent while the next one runs
+    /// (garbler).
+    spare_tables: Vec<Block>,
+    and_gates: u64,
+    gates: u64,
+}
+
+impl Feed<'_> {
+    /// Plans the next main-body items, calling `run` on the window each time it is full
+    /// (also inside an opened call).
+    fn push<E>(
+        &mut self,
+        items: &[Item],
+        mut run: impl FnMut(&mut Self) -> Result<(), CompactRunError<E>>,
+    ) -> Result<(), CompactRunError<E>> {
+        for item in items {
+            self.planner.add(&mut self.window, item)?;
+            loop {
+                if self.planner.full(&self.window) {
+                    run(self)?;
+                }
+                if !self.planner.step(&mut self.window)? {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the window planned and runs it on the calling thread (and, on several
+    /// threads, the others), its tables meeting the stream before or after.
+    fn run_here<R: Role, E>(
+        &mut self,
+        crew: &mut Crew<'_, R::Engine>,
+        stream: &mut R::Stream<'_, E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.planner.close(&mut self.window);
+        let win = &self.window;
+        let in_order = crew.workers.len() == 1;
+        R::before(&mut self.tables, win, in_order, stream).map_err(CompactRunError::Io)?;
+        self.labels.resize(win.label_wires, Block::ZERO);
+        if let [worker] = &mut crew.workers[..] {
+            R::run_in_order(worker, win, &mut self.labels, &mut self.tables).map_err(widen)?;
+        } else {
+            let shared = Shared {
+                labels: SharedLabels::of(&mut self.labels),
+                tables: R::share(&mut self.tables),
+                base: win.first_and.first().copied().unwrap_or(0),
+            };
+            let ran = run_shared::<R>(win, &mut crew.graph, &mut crew.workers, crew.group, shared);
+            win.settle_labels(&mut self.labels, self.planner.base);
+            ran.map_err(widen)?;
+        }
+        R::after(&self.tables, stream).map_err(CompactRunError::Io)?;
+        self.and_gates += win.window_ands;
+        self.gates += win.window_gates;
+        self.window.clear();
+        Ok(())
+    }
+}
+
+/// The calling thread's link to the runner thread of a pipelined run: `flight` while the
+/// feed's `spare` window runs there.
+struct Link<T> {
+    jobs: mpsc::Sender<Job<T>>,
+    done: mpsc::Receiver<Result<(), CompactRunError<Infallible>>>,
+    flight: bool,
+}
+
+impl<T> Link<T> {
+    /// Waits for the window in flight, if any, and settles its labels; its tables are
+    /// then the feed's `tables`. Whether one was in flight.
+    fn land(&mut self, feed: &mut Feed<'_>) -> Result<bool, CompactRunError<Infallible>> {
+        if !std::mem::take(&mut self.flight) {
+            return Ok(false);
+        }
+        let ran = wait_for(&self.done);
+        feed.spare
+            .settle_labels(&mut feed.labels, feed.planner.base);
+        ran?;
+        feed.and_gates += feed.spare.window_ands;
+        feed.gates += feed.spare.window_gates;
+        Ok(true)
+    }
+
+    /// Closes the window planned and readies its tables (the evaluator reads them); once
+    /// the window in flight is done, hands the new one to the runner, and then passes on
+    /// the tables of the one that was in flight (the garbler sends them).
+    fn hand_over<R: Role<Tables = T>, E>(
+        &mut self,
+        feed: &mut Feed<'_>,
+        stream: &mut R::Stream<'_, E>,
+    ) -> Result<(), CompactRunError<E>> {
+        feed.planner.close(&mut feed.window);
+        R::before(&mut feed.spare_tables, &feed.window, false, stream)
+            .map_err(CompactRunError::Io)?;
+        let landed = self.land(feed).map_err(widen)?;
+        std::mem::swap(&mut feed.window, &mut feed.spare);
+        feed.window.clear();
+        std::mem::swap(&mut feed.tables, &mut feed.spare_tables);
+        let win = &feed.spare;
+        if win.len > 0 {
+            feed.labels.resize(win.label_wires, Block::ZERO);
+            let shared = Shared {
+                labels: SharedLabels::of(&mut feed.labels),
+                tables: R::share(&mut feed.tables),
+                base: win.first_and[0],
+            };
+            if self.jobs.send(Job { win, shared }).is_err() {
+                panic!("the compact runner thread stopped");
+            }
+            self.flight = true;
+        }
+        if landed {
+            R::after(&feed.spare_tables, stream).map_err(CompactRunError::Io)?;
+        }
+        Ok(())
+    }
+
+    /// Runs what is left: hands over the last window and passes on its tables.
+    fn finish<R: Role<Tables = T>, E>(
+        &mut self,
+        feed: &mut Feed<'_>,
+        stream: &mut R::Stream<'_, E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.hand_over::<R, E>(feed, stream)?;
+        if self.land(feed).map_err(widen)? {
+            R::after(&feed.tables, stream).map_err(CompactRunError::Io)?;
+        }
+        Ok(())
+    }
+}
+
+/// Feeds the main body `main` piece by piece to `step(Some(items))`, then `step(None)`
+/// for the rest, calling `progress` with the ANDs done that `step` returns; the first
+/// error stops the pass.
+fn drive<E>(
+    main: &dyn MainItems,
+    progress: &mut dyn FnMut(u64),
+    mut step: impl FnMut(Option<&[Item]>) -> Result<u64, CompactRunError<E>>,
+) -> Result<(), CompactRunError<E>> {
+    let mut failure = None;
+    let _ = main.for_each_items(&mut |items| match step(Some(items)) {
+        Ok(ands) => {
+            progress(ands);
+            Ok(())
+        }
+        Err(e) => {
+            failure = Some(e);
+            Err(StopPass)
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    progress(step(None)?);
+    Ok(())
+}
+
+/// A garbler's or evaluator's run of a main body, as its role `R` says:
+/// [`CompactGarbler`] and [`CompactEvaluator`] are this with their public names.
+struct CompactRun<'t, R: Role> {
+    crew: Crew<'t, R::Engine>,
+    feed: Feed<'t>,
+}
+
+impl<'t, R: Role> CompactRun<'t, R> {
+    /// A run of the main body over `main_num_wires` wires calling `templates` on `threads`
+    /// threads (0 counts as 1), each with the engine `engine(wires)` makes.
+    fn new(
+        templates: &'t [Template],
+        main_num_wires: u32,
+        threads: usize,
+        engine: impl Fn(usize) -> R::Engine,
+    ) -> Result<Self, CompactError> {
+        let threads = threads.max(1);
+        let mut workers = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            let space = Space::new(templates)?;
+            workers.push(Worker {
+                engine: engine(space.num_wires() as usize),
+                space,
+                own: Vec::new(),
+                rows: Vec::new(),
+            });
+        }
+        let planner = Planner::new(&workers[0].space, templates, main_num_wires, threads);
+        Ok(CompactRun {
+            crew: Crew {
+                workers,
+                graph: Graph::default(),
+                group: GROUP_ITEMS,
+            },
+            feed: Feed {
+                labels: vec![Block::ZERO; main_num_wires as usize],
+                planner,
+                window: Window::default(),
+                spare: Window::default(),
+                tables: Vec::new(),
+                spare_tables: Vec::new(),
+                and_gates: 0,
+                gates: 0,
+            },
+        })
+    }
+
+    fn push<E>(
+        &mut self,
+        items: &[Item],
+        stream: &mut R::Stream<'_, E>,
+    ) -> Result<(), CompactRunError<E>> {
+        let crew = &mut self.crew;
+        self.feed
+            .push(items, |feed| feed.run_here::<R, E>(crew, stream))
+    }
+
+    fn finish<E>(&mut self, stream: &mut R::Stream<'_, E>) -> Result<(), CompactRunError<E>> {
+        self.feed.run_here::<R, E>(&mut self.crew, stream)
+    }
+
+    /// The whole main body: as `push` on each piece and `finish` on one thread; on several,
+    /// pipelined (see the module doc).
+    fn run_main<E>(
+        &mut self,
+        main: &dyn MainItems,
+        stream: &mut R::Stream<'_, E>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), CompactRunError<E>> {
+        if self.crew.workers.len() == 1 {
+            return drive(main, progress, |items| {
+                match items {
+                    Some(items) => self.push(items, stream)?,
+                    None => self.finish(stream)?,
+                }
+                Ok(self.feed.and_gates)
+            });
+        }
+        let CompactRun { crew, feed } = self;
+        let Crew {
+            workers,
+            graph,
+            group,
+        } = crew;
+        let group = *group;
+        let (jobs, job_rx) = mpsc::channel::<Job<R::Tables>>();
+        let (done_tx, done) = mpsc::channel();
+        std::thread::scope(|scope| {
+            // The calling thread reads and plans: the others run.
+            scope.spawn(move || serve::<R>(job_rx, done_tx, graph, &mut workers[1..], group));
+            let mut link = Link {
+                jobs,
+                done,
+                flight: false,
+            };
+            drive(main, progress, |items| {
+                match items {
+                    Some(items) => feed.push(items, |feed| link.hand_over::<R, E>(feed, stream))?,
+                    None => link.finish::<R, E>(feed, stream)?,
+                }
+                Ok(feed.and_gates)
+            })
+        })
+    }
+}
+
+/// The methods [`CompactGarbler`] and [`CompactEvaluator`] share.
+macro_rules! shared_methods {
+    ($run:ident, $done:literal) => {
+        impl $run<'_> {
+            /// Caps a window at `items` main items (at least 1; default
+            /// [`WINDOW_MAX_ITEMS`]): smaller windows hold fewer tables but wait at their
+            /// end more often. The parties need not agree on it.
+            pub fn set_window_items(&mut self, items: usize) {
+                self.0.feed.planner.max_items = items.max(1);
+            }
+
+            /// Caps the ready items a thread takes at once at `items` (at least 1; default
+            /// [`GROUP_ITEMS`]). The tables do not depend on it.
+            pub fn set_group_items(&mut self, items: usize) {
+                self.0.crew.group = items.max(1);
+            }
+
+            /// Opens calls (of templates that call templates) with at least `ands` AND
+            /// gates (default [`OPEN_CALL_ANDS`]; `u64::MAX` opens none). The tables do not
+            /// depend on it.
+            pub fn set_open_call_ands(&mut self, ands: u64) {
+                self.0.feed.planner.open_ands = ands;
+            }
+
+            /// AND gates on the longest chain of dependent items, summed over the windows
+            /// run so far (several threads; 0 on one): [`and_gates_done`](Self::and_gates_done)
+            /// divided by it bounds the speedup any number of threads can reach.
+            pub fn span_and_gates(&self) -> u64 {
+                self.0.feed.planner.span_ands
+            }
+
+            #[doc = concat!("AND gates ", $done, " so far.")]
+            pub fn and_gates_done(&self) -> u64 {
+                self.0.feed.and_gates
+            }
+
+            #[doc = concat!("Gates (expanded) ", $done, " so far.")]
+            pub fn gates_done(&self) -> u64 {
+                self.0.feed.gates
+            }
+        }
+    };
+}
+
+/// Garbles a compact circuit's main body on several threads; tables come out in the
+/// sequential order (see the module doc). Feed the main body with [`push`](Self::push) in
+/// order, then [`finish`](Self::finish), or all at once with
+/// [`garble_main`](Self::garble_main).
+pub struct CompactGarbler<'t>(CompactRun<'t, Garbling>);
+
+shared_methods!(CompactGarbler, "garbled");
+
+impl<'t> CompactGarbler<'t> {
+    /// A garbler for the main body over `main_num_wires` wires calling `templates`, on
+    /// `threads` threads (0 counts as 1), with offset `delta` and hash key `hash_key`.
+    pub fn new(
+        templates: &'t [Template],
+        main_num_wires: u32,
+        threads: usize,
+        delta: Block,
+        hash_key: Block,
+    ) -> Result<Self, CompactError> {
+        CompactRun::new(templates, main_num_wires, threads, |wires| {
+            Garbler::new(wires, delta, hash_key)
+        })
+        .map(CompactGarbler)
+    }
+
+    pub fn set_zero_label(&mut self, wire: WireId, label: Block) {
+        self.0.feed.labels[wire as usize] = label;
+    }
+
+    pub fn zero_label(&self, wire: WireId) -> Block {
+        self.0.feed.labels[wire as usize]
+    }
+
+    /// Garbles the whole main body `main`: as [`push`](Self::push) on each of its pieces
+    /// and then [`finish`](Self::finish), calling `progress` with the ANDs garbled so far
+    /// after each piece. On several threads it is pipelined: the calling thread reads and
+    /// plans the next window while the others garble this one, and sends this one's
+    /// tables while they garble the next (with `push`, reading and planning a window and
+    /// sending its tables waited for the threads, and the threads for them: a third of one
+    /// thread's work on edit distance, which bounded what any number of threads could
+    /// gain). The tables are the same.
+    pub fn garble_main<E: Send>(
+        &mut self,
+        main: &dyn MainItems,
+        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(), CompactRunError<E>> {
+        self.0.run_main(main, emit, progress)
+    }
+
+    /// Garbles the next main-body items; `emit` receives the tables in sequential order.
+    pub fn push<E: Send>(
+        &mut self,
+        items: &[Item],
+        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.0.push(items, emit)
+    }
+
+    /// Garbles what is left.
+    pub fn finish<E: Send>(
+        &mut self,
+        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
+    ) -> Result<(), CompactRunError<E>> {
+        self.0.finish(emit)
     }
 }
 
 /// Evaluates a compact circuit's main body on several threads, reading the tables in the
 /// sequential order (see the module doc).
-pub struct CompactEvaluator<'t> {
-    workers: Vec<EvalWorker<'t>>,
-    labels: Vec<Block>,
-    planner: Planner<'t>,
-    window: Window,
-    /// The window in flight while the next one is planned ([`Self::evaluate_main`]), and its tables.
-    spare: Window,
-    spare_tables: Vec<Block>,
-    graph: Graph,
-    group: usize,
-    tables: Vec<Block>,
-    and_gates: u64,
-    gates: u64,
-}
+pub struct CompactEvaluator<'t>(CompactRun<'t, Evaluating>);
+
+shared_methods!(CompactEvaluator, "evaluated");
 
 impl<'t> CompactEvaluator<'t> {
     /// An evaluator for the main body over `main_num_wires` wires calling `templates`, on
@@ -1505,70 +1838,18 @@ impl<'t> CompactEvaluator<'t> {
         threads: usize,
         hash_key: Block,
     ) -> Result<Self, CompactError> {
-        let threads = threads.max(1);
-        let mut workers = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            let space = Space::new(templates)?;
-            let engine = Evaluator::new(space.num_wires() as usize, hash_key);
-            workers.push(Worker {
-                space,
-                engine,
-                own: Vec::new(),
-                rows: Vec::new(),
-            });
-        }
-        let planner = Planner::new(&workers[0].space, templates, main_num_wires, threads);
-        Ok(CompactEvaluator {
-            workers,
-            labels: vec![Block::ZERO; main_num_wires as usize],
-            planner,
-            window: Window::default(),
-            spare: Window::default(),
-            spare_tables: Vec::new(),
-            graph: Graph::default(),
-            group: GROUP_ITEMS,
-            tables: Vec::new(),
-            and_gates: 0,
-            gates: 0,
+        CompactRun::new(templates, main_num_wires, threads, |wires| {
+            Evaluator::new(wires, hash_key)
         })
-    }
-
-    /// As [`CompactGarbler::set_window_items`] (the parties need not agree on it).
-    pub fn set_window_items(&mut self, items: usize) {
-        self.planner.max_items = items.max(1);
-    }
-
-    /// As [`CompactGarbler::set_group_items`] (the parties need not agree on it).
-    pub fn set_group_items(&mut self, items: usize) {
-        self.group = items.max(1);
-    }
-
-    /// As [`CompactGarbler::set_open_call_ands`] (the parties need not agree on it).
-    pub fn set_open_call_ands(&mut self, ands: u64) {
-        self.planner.open_ands = ands;
-    }
-
-    /// As [`CompactGarbler::span_and_gates`].
-    pub fn span_and_gates(&self) -> u64 {
-        self.planner.span_ands
+        .map(CompactEvaluator)
     }
 
     pub fn set_label(&mut self, wire: WireId, label: Block) {
-        self.labels[wire as usize] = label;
+        self.0.feed.labels[wire as usize] = label;
     }
 
     pub fn label(&self, wire: WireId) -> Block {
-        self.labels[wire as usize]
-    }
-
-    /// AND gates evaluated so far.
-    pub fn and_gates_done(&self) -> u64 {
-        self.and_gates
-    }
-
-    /// Gates (expanded) evaluated so far.
-    pub fn gates_done(&self) -> u64 {
-        self.gates
+        self.0.feed.labels[wire as usize]
     }
 
     /// Evaluates the whole main body `main`, as [`CompactGarbler::garble_main`] garbles
@@ -1580,76 +1861,7 @@ impl<'t> CompactEvaluator<'t> {
         read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(), CompactRunError<E>> {
-        let mut failure = None;
-        if self.workers.len() == 1 {
-            let _ = main.for_each_items(&mut |items| {
-                self.push(items, read).map_err(|e| {
-                    failure = Some(e);
-                    StopPass
-                })?;
-                progress(self.and_gates);
-                Ok(())
-            });
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            self.finish(read)?;
-            progress(self.and_gates);
-            return Ok(());
-        }
-        let CompactEvaluator {
-            workers,
-            labels,
-            planner,
-            window,
-            spare,
-            spare_tables,
-            graph,
-            group,
-            tables,
-            and_gates,
-            gates,
-        } = self;
-        let group = *group;
-        let (jobs, job_rx) = mpsc::channel::<Job<EvalJob>>();
-        let (done_tx, done) = mpsc::channel::<Result<(), CompactRunError<Infallible>>>();
-        std::thread::scope(|scope| {
-            scope.spawn(move || {
-                let run = |w: &mut EvalWorker<'t>, win: &Window, job: &EvalJob, i: usize| {
-                    // SAFETY: as in the garbler.
-                    unsafe { job.run(w, win, i) }
-                };
-                // The calling thread reads and plans: the others run.
-                serve(job_rx, done_tx, graph, &mut workers[1..], group, &run);
-            });
-            let mut pipe = EvalPipe {
-                labels,
-                planner,
-                window,
-                spare,
-                tables,
-                next_tables: spare_tables,
-                and_gates,
-                gates,
-                jobs,
-                done,
-                flight: false,
-            };
-            let _ = main.for_each_items(&mut |items| {
-                pipe.push(items, read).map_err(|e| {
-                    failure = Some(e);
-                    StopPass
-                })?;
-                progress(*pipe.and_gates);
-                Ok(())
-            });
-            if let Some(e) = failure {
-                return Err(e);
-            }
-            pipe.finish(read)?;
-            progress(*pipe.and_gates);
-            Ok(())
-        })
+        self.0.run_main(main, read, progress)
     }
 
     /// Evaluates the next main-body items; `read` fills its buffer with the next tables of
@@ -1659,19 +1871,7 @@ impl<'t> CompactEvaluator<'t> {
         items: &[Item],
         read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
-        for item in items {
-            self.planner.add(&mut self.window, item)?;
-            // The items of an opened call, each window run as soon as it is full.
-            loop {
-                if self.planner.full(&self.window) {
-                    self.run(read)?;
-                }
-                if !self.planner.step(&mut self.window)? {
-                    break;
-                }
-            }
-        }
-        Ok(())
+        self.0.push(items, read)
     }
 
     /// Evaluates what is left.
@@ -1679,291 +1879,7 @@ impl<'t> CompactEvaluator<'t> {
         &mut self,
         read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
     ) -> Result<(), CompactRunError<E>> {
-        self.run(read)
-    }
-
-    fn run<E: Send>(
-        &mut self,
-        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        self.planner.close(&mut self.window);
-        let win = &self.window;
-        // `read` fills every block.
-        size_for_overwrite(&mut self.tables, 2 * win.window_ands as usize);
-        read(&mut self.tables).map_err(CompactRunError::Io)?;
-        let base = win.first_and.first().copied().unwrap_or(0);
-        self.labels.resize(win.label_wires, Block::ZERO);
-        let shared = SharedLabels {
-            ptr: self.labels.as_mut_ptr(),
-            len: self.labels.len(),
-        };
-        let tables = &self.tables;
-        let item_tables = |i: usize| {
-            let from = 2 * (win.first_and[i] - base) as usize;
-            &tables[from..from + 2 * win.ands[i] as usize]
-        };
-        if let [worker] = &mut self.workers[..] {
-            for i in 0..win.len {
-                // SAFETY: one thread.
-                unsafe { worker.evaluate_item(win, i, shared, item_tables(i)) }.map_err(widen)?;
-            }
-        } else {
-            let run = |w: &mut EvalWorker<'t>,
-                       group: &[u32]|
-             -> Result<(), CompactRunError<Infallible>> {
-                for &i in group {
-                    let i = i as usize;
-                    // SAFETY: as in the garbler: the window's graph orders item i with
-                    // every reader and writer of its wires.
-                    unsafe { w.evaluate_item(win, i, shared, item_tables(i))? };
-                }
-                Ok(())
-            };
-            let ran = run_window(win, &mut self.graph, &mut self.workers, self.group, &run);
-            win.settle_labels(&mut self.labels, self.planner.base);
-            ran.map_err(widen)?;
-        }
-        self.and_gates += win.window_ands;
-        self.gates += win.window_gates;
-        self.window.clear();
-        Ok(())
-    }
-}
-
-/// The calling thread's side of [`CompactGarbler::garble_main`] on several threads: it
-/// plans `window` while `spare` is in flight on the runner thread (`flight`), garbling
-/// into `tables`; `done_tables` holds the tables of the window before, to send.
-struct GarblePipe<'a, 't> {
-    labels: &'a mut Vec<Block>,
-    planner: &'a mut Planner<'t>,
-    window: &'a mut Window,
-    spare: &'a mut Window,
-    tables: &'a mut Vec<Block>,
-    done_tables: &'a mut Vec<Block>,
-    and_gates: &'a mut u64,
-    gates: &'a mut u64,
-    jobs: mpsc::Sender<Job<GarbleJob>>,
-    done: mpsc::Receiver<Result<(), CompactError>>,
-    flight: bool,
-}
-
-impl GarblePipe<'_, '_> {
-    fn push<E: Send>(
-        &mut self,
-        items: &[Item],
-        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        for item in items {
-            self.planner.add(self.window, item)?;
-            loop {
-                if self.planner.full(self.window) {
-                    self.hand_over(emit)?;
-                }
-                if !self.planner.step(self.window)? {
-                    break;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits for the window in flight, if any, and settles its labels; its tables are
-    /// then `done_tables`. Whether one was in flight.
-    fn land(&mut self) -> Result<bool, CompactError> {
-        if !std::mem::take(&mut self.flight) {
-            return Ok(false);
-        }
-        let ran = wait_for(&self.done);
-        self.spare.settle_labels(self.labels, self.planner.base);
-        ran?;
-        *self.and_gates += self.spare.window_ands;
-        *self.gates += self.spare.window_gates;
-        std::mem::swap(self.tables, self.done_tables);
-        Ok(true)
-    }
-
-    /// Closes the planned window and, once the one in flight is done, sends it to the
-    /// runner; then sends the tables of the one that was in flight.
-    fn hand_over<E: Send>(
-        &mut self,
-        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        self.planner.close(self.window);
-        let landed = self.land()?;
-        std::mem::swap(self.window, self.spare);
-        self.window.clear();
-        let win = &*self.spare;
-        if win.len > 0 {
-            self.labels.resize(win.label_wires, Block::ZERO);
-            // Every block is written before it is sent.
-            size_for_overwrite(self.tables, 2 * win.window_ands as usize);
-            let with = GarbleJob {
-                labels: SharedLabels {
-                    ptr: self.labels.as_mut_ptr(),
-                    len: self.labels.len(),
-                },
-                out: SharedRows {
-                    ptr: self.tables.as_mut_ptr(),
-                    len: self.tables.len(),
-                },
-                base: win.first_and[0],
-            };
-            if self.jobs.send(Job { win, with }).is_err() {
-                panic!("the compact runner thread stopped");
-            }
-            self.flight = true;
-        }
-        if landed && !self.done_tables.is_empty() {
-            emit(self.done_tables).map_err(CompactRunError::Io)?;
-        }
-        Ok(())
-    }
-
-    fn finish<E: Send>(
-        &mut self,
-        emit: &mut dyn FnMut(&[Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        self.hand_over(emit)?;
-        if self.land()? && !self.done_tables.is_empty() {
-            emit(self.done_tables).map_err(CompactRunError::Io)?;
-        }
-        Ok(())
-    }
-}
-
-/// What the threads evaluating a window share: the labels, the window's tables, and the
-/// window's first AND.
-#[derive(Clone, Copy)]
-struct EvalJob {
-    labels: SharedLabels,
-    tables: *const Block,
-    len: usize,
-    base: u64,
-}
-
-// SAFETY: the tables are only read while the window runs (the main thread leaves them
-// alone until then).
-unsafe impl Send for EvalJob {}
-unsafe impl Sync for EvalJob {}
-
-impl EvalJob {
-    /// Evaluates item `i` of `win` on `w` with its tables.
-    ///
-    /// # Safety
-    /// As [`GarbleJob::run`].
-    unsafe fn run(
-        self,
-        w: &mut EvalWorker<'_>,
-        win: &Window,
-        i: usize,
-    ) -> Result<(), CompactRunError<Infallible>> {
-        // SAFETY: the window's tables, left alone by the main thread while it runs.
-        let tables = unsafe { std::slice::from_raw_parts(self.tables, self.len) };
-        let from = 2 * (win.first_and[i] - self.base) as usize;
-        let mine = &tables[from..from + 2 * win.ands[i] as usize];
-        // SAFETY: the caller's guarantee.
-        unsafe { w.evaluate_item(win, i, self.labels, mine) }
-    }
-}
-
-/// The calling thread's side of [`CompactEvaluator::evaluate_main`] on several threads,
-/// as [`GarblePipe`]: `tables` are those of the window in flight, `next_tables` those of
-/// the window being handed over, read before the one in flight is waited for.
-struct EvalPipe<'a, 't> {
-    labels: &'a mut Vec<Block>,
-    planner: &'a mut Planner<'t>,
-    window: &'a mut Window,
-    spare: &'a mut Window,
-    tables: &'a mut Vec<Block>,
-    next_tables: &'a mut Vec<Block>,
-    and_gates: &'a mut u64,
-    gates: &'a mut u64,
-    jobs: mpsc::Sender<Job<EvalJob>>,
-    done: mpsc::Receiver<Result<(), CompactRunError<Infallible>>>,
-    flight: bool,
-}
-
-impl EvalPipe<'_, '_> {
-    fn push<E: Send>(
-        &mut self,
-        items: &[Item],
-        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        for item in items {
-            self.planner.add(self.window, item)?;
-            loop {
-                if self.planner.full(self.window) {
-                    self.hand_over(read)?;
-                }
-                if !self.planner.step(self.window)? {
-                    break;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits for the window in flight, if any, and settles its labels.
-    fn land<E>(&mut self) -> Result<(), CompactRunError<E>> {
-        if !std::mem::take(&mut self.flight) {
-            return Ok(());
-        }
-        let ran = wait_for(&self.done);
-        self.spare.settle_labels(self.labels, self.planner.base);
-        ran.map_err(widen)?;
-        *self.and_gates += self.spare.window_ands;
-        *self.gates += self.spare.window_gates;
-        Ok(())
-    }
-
-    /// Closes the planned window, reads its tables and, once the one in flight is done,
-    /// sends it to the runner.
-    fn hand_over<E: Send>(
-        &mut self,
-        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        self.planner.close(self.window);
-        // `read` fills every block.
-        size_for_overwrite(self.next_tables, 2 * self.window.window_ands as usize);
-        read(self.next_tables).map_err(CompactRunError::Io)?;
-        self.land()?;
-        std::mem::swap(self.window, self.spare);
-        self.window.clear();
-        std::mem::swap(self.tables, self.next_tables);
-        let win = &*self.spare;
-        if win.len > 0 {
-            self.labels.resize(win.label_wires, Block::ZERO);
-            let with = EvalJob {
-                labels: SharedLabels {
-                    ptr: self.labels.as_mut_ptr(),
-                    len: self.labels.len(),
-                },
-                tables: self.tables.as_ptr(),
-                len: self.tables.len(),
-                base: win.first_and[0],
-            };
-            if self.jobs.send(Job { win, with }).is_err() {
-                panic!("the compact runner thread stopped");
-            }
-            self.flight = true;
-        }
-        Ok(())
-    }
-
-    fn finish<E: Send>(
-        &mut self,
-        read: &mut dyn FnMut(&mut [Block]) -> Result<(), E>,
-    ) -> Result<(), CompactRunError<E>> {
-        self.hand_over(read)?;
-        self.land()
-    }
-}
-
-fn widen<E>(e: CompactRunError<Infallible>) -> CompactRunError<E> {
-    match e {
-        CompactRunError::Circuit(c) => CompactRunError::Circuit(c),
-        CompactRunError::Garble(g) => CompactRunError::Garble(g),
-        CompactRunError::Io(never) => match never {},
+        self.0.finish(read)
     }
 }
 
@@ -2208,6 +2124,33 @@ mod tests {
                     )
                     .unwrap();
                 assert!(whole_tables == seq_tables, "tables differ (whole): {what}");
+
+                // The first items by `push`, the rest by `garble_main` (which goes on from
+                // the window `push` left open): the same tables and labels.
+                let mut mixed =
+                    CompactGarbler::new(&c.templates, c.layout.num_wires, threads, delta, hash_key)
+                        .unwrap();
+                mixed.set_window_items(window);
+                mixed.set_group_items(group);
+                mixed.set_open_call_ands(open_ands);
+                for (w, &z) in zero.iter().enumerate() {
+                    mixed.set_zero_label(w as u32, z);
+                }
+                let mut mixed_tables = Vec::new();
+                let mut emit = |t: &[Block]| -> Result<(), ()> {
+                    mixed_tables.extend_from_slice(t);
+                    Ok(())
+                };
+                let (head, rest) = c.main.split_at(c.main.len() / 3);
+                mixed.push(head, &mut emit).unwrap();
+                mixed
+                    .garble_main(&Pieces(rest, 4), &mut emit, &mut |_| ())
+                    .unwrap();
+                assert!(mixed_tables == seq_tables, "tables differ (mixed): {what}");
+                assert_eq!(mixed.and_gates_done(), src.and_count(), "{what}");
+                for &w in outs {
+                    assert_eq!(mixed.zero_label(w), seq.zero_label(w), "{what}, wire {w}");
+                }
                 assert!(seen.is_sorted(), "{what}: progress {seen:?}");
                 assert_eq!(seen.last(), Some(&src.and_count()), "{what}");
                 assert_eq!(whole.gates_done(), src.gate_count(), "{what}");
@@ -2223,10 +2166,14 @@ mod tests {
                 // Evaluation on any thread count, group size and threshold decodes the
                 // cleartext result.
                 let other_open = open[(k + 1) % open.len()];
-                for (eval_threads, eval_group, eval_open) in [
-                    (1, GROUP_ITEMS, open_ands),
-                    (threads, group, open_ands),
-                    (2, 5, other_open),
+                // (threads, group, threshold, how): 0 by `push`, 1 by `evaluate_main`, 2
+                // the first third by `push` and the rest by `evaluate_main`.
+                for (eval_threads, eval_group, eval_open, how) in [
+                    (1, GROUP_ITEMS, open_ands, 0),
+                    (threads, group, open_ands, 1),
+                    (2, 5, other_open, 0),
+                    (3, GROUP_ITEMS, open_ands, 2),
+                    (1, GROUP_ITEMS, other_open, 1),
                 ] {
                     let mut e = CompactEvaluator::new(
                         &c.templates,
@@ -2248,12 +2195,20 @@ mod tests {
                         at = end;
                         Ok(())
                     };
-                    if eval_threads == threads {
-                        e.evaluate_main(&Pieces(&c.main, 5), &mut read, &mut |_| ())
-                            .unwrap();
-                    } else {
-                        e.push(&c.main, &mut read).unwrap();
-                        e.finish(&mut read).unwrap();
+                    match how {
+                        0 => {
+                            e.push(&c.main, &mut read).unwrap();
+                            e.finish(&mut read).unwrap();
+                        }
+                        1 => e
+                            .evaluate_main(&Pieces(&c.main, 5), &mut read, &mut |_| ())
+                            .unwrap(),
+                        _ => {
+                            let (head, rest) = c.main.split_at(c.main.len() / 3);
+                            e.push(head, &mut read).unwrap();
+                            e.evaluate_main(&Pieces(rest, 5), &mut read, &mut |_| ())
+                                .unwrap();
+                        }
                     }
                     assert_eq!(at, tables.len());
                     assert_eq!(e.and_gates_done(), src.and_count());
@@ -2263,7 +2218,7 @@ mod tests {
                         .collect();
                     assert_eq!(
                         got, expect_bits,
-                        "{what} → {eval_threads} threads opening at {eval_open}"
+                        "{what} → {eval_threads} threads opening at {eval_open} ({how})"
                     );
                 }
             }
@@ -2282,64 +2237,104 @@ mod tests {
         }
     }
 
-    /// A sink or source that fails, or panics, part way through a pipelined pass stops it
-    /// with its error, or its panic, rather than hanging the threads.
+    /// A sink or source that fails, or panics, at any of its calls stops a pass (pipelined
+    /// on several threads, window by window on one) with its error, or its panic, rather
+    /// than hanging the threads or going on.
     #[test]
-    fn a_failing_or_panicking_sink_stops_a_pipelined_pass() {
+    fn a_failing_or_panicking_sink_stops_a_pass_at_any_call() {
         let c = wavefront(9);
-        let garbler = || {
-            let mut g =
-                CompactGarbler::new(&c.templates, c.layout.num_wires, 3, Block(3), Block(5))
-                    .unwrap();
-            g.set_window_items(20);
-            g
-        };
-        let mut calls = 0;
-        let outcome = garbler().garble_main(
-            &Pieces(&c.main, 7),
-            &mut |_: &[Block]| -> Result<(), &str> {
-                calls += 1;
-                if calls == 3 { Err("sink full") } else { Ok(()) }
-            },
-            &mut |_| (),
-        );
-        assert!(
-            matches!(outcome, Err(CompactRunError::Io("sink full"))),
-            "{outcome:?}"
-        );
-        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut calls = 0;
-            garbler().garble_main(
-                &Pieces(&c.main, 7),
-                &mut |_: &[Block]| -> Result<(), ()> {
-                    calls += 1;
-                    assert!(calls < 3, "the sink gives up");
-                    Ok(())
-                },
-                &mut |_| (),
-            )
-        }));
-        assert!(panicked.is_err());
-        let mut e = CompactEvaluator::new(&c.templates, c.layout.num_wires, 3, Block(5)).unwrap();
-        e.set_window_items(20);
-        let mut reads = 0;
-        let outcome = e.evaluate_main(
-            &Pieces(&c.main, 7),
-            &mut |buf: &mut [Block]| -> Result<(), &str> {
-                reads += 1;
-                buf.fill(Block(reads));
-                if reads == 4 {
-                    Err("tables ended")
-                } else {
-                    Ok(())
-                }
-            },
-            &mut |_| (),
-        );
-        assert!(
-            matches!(outcome, Err(CompactRunError::Io("tables ended"))),
-            "{outcome:?}"
-        );
+        for threads in [1, 2, 3] {
+            let garbler = || {
+                let mut g = CompactGarbler::new(
+                    &c.templates,
+                    c.layout.num_wires,
+                    threads,
+                    Block(3),
+                    Block(5),
+                )
+                .unwrap();
+                g.set_window_items(20);
+                g
+            };
+            let evaluator = || {
+                let mut e =
+                    CompactEvaluator::new(&c.templates, c.layout.num_wires, threads, Block(5))
+                        .unwrap();
+                e.set_window_items(20);
+                e
+            };
+            // How often each party meets its stream in a whole pass.
+            let mut emits = 0;
+            garbler()
+                .garble_main(
+                    &Pieces(&c.main, 7),
+                    &mut |_: &[Block]| -> Result<(), ()> {
+                        emits += 1;
+                        Ok(())
+                    },
+                    &mut |_| (),
+                )
+                .unwrap();
+            let mut reads = 0usize;
+            evaluator()
+                .evaluate_main(
+                    &Pieces(&c.main, 7),
+                    &mut |buf: &mut [Block]| -> Result<(), ()> {
+                        reads += 1;
+                        buf.fill(Block(reads as u128));
+                        Ok(())
+                    },
+                    &mut |_| (),
+                )
+                .unwrap();
+            assert!(emits > 3 && reads > 3, "{threads} threads: {emits} {reads}");
+            for fail_at in 1..=emits {
+                let mut calls = 0;
+                let outcome = garbler().garble_main(
+                    &Pieces(&c.main, 7),
+                    &mut |_: &[Block]| -> Result<(), usize> {
+                        calls += 1;
+                        if calls == fail_at { Err(calls) } else { Ok(()) }
+                    },
+                    &mut |_| (),
+                );
+                assert!(
+                    matches!(outcome, Err(CompactRunError::Io(n)) if n == fail_at),
+                    "{threads} threads, emit {fail_at}: {outcome:?}"
+                );
+                assert_eq!(calls, fail_at, "{threads} threads: emitted after the error");
+            }
+            for fail_at in 1..=reads {
+                let mut calls = 0;
+                let outcome = evaluator().evaluate_main(
+                    &Pieces(&c.main, 7),
+                    &mut |buf: &mut [Block]| -> Result<(), usize> {
+                        calls += 1;
+                        buf.fill(Block(calls as u128));
+                        if calls == fail_at { Err(calls) } else { Ok(()) }
+                    },
+                    &mut |_| (),
+                );
+                assert!(
+                    matches!(outcome, Err(CompactRunError::Io(n)) if n == fail_at),
+                    "{threads} threads, read {fail_at}: {outcome:?}"
+                );
+                assert_eq!(calls, fail_at, "{threads} threads: read after the error");
+            }
+            let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut calls = 0;
+                garbler().garble_main(
+                    &Pieces(&c.main, 7),
+                    &mut |_: &[Block]| -> Result<(), ()> {
+                        calls += 1;
+                        assert!(calls < 3, "the sink gives up");
+                        Ok(())
+                    },
+                    &mut |_| (),
+                )
+            }));
+            assert!(panicked.is_err(), "{threads} threads");
+        }
     }
 
     #[test]
