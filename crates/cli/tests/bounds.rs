@@ -11,6 +11,8 @@ use pgc_circuit::compact::Item;
 use pgc_circuit::pgcfile::{PgcCompactWriter, PgcWriter};
 use pgc_circuit::{Gate, Interface, Layout};
 
+mod support;
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pgc-bounds-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -20,16 +22,8 @@ fn scratch(name: &str) -> PathBuf {
 /// `pgc ARGS` with its address space limited to 1 GiB (the hostile files below asked for
 /// 4 to 16 GiB); returns the output and how long it took.
 fn pgc_limited(args: &[&str]) -> (Output, Duration) {
-    // "$@" passes every argument as it is ("$10" would be "$1" followed by "0").
-    let script = "ulimit -v 1048576; exec \"$0\" \"$@\"";
     let started = Instant::now();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_pgc"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = support::pgc_in_1gib().args(args).output().unwrap();
     (out, started.elapsed())
 }
 

@@ -495,29 +495,6 @@ fn a_secret_file_others_can_read_is_noted() {
     }
 }
 
-/// `pgc ARGS` in `s` with its address space limited to 1 GiB, so that reading an endless
-/// file towards the default --max-memory (half the machine's memory) would abort it.
-#[cfg(target_os = "linux")]
-fn pgc_in_1gib(s: &Scratch, args: &[&str], stdin: std::process::Stdio) -> std::process::Child {
-    let mut script = String::from("ulimit -v 1048576; exec \"$0\"");
-    for i in 1..=args.len() {
-        script.push_str(&format!(" \"${{{i}}}\""));
-    }
-    std::process::Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_pgc"))
-        .args(args)
-        .env("XDG_CACHE_HOME", s.0.join("cache"))
-        .env("XDG_CONFIG_HOME", s.0.join("config"))
-        .current_dir(&s.0)
-        .stdin(stdin)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// A file that never ends (a device, a pipe) named as a circuit, program, inputs file, key or
 /// secret is refused at once by what it is, with the default --max-memory and under a 1 GiB
 /// address space: a device or pipe is read only as far as such a file can go (and not past
@@ -580,20 +557,21 @@ fn a_file_that_never_ends_is_refused_at_once() {
         ),
     ];
     for (args, expected) in cases {
-        let out = pgc_in_1gib(&s, &args, std::process::Stdio::null())
-            .wait_with_output()
-            .unwrap();
+        let out = s.pgc_in_1gib().args(&args).output().unwrap();
         let line = error_line(&out);
         assert!(line.contains(&expected), "{args:?}: {line}");
     }
 
     // Text that never ends through a pipe: read as far as an inputs file for one int can
     // need (1 MiB and 64 bytes per input bit), then refused.
-    let mut child = pgc_in_1gib(
-        &s,
-        &["eval", "prog.pgc", "--inputs", "/dev/stdin"],
-        std::process::Stdio::piped(),
-    );
+    let mut child = s
+        .pgc_in_1gib()
+        .args(["eval", "prog.pgc", "--inputs", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         use std::io::Write;
@@ -613,11 +591,14 @@ fn a_file_that_never_ends_is_refused_at_once() {
     );
 
     // Through a pipe, a real inputs file still works.
-    let mut child = pgc_in_1gib(
-        &s,
-        &["eval", "prog.pgc", "--inputs", "/dev/stdin"],
-        std::process::Stdio::piped(),
-    );
+    let mut child = s
+        .pgc_in_1gib()
+        .args(["eval", "prog.pgc", "--inputs", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();

@@ -65,12 +65,32 @@ impl Scratch {
 
     /// The `pgc` binary, running in this directory with its cache and keys here.
     pub fn pgc(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pgc"));
+        self.inside(Command::new(env!("CARGO_BIN_EXE_pgc")))
+    }
+
+    /// As [`pgc_in_1gib`], in this directory with its cache and keys here.
+    pub fn pgc_in_1gib(&self) -> Command {
+        self.inside(pgc_in_1gib())
+    }
+
+    fn inside(&self, mut c: Command) -> Command {
         c.env("XDG_CACHE_HOME", self.0.join("cache"))
             .env("XDG_CONFIG_HOME", self.0.join("config"))
             .current_dir(&self.0);
         c
     }
+}
+
+/// The `pgc` binary with its address space limited to 1 GiB (`ulimit -v`; append the
+/// arguments): a file read towards the default --max-memory (half the machine's memory), or
+/// a hostile header asking for gigabytes, makes it fail instead of filling the machine.
+pub fn pgc_in_1gib() -> Command {
+    let mut c = Command::new("sh");
+    // "$@" passes every argument as it is ("$10" would be "$1" followed by "0").
+    c.arg("-c")
+        .arg("ulimit -v 1048576; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_pgc"));
+    c
 }
 
 impl Drop for Scratch {
