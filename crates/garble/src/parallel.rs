@@ -66,6 +66,7 @@
 
 use std::any::Any;
 use std::convert::Infallible;
+use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -942,26 +943,31 @@ impl Plan {
             same && flat_ok && global_ok,
             "parallel garbling: the plan was made for another circuit"
         );
-        let mut written = vec![false; self.label_wires];
+        // One bit per wire (53 KB for BioMatch's 425 K wires, against 425 KB of bools):
+        // this check runs before every run's first step, on one thread.
+        let mut written = vec![0u64; self.label_wires.div_ceil(64)];
+        let bit = |w: WireId| (w as usize / 64, 1u64 << (w % 64));
         for &p in &self.parallel_regions {
             let Phase::Region(region) = &circuit.phases[p] else {
                 unreachable!("checked above");
             };
             for (i, inst) in region.instances.iter().enumerate() {
                 for &w in &inst.outputs {
-                    let slot = written.get_mut(w as usize);
+                    let (word, mask) = bit(w);
+                    let fresh = (w as usize) < self.label_wires && written[word] & mask == 0;
                     assert!(
-                        matches!(slot, Some(false)),
+                        fresh,
                         "parallel garbling: instance {i} of the region at phase {p} writes wire \
                          {w}, out of range or written by another instance"
                     );
-                    *slot.unwrap() = true;
+                    written[word] |= mask;
                 }
             }
             for (i, inst) in region.instances.iter().enumerate() {
                 for &w in &inst.inputs {
+                    let (word, mask) = bit(w);
                     assert!(
-                        (w as usize) < self.label_wires && !written[w as usize],
+                        (w as usize) < self.label_wires && written[word] & mask == 0,
                         "parallel garbling: instance {i} of the region at phase {p} reads wire \
                          {w}, out of range or written in the region"
                     );
@@ -969,7 +975,8 @@ impl Plan {
             }
             for inst in &region.instances {
                 for &w in &inst.outputs {
-                    written[w as usize] = false;
+                    let (word, mask) = bit(w);
+                    written[word] &= !mask;
                 }
             }
         }
@@ -1362,10 +1369,41 @@ impl<'a> Shared<'a> {
     }
 }
 
-/// The label array for a plan, its input wires set to `inputs`.
+/// Label arrays of at least this many blocks (1 MiB) are zeroed by all of a run's threads.
+const PARALLEL_ZEROING_BLOCKS: usize = 1 << 16;
+
+/// The label array for a plan, its input wires set to `inputs` and every other wire zero.
+/// A large one is zeroed by the plan's threads together: BioMatch's 6.8 MB took 0.75 ms on
+/// the caller's thread alone, before any other thread started (BENCHMARKS.md, "Where a CGP
+/// run's wall time goes"); it also wakes the pooled workers for the run's first step.
 fn initial_labels(plan: &Plan, inputs: &[Block]) -> Vec<Block> {
-    let mut labels = vec![Block::ZERO; plan.label_wires];
-    labels[..plan.num_input_wires].copy_from_slice(inputs);
+    let n = plan.label_wires;
+    let threads = plan.stats.active_threads.max(1);
+    if threads == 1 || n < PARALLEL_ZEROING_BLOCKS {
+        let mut labels = vec![Block::ZERO; n];
+        labels[..plan.num_input_wires].copy_from_slice(inputs);
+        return labels;
+    }
+    let mut labels: Vec<Block> = Vec::with_capacity(n);
+    {
+        let (head, tail) = labels.spare_capacity_mut()[..n].split_at_mut(inputs.len());
+        for (slot, &label) in head.iter_mut().zip(inputs) {
+            slot.write(label);
+        }
+        let mut chunks = tail.chunks_mut(tail.len().div_ceil(threads));
+        let own = chunks.next();
+        let jobs: Vec<Box<dyn FnOnce() + Send + '_>> = chunks
+            .map(|c| Box::new(move || c.fill(MaybeUninit::new(Block::ZERO))) as Box<_>)
+            .collect();
+        crate::pool::scoped(jobs, || {
+            if let Some(c) = own {
+                c.fill(MaybeUninit::new(Block::ZERO));
+            }
+        });
+    }
+    // SAFETY: the first `n` blocks were all written above (the inputs, then every chunk of
+    // the rest, each by a job that finished before `scoped` returned).
+    unsafe { labels.set_len(n) };
     labels
 }
 
@@ -1590,6 +1628,17 @@ struct GarbleRunner<'a, S> {
     scratch: Vec<Block>,
     put_in_step: bool,
     blocks: u64,
+    /// When this thread's steps began and ended ([`garble_offline_traced`]).
+    trace: Option<StepTrace>,
+}
+
+/// When one thread ran its steps, in seconds from the start of the run: `(step, start,
+/// end)` for each step in which it had work.
+#[derive(Clone, Debug, Default)]
+pub struct StepTrace {
+    origin: Option<Instant>,
+    calls: usize,
+    pub steps: Vec<(usize, f64, f64)>,
 }
 
 impl<S: TableSink> GarbleRunner<'_, S> {
@@ -1608,7 +1657,29 @@ impl<S: TableSink> StepRunner for GarbleRunner<'_, S> {
     type Error = S::Error;
 
     fn run(&mut self, _thread: usize, items: &[Work]) -> Result<(), S::Error> {
+        let Some(mut trace) = self.trace.take() else {
+            return self.run_untraced(items);
+        };
+        let origin = trace.origin.expect("set before the run");
+        let start = origin.elapsed().as_secs_f64();
+        let outcome = self.run_untraced(items);
+        if !items.is_empty() {
+            trace
+                .steps
+                .push((trace.calls, start, origin.elapsed().as_secs_f64()));
+        }
+        trace.calls += 1;
+        self.trace = Some(trace);
+        outcome
+    }
+}
+
+impl<S: TableSink> GarbleRunner<'_, S> {
+    fn run_untraced(&mut self, items: &[Work]) -> Result<(), S::Error> {
         let shared = self.shared;
+        if self.tables.capacity() == 0 && !items.is_empty() {
+            self.tables.reserve(PUT_BLOCKS + 2 * PIECE_ANDS);
+        }
         let (kernel, hash, delta, labels) = (shared.kernel, shared.hash, self.delta, shared.labels);
         for &item in items {
             match item {
@@ -1851,6 +1922,28 @@ where
         plan.num_input_wires,
         "one zero-label per input wire"
     );
+    garble_inner(
+        plan,
+        circuit,
+        delta,
+        hash_key,
+        input_zero_labels,
+        sinks,
+        None,
+    )
+    .map(|(output, _)| output)
+}
+
+/// [`garble`], with each thread's [`StepTrace`] from `origin` when it is given.
+fn garble_inner<S: TableSink>(
+    plan: &Plan,
+    circuit: &ParallelCircuit,
+    delta: Block,
+    hash_key: Block,
+    input_zero_labels: &[Block],
+    sinks: &mut [S],
+    origin: Option<Instant>,
+) -> Result<(GarbleOutput, Vec<StepTrace>), S::Error> {
     let hash = TccrHash::new(hash_key);
     let mut labels = initial_labels(plan, input_zero_labels);
     let shared = Shared::new(plan, circuit, &hash, &mut labels);
@@ -1861,23 +1954,34 @@ where
             shared: &shared,
             delta,
             sink,
-            tables: Vec::with_capacity(PUT_BLOCKS + 2 * PIECE_ANDS),
+            // Reserved by the thread that uses it (`run_untraced`), not by the caller's
+            // thread for every thread before any starts.
+            tables: Vec::new(),
             // Grown by the thread that uses it (`load_instance`), in its own cache.
             scratch: Vec::new(),
             put_in_step: false,
             blocks: 0,
+            trace: origin.map(|o| StepTrace {
+                origin: Some(o),
+                ..StepTrace::default()
+            }),
         })
         .collect();
     execute(plan, &mut runners)?;
     let mut blocks_per_stream: Vec<u64> = runners.iter().map(|r| r.blocks).collect();
+    let traces = runners
+        .iter_mut()
+        .map(|r| r.trace.take().unwrap_or_default())
+        .collect();
     blocks_per_stream.resize(plan.threads, 0);
     drop(runners);
     let output_zero_labels = output_labels(plan, circuit, &labels);
-    Ok(GarbleOutput {
+    let output = GarbleOutput {
         output_zero_labels,
         and_gates: plan.and_gates,
         blocks_per_stream,
-    })
+    };
+    Ok((output, traces))
 }
 
 /// Evaluates `circuit` as `plan` says, from the labels of the global input wires and the
@@ -2047,6 +2151,24 @@ impl TableSink for Discard {
 /// Garbles `circuit` as `plan` says with random Δ, hash key and input labels, dropping the
 /// tables, and times it (paper Fig. 5/6). The plan fixes the thread count.
 pub fn garble_offline(plan: &Plan, circuit: &ParallelCircuit) -> OfflineStats {
+    offline_run(plan, circuit, false).0
+}
+
+/// [`garble_offline`], with when each thread ran each of its steps, in seconds from just
+/// before the run's set-up (the label array, the plan check): where a parallel run's time
+/// goes (thread wake-up, the threads' shares, the serial steps).
+pub fn garble_offline_traced(
+    plan: &Plan,
+    circuit: &ParallelCircuit,
+) -> (OfflineStats, Vec<StepTrace>) {
+    offline_run(plan, circuit, true)
+}
+
+fn offline_run(
+    plan: &Plan,
+    circuit: &ParallelCircuit,
+    traced: bool,
+) -> (OfflineStats, Vec<StepTrace>) {
     let mut prg = Prg::from_os_entropy();
     let delta = random_delta(&mut prg);
     let hash_key = prg.random_block();
@@ -2054,16 +2176,18 @@ pub fn garble_offline(plan: &Plan, circuit: &ParallelCircuit) -> OfflineStats {
     prg.fill_blocks(&mut inputs);
     let mut sinks: Vec<Discard> = (0..plan.threads).map(|_| Discard).collect();
     let start = Instant::now();
-    let result = garble(plan, circuit, delta, hash_key, &inputs, &mut sinks);
+    let origin = traced.then_some(start);
+    let result = garble_inner(plan, circuit, delta, hash_key, &inputs, &mut sinks, origin);
     let seconds = start.elapsed().as_secs_f64();
-    let output = match result {
+    let (output, traces) = match result {
         Ok(output) => output,
         Err(never) => match never {},
     };
     std::hint::black_box(&output.output_zero_labels);
-    OfflineStats {
+    let stats = OfflineStats {
         seconds,
         and_gates: output.and_gates,
         and_per_sec: output.and_gates as f64 / seconds.max(1e-12),
-    }
+    };
+    (stats, traces)
 }

@@ -722,3 +722,38 @@ fn a_panicking_sink_is_resumed_not_a_hang() {
     }));
     assert!(r.is_err());
 }
+
+#[test]
+fn a_large_label_array_zeroed_by_the_threads_holds_the_inputs() {
+    // Over 2^16 wires, so the label array is filled by the plan's threads together
+    // (`initial_labels`), with the inputs in its first chunk.
+    let (c, spans) = region_circuit(21, 70_000, &[(9, 30, true)], 200);
+    let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    assert!(pc.layout.num_wires > 1 << 16);
+    let flat = pc.flatten();
+    let f = Fixture::new(77, pc.layout.num_input_wires() as usize);
+    let expected = eval_bits(&flat, &f.bits);
+    let (seq_tables, seq_outputs) = sequential_reference(&flat, &f);
+    for threads in [2, 3, 8] {
+        let plan = Plan::new(&pc, threads, Mode::Cgp, 1);
+        assert!(plan.stats().active_threads > 1, "{threads} threads");
+        let (streams, out_zero) = garble_to_vecs(&plan, &pc, &f);
+        assert_eq!(
+            out_zero, seq_outputs,
+            "{threads} threads: output zero-labels"
+        );
+        let mut all: Vec<Block> = streams.concat();
+        let mut seq = seq_tables.clone();
+        all.sort_by_key(|b| b.0);
+        seq.sort_by_key(|b| b.0);
+        assert_eq!(all, seq, "{threads} threads: the same tables");
+        let mut sources: Vec<SliceSource> = streams.iter().map(|s| SliceSource::new(s)).collect();
+        let labels = parallel::evaluate(&plan, &pc, f.key, &f.active(), &mut sources).unwrap();
+        let bits: Vec<bool> = labels
+            .iter()
+            .zip(&out_zero)
+            .map(|(l, z)| l.lsb() ^ z.lsb())
+            .collect();
+        assert_eq!(bits, expected, "{threads} threads: outputs");
+    }
+}
