@@ -8,6 +8,15 @@
 //! takes as many idle workers as it needs and starts new ones only when there are too few
 //! (several runs at once, as both parties of one process, each get their own).
 //!
+//! With `PGC_WORKER_SPIN_MS=N` an idle worker polls for its next job for N ms before it
+//! sleeps ([`idle_poll`]), as OpenMP runtimes do between parallel regions (LLVM's
+//! `KMP_BLOCKTIME`, 200 ms by default); a polling worker takes its job without a futex wake
+//! and keeps its core awake. The default is 0, sleep at once: on the 16-core device machine
+//! a woken worker started within 0.1–0.2 ms, and polling (5, 20 or 200 ms) did not change
+//! `pgc bench apps` beyond that machine's run-to-run noise (BENCHMARKS.md, "Where a CGP
+//! run's wall time goes"), while it costs a busy CPU per worker after every run. Workers
+//! poll only while the pool has fewer workers than the machine has CPUs.
+//!
 //! [`scoped`] gives the same guarantee as [`std::thread::scope`]: it returns only after
 //! every job it handed out has finished, also when the caller's own part or a job panics
 //! (a job's panic is resumed on the caller's thread), so the jobs may borrow from the
@@ -15,7 +24,9 @@
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -23,6 +34,58 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 struct Worker {
     job: Mutex<Option<(Job, Arc<Latch>)>>,
     ready: Condvar,
+    /// Set with `job`, read by the worker while it polls.
+    posted: AtomicBool,
+    /// Whether the worker sleeps on `ready` (changed and read under `job`'s lock): only
+    /// then does the one who posts a job wake it.
+    parked: AtomicBool,
+}
+
+/// Workers started in this process (none ever ends).
+static WORKERS: AtomicUsize = AtomicUsize::new(0);
+
+/// How long an idle worker polls for its next job before it sleeps: `PGC_WORKER_SPIN_MS`
+/// (default 0: sleep at once), and nothing while the pool holds as many workers
+/// as there are CPUs besides the caller's.
+fn idle_poll() -> Duration {
+    static POLL: OnceLock<(Duration, usize)> = OnceLock::new();
+    let (poll, cpus) = *POLL.get_or_init(|| {
+        let ms = std::env::var("PGC_WORKER_SPIN_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (Duration::from_millis(ms), cpus)
+    });
+    if WORKERS.load(Ordering::Relaxed) < cpus {
+        poll
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// Polls `posted` for up to `limit`; true once it is set.
+fn poll_for_job(posted: &AtomicBool, limit: Duration) -> bool {
+    let since = Instant::now();
+    let mut next_yield = Duration::from_micros(100);
+    loop {
+        // A few microseconds of `pause`s between looks at the clock.
+        for _ in 0..128 {
+            if posted.load(Ordering::Acquire) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        let waited = since.elapsed();
+        if waited >= limit {
+            return false;
+        }
+        // Every 0.1 ms, let a thread with work have this CPU if one waits for it.
+        if waited >= next_yield {
+            std::thread::yield_now();
+            next_yield = waited + Duration::from_micros(100);
+        }
+    }
 }
 
 /// Idle workers, and the process they belong to: a child made by `fork` has none of its
@@ -59,13 +122,20 @@ impl Latch {
 
 fn worker_loop(me: Arc<Worker>) {
     loop {
+        let poll = idle_poll();
+        if !poll.is_zero() {
+            poll_for_job(&me.posted, poll);
+        }
         let (job, latch) = {
             let mut slot = me.job.lock().unwrap_or_else(|p| p.into_inner());
             loop {
                 if let Some(next) = slot.take() {
+                    me.posted.store(false, Ordering::Relaxed);
                     break next;
                 }
+                me.parked.store(true, Ordering::Relaxed);
                 slot = me.ready.wait(slot).unwrap_or_else(|p| p.into_inner());
+                me.parked.store(false, Ordering::Relaxed);
             }
         };
         let panic = catch_unwind(AssertUnwindSafe(job)).err();
@@ -96,11 +166,14 @@ fn take_worker() -> std::io::Result<Arc<Worker>> {
     let w = Arc::new(Worker {
         job: Mutex::new(None),
         ready: Condvar::new(),
+        posted: AtomicBool::new(false),
+        parked: AtomicBool::new(false),
     });
     let me = Arc::clone(&w);
     std::thread::Builder::new()
         .name("pgc-worker".into())
         .spawn(move || worker_loop(me))?;
+    WORKERS.fetch_add(1, Ordering::Relaxed);
     Ok(w)
 }
 
@@ -150,7 +223,11 @@ pub(crate) fn scoped<'a, T>(
             Ok(w) => {
                 let mut slot = w.job.lock().unwrap_or_else(|p| p.into_inner());
                 *slot = Some((job, Arc::clone(&latch)));
-                w.ready.notify_one();
+                w.posted.store(true, Ordering::Release);
+                // A polling worker sees `posted`; only a sleeping one needs the futex.
+                if w.parked.load(Ordering::Relaxed) {
+                    w.ready.notify_one();
+                }
             }
             Err(e) => {
                 // The jobs not handed out will never run: count them finished, then wait
@@ -173,7 +250,21 @@ pub(crate) fn scoped<'a, T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn polling_sees_a_job_posted_and_gives_up_in_time() {
+        let posted = AtomicBool::new(false);
+        let since = Instant::now();
+        assert!(!poll_for_job(&posted, Duration::from_millis(3)));
+        assert!(since.elapsed() >= Duration::from_millis(3));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(2));
+                posted.store(true, Ordering::Release);
+            });
+            assert!(poll_for_job(&posted, Duration::from_secs(30)));
+        });
+    }
 
     #[test]
     fn jobs_borrow_and_all_finish_before_return() {
