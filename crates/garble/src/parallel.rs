@@ -1634,9 +1634,10 @@ struct GarbleRunner<'a, S> {
 
 /// When one thread ran its steps, in seconds from the start of the run: `(step, start,
 /// end)` for each step in which it had work.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct StepTrace {
-    origin: Option<Instant>,
+    origin: Instant,
+    /// Steps run so far, with work or without.
     calls: usize,
     pub steps: Vec<(usize, f64, f64)>,
 }
@@ -1660,7 +1661,7 @@ impl<S: TableSink> StepRunner for GarbleRunner<'_, S> {
         let Some(mut trace) = self.trace.take() else {
             return self.run_untraced(items);
         };
-        let origin = trace.origin.expect("set before the run");
+        let origin = trace.origin;
         let start = origin.elapsed().as_secs_f64();
         let outcome = self.run_untraced(items);
         if !items.is_empty() {
@@ -1912,16 +1913,6 @@ pub fn garble<S>(
 where
     S: TableSink,
 {
-    assert!(
-        delta.lsb(),
-        "the garbler's Δ must have lsb 1 (point-and-permute)"
-    );
-    assert_eq!(sinks.len(), plan.threads, "one table sink per plan thread");
-    assert_eq!(
-        input_zero_labels.len(),
-        plan.num_input_wires,
-        "one zero-label per input wire"
-    );
     garble_inner(
         plan,
         circuit,
@@ -1944,6 +1935,16 @@ fn garble_inner<S: TableSink>(
     sinks: &mut [S],
     origin: Option<Instant>,
 ) -> Result<(GarbleOutput, Vec<StepTrace>), S::Error> {
+    assert!(
+        delta.lsb(),
+        "the garbler's Δ must have lsb 1 (point-and-permute)"
+    );
+    assert_eq!(sinks.len(), plan.threads, "one table sink per plan thread");
+    assert_eq!(
+        input_zero_labels.len(),
+        plan.num_input_wires,
+        "one zero-label per input wire"
+    );
     let hash = TccrHash::new(hash_key);
     let mut labels = initial_labels(plan, input_zero_labels);
     let shared = Shared::new(plan, circuit, &hash, &mut labels);
@@ -1961,18 +1962,16 @@ fn garble_inner<S: TableSink>(
             scratch: Vec::new(),
             put_in_step: false,
             blocks: 0,
-            trace: origin.map(|o| StepTrace {
-                origin: Some(o),
-                ..StepTrace::default()
+            trace: origin.map(|origin| StepTrace {
+                origin,
+                calls: 0,
+                steps: Vec::new(),
             }),
         })
         .collect();
     execute(plan, &mut runners)?;
     let mut blocks_per_stream: Vec<u64> = runners.iter().map(|r| r.blocks).collect();
-    let traces = runners
-        .iter_mut()
-        .map(|r| r.trace.take().unwrap_or_default())
-        .collect();
+    let traces = runners.iter_mut().filter_map(|r| r.trace.take()).collect();
     blocks_per_stream.resize(plan.threads, 0);
     drop(runners);
     let output_zero_labels = output_labels(plan, circuit, &labels);
