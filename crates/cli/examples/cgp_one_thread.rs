@@ -1,7 +1,8 @@
 //! CGP on one thread against `none`, offline (the garbler alone, tables dropped): both
 //! plans alternated run by run, with wall time, this process's CPU time and its minor page
-//! faults per run (getrusage), and a multi-threaded run in between to see whether what it
-//! leaves behind slows the next one.
+//! faults per run (getrusage), and multi-threaded runs in between to see whether what they
+//! leave behind slows the next one: `cgp T` with region instances claimed as the threads
+//! go (what `pgc` runs), `cgp T fixed` with each thread's instances fixed by the plan.
 //!
 //!     cargo run --release -p pgc-cli --example cgp_one_thread [app.c] [runs] [threads]
 //!
@@ -42,7 +43,8 @@ fn main() {
     let plans = [
         ("none 1", Plan::new(&pc, 1, Mode::None, 128)),
         ("cgp 1", Plan::new(&pc, 1, Mode::Cgp, 128)),
-        ("cgp T", Plan::new(&pc, threads, Mode::Cgp, 128)),
+        ("cgp T", Plan::claimed(&pc, threads, Mode::Cgp, 128)),
+        ("cgp T fixed", Plan::new(&pc, threads, Mode::Cgp, 128)),
         ("none 1", Plan::new(&pc, 1, Mode::None, 128)),
         ("cgp 1", Plan::new(&pc, 1, Mode::Cgp, 128)),
     ];
@@ -70,7 +72,7 @@ fn main() {
     for ((name, _), (w, c, f)) in plans.iter().zip(&sums) {
         let n = runs as f64;
         println!(
-            "{name:7} wall {:.4} s  cpu {:.4} s  minor faults {:.0}",
+            "{name:11} wall {:.4} s  cpu {:.4} s  minor faults {:.0}",
             w / n,
             c / n,
             *f as f64 / n

@@ -3,10 +3,12 @@
 //! runs: the set-up before the first step, when the threads began their first step (the
 //! pool's wake-up), how long they were busy, when the last finished, and the serial steps.
 //!
-//!     cargo run --release -p pgc-cli --example cgp_trace [app.c] [runs] [threads] [gap_ms]
+//!     cargo run --release -p pgc-cli --example cgp_trace [app.c] [runs] [threads] [gap_ms] [fixed]
 //!
 //! `gap_ms` (default 0): sleep between runs, so the workers and their cores go idle first,
-//! as they do between the phases of a protocol run or between runs of a server.
+//! as they do between the phases of a protocol run or between runs of a server. `fixed`:
+//! each thread's instances fixed by the plan ([`Plan::new`]) instead of claimed as the
+//! threads go ([`Plan::claimed`], what `pgc` runs).
 
 use std::time::{Duration, Instant};
 
@@ -28,12 +30,17 @@ fn main() {
     let runs: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(20);
     let threads: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(8);
     let gap_ms: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let fixed = args.next().is_some_and(|s| s == "fixed");
     let src = std::fs::read_to_string(&path).expect("readable C program");
     let compiled = pgc_compiler::compile_source(&src, &path, &Default::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let pc = compiled.parallel_circuit().expect("regions split");
     let one = Plan::new(&pc, 1, Mode::None, 128);
-    let plan = Plan::new(&pc, threads, Mode::Cgp, 128);
+    let plan = if fixed {
+        Plan::new(&pc, threads, Mode::Cgp, 128)
+    } else {
+        Plan::claimed(&pc, threads, Mode::Cgp, 128)
+    };
     garble_offline(&one, &pc);
     garble_offline(&plan, &pc);
     let ms = |s: f64| s * 1e3;
@@ -90,8 +97,9 @@ fn main() {
     let none = median(none_wall);
     let w = median(wall);
     println!(
-        "{path} threads {threads} gap {gap_ms} ms: none 1 {:.3} ms, cgp {:.3} ms, speed-up {:.2} \
+        "{path} threads {threads} gap {gap_ms} ms{}: none 1 {:.3} ms, cgp {:.3} ms, speed-up {:.2} \
          (efficiency {:.2})",
+        if fixed { " fixed" } else { "" },
         ms(none),
         ms(w),
         none / w,

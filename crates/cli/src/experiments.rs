@@ -367,7 +367,8 @@ struct Offline {
     plan: PlanStats,
 }
 
-/// Plans, checks once, then times `repeat` garblings (median).
+/// Plans (region instances claimed as the threads go, as the protocol runs them), checks
+/// once, then times `repeat` garblings (median).
 fn offline(
     pc: &ParallelCircuit,
     mode: Mode,
@@ -377,7 +378,7 @@ fn offline(
     inputs: &[bool],
     expected: &[bool],
 ) -> Result<Offline> {
-    let plan = Plan::new(pc, threads, mode, tau);
+    let plan = Plan::claimed(pc, threads, mode, tau);
     check_offline(&plan, pc, inputs, expected)?;
     // One untimed run first: the first garbling of a plan pays for page faults.
     std::hint::black_box(garble_offline(&plan, pc));
@@ -1532,6 +1533,7 @@ mod tests {
         for mode in [Mode::None, Mode::Fgp, Mode::Cgp, Mode::Auto] {
             for t in [1, 3] {
                 check_offline(&Plan::new(&pc, t, mode, 1), &pc, &inputs, &expected).unwrap();
+                check_offline(&Plan::claimed(&pc, t, mode, 1), &pc, &inputs, &expected).unwrap();
             }
         }
         let mut wrong = expected.clone();

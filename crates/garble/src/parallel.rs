@@ -38,6 +38,28 @@
 //! the linear gates between them (cheap, free XOR) form short sub-levels, usually merged
 //! into serial steps.
 //!
+//! # Claimed instances
+//!
+//! A plan made by [`Plan::claimed`] does not fix which thread runs which instance of a
+//! parallel region: the region's instances are cut into *chunks* (contiguous runs of about
+//! equal weight, [`CHUNKS_PER_THREAD`] per thread, each at least τ ANDs' worth), and each
+//! garbler thread of the step takes the next chunk from a shared counter until none is
+//! left. Cores that run faster (or start earlier) take more, so a step ends when the work
+//! does rather than when the slowest core's fixed share does: on the 16-core machine the
+//! slowest of T equal shares took 1.15–1.33× the mean (BENCHMARKS.md, "Where a CGP run's
+//! wall time goes"). This is the dynamic loop scheduling of OpenMP (`schedule(dynamic)`)
+//! applied to the instances of Buescher et al.'s coarse-grained parallelism (§4.4).
+//!
+//! The evaluator cannot know the garbler's claims, so in a claimed step stream t carries,
+//! for each chunk garbler thread t took, a header block naming the chunk followed by its
+//! tables, and one end block after the last. Evaluator thread t evaluates the chunks its
+//! stream names, in that order. Before it evaluates a chunk it marks the chunk taken: a
+//! chunk named twice (on any streams) is refused before its instances run, so no two
+//! threads ever write the same wires, and when the last thread of the step reads its end
+//! block, a chunk no stream named is refused too. Both errors name the region. Which
+//! thread garbled which chunk tells the evaluator only how fast the garbler's cores ran:
+//! the tables, their tweaks and every label are the same as under a fixed split.
+//!
 //! # Streams and flushing
 //!
 //! A garbler thread batches its tables into puts of about 64 KiB, and at the end of every
@@ -69,7 +91,7 @@ use std::convert::Infallible;
 use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::AtomicU64;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
@@ -105,6 +127,45 @@ const PIECE_ANDS: usize = 4096;
 const PUT_BLOCKS: usize = 4096;
 /// Runs of consecutive gates at least this long are run in place rather than copied.
 const MIN_RUN: usize = 32;
+/// Chunks per thread of a claimed region (see "Claimed instances" in the module doc): more
+/// even out faster and slower cores more finely; each costs one header block and one
+/// atomic increment.
+pub const CHUNKS_PER_THREAD: usize = 16;
+/// The high 64 bits of a chunk header or end block ("pgc-chnk").
+const CHUNK_TAG: u64 = u64::from_be_bytes(*b"pgc-chnk");
+/// The low 64 bits of the end block of a claimed step.
+const CHUNK_END: u64 = u64::MAX;
+
+/// The header block announcing chunk `chunk` of a claimed region.
+fn chunk_header(chunk: usize) -> Block {
+    Block::new(((CHUNK_TAG as u128) << 64) | chunk as u128)
+}
+
+/// The block that ends a thread's chunks in a claimed step.
+fn chunk_end() -> Block {
+    Block::new(((CHUNK_TAG as u128) << 64) | CHUNK_END as u128)
+}
+
+/// What a block read where a chunk header belongs says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChunkMark {
+    Chunk(u64),
+    End,
+    /// Not a header at all (the streams are out of step).
+    Garbage,
+}
+
+fn chunk_mark(block: Block) -> ChunkMark {
+    let bytes = block.to_bytes();
+    let v = u128::from_le_bytes(bytes);
+    if (v >> 64) as u64 != CHUNK_TAG {
+        return ChunkMark::Garbage;
+    }
+    match v as u64 {
+        CHUNK_END => ChunkMark::End,
+        c => ChunkMark::Chunk(c),
+    }
+}
 
 /// Where the gates of a [`Work::Gates`] item are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +204,25 @@ enum Work {
         instance: usize,
         first_and: u64,
     },
+    /// Chunks of the plan's claimed region `region`, taken one by one as the thread goes
+    /// (see "Claimed instances" in the module doc).
+    Claim { region: usize },
+}
+
+/// A parallel region whose instances the threads claim chunk by chunk.
+#[derive(Clone, Debug)]
+struct ClaimedRegion {
+    phase: usize,
+    /// Chunk c is instances `bounds[c]..bounds[c + 1]`.
+    bounds: Vec<usize>,
+    /// Threads 0..threads take part (each has one [`Work::Claim`] in the step).
+    threads: usize,
+}
+
+impl ClaimedRegion {
+    fn chunks(&self) -> usize {
+        self.bounds.len() - 1
+    }
 }
 
 /// Gate ranges of a template with at most [`PIECE_ANDS`] ANDs each.
@@ -319,6 +399,10 @@ pub struct Plan {
     steps: usize,
     /// Regions whose instances run on several threads at once (checked before each run).
     parallel_regions: Vec<usize>,
+    /// The regions whose instances are claimed as the threads go ([`Plan::claimed`]).
+    claimed: Vec<ClaimedRegion>,
+    /// Chunk header and end blocks the streams carry besides the tables, in all.
+    header_blocks: u64,
     phase_and_base: Vec<u64>,
     instance_and_base: Vec<Vec<u64>>,
     pieces: Vec<Pieces>,
@@ -472,8 +556,29 @@ impl Builder {
 
 impl Plan {
     /// Plans `circuit` for `threads` threads (0 counts as 1) in `mode`, splitting work only
-    /// where each thread gets at least `tau` ANDs' worth (0 counts as 1).
+    /// where each thread gets at least `tau` ANDs' worth (0 counts as 1). Each thread's
+    /// work is fixed: stream t carries exactly the tables [`Plan::stream_and_indices`]
+    /// lists.
     pub fn new(circuit: &ParallelCircuit, threads: usize, mode: Mode, tau: usize) -> Plan {
+        Plan::build(circuit, threads, mode, tau, false)
+    }
+
+    /// [`Plan::new`], except that the instances of each region run in parallel are claimed
+    /// by the threads chunk by chunk as they go, so that faster cores take more (see
+    /// "Claimed instances" in the module doc). The streams then carry chunk headers
+    /// ([`Plan::header_blocks`] blocks in all, besides the tables), and which tables a
+    /// stream carries depends on the run. Both parties must make the same kind of plan.
+    pub fn claimed(circuit: &ParallelCircuit, threads: usize, mode: Mode, tau: usize) -> Plan {
+        Plan::build(circuit, threads, mode, tau, true)
+    }
+
+    fn build(
+        circuit: &ParallelCircuit,
+        threads: usize,
+        mode: Mode,
+        tau: usize,
+        claim: bool,
+    ) -> Plan {
         let threads = threads.max(1);
         let tau = tau.max(1);
         let templates = &circuit.templates;
@@ -515,6 +620,7 @@ impl Plan {
         };
         let mut flat = Vec::new();
         let mut parallel_regions = Vec::new();
+        let mut claimed = Vec::new();
         let label_wires;
         if mode == Mode::Fgp && threads > 1 {
             let flattened = circuit.flatten();
@@ -559,6 +665,22 @@ impl Plan {
                             None
                         };
                         match per_thread {
+                            Some(per_thread) if claim => {
+                                parallel_regions.push(p);
+                                let k = per_thread.iter().filter(|w| !w.is_empty()).count();
+                                let bounds = claim_chunks(circuit, &pieces, region, k, tau);
+                                let work = vec![Work::Claim {
+                                    region: claimed.len(),
+                                }];
+                                claimed.push(ClaimedRegion {
+                                    phase: p,
+                                    bounds,
+                                    threads: k,
+                                });
+                                let mut per_thread = vec![Vec::new(); threads];
+                                per_thread[..k].fill(work);
+                                b.parallel(per_thread);
+                            }
                             Some(per_thread) => {
                                 parallel_regions.push(p);
                                 b.parallel(per_thread);
@@ -592,9 +714,15 @@ impl Plan {
         let mut bounds = Vec::with_capacity(b.steps.len() * (threads + 1));
         let mut stats = b.stats;
         let mut active = 1;
-        let ands_of = |w: &Work| -> u64 {
+        let ands_of = |w: &Work, t: usize| -> u64 {
             match *w {
                 Work::Gates { ands, .. } | Work::Scattered { ands, .. } => ands as u64,
+                // Every thread of the step holds the same item: counted once, on thread 0.
+                Work::Claim { region } if t == 0 => match &circuit.phases[claimed[region].phase] {
+                    Phase::Region(r) => pieces_ands(&pieces, r),
+                    Phase::Sequential(_) => 0,
+                },
+                Work::Claim { .. } => 0,
                 Work::Instance {
                     phase, instance, ..
                 } => match &circuit.phases[phase] {
@@ -607,7 +735,12 @@ impl Plan {
         };
         for (_, per_thread) in &b.steps {
             let busy = per_thread.iter().filter(|w| !w.is_empty()).count();
-            let ands: u64 = per_thread.iter().flatten().map(ands_of).sum();
+            let ands: u64 = per_thread
+                .iter()
+                .enumerate()
+                .flat_map(|(t, works)| works.iter().map(move |w| (t, w)))
+                .map(|(t, w)| ands_of(w, t))
+                .sum();
             if busy > 1 {
                 stats.parallel_steps += 1;
                 stats.parallel_ands += ands;
@@ -626,6 +759,10 @@ impl Plan {
         stats.steps = b.steps.len();
         stats.active_threads = active;
         let flat_wires = if flat.is_empty() { 0 } else { label_wires };
+        let header_blocks = claimed
+            .iter()
+            .map(|c: &ClaimedRegion| (c.chunks() + c.threads) as u64)
+            .sum();
         let mut plan = Plan {
             threads,
             mode,
@@ -641,6 +778,8 @@ impl Plan {
             bounds,
             steps: b.steps.len(),
             parallel_regions,
+            claimed,
+            header_blocks,
             phase_and_base,
             instance_and_base,
             pieces,
@@ -684,7 +823,9 @@ impl Plan {
                             src, start, end, ..
                         } => ranges.push((src == Src::Pool, start, end)),
                         Work::Scattered { start, end, .. } => ranges.push((true, start, end)),
-                        Work::Instance { .. } => unreachable!("FGP mode runs no instances"),
+                        Work::Instance { .. } | Work::Claim { .. } => {
+                            unreachable!("FGP mode runs no instances")
+                        }
                     }
                 }
             }
@@ -849,6 +990,17 @@ impl Plan {
         &self.stats
     }
 
+    /// Whether threads claim region instances as they go ([`Plan::claimed`]) in some step.
+    pub fn is_claimed(&self) -> bool {
+        !self.claimed.is_empty()
+    }
+
+    /// Blocks the streams carry besides the tables (2 per AND): the chunk headers and end
+    /// blocks of claimed steps, summed over all streams (0 for a plan without claims).
+    pub fn header_blocks(&self) -> u64 {
+        self.header_blocks
+    }
+
     /// Blocks of the scratch array a thread needs for region instances: the most slots
     /// any template's renamed wires take (see [`Slotted`]), not its wire count.
     pub fn scratch_blocks(&self) -> usize {
@@ -871,7 +1023,14 @@ impl Plan {
     /// The flat-order AND index of each table pair in stream `thread`, in stream order
     /// (empty for a thread without work): the sequential garbler's tables of AND j are the
     /// pair this lists at j.
+    ///
+    /// # Panics
+    /// For a plan with claims ([`Plan::is_claimed`]), whose streams depend on the run.
     pub fn stream_and_indices(&self, circuit: &ParallelCircuit, thread: usize) -> Vec<u64> {
+        assert!(
+            !self.is_claimed(),
+            "a claimed plan's streams depend on the run: no fixed stream order"
+        );
         let mut out = Vec::new();
         if thread >= self.threads {
             return out;
@@ -895,6 +1054,7 @@ impl Plan {
                             out.extend(first_and..first_and + ands);
                         }
                     }
+                    Work::Claim { .. } => unreachable!("asserted above"),
                 }
             }
         }
@@ -1027,6 +1187,48 @@ fn split_instances(
         before += w;
     }
     Some(per_thread)
+}
+
+/// ANDs of a region's instances (each template's counted once, in its `Pieces`).
+fn pieces_ands(pieces: &[Pieces], region: &pgc_circuit::Region) -> u64 {
+    region
+        .instances
+        .iter()
+        .map(|i| pieces[i.template as usize].ands())
+        .sum()
+}
+
+/// Cuts a region claimed by `threads` threads into chunks of contiguous instances: about
+/// [`CHUNKS_PER_THREAD`] per thread of equal weight (ANDs plus linear gates / 16), each at
+/// least τ ANDs' worth where the region allows. Returns the chunk bounds (first 0, last
+/// the instance count).
+fn claim_chunks(
+    circuit: &ParallelCircuit,
+    pieces: &[Pieces],
+    region: &pgc_circuit::Region,
+    threads: usize,
+    tau: usize,
+) -> Vec<usize> {
+    let weight = |inst: &pgc_circuit::Instance| {
+        let t = &circuit.templates[inst.template as usize];
+        let ands = pieces[inst.template as usize].ands();
+        ands * LINEAR_PER_AND as u64 + (t.gates.len() as u64 - ands)
+    };
+    let total: u64 = region.instances.iter().map(weight).sum();
+    let target = (total / (threads * CHUNKS_PER_THREAD).max(1) as u64)
+        .max((tau * LINEAR_PER_AND) as u64)
+        .max(1);
+    let mut bounds = vec![0];
+    let mut in_chunk = 0u64;
+    for (i, inst) in region.instances.iter().enumerate() {
+        in_chunk += weight(inst);
+        if in_chunk >= target && i + 1 < region.instances.len() {
+            bounds.push(i + 1);
+            in_chunk = 0;
+        }
+    }
+    bounds.push(region.instances.len());
+    bounds
 }
 
 /// FGP level planning over one label space.
@@ -1292,6 +1494,26 @@ pub enum EvalError<E> {
     Garble { thread: usize, source: GarbleError },
     #[error("{got} input labels given, but the circuit has {expected} input wires")]
     InputCount { expected: usize, got: usize },
+    #[error("evaluator thread {thread}, the region at phase {phase}: {problem}")]
+    Claim {
+        thread: usize,
+        phase: usize,
+        problem: ClaimProblem,
+    },
+}
+
+/// What was wrong with the chunk headers of a claimed step's streams (see "Claimed
+/// instances" in the module doc): the streams do not match the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimProblem {
+    #[error("a chunk header was expected, but the stream holds something else there")]
+    NotAHeader,
+    #[error("the stream names chunk {chunk}, but the region has {chunks} chunks")]
+    OutOfRange { chunk: u64, chunks: usize },
+    #[error("chunk {chunk} was named twice (on this stream or another)")]
+    Twice { chunk: usize },
+    #[error("the streams named {got} of the region's {chunks} chunks")]
+    Missing { got: usize, chunks: usize },
 }
 
 /// What [`garble`] returns besides the tables.
@@ -1344,6 +1566,38 @@ struct Shared<'a> {
     kernel: Kernel,
     hash: &'a TccrHash,
     labels: SharedLabels,
+    /// Per claimed region of the plan, this run's claims.
+    claims: Vec<Claims>,
+}
+
+/// A counter on a cache line of its own: the threads of a claimed step all increment it,
+/// and must not slow each other's other data.
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded(AtomicUsize);
+
+/// One run's claims on a claimed region (see "Claimed instances" in the module doc).
+struct Claims {
+    /// The garbler's next chunk to take.
+    next: Padded,
+    /// The evaluator's chunks taken (a stream named them), one flag each.
+    taken: Vec<AtomicBool>,
+    /// The evaluator's chunks taken so far, and its threads that read their end block.
+    counted: Padded,
+    ended: Padded,
+}
+
+impl Claims {
+    fn new(region: &ClaimedRegion) -> Claims {
+        Claims {
+            next: Padded::default(),
+            taken: (0..region.chunks())
+                .map(|_| AtomicBool::new(false))
+                .collect(),
+            counted: Padded::default(),
+            ended: Padded::default(),
+        }
+    }
 }
 
 impl<'a> Shared<'a> {
@@ -1365,6 +1619,7 @@ impl<'a> Shared<'a> {
                 ptr: labels.as_mut_ptr(),
                 len: labels.len(),
             },
+            claims: plan.claimed.iter().map(Claims::new).collect(),
         }
     }
 }
@@ -1738,31 +1993,25 @@ impl<S: TableSink> GarbleRunner<'_, S> {
                     phase,
                     instance,
                     first_and,
-                } => {
-                    let (template, pieces, inst) = shared.instance(phase, instance);
-                    let num_wires = template.slots;
-                    load_instance(&mut self.scratch, labels, template, inst);
-                    for k in 0..pieces.count() {
-                        let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
-                        // SAFETY: the scratch array is this thread's own, with at least
-                        // `num_wires` blocks (`load_instance`).
-                        unsafe {
-                            garble_gates(
-                                kernel,
-                                hash,
-                                delta,
-                                self.scratch.as_mut_ptr(),
-                                num_wires,
-                                AndTweaks::From(first_and + pieces.ands_before[k]),
-                                gates,
-                                &mut self.tables,
-                            );
+                } => self.garble_instance(phase, instance, first_and)?,
+                Work::Claim { region } => {
+                    let claimed = &shared.plan.claimed[region];
+                    let next = &shared.claims[region].next.0;
+                    let bases = &shared.plan.instance_and_base[claimed.phase];
+                    loop {
+                        // Relaxed: the increment alone makes each chunk this thread's or
+                        // another's; the labels are ordered by the step's barriers.
+                        let chunk = next.fetch_add(1, Ordering::Relaxed);
+                        if chunk >= claimed.chunks() {
+                            break;
                         }
-                        if self.tables.len() >= PUT_BLOCKS {
-                            self.put()?;
+                        self.tables.push(chunk_header(chunk));
+                        let instances = claimed.bounds[chunk]..claimed.bounds[chunk + 1];
+                        for (i, &first_and) in instances.clone().zip(&bases[instances]) {
+                            self.garble_instance(claimed.phase, i, first_and)?;
                         }
                     }
-                    store_instance(&self.scratch, labels, template, inst);
+                    self.tables.push(chunk_end());
                 }
             }
             if self.tables.len() >= PUT_BLOCKS {
@@ -1773,6 +2022,43 @@ impl<S: TableSink> GarbleRunner<'_, S> {
         if std::mem::take(&mut self.put_in_step) {
             self.sink.flush()?;
         }
+        Ok(())
+    }
+
+    /// Garbles instance `instance` of the region at phase `phase` (its first AND the
+    /// `first_and`-th), putting its tables as they fill a batch.
+    fn garble_instance(
+        &mut self,
+        phase: usize,
+        instance: usize,
+        first_and: u64,
+    ) -> Result<(), S::Error> {
+        let shared = self.shared;
+        let (kernel, hash, delta, labels) = (shared.kernel, shared.hash, self.delta, shared.labels);
+        let (template, pieces, inst) = shared.instance(phase, instance);
+        let num_wires = template.slots;
+        load_instance(&mut self.scratch, labels, template, inst);
+        for k in 0..pieces.count() {
+            let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
+            // SAFETY: the scratch array is this thread's own, with at least `num_wires`
+            // blocks (`load_instance`).
+            unsafe {
+                garble_gates(
+                    kernel,
+                    hash,
+                    delta,
+                    self.scratch.as_mut_ptr(),
+                    num_wires,
+                    AndTweaks::From(first_and + pieces.ands_before[k]),
+                    gates,
+                    &mut self.tables,
+                );
+            }
+            if self.tables.len() >= PUT_BLOCKS {
+                self.put()?;
+            }
+        }
+        store_instance(&self.scratch, labels, template, inst);
         Ok(())
     }
 }
@@ -1786,7 +2072,15 @@ struct EvaluateRunner<'a, R> {
 impl<R: TableSource> EvaluateRunner<'_, R> {
     /// The next `2 * ands` blocks of the stream.
     fn tables(source: &mut R, thread: usize, ands: usize) -> Result<&[Block], EvalError<R::Error>> {
-        let expected = 2 * ands;
+        Self::tables_raw(source, thread, 2 * ands)
+    }
+
+    /// The next `expected` blocks of the stream.
+    fn tables_raw(
+        source: &mut R,
+        thread: usize,
+        expected: usize,
+    ) -> Result<&[Block], EvalError<R::Error>> {
         if expected == 0 {
             return Ok(&[]);
         }
@@ -1863,31 +2157,101 @@ impl<R: TableSource> StepRunner for EvaluateRunner<'_, R> {
                     phase,
                     instance,
                     first_and,
-                } => {
-                    let (template, pieces, inst) = shared.instance(phase, instance);
-                    let num_wires = template.slots;
-                    load_instance(&mut self.scratch, labels, template, inst);
-                    for k in 0..pieces.count() {
-                        let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
-                        let ands = (pieces.ands_before[k + 1] - pieces.ands_before[k]) as usize;
-                        let tables = Self::tables(self.source, thread, ands)?;
-                        // SAFETY: the scratch array is this thread's own, with at least
-                        // `num_wires` blocks (`load_instance`).
-                        unsafe {
-                            evaluate_gates(
-                                kernel,
-                                hash,
-                                self.scratch.as_mut_ptr(),
-                                num_wires,
-                                AndTweaks::From(first_and + pieces.ands_before[k]),
-                                gates,
-                                tables,
-                            )
-                        }
-                        .map_err(garble_error)?;
-                    }
-                    store_instance(&self.scratch, labels, template, inst);
+                } => self.evaluate_instance(thread, phase, instance, first_and)?,
+                Work::Claim { region } => self.evaluate_claimed(thread, region)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: TableSource> EvaluateRunner<'_, R> {
+    /// Evaluates instance `instance` of the region at phase `phase` (its first AND the
+    /// `first_and`-th) with the next tables of the stream.
+    fn evaluate_instance(
+        &mut self,
+        thread: usize,
+        phase: usize,
+        instance: usize,
+        first_and: u64,
+    ) -> Result<(), EvalError<R::Error>> {
+        let shared = self.shared;
+        let (kernel, hash, labels) = (shared.kernel, shared.hash, shared.labels);
+        let (template, pieces, inst) = shared.instance(phase, instance);
+        let num_wires = template.slots;
+        load_instance(&mut self.scratch, labels, template, inst);
+        for k in 0..pieces.count() {
+            let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
+            let ands = (pieces.ands_before[k + 1] - pieces.ands_before[k]) as usize;
+            let tables = Self::tables(self.source, thread, ands)?;
+            // SAFETY: the scratch array is this thread's own, with at least `num_wires`
+            // blocks (`load_instance`).
+            unsafe {
+                evaluate_gates(
+                    kernel,
+                    hash,
+                    self.scratch.as_mut_ptr(),
+                    num_wires,
+                    AndTweaks::From(first_and + pieces.ands_before[k]),
+                    gates,
+                    tables,
+                )
+            }
+            .map_err(|source| EvalError::Garble { thread, source })?;
+        }
+        store_instance(&self.scratch, labels, template, inst);
+        Ok(())
+    }
+
+    /// Evaluates the chunks of claimed region `region` that this thread's stream names,
+    /// up to its end block (see "Claimed instances" in the module doc).
+    fn evaluate_claimed(
+        &mut self,
+        thread: usize,
+        region: usize,
+    ) -> Result<(), EvalError<R::Error>> {
+        let shared = self.shared;
+        let claimed = &shared.plan.claimed[region];
+        let claims = &shared.claims[region];
+        let bases = &shared.plan.instance_and_base[claimed.phase];
+        let refuse = |problem| EvalError::Claim {
+            thread,
+            phase: claimed.phase,
+            problem,
+        };
+        loop {
+            let header = Self::tables_raw(self.source, thread, 1)?[0];
+            let chunk = match chunk_mark(header) {
+                ChunkMark::End => break,
+                ChunkMark::Garbage => return Err(refuse(ClaimProblem::NotAHeader)),
+                ChunkMark::Chunk(c) if c >= claimed.chunks() as u64 => {
+                    return Err(refuse(ClaimProblem::OutOfRange {
+                        chunk: c,
+                        chunks: claimed.chunks(),
+                    }));
                 }
+                ChunkMark::Chunk(c) => c as usize,
+            };
+            // Taken before any of its instances runs: no two threads ever run the same
+            // instance, whose output wires they would both write.
+            if claims.taken[chunk].swap(true, Ordering::Relaxed) {
+                return Err(refuse(ClaimProblem::Twice { chunk }));
+            }
+            claims.counted.0.fetch_add(1, Ordering::Relaxed);
+            let instances = claimed.bounds[chunk]..claimed.bounds[chunk + 1];
+            for (i, &first_and) in instances.clone().zip(&bases[instances]) {
+                self.evaluate_instance(thread, claimed.phase, i, first_and)?;
+            }
+        }
+        // The last thread of the step to end sees every other thread's count (each counted
+        // before it ended, and the AcqRel increments order them).
+        if claims.ended.0.fetch_add(1, Ordering::AcqRel) + 1 == claimed.threads {
+            let got = claims.counted.0.load(Ordering::Relaxed);
+            if got != claimed.chunks() {
+                return Err(refuse(ClaimProblem::Missing {
+                    got,
+                    chunks: claimed.chunks(),
+                }));
             }
         }
         Ok(())

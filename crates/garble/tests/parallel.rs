@@ -757,3 +757,213 @@ fn a_large_label_array_zeroed_by_the_threads_holds_the_inputs() {
         assert_eq!(bits, expected, "{threads} threads: outputs");
     }
 }
+
+/// A chunk header of a claimed step, as the streams carry it: "pgc-chnk" (big-endian) in
+/// the high 64 bits, the chunk number (or all ones: the end block) in the low 64.
+fn chunk_block(chunk: u64) -> Block {
+    Block(((u64::from_be_bytes(*b"pgc-chnk") as u128) << 64) | chunk as u128)
+}
+
+fn is_chunk_block(b: &Block) -> bool {
+    (b.0 >> 64) as u64 == u64::from_be_bytes(*b"pgc-chnk")
+}
+
+/// Garbles with a claimed plan into vectors: the streams, with their header blocks.
+fn garble_claimed(plan: &Plan, pc: &ParallelCircuit, f: &Fixture) -> (Vec<Vec<Block>>, Vec<Block>) {
+    let mut sinks: Vec<Vec<Block>> = vec![Vec::new(); plan.threads()];
+    let out = parallel::garble(plan, pc, f.delta, f.key, &f.zero, &mut sinks).unwrap();
+    let total: u64 = out.blocks_per_stream.iter().sum();
+    assert_eq!(total, 2 * pc.and_count() + plan.header_blocks());
+    (sinks, out.output_zero_labels)
+}
+
+fn decoded(labels: &[Block], out_zero: &[Block]) -> Vec<bool> {
+    labels
+        .iter()
+        .zip(out_zero)
+        .map(|(l, z)| l.lsb() ^ z.lsb())
+        .collect()
+}
+
+#[test]
+fn claimed_plans_carry_the_sequential_tables_and_evaluate_to_cleartext() {
+    for (name, pc) in test_circuits() {
+        let flat = pc.flatten();
+        let f = Fixture::new(
+            0x5678 + pc.and_count() as u128,
+            flat.layout.num_input_wires() as usize,
+        );
+        let expected = eval_bits(&flat, &f.bits);
+        let (seq_tables, seq_outputs) = sequential_reference(&flat, &f);
+        let mut sorted_seq = seq_tables.clone();
+        sorted_seq.sort_by_key(|b| b.0);
+        for mode in MODES {
+            for threads in THREADS {
+                for tau in [1, 4, parallel::DEFAULT_TAU] {
+                    let what = format!("{name}, {mode:?}, {threads} threads, tau {tau}");
+                    let plan = Plan::claimed(&pc, threads, mode, tau);
+                    let fixed = Plan::new(&pc, threads, mode, tau);
+                    // The same steps and figures as the fixed split; claims where it splits
+                    // a region.
+                    assert_eq!(plan.stats(), fixed.stats(), "{what}");
+                    if mode == Mode::Cgp && fixed.stats().parallel_steps > 0 {
+                        assert!(plan.is_claimed(), "{what}");
+                    }
+                    if !plan.is_claimed() {
+                        assert_eq!(plan.header_blocks(), 0, "{what}");
+                    }
+                    let (streams, out_zero) = garble_claimed(&plan, &pc, &f);
+                    assert_eq!(out_zero, seq_outputs, "{what}: output zero-labels");
+                    // Besides the headers, the streams hold exactly the sequential tables.
+                    let headers = streams
+                        .iter()
+                        .flatten()
+                        .filter(|b| is_chunk_block(b))
+                        .count();
+                    assert_eq!(headers as u64, plan.header_blocks(), "{what}: headers");
+                    let mut tables: Vec<Block> = streams
+                        .iter()
+                        .flatten()
+                        .filter(|b| !is_chunk_block(b))
+                        .copied()
+                        .collect();
+                    tables.sort_by_key(|b| b.0);
+                    assert_eq!(tables, sorted_seq, "{what}: the tables");
+                    let eval_plan = Plan::claimed(&pc, threads, mode, tau);
+                    let mut sources: Vec<SliceSource> =
+                        streams.iter().map(|s| SliceSource::new(s)).collect();
+                    let labels =
+                        parallel::evaluate(&eval_plan, &pc, f.key, &f.active(), &mut sources)
+                            .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(
+                        sources.iter().all(|s| s.remaining() == 0),
+                        "{what}: all read"
+                    );
+                    assert_eq!(decoded(&labels, &out_zero), expected, "{what}: outputs");
+                }
+            }
+        }
+    }
+}
+
+/// Only regions of equal instances, no tables outside them (linear glue only), so every
+/// claimed chunk is one instance of the same size.
+fn only_regions() -> ParallelCircuit {
+    let (c, spans) = region_circuit(21, 16, &[(12, 30, true), (9, 30, true)], 0);
+    let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    assert_eq!(pc.flatten().gates.len(), c.gates.len());
+    pc
+}
+
+#[test]
+fn any_evaluator_thread_may_evaluate_any_chunk() {
+    // Claims are the garbler's; the evaluator follows the headers. With all tables in
+    // claimed steps of 3 threads, the streams evaluate in any order.
+    let pc = only_regions();
+    let f = Fixture::new(77, pc.layout.num_input_wires() as usize);
+    let expected = eval_bits(&pc.flatten(), &f.bits);
+    let plan = Plan::claimed(&pc, 3, Mode::Cgp, 1);
+    assert!(plan.is_claimed());
+    for round in 0..5 {
+        let (mut streams, out_zero) = garble_claimed(&plan, &pc, &f);
+        streams.rotate_left(1 + round % 2);
+        let mut sources: Vec<SliceSource> = streams.iter().map(|s| SliceSource::new(s)).collect();
+        let labels = parallel::evaluate(&plan, &pc, f.key, &f.active(), &mut sources)
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(decoded(&labels, &out_zero), expected, "round {round}");
+    }
+}
+
+/// The chunks of claimed streams with no tables outside claimed steps, dealt out again
+/// round-robin over `threads` streams (chunk c of each region to stream c mod `threads`):
+/// the claims a garbler could have made, fixed so that a test does not depend on timing.
+fn deal_chunks(streams: &[Vec<Block>], regions: usize, threads: usize) -> Vec<Vec<Block>> {
+    // Per region, chunk number → its header and tables.
+    let mut chunks: Vec<std::collections::BTreeMap<u64, Vec<Block>>> =
+        vec![Default::default(); regions];
+    for stream in streams {
+        let mut region = 0;
+        let mut at = 0;
+        while at < stream.len() {
+            assert!(is_chunk_block(&stream[at]));
+            let c = stream[at].0 as u64;
+            if c == u64::MAX {
+                region += 1;
+                at += 1;
+                continue;
+            }
+            let end = at + 1 + stream[at + 1..].iter().position(is_chunk_block).unwrap();
+            chunks[region].insert(c, stream[at..end].to_vec());
+            at = end;
+        }
+    }
+    let mut out = vec![Vec::new(); threads];
+    for region in chunks {
+        for (c, blocks) in region {
+            out[c as usize % threads].extend(blocks);
+        }
+        for stream in &mut out {
+            stream.push(chunk_block(u64::MAX));
+        }
+    }
+    out
+}
+
+#[test]
+fn claimed_streams_that_do_not_match_the_plan_are_refused() {
+    use parallel::ClaimProblem;
+    let pc = only_regions();
+    let f = Fixture::new(78, pc.layout.num_input_wires() as usize);
+    let plan = Plan::claimed(&pc, 2, Mode::Cgp, 1);
+    let (garbled, _) = garble_claimed(&plan, &pc, &f);
+    // Each chunk is one instance, all of one size: 12 chunks in the first region, 9 in
+    // the second; stream 0 holds the even ones, stream 1 the odd ones.
+    let streams = deal_chunks(&garbled, 2, 2);
+    let evaluate = |streams: &[Vec<Block>]| {
+        let mut sources: Vec<SliceSource> = streams.iter().map(|s| SliceSource::new(s)).collect();
+        parallel::evaluate(&plan, &pc, f.key, &f.active(), &mut sources)
+    };
+    let problem = |r: Result<Vec<Block>, EvalError<StreamEnded>>| match r {
+        Err(EvalError::Claim { problem, .. }) => problem,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(streams[0][0], chunk_block(0));
+    // Stream 0 names chunk 1 (stream 1's first) instead of chunk 0.
+    let mut twice = streams.clone();
+    twice[0][0] = chunk_block(1);
+    assert_eq!(problem(evaluate(&twice)), ClaimProblem::Twice { chunk: 1 });
+    // A chunk beyond the region.
+    let mut beyond = streams.clone();
+    beyond[0][0] = chunk_block(12);
+    assert_eq!(
+        problem(evaluate(&beyond)),
+        ClaimProblem::OutOfRange {
+            chunk: 12,
+            chunks: 12
+        }
+    );
+    // Not a header.
+    let mut garbage = streams.clone();
+    garbage[0][0] = Block(garbage[0][0].0 ^ (1 << 100));
+    assert_eq!(problem(evaluate(&garbage)), ClaimProblem::NotAHeader);
+    // A chunk left out: stream 0 without chunk 0 (header and tables).
+    let next = 1 + streams[0][1..].iter().position(is_chunk_block).unwrap();
+    let mut missing = streams.clone();
+    missing[0].drain(..next);
+    assert_eq!(
+        problem(evaluate(&missing)),
+        ClaimProblem::Missing {
+            got: 11,
+            chunks: 12
+        }
+    );
+    // The error names the thread and the region.
+    let e = evaluate(&missing).unwrap_err().to_string();
+    assert!(
+        e.contains("the streams named 11 of the region's 12 chunks"),
+        "{e}"
+    );
+    // As dealt, and as the garbler claimed them, the streams evaluate.
+    evaluate(&streams).unwrap();
+    evaluate(&garbled).unwrap();
+}

@@ -19,8 +19,9 @@ use crate::yao::{Party, ProtocolError};
 /// format in the hello; 5: the security level in the hello, the malicious and
 /// dual-execution protocols; 6: the two-party protocol in the hello, GMW and the `auto`
 /// link probe; 7: the garbling scheme in the hello, three-halves tables; 8: the cluster's
-/// rank count in the hello; 9: the circuit's form in the hello).
-pub const PROTOCOL_VERSION: u32 = 9;
+/// rank count in the hello; 9: the circuit's form in the hello; 10: chunk headers on the
+/// worker streams, region instances claimed as the garbler's threads go).
+pub const PROTOCOL_VERSION: u32 = 10;
 
 const MAGIC: &[u8; 8] = b"pgc-yao\0";
 /// A hello is small; a peer announcing more is not a pgc party.

@@ -10,9 +10,14 @@
 //!
 //! - `none`, `fgp`, `cgp`, `auto`: A garbles and B evaluates the whole circuit with
 //!   [`pgc_garble::parallel`]: thread t garbles exactly what B's thread t evaluates, and
-//!   stream t carries those tables in order. The AND gates use the same tweaks whatever the
-//!   thread count, so every mode and count computes the same function with the same
-//!   security as the sequential protocol.
+//!   stream t carries those tables in order. Where region instances run in parallel (`cgp`,
+//!   `auto`), A's threads claim chunks of instances as they go (faster cores take more), and
+//!   stream t names each chunk before its tables, so B's thread t evaluates the chunks A's
+//!   thread t took; B refuses a chunk named twice, out of range or never (the engine's
+//!   "Claimed instances"). The AND gates use the same tweaks whatever the thread count and
+//!   whoever took which chunk, so every mode and count computes the same function with the
+//!   same security as the sequential protocol; the headers tell B only how A's threads
+//!   shared the work.
 //! - `ipp`: sequential phases are garbled by A on one thread (on the main connection), and
 //!   within each parallel region A garbles the even instances and B the odd ones, each party
 //!   evaluating the other's, on 2T streams (T per direction): both parties' cores and both
@@ -609,7 +614,9 @@ pub(crate) fn run_parallel_driven(
             &work,
         )?
     } else {
-        let plan = Plan::new(circuit, threads, config.mode.engine_mode(), tau);
+        // Region instances are claimed by A's threads as they go, and B's threads follow
+        // the chunk headers on their streams (`engine` module doc, "Claimed instances").
+        let plan = Plan::claimed(circuit, threads, config.mode.engine_mode(), tau);
         match (&world, me) {
             (World::A { zero, .. }, Party::A) => {
                 let (delta, hash_key) = keys.own.expect("A has its keys");
@@ -625,6 +632,9 @@ pub(crate) fn run_parallel_driven(
                 for s in &mut sinks {
                     s.flush()?;
                 }
+                // The chunk headers went with the tables; the completion counts tables only.
+                work.blocks_sent
+                    .fetch_sub(plan.header_blocks(), Ordering::Relaxed);
                 // The engine garbles every gate of the plan or fails.
                 Work::add(&work.gates, circuit.gate_count());
                 Work::add(&work.and_gates, out.and_gates);
@@ -649,8 +659,12 @@ pub(crate) fn run_parallel_driven(
                     ));
                 }
                 // The engine evaluates every gate of the plan or fails, taking 2 blocks
-                // per AND gate.
-                let blocks: u64 = sources.iter().map(|s| s.reader.consumed()).sum();
+                // per AND gate and, in claimed steps, the plan's header blocks.
+                let blocks: u64 = sources
+                    .iter()
+                    .map(|s| s.reader.consumed())
+                    .sum::<u64>()
+                    .saturating_sub(plan.header_blocks());
                 Work::add(&work.gates, circuit.gate_count());
                 Work::add(&work.and_gates, blocks / 2);
                 Work::add(&work.blocks_received, blocks);

@@ -480,3 +480,123 @@ fn parallel_modes_over_tls_and_plaintext_streams_match_cleartext() {
         }
     }
 }
+
+/// A worker stream of a garbler that rewrites the first chunk header it sends to name a
+/// chunk far beyond any region (what a modified garbler could do): the payload of every
+/// frame is scanned for the header tag, 16-byte block by block.
+struct RenamingFirstChunk {
+    inner: Box<dyn Channel>,
+    done: bool,
+}
+
+impl Channel for RenamingFirstChunk {
+    fn send(&mut self, bytes: &[u8]) -> Result<(), pgc_net::NetError> {
+        self.inner.send(bytes)
+    }
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), pgc_net::NetError> {
+        self.inner.recv(buf)
+    }
+    fn flush(&mut self) -> Result<(), pgc_net::NetError> {
+        self.inner.flush()
+    }
+    fn counts(&self) -> pgc_net::ByteCounts {
+        self.inner.counts()
+    }
+    fn send_frame(&mut self, payload: &[u8]) -> Result<(), pgc_net::NetError> {
+        let mut payload = payload.to_vec();
+        if !self.done {
+            for block in payload.chunks_exact_mut(16) {
+                // "pgc-chnk" big-endian in the high 64 bits of a little-endian block.
+                let high = u64::from_le_bytes(block[8..].try_into().unwrap());
+                let low = u64::from_le_bytes(block[..8].try_into().unwrap());
+                if high == u64::from_be_bytes(*b"pgc-chnk") && low != u64::MAX {
+                    block[..8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+                    self.done = true;
+                    break;
+                }
+            }
+        }
+        self.inner.send_frame(&payload)
+    }
+}
+
+/// Opens the garbler's worker streams, each renaming the first chunk it carries (which
+/// thread claims which chunk depends on timing; some thread claims some chunk).
+struct TamperingOpener(MemoryStreams);
+
+impl pgc_protocol::parallel::StreamOpener for TamperingOpener {
+    fn open(
+        &mut self,
+        n: usize,
+        token: [u8; 16],
+    ) -> Result<Vec<Box<dyn Channel>>, pgc_net::NetError> {
+        let streams = self.0.open(n, token)?;
+        Ok(streams
+            .into_iter()
+            .map(|inner| Box::new(RenamingFirstChunk { inner, done: false }) as Box<dyn Channel>)
+            .collect())
+    }
+}
+
+#[test]
+fn a_garbler_naming_a_chunk_that_does_not_exist_is_caught_before_any_output() {
+    let n = 6;
+    let w = 8;
+    let pc = mixed_circuit(n, w);
+    let owners = owners(n);
+    let mut rng = SplitMix64::new(5);
+    let a_in = random_inputs(&mut rng, n, w);
+    let b_in = random_inputs(&mut rng, n, w);
+    for mode in [ParallelMode::Cgp, ParallelMode::Auto] {
+        let config = ParallelConfig {
+            mode,
+            threads: 3,
+            tau: 2,
+        };
+        let timeout = Duration::from_secs(20);
+        let (mut ca, mut cb) = MemoryChannel::pair();
+        ca.set_timeout(Some(timeout));
+        cb.set_timeout(Some(timeout));
+        let (oa, ob) = MemoryStreams::pair(timeout);
+        let mut oa = TamperingOpener(oa);
+        let vis = vec![Visibility::Both; pc.layout.output_widths.len()];
+        let (pa, pb) = (AtomicU64::new(0), AtomicU64::new(0));
+        let (ra, rb) = std::thread::scope(|s| {
+            let ha = s.spawn(|| {
+                run_parallel(
+                    Party::A,
+                    &mut ca,
+                    &mut oa,
+                    &pc,
+                    &owners,
+                    &vis,
+                    &a_in,
+                    &config,
+                    &pa,
+                )
+            });
+            // B's channels close when it stops, as its process would exit.
+            let rb = {
+                let (mut cb, mut ob) = (cb, ob);
+                run_parallel(
+                    Party::B,
+                    &mut cb,
+                    &mut ob,
+                    &pc,
+                    &owners,
+                    &vis,
+                    &b_in,
+                    &config,
+                    &pb,
+                )
+            };
+            (ha.join().unwrap(), rb)
+        });
+        let e = rb.expect_err("B must refuse the renamed chunk").to_string();
+        assert!(
+            e.contains("names chunk 1099511627776, but the region has"),
+            "{mode:?}: {e}"
+        );
+        assert!(ra.is_err(), "{mode:?}: A learns no output either");
+    }
+}
