@@ -4,9 +4,9 @@
 #   bash docs/benchmarks/device16/prepare17.sh && ls -la target/scale     (FEATURES=gpu: a pgc that also runs `bench gpu`)
 set -eu
 S=target/scale; mkdir -p $S
-cargo build --release -p pgc-cli ${FEATURES:+--features $FEATURES} --bin pgc --example compact_threads --example cgp_one_thread --example input_phase --example stream_open
-cp target/release/pgc target/release/examples/{compact_threads,cgp_one_thread,input_phase,stream_open} $S/
-strip $S/pgc $S/compact_threads $S/cgp_one_thread $S/input_phase $S/stream_open
+cargo build --release -p pgc-cli ${FEATURES:+--features $FEATURES} --bin pgc --example compact_threads --example cgp_one_thread --example cgp_trace --example input_phase --example stream_open
+cp target/release/pgc target/release/examples/{compact_threads,cgp_one_thread,cgp_trace,input_phase,stream_open} $S/
+strip $S/pgc $S/compact_threads $S/cgp_one_thread $S/cgp_trace $S/input_phase $S/stream_open
 P=$S/pgc
 # EDT-1023 with rows as calls (0.8 MB gzipped; the compact EDT-1023 of 1 M calls, 55 MB
 # gzipped, is compiled on the device by s17.sh instead).
