@@ -397,8 +397,9 @@ pub struct Plan {
     /// Step s, thread t: work `bounds[s * (threads + 1) + t]..[.. + t + 1]`.
     bounds: Vec<usize>,
     steps: usize,
-    /// Regions whose instances run on several threads at once (checked before each run).
-    parallel_regions: Vec<usize>,
+    /// Per phase: for a region whose instances run on several threads at once, their
+    /// wires (checked when the plan was made).
+    region_wires: Vec<Option<RegionWires>>,
     /// The regions whose instances are claimed as the threads go ([`Plan::claimed`]).
     claimed: Vec<ClaimedRegion>,
     /// Chunk header and end blocks the streams carry besides the tables, in all.
@@ -759,6 +760,12 @@ impl Plan {
         stats.steps = b.steps.len();
         stats.active_threads = active;
         let flat_wires = if flat.is_empty() { 0 } else { label_wires };
+        let mut region_wires = vec![None; circuit.phases.len()];
+        for p in parallel_regions {
+            if let Phase::Region(region) = &circuit.phases[p] {
+                region_wires[p] = Some(RegionWires::checked(region, p, label_wires));
+            }
+        }
         let header_blocks = claimed
             .iter()
             .map(|c: &ClaimedRegion| (c.chunks() + c.threads) as u64)
@@ -777,7 +784,7 @@ impl Plan {
             work,
             bounds,
             steps: b.steps.len(),
-            parallel_regions,
+            region_wires,
             claimed,
             header_blocks,
             phase_and_base,
@@ -1066,11 +1073,10 @@ impl Plan {
         &self.work[self.bounds[at]..self.bounds[at + 1]]
     }
 
-    /// Panics unless `circuit` is the one the plan was made for (in the respects the plan
-    /// depends on), and checks that the instances of every region the plan runs in
-    /// parallel write distinct wires that no instance of the region reads: what makes
-    /// their concurrent writes to the shared labels sound, whatever was done to the
-    /// circuit's public fields since it was checked.
+    /// Panics unless `circuit` is the one the plan was made for, in the respects the plan
+    /// depends on. Cheap (it runs before every run): the wires of the regions run in
+    /// parallel are the plan's own copy, checked once when the plan was made
+    /// ([`RegionWires::checked`]), whatever was done to the circuit's public fields since.
     fn check_circuit(&self, circuit: &ParallelCircuit) {
         let same = circuit.phases.len() == self.shape.len()
             && circuit.templates.len() == self.pieces.len()
@@ -1103,43 +1109,76 @@ impl Plan {
             same && flat_ok && global_ok,
             "parallel garbling: the plan was made for another circuit"
         );
-        // One bit per wire (53 KB for BioMatch's 425 K wires, against 425 KB of bools):
-        // this check runs before every run's first step, on one thread.
-        let mut written = vec![0u64; self.label_wires.div_ceil(64)];
+    }
+}
+
+/// The wires the instances of a region run in parallel read and write: the plan's own copy,
+/// checked when the plan was made, so that no run depends on the circuit's public fields
+/// for the soundness of the threads' concurrent writes.
+#[derive(Clone, Debug)]
+struct RegionWires {
+    wires: Vec<WireId>,
+    /// Instance i reads `wires[bounds[2i]..bounds[2i + 1]]` and writes
+    /// `wires[bounds[2i + 1]..bounds[2i + 2]]`.
+    bounds: Vec<usize>,
+}
+
+impl RegionWires {
+    /// Copies the region's wires, and panics unless its instances write distinct wires
+    /// below `label_wires` that no instance of the region reads: what makes their
+    /// concurrent writes to the shared labels sound.
+    fn checked(region: &pgc_circuit::Region, phase: usize, label_wires: usize) -> RegionWires {
+        let n = region.instances.len();
+        let mut wires = Vec::with_capacity(
+            region
+                .instances
+                .iter()
+                .map(|i| i.inputs.len() + i.outputs.len())
+                .sum(),
+        );
+        let mut bounds = Vec::with_capacity(2 * n + 1);
+        bounds.push(0);
+        for inst in &region.instances {
+            wires.extend_from_slice(&inst.inputs);
+            bounds.push(wires.len());
+            wires.extend_from_slice(&inst.outputs);
+            bounds.push(wires.len());
+        }
+        let out = RegionWires { wires, bounds };
+        // One bit per wire (53 KB for BioMatch's 425 K wires).
+        let mut written = vec![0u64; label_wires.div_ceil(64)];
         let bit = |w: WireId| (w as usize / 64, 1u64 << (w % 64));
-        for &p in &self.parallel_regions {
-            let Phase::Region(region) = &circuit.phases[p] else {
-                unreachable!("checked above");
-            };
-            for (i, inst) in region.instances.iter().enumerate() {
-                for &w in &inst.outputs {
-                    let (word, mask) = bit(w);
-                    let fresh = (w as usize) < self.label_wires && written[word] & mask == 0;
-                    assert!(
-                        fresh,
-                        "parallel garbling: instance {i} of the region at phase {p} writes wire \
-                         {w}, out of range or written by another instance"
-                    );
-                    written[word] |= mask;
-                }
-            }
-            for (i, inst) in region.instances.iter().enumerate() {
-                for &w in &inst.inputs {
-                    let (word, mask) = bit(w);
-                    assert!(
-                        (w as usize) < self.label_wires && written[word] & mask == 0,
-                        "parallel garbling: instance {i} of the region at phase {p} reads wire \
-                         {w}, out of range or written in the region"
-                    );
-                }
-            }
-            for inst in &region.instances {
-                for &w in &inst.outputs {
-                    let (word, mask) = bit(w);
-                    written[word] &= !mask;
-                }
+        for i in 0..n {
+            for &w in out.outputs(i) {
+                let (word, mask) = bit(w);
+                let fresh = (w as usize) < label_wires && written[word] & mask == 0;
+                assert!(
+                    fresh,
+                    "parallel garbling: instance {i} of the region at phase {phase} writes wire \
+                     {w}, out of range or written by another instance"
+                );
+                written[word] |= mask;
             }
         }
+        for i in 0..n {
+            for &w in out.inputs(i) {
+                let (word, mask) = bit(w);
+                assert!(
+                    (w as usize) < label_wires && written[word] & mask == 0,
+                    "parallel garbling: instance {i} of the region at phase {phase} reads wire \
+                     {w}, out of range or written in the region"
+                );
+            }
+        }
+        out
+    }
+
+    fn inputs(&self, instance: usize) -> &[WireId] {
+        &self.wires[self.bounds[2 * instance]..self.bounds[2 * instance + 1]]
+    }
+
+    fn outputs(&self, instance: usize) -> &[WireId] {
+        &self.wires[self.bounds[2 * instance + 1]..self.bounds[2 * instance + 2]]
     }
 }
 
@@ -1374,32 +1413,32 @@ impl Levels {
     }
 }
 
+/// What a thread needs to run one instance ([`Shared::instance`]).
+struct InstanceRun<'a> {
+    template: &'a Slotted,
+    pieces: &'a Pieces,
+    inputs: &'a [WireId],
+    outputs: &'a [WireId],
+}
+
 /// Copies an instance's input labels from the shared array into this thread's scratch
 /// (grown to the template's slots).
-fn load_instance(
-    scratch: &mut Vec<Block>,
-    labels: SharedLabels,
-    template: &Slotted,
-    inst: &pgc_circuit::Instance,
-) {
-    scratch.resize(template.slots.max(scratch.len()), Block::ZERO);
-    for (k, &w) in inst.inputs.iter().enumerate() {
-        // SAFETY: instances read wires set before their region, which no thread writes
-        // during it (`Plan::check_circuit`).
+fn load_instance(scratch: &mut Vec<Block>, labels: SharedLabels, run: &InstanceRun<'_>) {
+    scratch.resize(run.template.slots.max(scratch.len()), Block::ZERO);
+    for (k, &w) in run.inputs.iter().enumerate() {
+        // SAFETY: in a parallel step, instances read wires set before their region, which
+        // no thread writes during it (the plan's copy of the wires, `RegionWires::checked`);
+        // in a serial step this is the only thread.
         scratch[k] = unsafe { labels.read(w) };
     }
 }
 
 /// Copies an instance's output labels from this thread's scratch to the shared array.
-fn store_instance(
-    scratch: &[Block],
-    labels: SharedLabels,
-    template: &Slotted,
-    inst: &pgc_circuit::Instance,
-) {
-    for (&local, &global) in template.outputs.iter().zip(&inst.outputs) {
-        // SAFETY: the instances of a region write distinct wires that none of them reads
-        // (`Plan::check_circuit`).
+fn store_instance(scratch: &[Block], labels: SharedLabels, run: &InstanceRun<'_>) {
+    for (&local, &global) in run.template.outputs.iter().zip(run.outputs) {
+        // SAFETY: in a parallel step, the instances of a region write distinct wires that
+        // none of them reads (`RegionWires::checked`), and each instance runs on one thread
+        // (a fixed split, or a claimed chunk); in a serial step this is the only thread.
         unsafe { labels.write(global, scratch[local as usize]) };
     }
 }
@@ -1535,7 +1574,7 @@ struct SharedLabels {
 }
 
 // SAFETY: the threads access the array only as the plan allows: in each step, at wires no
-// other thread of that step reads or writes (see `Plan::check_circuit`, `Levels`, and for
+// other thread of that step reads or writes (see `RegionWires::checked`, `Levels`, and for
 // FGP's reused slots `Plan::reuse_slots`, which never hands a parallel step a slot freed in
 // that step), with a barrier between steps.
 unsafe impl Send for SharedLabels {}
@@ -1685,16 +1724,24 @@ impl Shared<'_> {
         }
     }
 
-    fn instance(
-        &self,
-        phase: usize,
-        instance: usize,
-    ) -> (&Slotted, &Pieces, &pgc_circuit::Instance) {
+    /// Instance `instance` of the region at phase `phase`: its template as it runs, the
+    /// template's pieces, and the wires it reads and writes (the plan's checked copy where
+    /// the region runs in parallel, the circuit's where only thread 0 runs it).
+    fn instance(&self, phase: usize, instance: usize) -> InstanceRun<'_> {
         match &self.circuit.phases[phase] {
             Phase::Region(r) => {
                 let inst = &r.instances[instance];
                 let t = inst.template as usize;
-                (&self.plan.slotted[t], &self.plan.pieces[t], inst)
+                let (inputs, outputs) = match &self.plan.region_wires[phase] {
+                    Some(w) => (w.inputs(instance), w.outputs(instance)),
+                    None => (&inst.inputs[..], &inst.outputs[..]),
+                };
+                InstanceRun {
+                    template: &self.plan.slotted[t],
+                    pieces: &self.plan.pieces[t],
+                    inputs,
+                    outputs,
+                }
             }
             Phase::Sequential(_) => unreachable!("checked by Plan::check_circuit"),
         }
@@ -2035,9 +2082,10 @@ impl<S: TableSink> GarbleRunner<'_, S> {
     ) -> Result<(), S::Error> {
         let shared = self.shared;
         let (kernel, hash, delta, labels) = (shared.kernel, shared.hash, self.delta, shared.labels);
-        let (template, pieces, inst) = shared.instance(phase, instance);
+        let run = shared.instance(phase, instance);
+        let (template, pieces) = (run.template, run.pieces);
         let num_wires = template.slots;
-        load_instance(&mut self.scratch, labels, template, inst);
+        load_instance(&mut self.scratch, labels, &run);
         for k in 0..pieces.count() {
             let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
             // SAFETY: the scratch array is this thread's own, with at least `num_wires`
@@ -2058,7 +2106,7 @@ impl<S: TableSink> GarbleRunner<'_, S> {
                 self.put()?;
             }
         }
-        store_instance(&self.scratch, labels, template, inst);
+        store_instance(&self.scratch, labels, &run);
         Ok(())
     }
 }
@@ -2177,9 +2225,10 @@ impl<R: TableSource> EvaluateRunner<'_, R> {
     ) -> Result<(), EvalError<R::Error>> {
         let shared = self.shared;
         let (kernel, hash, labels) = (shared.kernel, shared.hash, shared.labels);
-        let (template, pieces, inst) = shared.instance(phase, instance);
+        let run = shared.instance(phase, instance);
+        let (template, pieces) = (run.template, run.pieces);
         let num_wires = template.slots;
-        load_instance(&mut self.scratch, labels, template, inst);
+        load_instance(&mut self.scratch, labels, &run);
         for k in 0..pieces.count() {
             let gates = &template.gates[pieces.bounds[k]..pieces.bounds[k + 1]];
             let ands = (pieces.ands_before[k + 1] - pieces.ands_before[k]) as usize;
@@ -2199,7 +2248,7 @@ impl<R: TableSource> EvaluateRunner<'_, R> {
             }
             .map_err(|source| EvalError::Garble { thread, source })?;
         }
-        store_instance(&self.scratch, labels, template, inst);
+        store_instance(&self.scratch, labels, &run);
         Ok(())
     }
 

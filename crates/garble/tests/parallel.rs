@@ -967,3 +967,49 @@ fn claimed_streams_that_do_not_match_the_plan_are_refused() {
     evaluate(&streams).unwrap();
     evaluate(&garbled).unwrap();
 }
+
+#[test]
+#[should_panic(expected = "written by another instance")]
+fn a_plan_refuses_instances_run_in_parallel_that_write_one_wire() {
+    let (c, spans) = region_circuit(31, 16, &[(8, 20, true)], 20);
+    let mut pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    let region = pc
+        .phases
+        .iter_mut()
+        .find_map(|p| match p {
+            Phase::Region(r) => Some(r),
+            Phase::Sequential(_) => None,
+        })
+        .unwrap();
+    let shared = region.instances[0].outputs[0];
+    region.instances[5].outputs[0] = shared;
+    let _ = Plan::claimed(&pc, 2, Mode::Cgp, 1);
+}
+
+#[test]
+fn runs_use_the_wires_the_plan_checked_whatever_the_circuit_says_later() {
+    // The plan copies the wires of the regions it runs in parallel when it is made; a run
+    // reads and writes those, so two instances made to write one wire afterwards cannot
+    // race (the circuit's instance lists are public fields).
+    let (c, spans) = region_circuit(32, 16, &[(8, 20, true)], 20);
+    let pc = ParallelCircuit::from_flat(&c, &spans).unwrap();
+    let f = Fixture::new(5, pc.layout.num_input_wires() as usize);
+    for plan in [
+        Plan::new(&pc, 3, Mode::Cgp, 1),
+        Plan::claimed(&pc, 3, Mode::Cgp, 1),
+    ] {
+        assert!(plan.stats().parallel_steps > 0);
+        let mut sinks: Vec<Vec<Block>> = vec![Vec::new(); 3];
+        let before = parallel::garble(&plan, &pc, f.delta, f.key, &f.zero, &mut sinks).unwrap();
+        let mut changed = pc.clone();
+        for p in &mut changed.phases {
+            if let Phase::Region(r) = p {
+                let shared = r.instances[0].outputs[0];
+                r.instances[5].outputs[0] = shared;
+            }
+        }
+        let mut sinks: Vec<Vec<Block>> = vec![Vec::new(); 3];
+        let after = parallel::garble(&plan, &changed, f.delta, f.key, &f.zero, &mut sinks).unwrap();
+        assert_eq!(after.output_zero_labels, before.output_zero_labels);
+    }
+}
