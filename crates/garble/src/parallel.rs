@@ -761,9 +761,11 @@ impl Plan {
         stats.active_threads = active;
         let flat_wires = if flat.is_empty() { 0 } else { label_wires };
         let mut region_wires = vec![None; circuit.phases.len()];
+        // One bit per wire (53 KB for BioMatch's 425 K wires), for every region in turn.
+        let mut written = vec![0u64; label_wires.div_ceil(64)];
         for p in parallel_regions {
             if let Phase::Region(region) = &circuit.phases[p] {
-                region_wires[p] = Some(RegionWires::checked(region, p, label_wires));
+                region_wires[p] = Some(RegionWires::checked(region, p, label_wires, &mut written));
             }
         }
         let header_blocks = claimed
@@ -1126,8 +1128,14 @@ struct RegionWires {
 impl RegionWires {
     /// Copies the region's wires, and panics unless its instances write distinct wires
     /// below `label_wires` that no instance of the region reads: what makes their
-    /// concurrent writes to the shared labels sound.
-    fn checked(region: &pgc_circuit::Region, phase: usize, label_wires: usize) -> RegionWires {
+    /// concurrent writes to the shared labels sound. `written` is one bit per label wire,
+    /// all clear (and left so), shared by the regions of a plan.
+    fn checked(
+        region: &pgc_circuit::Region,
+        phase: usize,
+        label_wires: usize,
+        written: &mut [u64],
+    ) -> RegionWires {
         let n = region.instances.len();
         let mut wires = Vec::with_capacity(
             region
@@ -1145,8 +1153,6 @@ impl RegionWires {
             bounds.push(wires.len());
         }
         let out = RegionWires { wires, bounds };
-        // One bit per wire (53 KB for BioMatch's 425 K wires).
-        let mut written = vec![0u64; label_wires.div_ceil(64)];
         let bit = |w: WireId| (w as usize / 64, 1u64 << (w % 64));
         for i in 0..n {
             for &w in out.outputs(i) {
@@ -1168,6 +1174,12 @@ impl RegionWires {
                     "parallel garbling: instance {i} of the region at phase {phase} reads wire \
                      {w}, out of range or written in the region"
                 );
+            }
+        }
+        for i in 0..n {
+            for &w in out.outputs(i) {
+                let (word, mask) = bit(w);
+                written[word] &= !mask;
             }
         }
         out
