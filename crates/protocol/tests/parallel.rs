@@ -9,7 +9,9 @@ use std::time::Duration;
 use pgc_circuit::generate::SplitMix64;
 use pgc_circuit::{ParallelCircuit, Visibility, eval_bits};
 use pgc_net::{Channel, MemoryChannel};
-use pgc_protocol::parallel::{MemoryStreams, ParallelConfig, ParallelMode, run_parallel};
+use pgc_protocol::parallel::{
+    MemoryStreams, ParallelConfig, ParallelMode, StreamOpener, run_parallel,
+};
 use pgc_protocol::{Outcome, Party, ProtocolError};
 
 use common::{mixed_circuit, random_inputs};
@@ -30,11 +32,28 @@ fn run_memory(
     Result<Outcome, ProtocolError>,
     Result<Outcome, ProtocolError>,
 ) {
+    run_memory_with(pc, owners, a_in, b_in, config, |streams| streams)
+}
+
+/// [`run_memory`], A's worker streams opened through `a_streams`. When B fails, its
+/// channels close at once (as its process would exit), so A is not left waiting on them.
+fn run_memory_with<O: StreamOpener>(
+    pc: &ParallelCircuit,
+    owners: &[Party],
+    a_in: &[Vec<bool>],
+    b_in: &[Vec<bool>],
+    config: ParallelConfig,
+    a_streams: impl FnOnce(MemoryStreams) -> O,
+) -> (
+    Result<Outcome, ProtocolError>,
+    Result<Outcome, ProtocolError>,
+) {
     let timeout = Duration::from_secs(20);
     let (mut ca, mut cb) = MemoryChannel::pair();
     ca.set_timeout(Some(timeout));
     cb.set_timeout(Some(timeout));
-    let (mut oa, mut ob) = MemoryStreams::pair(timeout);
+    let (oa, mut ob) = MemoryStreams::pair(timeout);
+    let mut oa = a_streams(oa);
     let vis = vec![Visibility::Both; pc.layout.output_widths.len()];
     let (pa, pb) = (AtomicU64::new(0), AtomicU64::new(0));
     std::thread::scope(|s| {
@@ -62,6 +81,9 @@ fn run_memory(
             &config,
             &pb,
         );
+        if rb.is_err() {
+            drop((cb, ob));
+        }
         (ha.join().unwrap(), rb)
     })
 }
@@ -524,7 +546,7 @@ impl Channel for RenamingFirstChunk {
 /// thread claims which chunk depends on timing; some thread claims some chunk).
 struct TamperingOpener(MemoryStreams);
 
-impl pgc_protocol::parallel::StreamOpener for TamperingOpener {
+impl StreamOpener for TamperingOpener {
     fn open(
         &mut self,
         n: usize,
@@ -553,45 +575,7 @@ fn a_garbler_naming_a_chunk_that_does_not_exist_is_caught_before_any_output() {
             threads: 3,
             tau: 2,
         };
-        let timeout = Duration::from_secs(20);
-        let (mut ca, mut cb) = MemoryChannel::pair();
-        ca.set_timeout(Some(timeout));
-        cb.set_timeout(Some(timeout));
-        let (oa, ob) = MemoryStreams::pair(timeout);
-        let mut oa = TamperingOpener(oa);
-        let vis = vec![Visibility::Both; pc.layout.output_widths.len()];
-        let (pa, pb) = (AtomicU64::new(0), AtomicU64::new(0));
-        let (ra, rb) = std::thread::scope(|s| {
-            let ha = s.spawn(|| {
-                run_parallel(
-                    Party::A,
-                    &mut ca,
-                    &mut oa,
-                    &pc,
-                    &owners,
-                    &vis,
-                    &a_in,
-                    &config,
-                    &pa,
-                )
-            });
-            // B's channels close when it stops, as its process would exit.
-            let rb = {
-                let (mut cb, mut ob) = (cb, ob);
-                run_parallel(
-                    Party::B,
-                    &mut cb,
-                    &mut ob,
-                    &pc,
-                    &owners,
-                    &vis,
-                    &b_in,
-                    &config,
-                    &pb,
-                )
-            };
-            (ha.join().unwrap(), rb)
-        });
+        let (ra, rb) = run_memory_with(&pc, &owners, &a_in, &b_in, config, TamperingOpener);
         let e = rb.expect_err("B must refuse the renamed chunk").to_string();
         assert!(
             e.contains("names chunk 1099511627776, but the region has"),
