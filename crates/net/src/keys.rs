@@ -400,8 +400,9 @@ fn read_small(path: &Path, what: &'static str, max: u64) -> Result<Vec<u8>, KeyE
 /// an existing file or a symbolic link planted there) with mode 0600 from the start, so the
 /// secret is never readable by others, not even for a moment; it is then moved into place in
 /// one step: renamed over `path` with `force`, else hard-linked, which fails if `path` exists,
-/// so a file that appears meanwhile is not overwritten either. A crash leaves no half-written
-/// key at `path`.
+/// so a file that appears meanwhile is not overwritten either (on a file system without
+/// hard links: Linux's `renameat2` with `RENAME_NOREPLACE`, which refuses an existing `path`
+/// in the same step). A crash leaves no half-written key at `path`.
 fn write_private(path: &Path, bytes: &[u8], force: bool) -> Result<(), KeyError> {
     let write_error = |source| KeyError::Write {
         path: path.to_path_buf(),
@@ -442,10 +443,16 @@ fn write_private(path: &Path, bytes: &[u8], force: bool) -> Result<(), KeyError>
             match std::fs::hard_link(&tmp, path) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
-                // A file system without hard links: check, then rename (a file appearing in
-                // between would be replaced; rare, and only there).
-                Err(_) if path.symlink_metadata().is_ok() => Err(exists()),
-                Err(_) => std::fs::rename(&tmp, path).map_err(write_error),
+                // A file system without hard links: a rename that refuses an existing file.
+                Err(_) => match rename_no_replace(&tmp, path) {
+                    Ok(true) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
+                    Err(e) => Err(write_error(e)),
+                    // Nor that (not Linux, or a file system without the flag): check, then
+                    // rename; a file appearing in between would be replaced, only there.
+                    Ok(false) if path.symlink_metadata().is_ok() => Err(exists()),
+                    Ok(false) => std::fs::rename(&tmp, path).map_err(write_error),
+                },
             }
         }
     });
@@ -457,6 +464,45 @@ fn write_private(path: &Path, bytes: &[u8], force: bool) -> Result<(), KeyError>
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Renames `from` to `to` unless `to` exists, in one step: `Ok(true)` when done, an
+/// `AlreadyExists` error when `to` exists, `Ok(false)` when this system or file system
+/// cannot rename that way (the caller then needs another way).
+#[cfg(target_os = "linux")]
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<bool> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "a path with a NUL byte")
+        })
+    };
+    let (from, to) = (c_path(from)?, c_path(to)?);
+    // SAFETY: both paths are NUL-terminated C strings that outlive the call; with AT_FDCWD
+    // they resolve as rename(2)'s do.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        // The flag or the call unknown here (old kernel, file system without it).
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn rename_no_replace(_from: &Path, _to: &Path) -> std::io::Result<bool> {
+    Ok(false)
 }
 
 /// A new, empty file beside `path` named `.NAME.pgc-tmp-PID-N`, created exclusively and
@@ -519,6 +565,27 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_rename_without_replacing_refuses_an_existing_file_and_keeps_it() {
+        let dir = temp_dir("noreplace");
+        let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+        std::fs::write(&a, b"new").unwrap();
+        std::fs::write(&b, b"old").unwrap();
+        match rename_no_replace(&a, &b) {
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists, "{e}"),
+            Ok(done) => panic!("expected AlreadyExists, got Ok({done})"),
+        }
+        assert_eq!(std::fs::read(&b).unwrap(), b"old");
+        assert_eq!(std::fs::read(&a).unwrap(), b"new");
+        // To a free name it moves the file (this test's temporary directory supports the
+        // flag: Linux's tmpfs, ext4, xfs, btrfs and overlayfs all do).
+        assert!(rename_no_replace(&a, &c).unwrap());
+        assert_eq!(std::fs::read(&c).unwrap(), b"new");
+        assert!(!a.exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
