@@ -652,16 +652,13 @@ impl Plan {
                     },
                     Phase::Region(region) => {
                         let spread = matches!(mode, Mode::Cgp | Mode::Auto) && threads > 1;
+                        let weights = if spread {
+                            instance_weights(circuit, &pieces, region)
+                        } else {
+                            Vec::new()
+                        };
                         let per_thread = if spread {
-                            split_instances(
-                                circuit,
-                                &pieces,
-                                region,
-                                &instance_and_base[p],
-                                p,
-                                threads,
-                                tau,
-                            )
+                            split_instances(&weights, &instance_and_base[p], p, threads, tau)
                         } else {
                             None
                         };
@@ -669,7 +666,7 @@ impl Plan {
                             Some(per_thread) if claim => {
                                 parallel_regions.push(p);
                                 let k = per_thread.iter().filter(|w| !w.is_empty()).count();
-                                let bounds = claim_chunks(circuit, &pieces, region, k, tau);
+                                let bounds = claim_chunks(&weights, k, tau);
                                 let work = vec![Work::Claim {
                                     region: claimed.len(),
                                 }];
@@ -1194,21 +1191,14 @@ impl RegionWires {
     }
 }
 
-/// Splits a region's instances among threads in contiguous runs of about equal weight,
-/// or None where fewer than 2 threads would get τ ANDs' worth each.
-#[allow(clippy::too_many_arguments)]
-fn split_instances(
+/// Each instance's weight in sixteenths of an AND: 16 per AND, 1 per linear gate (each
+/// template's ANDs counted once, in its `Pieces`).
+fn instance_weights(
     circuit: &ParallelCircuit,
     pieces: &[Pieces],
     region: &pgc_circuit::Region,
-    bases: &[u64],
-    phase: usize,
-    threads: usize,
-    tau: usize,
-) -> Option<Vec<Vec<Work>>> {
-    // Weights in sixteenths of an AND: 16 per AND, 1 per linear gate (each template's ANDs
-    // counted once, in its `Pieces`).
-    let weights: Vec<u64> = region
+) -> Vec<u64> {
+    region
         .instances
         .iter()
         .map(|inst| {
@@ -1216,11 +1206,23 @@ fn split_instances(
             let ands = pieces[inst.template as usize].ands();
             ands * LINEAR_PER_AND as u64 + (t.gates.len() as u64 - ands)
         })
-        .collect();
+        .collect()
+}
+
+/// Splits a region's instances (of `weights`, [`instance_weights`]) among threads in
+/// contiguous runs of about equal weight, or None where fewer than 2 threads would get τ
+/// ANDs' worth each.
+fn split_instances(
+    weights: &[u64],
+    bases: &[u64],
+    phase: usize,
+    threads: usize,
+    tau: usize,
+) -> Option<Vec<Vec<Work>>> {
     let total: u64 = weights.iter().sum();
     let k = (total / (tau * LINEAR_PER_AND) as u64)
         .min(threads as u64)
-        .min(region.instances.len() as u64) as usize;
+        .min(weights.len() as u64) as usize;
     if k < 2 {
         return None;
     }
@@ -1249,36 +1251,25 @@ fn pieces_ands(pieces: &[Pieces], region: &pgc_circuit::Region) -> u64 {
         .sum()
 }
 
-/// Cuts a region claimed by `threads` threads into chunks of contiguous instances: about
-/// [`CHUNKS_PER_THREAD`] per thread of equal weight (ANDs plus linear gates / 16), each at
-/// least τ ANDs' worth where the region allows. Returns the chunk bounds (first 0, last
-/// the instance count).
-fn claim_chunks(
-    circuit: &ParallelCircuit,
-    pieces: &[Pieces],
-    region: &pgc_circuit::Region,
-    threads: usize,
-    tau: usize,
-) -> Vec<usize> {
-    let weight = |inst: &pgc_circuit::Instance| {
-        let t = &circuit.templates[inst.template as usize];
-        let ands = pieces[inst.template as usize].ands();
-        ands * LINEAR_PER_AND as u64 + (t.gates.len() as u64 - ands)
-    };
-    let total: u64 = region.instances.iter().map(weight).sum();
+/// Cuts a region claimed by `threads` threads into chunks of contiguous instances (of
+/// `weights`, [`instance_weights`]): about [`CHUNKS_PER_THREAD`] per thread of equal
+/// weight, each at least τ ANDs' worth where the region allows. Returns the chunk bounds
+/// (first 0, last the instance count).
+fn claim_chunks(weights: &[u64], threads: usize, tau: usize) -> Vec<usize> {
+    let total: u64 = weights.iter().sum();
     let target = (total / (threads * CHUNKS_PER_THREAD).max(1) as u64)
         .max((tau * LINEAR_PER_AND) as u64)
         .max(1);
     let mut bounds = vec![0];
     let mut in_chunk = 0u64;
-    for (i, inst) in region.instances.iter().enumerate() {
-        in_chunk += weight(inst);
-        if in_chunk >= target && i + 1 < region.instances.len() {
+    for (i, &w) in weights.iter().enumerate() {
+        in_chunk += w;
+        if in_chunk >= target && i + 1 < weights.len() {
             bounds.push(i + 1);
             in_chunk = 0;
         }
     }
-    bounds.push(region.instances.len());
+    bounds.push(weights.len());
     bounds
 }
 
