@@ -501,6 +501,17 @@ fn a_secret_file_others_can_read_is_noted() {
 /// a zero byte, which no text file holds), a key or secret only as far as one can be. These
 /// used to be read up to --max-memory, half the machine's memory, before being refused.
 #[cfg(target_os = "linux")]
+/// `pgc eval prog.pgc --inputs /dev/stdin` under the 1 GiB limit, all three streams piped.
+fn eval_inputs_from_a_pipe(s: &Scratch) -> std::process::Child {
+    s.pgc_in_1gib()
+        .args(["eval", "prog.pgc", "--inputs", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_file_that_never_ends_is_refused_at_once() {
     let s = Scratch::new("mistakes", "endless");
@@ -564,14 +575,7 @@ fn a_file_that_never_ends_is_refused_at_once() {
 
     // Text that never ends through a pipe: read as far as an inputs file for one int can
     // need (1 MiB and 64 bytes per input bit), then refused.
-    let mut child = s
-        .pgc_in_1gib()
-        .args(["eval", "prog.pgc", "--inputs", "/dev/stdin"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = eval_inputs_from_a_pipe(&s);
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         use std::io::Write;
@@ -591,14 +595,7 @@ fn a_file_that_never_ends_is_refused_at_once() {
     );
 
     // Through a pipe, a real inputs file still works.
-    let mut child = s
-        .pgc_in_1gib()
-        .args(["eval", "prog.pgc", "--inputs", "/dev/stdin"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = eval_inputs_from_a_pipe(&s);
     {
         use std::io::Write;
         let mut stdin = child.stdin.take().unwrap();
